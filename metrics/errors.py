@@ -1,0 +1,74 @@
+"""Error and warning types shared by the whole `metrics` package.
+
+Every error is a `ValueError` subclass, so ``except ValueError`` keeps working for callers who do not care
+which part of the input was wrong. Messages follow scikit-learn's style: they name the parameter or the file
+and line, and show the bad value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "QrelForgeError",
+    "FormatError",
+    "Problem",
+    "MeasureError",
+    "EvaluationError",
+    "UndefinedMetricWarning",
+]
+
+
+class QrelForgeError(ValueError):
+    """Base class of every error raised by QrelForge on bad input."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One bad line of an input file: where it is, what it says, and what is wrong with it."""
+
+    source: str
+    line: int
+    text: str
+    reason: str
+
+    def __str__(self) -> str:
+        shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
+        return f"{self.source}:{self.line}: {self.reason}: {shown!r}"
+
+
+class FormatError(QrelForgeError):
+    """A file (or in-memory table) could not be read. ``problems`` lists every bad line found.
+
+    The message shows the first problem, e.g. ``run.trec:3: expected 6 fields, got 5: 'q1 Q0 D1 1 0.5'``,
+    and says how many more there are. Nothing from the file is returned when this is raised.
+    """
+
+    def __init__(self, problems: list[Problem] | Problem):
+        self.problems = [problems] if isinstance(problems, Problem) else list(problems)
+        if not self.problems:
+            raise TypeError("FormatError needs at least one problem")
+        first = str(self.problems[0])
+        more = len(self.problems) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        super().__init__(first + suffix)
+
+    @property
+    def source(self) -> str:
+        return self.problems[0].source
+
+    @property
+    def line(self) -> int:
+        return self.problems[0].line
+
+
+class MeasureError(QrelForgeError):
+    """A measure name or parameter is unknown or invalid."""
+
+
+class EvaluationError(QrelForgeError):
+    """Qrels and run cannot be evaluated together (strict mode, unknown documents, bad arguments)."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A statistic is undefined for this input (e.g. kappa when every rating is in one category)."""
