@@ -1,0 +1,155 @@
+"""Vectorized helpers over columns of string IDs (Arrow string arrays, plain or chunked).
+
+They keep the hot paths free of Python loops per row: duplicate detection hashes every ID in a few numpy passes
+over the Arrow buffers, block by block, and builds Python strings only for the rows it reports.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# _TAIL_MASK[r] keeps the first r bytes of a big-endian 8-byte word.
+_TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(1, 9)], dtype=np.uint64)
+_BLOCK_ROWS = 1 << 20
+
+Strings = pa.Array | pa.ChunkedArray
+
+
+def as_strings(values) -> Strings:
+    """A ``pa.string()`` array (chunked arrays stay chunked) from Arrow data or a Python sequence."""
+    if not isinstance(values, pa.Array | pa.ChunkedArray):
+        values = pa.array(values, type=pa.string())
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    if not pa.types.is_string(values.type):
+        values = values.cast(pa.string())
+    return values
+
+
+def as_string_array(values) -> pa.Array:
+    """One contiguous ``pa.string()`` array."""
+    values = as_strings(values)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    return values
+
+
+def _chunks(values: Strings) -> list[pa.Array]:
+    values = as_strings(values)
+    return list(values.chunks) if isinstance(values, pa.ChunkedArray) else [values]
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer: spreads every input bit over the whole word (in place)."""
+    h ^= h >> np.uint64(30)
+    h *= _M1
+    h ^= h >> np.uint64(27)
+    h *= _M2
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _block_hash(arr: pa.Array, seed: np.ndarray) -> np.ndarray:
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
+    raw = arr.buffers()[2]
+    data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    padded = np.concatenate([data[lo:hi], np.zeros(8, dtype=np.uint8)])
+    words = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+    start = offsets[:-1] - lo
+    length = offsets[1:] - offsets[:-1]
+    h = (seed ^ length.astype(np.uint64)) * _GOLDEN
+    shortest = int(length.min(initial=0))
+    for j in range(int(length.max(initial=0) + 7) // 8):
+        w = words[np.minimum(start + 8 * j, len(padded) - 8)].astype(np.uint64)
+        if 8 * j + 8 > shortest:
+            w &= _TAIL_MASK[np.clip(length - 8 * j, 0, 8)]
+        h ^= w
+        h *= _M1
+        h ^= h >> np.uint64(29)
+    return _mix(h)
+
+
+def hash_strings(values, seed: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash of every string (equal strings with equal seeds give equal hashes).
+
+    ``seed`` (one integer per row, e.g. a query code) is folded in, so equal strings in different groups
+    hash differently.
+    """
+    chunks = _chunks(values)
+    n = sum(len(c) for c in chunks)
+    seed = np.zeros(n, dtype=np.uint64) if seed is None else np.asarray(seed).astype(np.uint64)
+    seed = _mix(seed + _GOLDEN)
+    out, at = np.empty(n, dtype=np.uint64), 0
+    for chunk in chunks:
+        for lo in range(0, len(chunk), _BLOCK_ROWS):
+            block = chunk.slice(lo, _BLOCK_ROWS)
+            out[at : at + len(block)] = _block_hash(block, seed[at : at + len(block)])
+            at += len(block)
+    return out
+
+
+def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:
+    """Row indices whose (group, id) pair already occurred on an earlier row, in row order.
+
+    ``groups`` are integer codes (e.g. query codes) and ``ids`` the strings (e.g. document IDs). Hashing finds
+    candidates; candidates are confirmed by exact comparison, so a hash collision is never reported.
+    """
+    key = hash_strings(ids, seed=groups)
+    ordered = np.sort(key)
+    if len(key) < 2 or not (ordered[1:] == ordered[:-1]).any():
+        return np.zeros(0, dtype=np.int64)
+    del ordered
+    order = np.argsort(key, kind="stable")
+    same = key[order[1:]] == key[order[:-1]]
+    later, earlier = order[1:][same], order[:-1][same]
+    ids = as_strings(ids)
+    exact = (np.asarray(groups)[later] == np.asarray(groups)[earlier]) & pc.equal(
+        ids.take(pa.array(later)), ids.take(pa.array(earlier))
+    ).to_numpy(zero_copy_only=False)
+    return np.sort(later[exact])
+
+
+def first_row_of(groups: np.ndarray, ids: Strings, row: int) -> int:
+    """The first row holding the same (group, id) as ``row``."""
+    groups = np.asarray(groups)
+    same = (groups[: row + 1] == groups[row]) & pc.equal(
+        as_strings(ids).slice(0, row + 1), as_strings(ids)[row]
+    ).to_numpy(zero_copy_only=False)
+    return int(np.flatnonzero(same)[0])
+
+
+def encode(values: Strings) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes (int32, in first-appearance order) and the distinct values of a string column."""
+    values = as_strings(values)
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int32), pa.array([], type=pa.string())
+    enc = values.dictionary_encode()
+    if isinstance(enc, pa.ChunkedArray):
+        chunks = [c for c in enc.chunks if len(c)]
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
+        return codes.astype(np.int32, copy=False), chunks[-1].dictionary
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False), enc.dictionary
+
+
+def lookup(values: Strings, value_set: Strings) -> np.ndarray:
+    """Position of each value in ``value_set`` (int32), or -1 where absent."""
+    idx = pc.index_in(as_strings(values), value_set=as_string_array(value_set)).fill_null(-1)
+    if isinstance(idx, pa.ChunkedArray):
+        parts = [c.to_numpy(zero_copy_only=False) for c in idx.chunks]
+        return np.concatenate(parts).astype(np.int32, copy=False) if parts else np.zeros(0, np.int32)
+    return idx.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+
+
+def blank_rows(values: Strings) -> np.ndarray:
+    """Rows whose string is empty or only whitespace."""
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(as_strings(values))), 0).fill_null(True)
+    if isinstance(blank, pa.ChunkedArray):
+        blank = blank.combine_chunks()
+    return np.flatnonzero(blank.to_numpy(zero_copy_only=False))

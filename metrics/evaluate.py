@@ -1,0 +1,241 @@
+"""`evaluate()`: score one run against qrels, with the semantics spelled out and the numbers kept apart from
+their rendering (`Result`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from metrics import _ids
+from metrics.data import Qrels, Run
+from metrics.errors import EvaluationError
+from metrics.measures import Measure, parse_measures
+from metrics.ranking import compute, position_within, rank_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["evaluate", "Result", "Counts", "as_qrels", "as_run", "map_chunks"]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many queries were evaluated (those of the qrels), missing from the run (scored 0), extra in the
+    run (ignored), and without any relevant document (undefined for R, F1, AP, R-Prec, nDCG)."""
+
+    evaluated: int
+    missing: int
+    extra: int
+    no_relevant: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class Result:
+    """The scores of one run: means, per-query values, and the query counts behind them.
+
+    ``mean[name]`` is the mean over the queries where the measure is defined (``n[name]`` of them), or None
+    when it is defined for none. ``per_query`` is a DataFrame indexed by query ID, NaN where undefined.
+    """
+
+    def __init__(self, measures: Sequence[Measure], query_ids: list[str], values: dict[str, np.ndarray],
+                 counts: Counts, *, name: str | None, missing: list[str], extra: list[str]):
+        self.measures = tuple(measures)
+        self.query_ids = query_ids
+        self.values = values
+        self.counts = counts
+        self.name = name
+        self.missing_queries = missing
+        self.extra_queries = extra
+
+    @property
+    def mean(self) -> dict[str, float | None]:
+        return {k: (float(np.mean(v[~np.isnan(v)])) if (~np.isnan(v)).any() else None) for k, v in self.values.items()}
+
+    @property
+    def n(self) -> dict[str, int]:
+        """Number of queries each mean is taken over."""
+        return {k: int((~np.isnan(v)).sum()) for k, v in self.values.items()}
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        import pandas as pd
+
+        frame = pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"))
+        return frame[[str(m) for m in self.measures]]
+
+    def per_query_dict(self) -> dict[str, dict[str, float | None]]:
+        names = [str(m) for m in self.measures]
+        columns = [self.values[n].tolist() for n in names]
+        return {q: {n: (None if v != v else v) for n, v in zip(names, row, strict=True)}
+                for q, row in zip(self.query_ids, zip(*columns, strict=True), strict=True)}
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "mean": self.mean, "n": self.n, "counts": self.counts.to_dict()}
+        if per_query:
+            out["per_query"] = self.per_query_dict()
+        return out
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={'None' if v is None else f'{v:.4f}'}" for k, v in self.mean.items())
+        return f"Result({self.name!r}: {shown}; {self.counts.evaluated} queries)"
+
+
+def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str, *, corpus: Any = None,
+             strict: bool = False, chunk_map: Any = None) -> Result:
+    """Score ``run`` against ``qrels`` on each of ``measures``, as ``trec_eval -c`` does.
+
+    ``qrels``: a path (TREC or BEIR TSV), a DataFrame (``query_id``, ``doc_id``, ``relevance``), a mapping
+    ``{qid: {doc_id: grade}}`` or a `Qrels`. ``run``: a path (TREC run), a DataFrame (``query_id``,
+    ``doc_id``, ``score``), a mapping ``{qid: {doc_id: score}}``, ranked lists ``{qid: [doc_id, ...]}`` (their
+    order is kept) or a `Run`. ``measures``: names such as ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``.
+
+    Edge cases: the evaluated queries are those of the qrels; a query missing from the run scores 0 on every
+    measure (``FirstRel``: None); queries only in the run are ignored and counted. R@k, F1@k, AP, AP@k,
+    R-Prec and nDCG are undefined (None) for a query without relevant documents and left out of the mean.
+    ``strict=True`` makes missing or extra queries an error. With ``corpus`` (a path, DataFrame or collection
+    of IDs) unknown document IDs are errors; without it, unjudged documents count as non-relevant.
+    ``chunk_map`` (``{chunk_id: doc_id}``, a DataFrame or a path with ``chunk_id`` and ``doc_id``) maps a
+    chunk-level run to documents, keeping each document's first (best-ranked) chunk.
+
+    >>> r = evaluate({"q1": {"D1": 1, "D2": 1}}, {"q1": ["D1", "D3", "D4"]}, ["P@3", "R@3"])
+    >>> {k: round(v, 3) for k, v in r.mean.items()}
+    {'P@3': 0.333, 'R@3': 0.5}
+    """
+    specs = parse_measures(measures)
+    if not isinstance(strict, bool):
+        raise EvaluationError(f"strict must be a bool; got {strict!r}")
+    qrels, run = as_qrels(qrels), as_run(run)
+    if len(qrels) == 0:
+        raise EvaluationError(f"qrels {qrels.source!r} has no judgments; nothing to evaluate")
+    if chunk_map is not None:
+        run = map_chunks(run, chunk_map)
+    if corpus is not None:
+        _check_corpus(qrels, run, corpus)
+    ranked = rank_run(qrels, run)
+    missing = [q for q, seen in zip(ranked.query_ids, ranked.in_run, strict=True) if not seen]
+    if strict and (missing or ranked.extra_queries):
+        raise EvaluationError(_strict_message(run, missing, ranked.extra_queries))
+    values = {str(m): compute(ranked, m) for m in specs}
+    counts = Counts(ranked.nq, len(missing), len(ranked.extra_queries), int((ranked.relevant_count(1) == 0).sum()))
+    return Result(specs, ranked.query_ids, values, counts, name=run.name, missing=missing,
+                  extra=ranked.extra_queries)
+
+
+def _strict_message(run: Run, missing: list[str], extra: list[str]) -> str:
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} missing from the run: "
+                     f"{_few(missing)}")
+    if extra:
+        parts.append(f"{len(extra)} run quer{'y' if len(extra) == 1 else 'ies'} not in the qrels: {_few(extra)}")
+    return f"strict=True: {run.source}: " + "; ".join(parts)
+
+
+def _few(items: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(x) for x in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def as_qrels(qrels: Any) -> Qrels:
+    """Coerce a path, DataFrame, mapping or `Qrels` into `Qrels`."""
+    from metrics.formats import read_qrels
+
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, str | os.PathLike) or hasattr(qrels, "read"):
+        return read_qrels(qrels)
+    if hasattr(qrels, "columns"):
+        return Qrels.from_dataframe(qrels)
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    raise EvaluationError(f"qrels must be a path, DataFrame, mapping or Qrels; got {type(qrels).__name__}")
+
+
+def as_run(run: Any) -> Run:
+    """Coerce a path, DataFrame, mapping or `Run` into `Run`."""
+    from metrics.formats import read_run
+
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, str | os.PathLike) or hasattr(run, "read"):
+        return read_run(run)
+    if hasattr(run, "columns"):
+        return Run.from_dataframe(run)
+    if isinstance(run, Mapping):
+        return Run.from_dict(run)
+    raise EvaluationError(f"run must be a path, DataFrame, mapping or Run; got {type(run).__name__}")
+
+
+# ------------------------------------------------------------------------------------ corpus and chunks
+def _corpus_ids(corpus: Any) -> pa.Array:
+    from metrics.formats import read_corpus
+
+    if isinstance(corpus, str | os.PathLike) or hasattr(corpus, "read"):
+        corpus = read_corpus(corpus)
+    if hasattr(corpus, "columns"):
+        if "doc_id" not in corpus.columns:
+            raise EvaluationError(f"corpus DataFrame needs a 'doc_id' column; got {list(corpus.columns)}")
+        corpus = corpus["doc_id"].astype(str).tolist()
+    if isinstance(corpus, str) or not isinstance(corpus, Iterable):
+        raise EvaluationError(f"corpus must be a path, DataFrame or collection of doc IDs; got {type(corpus).__name__}")
+    return pa.array([str(d) for d in corpus], type=pa.string())
+
+
+def _check_corpus(qrels: Qrels, run: Run, corpus: Any) -> None:
+    known = _corpus_ids(corpus)
+    for rows, what in ((run, "run"), (qrels, "qrels")):
+        unknown = np.flatnonzero(_ids.lookup(rows.doc_id, known) < 0)
+        if len(unknown):
+            raise EvaluationError(_unknown_message(rows, what, unknown))
+
+
+def _unknown_message(rows: Qrels | Run, what: str, unknown: np.ndarray) -> str:
+    from metrics.formats import line_of_row
+
+    row = int(unknown[0])
+    doc, qid = rows.doc_id[row].as_py(), rows.query_id[row].as_py()
+    line = line_of_row(rows.source, row)
+    where = f"{rows.source}:{line}" if line else f"{rows.source} row {row + 1}"
+    more = f" ({len(unknown)} unknown document IDs in the {what} in all)" if len(unknown) > 1 else ""
+    return f"{where}: unknown document ID {doc!r} for query {qid!r}: not in the corpus{more}"
+
+
+def _chunk_table(chunk_map: Any) -> tuple[pa.Array, pa.Array]:
+    from metrics.formats import read_chunk_map
+
+    if isinstance(chunk_map, str | os.PathLike) or hasattr(chunk_map, "read"):
+        return read_chunk_map(chunk_map)
+    if hasattr(chunk_map, "columns"):
+        if not {"chunk_id", "doc_id"} <= set(chunk_map.columns):
+            raise EvaluationError(f"chunk_map DataFrame needs 'chunk_id' and 'doc_id'; got {list(chunk_map.columns)}")
+        chunk_map = dict(zip(chunk_map["chunk_id"].astype(str), chunk_map["doc_id"].astype(str), strict=True))
+    if not isinstance(chunk_map, Mapping):
+        raise EvaluationError(f"chunk_map must be a mapping, DataFrame or path; got {type(chunk_map).__name__}")
+    return pa.array(list(chunk_map), pa.string()), pa.array(list(chunk_map.values()), pa.string())
+
+
+def map_chunks(run: Run, chunk_map: Any) -> Run:
+    """The run with chunk IDs replaced by their documents, keeping each document's best-ranked chunk."""
+    chunks, docs = _chunk_table(chunk_map)
+    ranked = run.ranked()
+    at = _ids.lookup(ranked.doc_id, chunks)
+    if (at < 0).any():
+        row = int(np.flatnonzero(at < 0)[0])
+        raise EvaluationError(f"{run.source}: chunk {ranked.doc_id[row].as_py()!r} of query "
+                              f"{ranked.query_id[row].as_py()!r} is not in the chunk map "
+                              f"({int((at < 0).sum())} unmapped in all)")
+    codes, _ = ranked.query_codes()
+    mapped = docs.take(pa.array(at))
+    keep = np.ones(len(at), dtype=bool)
+    keep[_ids.duplicate_rows(codes, mapped)] = False
+    take = pa.array(np.flatnonzero(keep))
+    position = position_within(codes[keep])
+    return Run(ranked.query_id.take(take), mapped.take(take), -position.astype(np.float64), name=run.name,
+               source=run.source, empty_queries=run.empty_queries, _validated=True)

@@ -1,0 +1,571 @@
+"""Readers and writers: TREC qrels and runs, BEIR TSV qrels, JSONL/CSV/TSV corpora and queries.
+
+Every reader accepts a path (plain or gzip-compressed, detected by its magic bytes) or a file object (text or
+binary), reads UTF-8 (a leading BOM is dropped; CRLF line ends are fine), and either returns the whole file or
+raises `FormatError` listing every bad line as ``file:line: reason: 'text'``. Nothing is half-read.
+
+TREC layouts (fields separated by any run of spaces or tabs):
+
+- qrels: ``qid iter docid rel`` (exactly four fields; ``rel`` an integer, negative allowed);
+- runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
+  rank column is not read, order comes from the score).
+
+Large well-formed files take a vectorized path (Arrow's CSV reader); anything unusual, and every error, goes
+through the line-by-line reader, which is the reference for what is accepted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from metrics import _ids
+from metrics.data import Qrels, Run
+from metrics.errors import FormatError, Problem
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "read_qrels", "read_run", "read_beir_qrels", "write_qrels", "write_run",
+    "read_corpus", "read_queries", "write_jsonl", "read_chunk_map", "line_of_row",
+]
+
+Source = str | os.PathLike | IO[Any]
+MAX_PROBLEMS = 1000
+_BOM = b"\xef\xbb\xbf"
+_SEP = re.compile(r"[ \t]+")
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE)
+_INT = re.compile(r"[+-]?\d+")
+_BLOCK = 16 << 20
+
+
+# ----------------------------------------------------------------------------------------------- sources
+@dataclass
+class _Source:
+    """A resolved input: a plain file on disk (read by path) or the whole content in memory."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """(line number, raw bytes without the line end) for every line."""
+        stream = open(self.path, "rb") if self.path is not None else io.BytesIO(self.data)  # noqa: SIM115
+        with stream:
+            for number, raw in enumerate(stream, 1):
+                if number == 1 and raw.startswith(_BOM):
+                    raw = raw[3:]
+                yield number, raw[:-1] if raw.endswith(b"\n") else raw
+
+    def arrow_stream(self) -> pa.NativeFile:
+        stream = pa.OSFile(str(self.path)) if self.path is not None else pa.BufferReader(self.data)
+        if stream.read(3) != _BOM:
+            stream.seek(0)
+        return stream
+
+    def blocks(self) -> Iterator[bytes]:
+        if self.data is not None:
+            yield self.data
+            return
+        with open(self.path, "rb") as f:
+            while block := f.read(_BLOCK):
+                yield block
+
+
+def _resolve(source: Source) -> _Source:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.is_file():
+            raise FormatError(Problem(str(path), None, str(path), "no such file"))
+        with open(path, "rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            return _Source(str(path), data=_gunzip(path.read_bytes(), str(path)))
+        return _Source(str(path), path=path)
+    if hasattr(source, "read"):
+        name = str(getattr(source, "name", "<stream>"))
+        content = source.read()
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        return _Source(name, data=_gunzip(data, name) if data[:2] == b"\x1f\x8b" else data)
+    raise FormatError(Problem("<input>", None, repr(source), "expected a path or a file object"))
+
+
+def _gunzip(data: bytes, name: str) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise FormatError(Problem(name, None, "", f"not a valid gzip file ({exc})")) from None
+
+
+def _plain_layout(src: _Source) -> bool:
+    """True when Arrow's reader sees the file as we do: no tabs, no lone carriage returns."""
+    tail = b""
+    for block in src.blocks():
+        if b"\t" in block:
+            return False
+        if b"\r" in block:
+            joined = tail + block
+            if joined.count(b"\r") != joined.count(b"\r\n") + joined.endswith(b"\r"):
+                return False
+        tail = block[-1:]
+    return not tail.endswith(b"\r")
+
+
+# ----------------------------------------------------------------------------------------- line reader
+class _Collector:
+    """Gathers problems; raises them all at the end (or once there are too many to be useful)."""
+
+    def __init__(self, name: str):
+        self.name, self.problems = name, []
+
+    def add(self, line: int, text: str, reason: str) -> None:
+        self.problems.append(Problem(self.name, line, text, reason))
+        if len(self.problems) >= MAX_PROBLEMS:
+            raise FormatError(self.problems)
+
+    def check(self) -> None:
+        if self.problems:
+            raise FormatError(self.problems)
+
+
+def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, text, fields) of every non-blank, decodable line."""
+    for number, raw in src.lines():
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.add(number, raw.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start + 1})")
+            continue
+        if "\r" in text:
+            problems.add(number, text, "carriage return inside a line")
+            continue
+        stripped = text.strip(" \t")
+        if stripped:
+            yield number, text, _SEP.split(stripped)
+
+
+def _parse_score(field: str) -> float | None:
+    return float(field) if _NUMBER.fullmatch(field) else None
+
+
+class _Pairs:
+    """Tracks (query, document) pairs to report duplicates with the line of the first occurrence."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], int] = {}
+
+    def check(self, problems: _Collector, number: int, text: str, qid: str, doc: str) -> bool:
+        first = self.seen.setdefault((qid, doc), number)
+        if first != number:
+            problems.add(number, text, f"duplicate document {doc!r} for query {qid!r} (first on line {first})")
+            return False
+        return True
+
+
+def _slow_run(src: _Source) -> tuple[list[str], list[str], list[float], str | None]:
+    problems, pairs = _Collector(src.name), _Pairs()
+    qids, docs, scores, tag = [], [], [], None
+    for number, text, fields in _split_lines(src, problems):
+        if len(fields) < 6:
+            problems.add(number, text, f"expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}")
+            continue
+        score = _parse_score(fields[4])
+        if score is None:
+            problems.add(number, text, f"score is not a number: {fields[4]!r}")
+            continue
+        if pairs.check(problems, number, text, fields[0], fields[2]):
+            qids.append(fields[0])
+            docs.append(fields[2])
+            scores.append(score)
+            tag = fields[5] if tag is None else tag
+    problems.check()
+    return qids, docs, scores, tag
+
+
+def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
+    problems, pairs = _Collector(src.name), _Pairs()
+    qids, docs, grades = [], [], []
+    for number, text, fields in _split_lines(src, problems):
+        if len(fields) != 4:
+            problems.add(number, text, f"expected 4 fields (qid iter docid rel), got {len(fields)}")
+            continue
+        if not _INT.fullmatch(fields[3]):
+            problems.add(number, text, f"relevance grade is not an integer: {fields[3]!r}")
+            continue
+        if pairs.check(problems, number, text, fields[0], fields[2]):
+            qids.append(fields[0])
+            docs.append(fields[2])
+            grades.append(int(fields[3]))
+    problems.check()
+    return qids, docs, grades
+
+
+# ----------------------------------------------------------------------------------------- fast reader
+def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """The file as an Arrow table when it is cleanly single-space separated; None to use the line reader."""
+    import pyarrow.csv as pacsv
+
+    if not _plain_layout(src):
+        return None
+    read = pacsv.ReadOptions(column_names=names, block_size=_BLOCK)
+    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)
+    convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
+                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
+    try:
+        with src.arrow_stream() as stream:
+            return pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _fast_run(src: _Source) -> Run | None:
+    names = ["qid", "q0", "docid", "rank", "score", "tag"]
+    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
+    if table is None:
+        return None
+    score = table.column("score").to_numpy()
+    if np.isnan(score).any():
+        return None
+    return _checked(Run(table.column("qid"), table.column("docid"), score, source=src.name, _validated=True))
+
+
+def _fast_qrels(src: _Source) -> Qrels | None:
+    names = ["qid", "iter", "docid", "rel"]
+    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
+    if table is None:
+        return None
+    return _checked(Qrels(table.column("qid"), table.column("docid"), table.column("rel").to_numpy(),
+                          source=src.name, _validated=True))
+
+
+def _checked(rows: Qrels | Run) -> Qrels | Run | None:
+    """The rows, or None when a duplicate pair needs the line reader to be reported."""
+    codes, _ = rows.query_codes()
+    return None if len(_ids.duplicate_rows(codes, rows.doc_id)) else rows
+
+
+# ------------------------------------------------------------------------------------------ public API
+def read_run(source: Source, *, name: str | None = None) -> Run:
+    """Read a TREC run (``qid Q0 docid rank score tag``).
+
+    The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
+    fields, a score that is not a number (NaN included), a document listed twice for one query.
+
+    >>> import io
+    >>> read_run(io.StringIO("q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\n")).name
+    'bm25'
+    """
+    src = _resolve(source)
+    run = _fast_run(src)
+    if run is None:
+        qids, docs, scores, tag = _slow_run(src)
+        run = Run(qids, docs, np.array(scores, dtype=np.float64), source=src.name, _validated=True)
+    run.name = name or _first_tag(src) or Path(src.name).name
+    return run
+
+
+def _first_tag(src: _Source) -> str | None:
+    for _, raw in src.lines():
+        fields = _SEP.split(raw.decode("utf-8", "replace").strip(" \t\r"))
+        if len(fields) >= 6:
+            return fields[5]
+        if fields != [""]:
+            return None
+    return None
+
+
+def read_qrels(source: Source, *, format: str = "auto") -> Qrels:
+    """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
+
+    ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
+    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer, a document
+    judged twice for one query.
+    """
+    if format not in ("auto", "trec", "beir"):
+        raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
+    src = _resolve(source)
+    if format == "beir" or (format == "auto" and _looks_beir(src)):
+        return _read_beir(src)
+    qrels = _fast_qrels(src)
+    if qrels is None:
+        qids, docs, grades = _slow_qrels(src)
+        qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+    return qrels
+
+
+def read_beir_qrels(source: Source) -> Qrels:
+    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows."""
+    return read_qrels(source, format="beir")
+
+
+def _looks_beir(src: _Source) -> bool:
+    if src.name.lower().removesuffix(".gz").endswith(".tsv"):
+        return True
+    for _, raw in src.lines():
+        if raw.strip():
+            return raw.rstrip(b"\r").count(b"\t") == 2 and b" " not in raw.strip()
+    return False
+
+
+def _read_beir(src: _Source) -> Qrels:
+    problems, pairs = _Collector(src.name), _Pairs()
+    qids, docs, grades, header = [], [], [], None
+    for number, raw in src.lines():
+        text = _decode(raw.rstrip(b"\r"), number, problems)
+        if text is None or not text.strip():
+            continue
+        fields = text.split("\t")
+        if header is None:
+            header = fields
+            if len(fields) == 3 and _INT.fullmatch(fields[2].strip()):
+                problems.add(number, text, "missing header line 'query-id<TAB>corpus-id<TAB>score'")
+            continue
+        if len(fields) != 3:
+            problems.add(number, text, f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}")
+        elif not fields[0].strip() or not fields[1].strip():
+            problems.add(number, text, "empty query-id" if not fields[0].strip() else "empty corpus-id")
+        elif not _INT.fullmatch(fields[2].strip()):
+            problems.add(number, text, f"relevance grade is not an integer: {fields[2]!r}")
+        elif pairs.check(problems, number, text, fields[0], fields[1]):
+            qids.append(fields[0])
+            docs.append(fields[1])
+            grades.append(int(fields[2]))
+    problems.check()
+    return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+
+
+def _decode(raw: bytes, number: int, problems: _Collector) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.add(number, raw.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start + 1})")
+        return None
+
+
+# ------------------------------------------------------------------------------------------------ writers
+def _open_out(dest: Source) -> tuple[IO[str], bool]:
+    if hasattr(dest, "write"):
+        return dest, False
+    path = str(dest)
+    if path.endswith(".gz"):
+        return gzip.open(path, "wt", encoding="utf-8", newline="\n"), True
+    return open(path, "w", encoding="utf-8", newline="\n"), True  # noqa: SIM115
+
+
+def _write_lines(dest: Source, lines: Iterable[str]) -> None:
+    out, close = _open_out(dest)
+    try:
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= 65536:
+                out.write("".join(batch))
+                batch.clear()
+        out.write("".join(batch))
+    finally:
+        if close:
+            out.close()
+
+
+def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
+    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form."""
+    from metrics.ranking import position_within
+
+    frame = run.ranked()
+    tag = tag or run.name or "qrelforge"
+    if _SEP.search(tag) or not tag:
+        raise FormatError(Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs"))
+    ranks = (position_within(frame.query_codes()[0]) + 1).tolist()
+    rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), ranks, frame.score.tolist(), strict=True)
+    _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
+
+
+def write_qrels(qrels: Qrels, dest: Source, *, format: str = "trec") -> None:
+    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header)."""
+    if format not in ("trec", "beir"):
+        raise FormatError(Problem("<write_qrels>", None, repr(format), "format must be 'trec' or 'beir'"))
+    rows = zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
+    if format == "trec":
+        _write_lines(dest, (f"{q} 0 {d} {g}\n" for q, d, g in rows))
+    else:
+        _write_lines(dest, ["query-id\tcorpus-id\tscore\n", *(f"{q}\t{d}\t{g}\n" for q, d, g in rows)])
+
+
+# ------------------------------------------------------------------------------- corpora and queries
+_ID_KEYS = {"corpus": ("doc_id", "_id", "docid", "id"), "queries": ("query_id", "_id", "qid", "id")}
+
+
+def read_corpus(source: Source, *, format: str = "auto") -> pd.DataFrame:
+    """Read documents from JSONL, CSV or TSV into a DataFrame with ``doc_id``, ``title``, ``text`` and extras.
+
+    The ID may be called ``doc_id``, ``_id`` (BEIR), ``docid`` or ``id``; ``title`` defaults to "". Errors:
+    invalid JSON, a missing or empty ID, a duplicate ID, a missing ``text``, a non-string field.
+    """
+    return _read_records(source, format, kind="corpus")
+
+
+def read_queries(source: Source, *, format: str = "auto") -> pd.DataFrame:
+    """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras."""
+    return _read_records(source, format, kind="queries")
+
+
+def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
+    import pandas as pd
+
+    if format not in ("auto", "jsonl", "csv", "tsv"):
+        raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'"))
+    src = _resolve(source)
+    fmt = format if format != "auto" else _record_format(src.name)
+    problems = _Collector(src.name)
+    rows = list(_jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems))
+    records = _normalize_records(rows, kind, problems)
+    problems.check()
+    id_key = "doc_id" if kind == "corpus" else "query_id"
+    columns = [id_key, "title", "text"] if kind == "corpus" else [id_key, "text"]
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
+    rest = [c for c in frame.columns if c not in columns]
+    return frame[columns + rest]
+
+
+def _record_format(name: str) -> str:
+    lower = name.lower().removesuffix(".gz")
+    return "csv" if lower.endswith(".csv") else "tsv" if lower.endswith(".tsv") else "jsonl"
+
+
+def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
+    for number, raw in src.lines():
+        text = _decode(raw.rstrip(b"\r"), number, problems)
+        if text is None or not text.strip():
+            continue
+        try:
+            yield number, text, json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.add(number, text, f"invalid JSON ({exc.msg} at column {exc.colno})")
+
+
+def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
+    import csv
+
+    text = _decode_all(src, problems)
+    if text is None:
+        return
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == "csv" else "\t")
+    header: list[str] | None = None
+    for record in reader:
+        number = reader.line_num
+        if not any(cell.strip() for cell in record):
+            continue
+        if header is None:
+            header = [h.strip() for h in record]
+            continue
+        if len(record) != len(header):
+            problems.add(number, ",".join(record), f"expected {len(header)} fields as in the header, got {len(record)}")
+            continue
+        yield number, ",".join(record), dict(zip(header, record, strict=True))
+
+
+def _decode_all(src: _Source, problems: _Collector) -> str | None:
+    data = src.data if src.data is not None else src.path.read_bytes()
+    data = data[3:] if data.startswith(_BOM) else data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.add(line, "", f"not valid UTF-8 (byte {exc.start + 1} of the file)")
+        return None
+
+
+def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> list[dict]:
+    id_key = "doc_id" if kind == "corpus" else "query_id"
+    seen: dict[str, int] = {}
+    out = []
+    for number, text, obj in rows:
+        record = _normalize_record(obj, kind, id_key)
+        if isinstance(record, str):
+            problems.add(number, text, record)
+            continue
+        first = seen.setdefault(record[id_key], number)
+        if first != number:
+            problems.add(number, text, f"duplicate {id_key} {record[id_key]!r} (first on line {first})")
+            continue
+        out.append(record)
+    return out
+
+
+def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
+    """The record with canonical keys, or the reason it is invalid."""
+    if not isinstance(obj, dict):
+        return f"expected a JSON object, got {type(obj).__name__}"
+    key = next((k for k in _ID_KEYS[kind] if k in obj), None)
+    if key is None:
+        return f"missing {id_key} (or {', '.join(_ID_KEYS[kind][1:])})"
+    record = {id_key: obj[key], **{k: v for k, v in obj.items() if k != key}}
+    if isinstance(record[id_key], int) and not isinstance(record[id_key], bool):
+        record[id_key] = str(record[id_key])
+    if not isinstance(record[id_key], str) or not record[id_key].strip():
+        return f"{id_key} must be a non-empty string; got {record[id_key]!r}"
+    if _SEP.search(record[id_key]):
+        return f"{id_key} must not contain spaces or tabs; got {record[id_key]!r}"
+    if "text" not in record:
+        return "missing text"
+    record.setdefault("title", "") if kind == "corpus" else None
+    for field in ("title", "text"):
+        if field in record and not isinstance(record[field], str):
+            return f"{field} must be a string; got {type(record[field]).__name__}"
+    return record
+
+
+def write_jsonl(records: Iterable[dict] | pd.DataFrame, dest: Source) -> None:
+    """Write records (dicts, or a DataFrame's rows) as UTF-8 JSON lines, non-ASCII kept as is."""
+    if hasattr(records, "to_dict") and hasattr(records, "columns"):
+        records = records.to_dict(orient="records")
+    _write_lines(dest, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def read_chunk_map(source: Source) -> tuple[pa.Array, pa.Array]:
+    """Read a chunk→document table (JSONL, CSV or TSV with ``chunk_id`` and ``doc_id``): (chunks, docs)."""
+    src = _resolve(source)
+    fmt = _record_format(src.name)
+    problems = _Collector(src.name)
+    rows = _jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems)
+    seen: dict[str, int] = {}
+    chunks, docs = [], []
+    for number, text, obj in rows:
+        chunk, doc = (obj.get("chunk_id"), obj.get("doc_id")) if isinstance(obj, dict) else (None, None)
+        if not isinstance(chunk, str) or not chunk.strip() or not isinstance(doc, str) or not doc.strip():
+            problems.add(number, text, "expected non-empty string fields chunk_id and doc_id")
+        elif seen.setdefault(chunk, number) != number:
+            problems.add(number, text, f"duplicate chunk_id {chunk!r} (first on line {seen[chunk]})")
+        else:
+            chunks.append(chunk)
+            docs.append(doc)
+    problems.check()
+    return pa.array(chunks, pa.string()), pa.array(docs, pa.string())
+
+
+def line_of_row(source: str, row: int) -> int | None:
+    """The line number of the ``row``-th (0-based) non-blank line of a file, or None if it is not a file."""
+    try:
+        src = _resolve(source)
+    except FormatError:
+        return None
+    seen = -1
+    for number, raw in src.lines():
+        if raw.strip(b" \t\r"):
+            seen += 1
+            if seen == row:
+                return number
+    return None

@@ -1,0 +1,266 @@
+"""Per-query ranking measures, vectorized over every query at once.
+
+`rank_run` puts a run in trec_eval's order and attaches each row's judgment; `compute` then evaluates any
+registered measure with a few ``np.bincount`` calls over all rows, never a Python loop per document.
+
+Semantics follow trec_eval 9.0.8 (``trec_eval -c``):
+
+- order: score descending, after rounding to single precision as trec_eval stores scores; ties broken by
+  document ID descending in byte order; the rank column of a run file is ignored;
+- a document is relevant when judged with a grade ``>= rel``; unjudged documents are non-relevant;
+- nDCG takes the raw grade as gain whatever ``rel`` is, ignores gains of 0 or less, and builds its ideal
+  ranking from every judged document with a grade of 1 or more;
+- queries in the qrels but not in the run score 0 (``-c``);
+
+with one deliberate difference: a measure that divides by the number of relevant documents (R@k, F1@k, AP,
+AP@k, R-Prec, nDCG) is undefined (NaN here, None in results) for a query without relevant documents, where
+trec_eval reports 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from metrics import _ids
+from metrics.data import Qrels, Run
+from metrics.measures import Measure
+
+__all__ = ["Ranked", "rank_run", "compute", "trec_order", "position_within"]
+
+UNJUDGED = np.iinfo(np.int64).min
+
+
+def _descending_key(scores: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
+    s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+    bits = s32.view(np.uint32)
+    ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
+    return ~ascending
+
+
+def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
+    descending (single precision), then document ID descending (byte order)."""
+    n = len(scores)
+    key = (np.asarray(groups, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | _descending_key(scores)
+    if n < 2 or np.all(key[1:] >= key[:-1]):
+        order, sorted_key = np.arange(n), key
+    else:
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+    tied = sorted_key[1:] == sorted_key[:-1]
+    if tied.any():
+        order = _break_ties(order, tied, doc_ids)
+    return order
+
+
+def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    """Reorder each run of equal keys by document ID descending."""
+    import pyarrow.compute as pc
+
+    member = np.zeros(len(order), dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    at = np.flatnonzero(member)
+    group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
+    docs = _ids.as_string_array(doc_ids).take(pa.array(order[at]))
+    table = pa.table({"g": group, "d": docs})
+    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    order = order.copy()
+    order[at] = order[at][within]
+    return order
+
+
+@dataclass
+class Ranked:
+    """A run ranked against qrels: one row per retrieved document of an evaluated query, in rank order."""
+
+    query_ids: list[str]      # evaluated queries (those of the qrels), in qrels order
+    qidx: np.ndarray          # per row: index into query_ids
+    pos: np.ndarray           # per row: 0-based rank
+    grade: np.ndarray         # per row: the judged grade, or UNJUDGED
+    returned: np.ndarray      # per query: number of documents returned
+    in_run: np.ndarray        # per query: the run answered it (possibly with nothing)
+    qrels_qidx: np.ndarray    # per judgment: query index
+    qrels_grade: np.ndarray   # per judgment: grade
+    extra_queries: list[str]  # run queries without judgments (ignored)
+    row: np.ndarray           # per row: the row of the original run
+
+    @property
+    def nq(self) -> int:
+        return len(self.query_ids)
+
+    def relevant_count(self, rel: int) -> np.ndarray:
+        return np.bincount(self.qrels_qidx, weights=self.qrels_grade >= rel, minlength=self.nq)
+
+
+def rank_run(qrels: Qrels, run: Run) -> Ranked:
+    """Join a run to qrels and order it as trec_eval does."""
+    q_codes, q_ids = qrels.query_codes()
+    r_codes, r_ids = run.query_codes()
+    to_qrels = _ids.lookup(r_ids, q_ids)
+    row_q = to_qrels[r_codes]
+    if (row_q >= 0).all():
+        order = trec_order(r_codes, run.score, run.doc_id)
+    else:
+        keep = np.flatnonzero(row_q >= 0)
+        order = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(pa.array(keep)))]
+    qidx = row_q[order]
+    doc_codes, doc_ids = _ids.encode(qrels.doc_id)
+    grade = _grades(qrels, q_codes, doc_codes, len(doc_ids), qidx, _ids.lookup(run.doc_id, doc_ids)[order])
+    returned = np.bincount(qidx, minlength=len(q_ids))
+    in_run = returned > 0
+    empty = _ids.lookup(pa.array(list(run.empty_queries), pa.string()), q_ids)
+    in_run[empty[empty >= 0]] = True
+    extra = r_ids.filter(pa.array(to_qrels < 0)).to_pylist()
+    extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
+    return Ranked(q_ids.to_pylist(), qidx, position_within(qidx), grade, returned, in_run, q_codes,
+                  qrels.relevance, extra, order)
+
+
+def position_within(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its run of equal ``groups`` values."""
+    n = len(groups)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.zeros(0, np.int64)
+    return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))
+
+
+def _grades(qrels: Qrels, q_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int, row_q: np.ndarray,
+            row_doc: np.ndarray) -> np.ndarray:
+    """Each row's grade: look (query, judged-doc code) up among the judgments; UNJUDGED when absent."""
+    width = np.int64(max(n_docs, 1))
+    judged_keys = q_codes.astype(np.int64) * width + doc_codes
+    sort = np.argsort(judged_keys)
+    keys, grades = judged_keys[sort], qrels.relevance[sort]
+    out = np.full(len(row_q), UNJUDGED, dtype=np.int64)
+    rows = np.flatnonzero(row_doc >= 0)
+    if not len(keys) or not len(rows):
+        return out
+    wanted = row_q[rows].astype(np.int64) * width + row_doc[rows]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    hit = keys[at] == wanted
+    out[rows[hit]] = grades[at[hit]]
+    return out
+
+
+# --------------------------------------------------------------------------------------------- measures
+def _hits(r: Ranked, rel: int, k: int | None) -> np.ndarray:
+    mask = r.grade >= rel
+    if k is not None:
+        mask &= r.pos < k
+    return np.bincount(r.qidx, weights=mask, minlength=r.nq)
+
+
+def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def _precision(r: Ranked, m: Measure) -> np.ndarray:
+    return _hits(r, m.rel, m.cutoff) / m.cutoff
+
+
+def _recall(r: Ranked, m: Measure) -> np.ndarray:
+    return _divide(_hits(r, m.rel, m.cutoff), r.relevant_count(m.rel))
+
+
+def _f1(r: Ranked, m: Measure) -> np.ndarray:
+    p, rec = _precision(r, m), _recall(r, m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = np.where(p + rec > 0, 2 * p * rec / np.where(p + rec > 0, p + rec, 1), 0.0)
+    return np.where(np.isnan(rec), np.nan, f1)
+
+
+def _cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` restarting at each query (rows are grouped by query)."""
+    total = np.cumsum(values)
+    starts = np.flatnonzero(np.r_[True, np.diff(qidx) != 0]) if len(qidx) else np.zeros(0, np.int64)
+    before = np.r_[0, total][starts]
+    return total - np.repeat(before, np.diff(np.r_[starts, len(qidx)]))
+
+
+def _average_precision(r: Ranked, m: Measure) -> np.ndarray:
+    rel = r.grade >= m.rel
+    precision_at = _cumsum_within(rel, r.qidx) / (r.pos + 1.0)
+    use = rel if m.cutoff is None else rel & (r.pos < m.cutoff)
+    total = np.bincount(r.qidx, weights=np.where(use, precision_at, 0.0), minlength=r.nq)
+    return _divide(total, r.relevant_count(m.rel))
+
+
+def _first_relevant(r: Ranked, rel: int, k: int | None) -> np.ndarray:
+    """Per query, 0-based rank of the first relevant document (within k), or -1."""
+    mask = r.grade >= rel
+    if k is not None:
+        mask &= r.pos < k
+    rows = np.flatnonzero(mask)
+    first = np.full(r.nq, -1, dtype=np.int64)
+    queries, at = np.unique(r.qidx[rows], return_index=True)
+    first[queries] = r.pos[rows[at]]
+    return first
+
+
+def _reciprocal_rank(r: Ranked, m: Measure) -> np.ndarray:
+    first = _first_relevant(r, m.rel, m.cutoff)
+    return np.where(first >= 0, 1.0 / np.maximum(first + 1.0, 1.0), 0.0)
+
+
+def _first_rel(r: Ranked, m: Measure) -> np.ndarray:
+    first = _first_relevant(r, m.rel, None)
+    return np.where(first >= 0, first + 1.0, np.nan)
+
+
+def _gains(grades: np.ndarray, kind: str) -> np.ndarray:
+    positive = np.where(grades > 0, grades, 0).astype(np.float64)
+    return positive if kind == "lin" else np.exp2(positive) - 1.0
+
+
+def _ndcg(r: Ranked, m: Measure) -> np.ndarray:
+    use = r.grade > 0 if m.cutoff is None else (r.grade > 0) & (r.pos < m.cutoff)
+    dcg = np.bincount(r.qidx, weights=np.where(use, _gains(r.grade, m.gain) / np.log2(r.pos + 2.0), 0.0),
+                      minlength=r.nq)
+    return _divide(dcg, _ideal_dcg(r, m))
+
+
+def _ideal_dcg(r: Ranked, m: Measure) -> np.ndarray:
+    positive = np.flatnonzero(r.qrels_grade > 0)
+    q, g = r.qrels_qidx[positive], r.qrels_grade[positive]
+    order = np.lexsort((-g, q))
+    q, g = q[order], g[order]
+    pos = position_within(q)
+    use = np.ones(len(q), bool) if m.cutoff is None else pos < m.cutoff
+    return np.bincount(q, weights=np.where(use, _gains(g, m.gain) / np.log2(pos + 2.0), 0.0), minlength=r.nq)
+
+
+def _r_precision(r: Ranked, m: Measure) -> np.ndarray:
+    relevant = r.relevant_count(m.rel)
+    mask = (r.grade >= m.rel) & (r.pos < relevant[r.qidx])
+    return _divide(np.bincount(r.qidx, weights=mask, minlength=r.nq), relevant)
+
+
+def _success(r: Ranked, m: Measure) -> np.ndarray:
+    return (_hits(r, m.rel, m.cutoff) > 0).astype(np.float64)
+
+
+def _judged(r: Ranked, m: Measure) -> np.ndarray:
+    judged = np.bincount(r.qidx, weights=(r.grade != UNJUDGED) & (r.pos < m.cutoff), minlength=r.nq)
+    shown = np.minimum(r.returned, m.cutoff)
+    return np.where(shown > 0, judged / np.maximum(shown, 1), 0.0)
+
+
+COMPUTE: dict[str, Callable[[Ranked, Measure], np.ndarray]] = {
+    "P": _precision, "R": _recall, "F1": _f1, "AP": _average_precision, "RR": _reciprocal_rank,
+    "nDCG": _ndcg, "R-Prec": _r_precision, "Success": _success, "Judged": _judged, "FirstRel": _first_rel,
+}
+
+
+def compute(ranked: Ranked, measure: Measure) -> np.ndarray:
+    """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``."""
+    values = COMPUTE[measure.name](ranked, measure)
+    if measure.definition.needs_relevant:
+        undefined = ranked.relevant_count(1 if measure.name == "nDCG" else measure.rel) == 0
+        values = np.where(undefined, np.nan, values)
+    return values
