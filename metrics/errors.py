@@ -28,13 +28,20 @@ class Problem:
     """One bad line of an input file: where it is, what it says, and what is wrong with it."""
 
     source: str
-    line: int
+    line: int | None
     text: str
     reason: str
+    unit: str = "line"
 
     def __str__(self) -> str:
         shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
-        return f"{self.source}:{self.line}: {self.reason}: {shown!r}"
+        if self.line is None:
+            where = self.source
+        elif self.unit == "line":
+            where = f"{self.source}:{self.line}"
+        else:
+            where = f"{self.source} {self.unit} {self.line}"
+        return f"{where}: {self.reason}: {shown!r}"
 
 
 class FormatError(QrelForgeError):
@@ -58,7 +65,7 @@ class FormatError(QrelForgeError):
         return self.problems[0].source
 
     @property
-    def line(self) -> int:
+    def line(self) -> int | None:
         return self.problems[0].line
 
 
