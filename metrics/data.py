@@ -225,7 +225,7 @@ def _ranking_items(qid: str, ranking: Any, source: str) -> tuple[list[str], list
     for i, doc in enumerate(docs, 1):
         if doc in seen:
             raise FormatError(Problem(
-                source, 0, doc, f"duplicate document {doc!r} for query {qid!r} at positions {seen[doc]} and {i}"
+                source, None, doc, f"duplicate document {doc!r} for query {qid!r} at positions {seen[doc]} and {i}"
             ))
         seen[doc] = i
     return docs, [float(len(docs) - i) for i in range(len(docs))]
@@ -267,7 +267,7 @@ def _frame_numbers(series: Any, column: str, source: str, *, integer: bool) -> n
     if len(bad_rows):
         row = int(bad_rows[0])
         what = "an integer grade" if integer else "a number (not NaN)"
-        raise FormatError(Problem(source, row + 1, repr(series.iloc[row]), f"{column} must be {what}", "row"))
+        raise FormatError(Problem(source, row + 1, str(series.iloc[row]), f"{column} must be {what}", "row"))
     return values.astype(np.int64) if integer else values
 
 
