@@ -182,7 +182,7 @@ class Run(_Rows):
         from metrics.ranking import trec_order
 
         order = trec_order(self.query_codes()[0], self.score, self.doc_id)
-        take = pa.array(order)
+        take = _ids.indices(order)
         return Run(self.query_id.take(take), self.doc_id.take(take), self.score[order], name=self.name,
                    source=self.source, empty_queries=self.empty_queries, _validated=True)
 
@@ -252,7 +252,7 @@ def _frame_id_column(df: Any, column: str, source: str) -> pa.Array:
             Problem(source, row + 1, repr(bad), f"{column} must be a str; got {type(bad).__name__}", "row")
         ) from None
     if arr.null_count:
-        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        row = _first_null(arr)
         raise FormatError(Problem(source, row + 1, "None", f"{column} is missing", "row"))
     return arr
 
@@ -299,4 +299,4 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
 
 
 def _first_null(column: pa.Array) -> int:
-    return int(np.flatnonzero(pc.is_null(column).to_numpy(zero_copy_only=False))[0])
+    return int(np.flatnonzero(_ids.to_numpy(pc.is_null(column)))[0])

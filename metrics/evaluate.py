@@ -232,10 +232,10 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
                               f"{ranked.query_id[row].as_py()!r} is not in the chunk map "
                               f"({int((at < 0).sum())} unmapped in all)")
     codes, _ = ranked.query_codes()
-    mapped = docs.take(pa.array(at))
+    mapped = docs.take(_ids.indices(at))
     keep = np.ones(len(at), dtype=bool)
     keep[_ids.duplicate_rows(codes, mapped)] = False
-    take = pa.array(np.flatnonzero(keep))
+    take = _ids.indices(np.flatnonzero(keep))
     position = position_within(codes[keep])
     return Run(ranked.query_id.take(take), mapped.take(take), -position.astype(np.float64), name=run.name,
                source=run.source, empty_queries=run.empty_queries, _validated=True)

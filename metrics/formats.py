@@ -47,7 +47,8 @@ _BOM = b"\xef\xbb\xbf"
 _SEP = re.compile(r"[ \t]+")
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE)
 _INT = re.compile(r"[+-]?\d+")
-_BLOCK = 16 << 20
+_SCAN = 1 << 20
+_THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
 
 
 # ----------------------------------------------------------------------------------------------- sources
@@ -79,7 +80,7 @@ class _Source:
             yield self.data
             return
         with open(self.path, "rb") as f:
-            while block := f.read(_BLOCK):
+            while block := f.read(_SCAN):
                 yield block
 
 
@@ -220,7 +221,9 @@ def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -
 
     if not _plain_layout(src):
         return None
-    read = pacsv.ReadOptions(column_names=names, block_size=_BLOCK)
+    size = src.path.stat().st_size if src.path is not None else len(src.data)
+    threaded = size > _THREADED_ABOVE
+    read = pacsv.ReadOptions(column_names=names, block_size=(16 if threaded else 1) << 20, use_threads=threaded)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)
     convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
                                    strings_can_be_null=False, quoted_strings_can_be_null=False)
@@ -236,7 +239,7 @@ def _fast_run(src: _Source) -> Run | None:
     table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
     if table is None:
         return None
-    score = table.column("score").to_numpy()
+    score = _ids.to_numpy(table.column("score"))
     if np.isnan(score).any():
         return None
     return _checked(Run(table.column("qid"), table.column("docid"), score, source=src.name, _validated=True))
@@ -247,8 +250,15 @@ def _fast_qrels(src: _Source) -> Qrels | None:
     table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
     if table is None:
         return None
-    return _checked(Qrels(table.column("qid"), table.column("docid"), table.column("rel").to_numpy(),
-                          source=src.name, _validated=True))
+    return _checked(
+        Qrels(
+            table.column("qid"),
+            table.column("docid"),
+            _ids.to_numpy(table.column("rel")),
+            source=src.name,
+            _validated=True,
+        )
+    )
 
 
 def _checked(rows: Qrels | Run) -> Qrels | Run | None:

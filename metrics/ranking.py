@@ -67,9 +67,9 @@ def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.nd
     member[:-1] |= tied
     at = np.flatnonzero(member)
     group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
-    docs = _ids.as_string_array(doc_ids).take(pa.array(order[at]))
-    table = pa.table({"g": group, "d": docs})
-    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    docs = _ids.as_strings(doc_ids).take(_ids.indices(order[at]))
+    table = pa.table({"g": _ids.indices(group), "d": docs})
+    within = _ids.to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
     order = order.copy()
     order[at] = order[at][within]
     return order
@@ -77,18 +77,22 @@ def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.nd
 
 @dataclass
 class Ranked:
-    """A run ranked against qrels: one row per retrieved document of an evaluated query, in rank order."""
+    """A run ranked against qrels, reduced to what every measure needs: the judged rows.
+
+    Unjudged documents are never relevant and carry no gain, so only judged rows (in rank order, grouped by
+    query) are kept with their 0-based rank; ``returned`` keeps how many documents each query returned.
+    """
 
     query_ids: list[str]      # evaluated queries (those of the qrels), in qrels order
-    qidx: np.ndarray          # per row: index into query_ids
-    pos: np.ndarray           # per row: 0-based rank
-    grade: np.ndarray         # per row: the judged grade, or UNJUDGED
+    qidx: np.ndarray          # per judged row: index into query_ids
+    pos: np.ndarray           # per judged row: 0-based rank among everything the run returned
+    grade: np.ndarray         # per judged row: the judged grade
     returned: np.ndarray      # per query: number of documents returned
     in_run: np.ndarray        # per query: the run answered it (possibly with nothing)
     qrels_qidx: np.ndarray    # per judgment: query index
     qrels_grade: np.ndarray   # per judgment: grade
     extra_queries: list[str]  # run queries without judgments (ignored)
-    row: np.ndarray           # per row: the row of the original run
+    row: np.ndarray           # per judged row: its row in the original run
 
     @property
     def nq(self) -> int:
@@ -108,18 +112,26 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
         order = trec_order(r_codes, run.score, run.doc_id)
     else:
         keep = np.flatnonzero(row_q >= 0)
-        order = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(pa.array(keep)))]
+        order = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(_ids.indices(keep)))]
     qidx = row_q[order]
     doc_codes, doc_ids = _ids.encode(qrels.doc_id)
-    grade = _grades(qrels, q_codes, doc_codes, len(doc_ids), qidx, _ids.lookup(run.doc_id, doc_ids)[order])
+    judged_doc = _ids.lookup(run.doc_id, doc_ids)[order]
+    judged, grade = _judged_rows(qrels, q_codes, doc_codes, len(doc_ids), qidx, judged_doc)
     returned = np.bincount(qidx, minlength=len(q_ids))
     in_run = returned > 0
-    empty = _ids.lookup(pa.array(list(run.empty_queries), pa.string()), q_ids)
+    empty = _ids.lookup(run.empty_queries, q_ids) if run.empty_queries else np.zeros(0, np.int32)
     in_run[empty[empty >= 0]] = True
-    extra = r_ids.filter(pa.array(to_qrels < 0)).to_pylist()
+    extra = r_ids.filter(_ids.indices(to_qrels < 0)).to_pylist()
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
-    return Ranked(q_ids.to_pylist(), qidx, position_within(qidx), grade, returned, in_run, q_codes,
-                  qrels.relevance, extra, order)
+    qj = qidx[judged]
+    return Ranked(q_ids.to_pylist(), qj, (judged - _group_start(qidx, judged)).astype(np.int32), grade,
+                  returned, in_run, q_codes, qrels.relevance, extra, order[judged])
+
+
+def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each of ``rows`` (positions in the grouped order), the position where its query's group starts."""
+    boundaries = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, np.int64)
+    return boundaries[np.searchsorted(boundaries, rows, side="right") - 1]
 
 
 def position_within(groups: np.ndarray) -> np.ndarray:
@@ -129,22 +141,20 @@ def position_within(groups: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))
 
 
-def _grades(qrels: Qrels, q_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int, row_q: np.ndarray,
-            row_doc: np.ndarray) -> np.ndarray:
-    """Each row's grade: look (query, judged-doc code) up among the judgments; UNJUDGED when absent."""
+def _judged_rows(qrels: Qrels, q_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int, row_q: np.ndarray,
+                 row_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows whose (query, document) is judged, and their grades (``row_doc``: code among judged docs)."""
     width = np.int64(max(n_docs, 1))
     judged_keys = q_codes.astype(np.int64) * width + doc_codes
     sort = np.argsort(judged_keys)
     keys, grades = judged_keys[sort], qrels.relevance[sort]
-    out = np.full(len(row_q), UNJUDGED, dtype=np.int64)
     rows = np.flatnonzero(row_doc >= 0)
     if not len(keys) or not len(rows):
-        return out
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     wanted = row_q[rows].astype(np.int64) * width + row_doc[rows]
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     hit = keys[at] == wanted
-    out[rows[hit]] = grades[at[hit]]
-    return out
+    return rows[hit], grades[at[hit]]
 
 
 # --------------------------------------------------------------------------------------------- measures

@@ -31,7 +31,8 @@ def test_parse_prints_back_canonical_text(text, canonical):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("Foo@10", "unknown measure 'Foo' in 'Foo@10'; known: AP, F1, FirstRel, Judged, nDCG, P, R, R-Prec, RR, "),
+        ("Foo@10", "unknown measure 'Foo' in 'Foo@10'; known: AP, "),
+        ("Foo", "FirstRel, Judged, nDCG, P, R, R-Prec, RR, Success (aliases: "),
         ("P@0", "cutoff must be an int >= 1; got 0 in 'P@0'"),
         ("P@-3", "cutoff must be an int >= 1; got -3 in 'P@-3'"),
         ("P@1.5", "cutoff must be an int >= 1; got '1.5' in 'P@1.5'"),
