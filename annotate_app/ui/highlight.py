@@ -1,0 +1,80 @@
+"""Query-term highlighting that is safe for any corpus text, Chinese included.
+
+The document text is never handed to the browser as HTML: every ASCII punctuation character is backslash-
+escaped for Markdown (so ``<script>``, ``[x](javascript:...)``, ``:red[...]`` and ``$...$`` show as typed),
+and matches are wrapped in Streamlit's ``:orange-background[...]`` directive. Pages render the result with
+plain ``st.markdown`` (``unsafe_allow_html`` stays off).
+
+Terms: Latin words and numbers (2+ characters, case-insensitive) and, for Chinese, Japanese and Korean text,
+which has no spaces between words, every character bigram of the query (a lone character stands alone), minus
+a few question words that would light up everything.
+
+>>> query_terms("更换电池要做什么")
+['更换', '换电', '电池']
+>>> print(to_markdown("先更换电池<b>", "更换电池"))
+先:orange-background[更换电池]\\<b\\>
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = ["query_terms", "spans", "to_markdown", "escape_markdown"]
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]{{2,}}", re.UNICODE)
+_STOP_CJK = re.compile("什么|怎么|怎样|要做|如何|哪些|是否|可以|需要|的|吗|呢")
+_STOP = {"the", "and", "what", "how", "for", "with"}
+_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct terms of ``query``, in order of first appearance."""
+    terms: dict[str, None] = {}
+    for token in _TOKEN.findall(_STOP_CJK.sub(" ", query or "")):
+        if re.match(rf"[{_CJK}]", token):
+            grams = [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+        else:
+            grams = [token.lower()]
+        terms.update({g: None for g in grams if g not in _STOP})
+    return list(terms)
+
+
+def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Merged (start, end) character spans of every case-insensitive occurrence of any term."""
+    if not terms or not text:
+        return []
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
+    found = sorted((m.start(), m.end()) for t in [pattern] for m in _overlapping(t, text))
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _overlapping(pattern: re.Pattern, text: str):
+    """Matches starting at every position (bigrams overlap: 更换 and 换电 in 更换电池)."""
+    position = 0
+    while (match := pattern.search(text, position)) is not None:
+        yield match
+        position = match.start() + 1
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every ASCII punctuation character; keep line breaks as Markdown hard breaks."""
+    return _PUNCT.sub(r"\\\1", text).replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def to_markdown(text: str, query: str) -> str:
+    """``text`` as inert Markdown with the query's terms highlighted."""
+    out, at = [], 0
+    for start, end in spans(text, query_terms(query)):
+        out.append(escape_markdown(text[at:start]))
+        out.append(f":orange-background[{escape_markdown(text[start:end])}]")
+        at = end
+    out.append(escape_markdown(text[at:]))
+    return "".join(out)
