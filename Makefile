@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean system-deps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,15 @@ run: $(STAMP)
 	$(VENV)/bin/qrelforge score sample_corpus/qrels.trec sample_corpus/run_a.trec sample_corpus/run_b.trec \
 		-m P@3 -m R@3 -m nDCG@3 -m AP -m RR --per-query
 
-test: $(STAMP)
+# The tests drive the app in Debian's Chromium and run the store against the local PostgreSQL server.
+system-deps:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's Chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium fonts-liberation fonts-noto-cjk >/dev/null; }
+	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start \
+		|| echo "warning: PostgreSQL is not reachable on 127.0.0.1:5432; the store tests will fail"
+
+test: $(STAMP) system-deps
 	$(PY) -m pytest -n 2 -q
 
 lint: $(STAMP)
