@@ -10,6 +10,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from annotate_app.cli_retrieval import add_baseline_parser, add_fuse_parser
+
 DEFAULT_MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 
 
@@ -53,7 +55,7 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [_score_parser]
+PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [_score_parser, add_baseline_parser, add_fuse_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:
