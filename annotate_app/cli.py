@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from annotate_app.cli_compare import add_ab_parser, add_check_parser, add_compare_parser
 from annotate_app.cli_retrieval import add_baseline_parser, add_fuse_parser
 
 DEFAULT_MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
@@ -55,7 +56,8 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [_score_parser, add_baseline_parser, add_fuse_parser]
+PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [_score_parser, add_baseline_parser, add_fuse_parser,
+                                                              add_compare_parser, add_check_parser, add_ab_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@
 A pure library: numbers in, numbers out. It never imports the app, Streamlit or SQLAlchemy.
 """
 
+from metrics import context as _context  # noqa: F401  (registers ContextPrecision@k, ContextRecall@k)
 from metrics.agreement import (
     KappaResult,
     PairwiseKappa,
