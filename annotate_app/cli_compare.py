@@ -183,7 +183,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise ValueError("check needs at least one threshold: --min MEASURE=VALUE or --max MEASURE=VALUE")
     from dataclasses import replace
 
-    from metrics.compare import check_thresholds
+    from metrics.checks import check_thresholds
 
     result = check_thresholds(args.qrels, args.run, minimum=args.minimum, maximum=args.maximum)
     result = replace(result, run=args.name or result.run or Path(args.run).name)
@@ -316,7 +316,7 @@ def trend_text(rows: list[dict[str, str]], measures: list[str], path: str) -> st
 
 
 def _plot(rows: list[dict[str, str]], measures: list[str], path: str, out: str) -> None:
-    from metrics.compare import svg_line_chart
+    from metrics.charts import svg_line_chart
 
     series = {}
     for run in dict.fromkeys(r["run"] for r in rows):

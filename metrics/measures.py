@@ -34,6 +34,7 @@ class MeasureDef:
     needs_relevant: bool
     summary: str
     formula: str = ""
+    higher_is_better: bool = True  # False when a smaller value is the better one (FirstRel)
 
 
 REGISTRY: dict[str, MeasureDef] = {}
@@ -68,7 +69,8 @@ for _d, _aliases in [
     (MeasureDef("Judged", "required", (), False, "judged rate at k",
                 "judged documents in top k / min(k, returned); 0 when nothing was returned"), ()),
     (MeasureDef("FirstRel", "none", ("rel",), False, "rank of the first relevant document",
-                "1-based rank of the first relevant document; undefined (None) when none was returned"), ()),
+                "1-based rank of the first relevant document; undefined (None) when none was returned",
+                higher_is_better=False), ()),
 ]:
     register(_d, *_aliases)
 

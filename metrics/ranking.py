@@ -31,8 +31,6 @@ from metrics.measures import Measure
 
 __all__ = ["Ranked", "rank_run", "compute", "trec_order", "position_within"]
 
-UNJUDGED = np.iinfo(np.int64).min
-
 
 def _descending_key(scores: np.ndarray) -> np.ndarray:
     """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
@@ -256,7 +254,7 @@ def _success(r: Ranked, m: Measure) -> np.ndarray:
 
 
 def _judged(r: Ranked, m: Measure) -> np.ndarray:
-    judged = np.bincount(r.qidx, weights=(r.grade != UNJUDGED) & (r.pos < m.cutoff), minlength=r.nq)
+    judged = np.bincount(r.qidx, weights=r.pos < m.cutoff, minlength=r.nq)  # Ranked keeps only judged rows
     shown = np.minimum(r.returned, m.cutoff)
     return np.where(shown > 0, judged / np.maximum(shown, 1), 0.0)
 

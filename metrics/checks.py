@@ -1,0 +1,136 @@
+"""Threshold checks, a CI gate: does a run's mean on each measure reach its minimum / stay under its maximum?
+
+`check_thresholds` scores a run and checks its means (`CheckResult`, one `CheckRow` per threshold);
+`parse_threshold` reads ``"R@5=0.7"``. ``qrelforge check`` exits 1 when a threshold is missed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from metrics import stats
+from metrics.errors import QrelForgeError
+from metrics.evaluate import evaluate
+from metrics.measures import Measure, parse_measure
+from metrics.render import _fmt
+from metrics.report import _grid
+
+__all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow"]
+
+
+def parse_threshold(text: str) -> tuple[Measure, float]:
+    """``"R@5=0.7"`` → (``Measure('R@5')``, 0.7). The value is a finite number.
+
+    >>> parse_threshold("nDCG@10 = 0.5")
+    (Measure('nDCG@10'), 0.5)
+    """
+    if not isinstance(text, str) or "=" not in text:
+        raise QrelForgeError(f"threshold must look like MEASURE=VALUE, e.g. 'R@5=0.7'; got {text!r}")
+    name, _, raw = text.rpartition("=")
+    measure = parse_measure(name.strip())
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise QrelForgeError(f"threshold value must be a finite number; got {raw.strip()!r} in {text!r}")
+    return measure, value
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One threshold: the run's mean on ``measure`` must be >= (``bound="min"``) or <= (``"max"``) it."""
+
+    measure: str
+    value: float | None
+    bound: str
+    threshold: float
+    passed: bool
+
+    def describe(self) -> str:
+        if self.value is None:
+            return f"{self.measure} is undefined (no query where it is defined)"
+        op = "<" if self.bound == "min" else ">"
+        return f"{self.measure} = {self.value:.4f} {op} {self.threshold:g} ({'minimum' if self.bound == 'min' else 'maximum'})"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of `check_thresholds`: one row per threshold; ``passed`` when every row passed."""
+
+    run: str | None
+    rows: tuple[CheckRow, ...]
+    queries: int
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.rows)
+
+    @property
+    def failures(self) -> list[CheckRow]:
+        return [r for r in self.rows if not r.passed]
+
+    @property
+    def values(self) -> dict[str, float | None]:
+        return {r.measure: r.value for r in self.rows}
+
+    def message(self) -> str:
+        """``PASS: ...`` or ``FAIL: ...`` naming every measure that missed its threshold."""
+        if self.passed:
+            return f"PASS: {len(self.rows)} threshold{'s' if len(self.rows) > 1 else ''} met"
+        fails = self.failures
+        return (f"FAIL: {len(fails)} of {len(self.rows)} threshold{'s' if len(self.rows) > 1 else ''} missed: "
+                + "; ".join(r.describe() for r in fails))
+
+    def to_text(self) -> str:
+        rows = [["measure", "value", "threshold", "result"]]
+        rows += [[r.measure, _fmt(r.value), f"{'>=' if r.bound == 'min' else '<='} {r.threshold:g}",
+                  "pass" if r.passed else "FAIL"] for r in self.rows]
+        return f"run {self.run} ({self.queries} queries)\n" + _grid(rows, "lrrl")
+
+    def to_dict(self) -> dict[str, Any]:
+        return stats._json_ready({"run": self.run, "queries": self.queries, "passed": self.passed,
+                                  "rows": [asdict(r) for r in self.rows]})
+
+
+def _thresholds(items: Any, bound: str) -> list[tuple[Measure, float, str]]:
+    if isinstance(items, str):
+        items = [items]
+    pairs = ([(parse_measure(k), v) for k, v in items.items()] if isinstance(items, Mapping)
+             else [parse_threshold(t) for t in items])
+    out = []
+    for measure, value in pairs:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise QrelForgeError(f"threshold for {measure} must be a finite number; got {value!r}")
+        out.append((measure, float(value), bound))
+    return out
+
+
+def check_thresholds(qrels: Any, run: Any, *, minimum: Any = (), maximum: Any = (), corpus: Any = None) -> CheckResult:
+    """Score ``run`` and check its means: each ``minimum`` must be reached (mean >= value), each ``maximum``
+    not exceeded (mean <= value). Thresholds: a mapping ``{measure: value}`` or texts ``"R@5=0.7"``. An
+    undefined mean fails. A measure may have one minimum and one maximum.
+
+    >>> r = check_thresholds({"q1": {"D1": 1}}, {"q1": ["D2", "D1"]}, minimum=["RR=0.5", "P@1=0.5"])
+    >>> r.passed, r.message()
+    (False, 'FAIL: 1 of 2 thresholds missed: P@1 = 0.0000 < 0.5 (minimum)')
+    """
+    wanted = _thresholds(minimum, "min") + _thresholds(maximum, "max")
+    if not wanted:
+        raise QrelForgeError("check_thresholds needs at least one minimum or maximum threshold; got none")
+    seen: dict[tuple[str, str], float] = {}
+    for measure, value, bound in wanted:
+        key = (str(measure), bound)
+        if key in seen:
+            raise QrelForgeError(f"{measure} has two {bound}imum thresholds: {seen[key]:g} and {value:g}")
+        seen[key] = value
+    result = evaluate(qrels, run, [m for m, _, _ in wanted], corpus=corpus)
+    rows = []
+    for measure, value, bound in wanted:
+        mean = result.mean[str(measure)]
+        ok = mean is not None and (mean >= value if bound == "min" else mean <= value)
+        rows.append(CheckRow(str(measure), mean, bound, value, bool(ok)))
+    return CheckResult(result.name, tuple(rows), result.counts.evaluated)
