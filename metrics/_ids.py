@@ -6,6 +6,8 @@ over the Arrow buffers, block by block, and builds Python strings only for the r
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -190,7 +192,11 @@ def lookup(values: Strings, value_set: Strings) -> np.ndarray:
     return to_numpy(idx).astype(np.int32, copy=False) if len(idx) else np.zeros(0, np.int32)
 
 
-def blank_rows(values: Strings) -> np.ndarray:
-    """Rows whose string is empty or only whitespace."""
-    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(as_strings(values))), 0).fill_null(True)
-    return np.flatnonzero(to_numpy(blank))
+BAD_ID_CHARS = re.compile(r"[ \t\r\n]")
+
+
+def invalid_id_rows(values: Strings) -> np.ndarray:
+    """Rows whose ID is empty or holds a space, tab or line break (it could not be written to a TREC file)."""
+    values = as_strings(values)
+    bad = pc.or_(pc.equal(pc.binary_length(values), 0), pc.match_substring_regex(values, r"[ \t\r\n]"))
+    return np.flatnonzero(to_numpy(bad.fill_null(True) if bad.null_count else bad))

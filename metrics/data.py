@@ -34,10 +34,13 @@ def _is_score(value: Any) -> bool:
 
 
 def _check_id(value: Any, what: str, where: str, source: str) -> str:
+    """An ID is a non-empty str without spaces, tabs or line breaks (it must survive a TREC file)."""
     if not isinstance(value, str):
         raise FormatError(Problem(source, None, repr(value), f"{what} must be a str; got {type(value).__name__} {where}"))
-    if not value.strip():
+    if not value:
         raise FormatError(Problem(source, None, value, f"{what} is empty {where}"))
+    if _ids.BAD_ID_CHARS.search(value):
+        raise FormatError(Problem(source, None, value, f"{what} contains a space, tab or line break {where}"))
     return value
 
 
@@ -281,10 +284,12 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
     for column, what in ((rows.query_id, "query_id"), (rows.doc_id, "doc_id")):
         if column.null_count:
             raise FormatError(Problem(rows.source, _first_null(column) + 1, "None", f"{what} is missing", "row"))
-        blank = _ids.blank_rows(column)
-        if len(blank):
-            row = int(blank[0])
-            raise FormatError(Problem(rows.source, row + 1, column[row].as_py(), f"{what} is empty", "row"))
+        bad = _ids.invalid_id_rows(column)
+        if len(bad):
+            row = int(bad[0])
+            value = column[row].as_py()
+            reason = f"{what} is empty" if not value else f"{what} contains a space, tab or line break"
+            raise FormatError(Problem(rows.source, row + 1, value, reason, "row"))
     if isinstance(rows, Run) and np.isnan(rows.score).any():
         row = int(np.flatnonzero(np.isnan(rows.score))[0])
         raise FormatError(Problem(rows.source, row + 1, "nan", "score is NaN", "row"))

@@ -45,8 +45,8 @@ Source = str | os.PathLike | IO[Any]
 MAX_PROBLEMS = 1000
 _BOM = b"\xef\xbb\xbf"
 _SEP = re.compile(r"[ \t]+")
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE)
-_INT = re.compile(r"[+-]?\d+")
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE | re.ASCII)
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
 _SCAN = 1 << 20
 _THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
 
@@ -334,27 +334,37 @@ def _read_beir(src: _Source) -> Qrels:
     problems, pairs = _Collector(src.name), _Pairs()
     qids, docs, grades, header = [], [], [], None
     for number, raw in src.lines():
-        text = _decode(raw.rstrip(b"\r"), number, problems)
-        if text is None or not text.strip():
+        text = _decode(raw[:-1] if raw.endswith(b"\r") else raw, number, problems)
+        if text is None or not text.strip(" \t"):
             continue
-        fields = text.split("\t")
+        fields = [f.strip(" ") for f in text.split("\t")]
         if header is None:
             header = fields
-            if len(fields) == 3 and _INT.fullmatch(fields[2].strip()):
+            if len(fields) == 3 and _INT.fullmatch(fields[2]):
                 problems.add(number, text, "missing header line 'query-id<TAB>corpus-id<TAB>score'")
             continue
-        if len(fields) != 3:
-            problems.add(number, text, f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}")
-        elif not fields[0].strip() or not fields[1].strip():
-            problems.add(number, text, "empty query-id" if not fields[0].strip() else "empty corpus-id")
-        elif not _INT.fullmatch(fields[2].strip()):
-            problems.add(number, text, f"relevance grade is not an integer: {fields[2]!r}")
+        reason = _beir_problem(fields)
+        if reason:
+            problems.add(number, text, reason)
         elif pairs.check(problems, number, text, fields[0], fields[1]):
             qids.append(fields[0])
             docs.append(fields[1])
             grades.append(int(fields[2]))
     problems.check()
     return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+
+
+def _beir_problem(fields: list[str]) -> str | None:
+    if len(fields) != 3:
+        return f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}"
+    for value, what in ((fields[0], "query-id"), (fields[1], "corpus-id")):
+        if not value:
+            return f"empty {what}"
+        if _ids.BAD_ID_CHARS.search(value):
+            return f"{what} contains a space, tab or line break: {value!r}"
+    if not _INT.fullmatch(fields[2]):
+        return f"relevance grade is not an integer: {fields[2]!r}"
+    return None
 
 
 def _decode(raw: bytes, number: int, problems: _Collector) -> str | None:
@@ -525,10 +535,10 @@ def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
     record = {id_key: obj[key], **{k: v for k, v in obj.items() if k != key}}
     if isinstance(record[id_key], int) and not isinstance(record[id_key], bool):
         record[id_key] = str(record[id_key])
-    if not isinstance(record[id_key], str) or not record[id_key].strip():
+    if not isinstance(record[id_key], str) or not record[id_key]:
         return f"{id_key} must be a non-empty string; got {record[id_key]!r}"
-    if _SEP.search(record[id_key]):
-        return f"{id_key} must not contain spaces or tabs; got {record[id_key]!r}"
+    if _ids.BAD_ID_CHARS.search(record[id_key]):
+        return f"{id_key} must not contain spaces, tabs or line breaks; got {record[id_key]!r}"
     if "text" not in record:
         return "missing text"
     record.setdefault("title", "") if kind == "corpus" else None

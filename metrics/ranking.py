@@ -34,7 +34,8 @@ __all__ = ["Ranked", "rank_run", "compute", "trec_order", "position_within"]
 
 def _descending_key(scores: np.ndarray) -> np.ndarray:
     """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
-    s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+    with np.errstate(over="ignore"):  # beyond float32's range a score becomes ±inf, as in trec_eval
+        s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
     bits = s32.view(np.uint32)
     ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
     return ~ascending
