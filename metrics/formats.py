@@ -21,7 +21,9 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -54,34 +56,57 @@ _THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with le
 # ----------------------------------------------------------------------------------------------- sources
 @dataclass
 class _Source:
-    """A resolved input: a plain file on disk (read by path) or the whole content in memory."""
+    """A resolved input: a file on disk (plain or gzip, streamed) or the whole content in memory."""
 
     name: str
     path: Path | None = None
     data: bytes | None = None
+    gzipped: bool = False
+
+    def _open(self) -> IO[bytes]:
+        if self.path is None:
+            return io.BytesIO(self.data)
+        return gzip.open(self.path, "rb") if self.gzipped else open(self.path, "rb")  # noqa: SIM115
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, raw bytes without the line end) for every line."""
-        stream = open(self.path, "rb") if self.path is not None else io.BytesIO(self.data)  # noqa: SIM115
-        with stream:
+        with self._open() as stream, _gzip_errors(self.name):
             for number, raw in enumerate(stream, 1):
                 if number == 1 and raw.startswith(_BOM):
                     raw = raw[3:]
                 yield number, raw[:-1] if raw.endswith(b"\n") else raw
 
     def arrow_stream(self) -> pa.NativeFile:
-        stream = pa.OSFile(str(self.path)) if self.path is not None else pa.BufferReader(self.data)
-        if stream.read(3) != _BOM:
-            stream.seek(0)
+        with self._open() as probe, _gzip_errors(self.name):
+            bom = probe.read(3) == _BOM
+        if self.path is None:
+            stream = pa.BufferReader(self.data)
+        elif self.gzipped:
+            stream = pa.CompressedInputStream(pa.OSFile(str(self.path)), "gzip")
+        else:
+            stream = pa.OSFile(str(self.path))
+        if bom:
+            stream.read(3)
         return stream
 
+    def size(self) -> int:
+        """Bytes of content (estimated ×4 for a gzip file)."""
+        if self.path is None:
+            return len(self.data)
+        return self.path.stat().st_size * (4 if self.gzipped else 1)
+
     def blocks(self) -> Iterator[bytes]:
-        if self.data is not None:
-            yield self.data
-            return
-        with open(self.path, "rb") as f:
+        with self._open() as f, _gzip_errors(self.name):
             while block := f.read(_SCAN):
                 yield block
+
+
+@contextmanager
+def _gzip_errors(name: str) -> Iterator[None]:
+    try:
+        yield
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError(Problem(name, None, "", f"not a valid gzip file ({exc})")) from None
 
 
 def _resolve(source: Source) -> _Source:
@@ -91,9 +116,7 @@ def _resolve(source: Source) -> _Source:
             raise FormatError(Problem(str(path), None, str(path), "no such file"))
         with open(path, "rb") as f:
             magic = f.read(2)
-        if magic == b"\x1f\x8b":
-            return _Source(str(path), data=_gunzip(path.read_bytes(), str(path)))
-        return _Source(str(path), path=path)
+        return _Source(str(path), path=path, gzipped=magic == b"\x1f\x8b")
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
         content = source.read()
@@ -103,10 +126,8 @@ def _resolve(source: Source) -> _Source:
 
 
 def _gunzip(data: bytes, name: str) -> bytes:
-    try:
+    with _gzip_errors(name):
         return gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        raise FormatError(Problem(name, None, "", f"not a valid gzip file ({exc})")) from None
 
 
 def _plain_layout(src: _Source) -> bool:
@@ -221,8 +242,7 @@ def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -
 
     if not _plain_layout(src):
         return None
-    size = src.path.stat().st_size if src.path is not None else len(src.data)
-    threaded = size > _THREADED_ABOVE
+    threaded = src.size() > _THREADED_ABOVE
     read = pacsv.ReadOptions(column_names=names, block_size=(16 if threaded else 1) << 20, use_threads=threaded)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)
     convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
@@ -230,7 +250,7 @@ def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -
     try:
         with src.arrow_stream() as stream:
             return pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
         return None
 
 
@@ -498,7 +518,7 @@ def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tu
 
 
 def _decode_all(src: _Source, problems: _Collector) -> str | None:
-    data = src.data if src.data is not None else src.path.read_bytes()
+    data = b"".join(src.blocks())
     data = data[3:] if data.startswith(_BOM) else data
     try:
         return data.decode("utf-8")
