@@ -1,0 +1,164 @@
+"""``qrelforge status``, ``qrelforge agreement``, ``qrelforge release`` and ``qrelforge export``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from annotate_app.cli_common import add_project_option, command, emit, grid, open_db, project_of
+
+__all__ = ["add_parsers"]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    _status_parser(sub)
+    _agreement_parser(sub)
+    _release_parser(sub)
+    _export_parser(sub)
+
+
+def _fmt(value: float | None) -> str:
+    return "undef" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+# ---------------------------------------------------------------------------------------------- status
+def _status_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("status", help="pairs, labels, disagreements and annotator progress of a project")
+    add_project_option(p)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(handler=_cmd_status)
+
+
+@command
+def _cmd_status(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from annotate_app.services import status
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    st = status.project_status(db, SYSTEM, project_of(db, args))
+    if args.format == "json":
+        emit(json.dumps(dataclasses.asdict(st), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    p = st.progress
+    lines = [f"project {st.project}: {st.pairs} pairs ({st.excluded} excluded), {st.complete} complete, "
+             f"{st.in_progress} in progress, {st.untouched} untouched",
+             f"labels {p.done}/{p.total} ({p.fraction:.0%}), {st.stale} stale; disagreements {st.disagreements} "
+             f"({st.adjudicated} adjudicated); releases {st.releases}", ""]
+    rows = [(a.username, a.done, a.active, a.skipped, a.stale, a.available, a.quota or "-") for a in st.annotators]
+    emit("\n".join(lines) + "\n" + grid(["annotator", "done", "open", "skipped", "stale", "available", "quota"], rows))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- agreement
+def _agreement_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("agreement", help="agreement figures, the kappa matrix, per-query agreement, blockers")
+    add_project_option(p)
+    p.add_argument("--disagreements", type=int, default=10, metavar="N", help="show the N worst disagreements")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(handler=_cmd_agreement)
+
+
+@command
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from annotate_app.services import gate
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    project = project_of(db, args)
+    summary = gate.agreement(db, SYSTEM, project)
+    block = gate.blockers(db, SYSTEM, project)
+    worst = gate.disagreements(db, SYSTEM, project, limit=args.disagreements) if args.disagreements > 0 else []
+    if args.format == "json":
+        out = {**summary.to_dict(), "blockers": list(block.messages()),
+               "pairwise": json.loads(summary.pairwise.to_json()) if not summary.pairwise.empty else {},
+               "disagreements": [{"query_id": d.query_id, "doc_id": d.doc_id,
+                                  "grades": {x.annotator: x.grade for x in d.labels}} for d in worst]}
+        emit(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    emit(_agreement_text(summary, block, worst))
+    return 0
+
+
+def _agreement_text(summary, block, worst) -> str:
+    verdict = "passes" if summary.passes else "FAILS"
+    out = [f"{summary.statistic} = {_fmt(summary.value)} ({summary.band}) {verdict} threshold "
+           f"{summary.threshold} [{summary.mode}{'/' + summary.weights if summary.weights else ''}] over "
+           f"{summary.n_pairs} complete pairs, {summary.n_annotators} annotators",
+           f"percent agreement {_fmt(summary.percent_agreement)}, Fleiss {_fmt(summary.fleiss_kappa)}, "
+           f"Krippendorff alpha {_fmt(summary.krippendorff_alpha)}, mean pairwise kappa "
+           f"{_fmt(summary.mean_pairwise_kappa)}",
+           f"disagreements {summary.disagreements} ({summary.unadjudicated} not adjudicated)"]
+    out += [f"note: {w}" for w in summary.warnings]
+    if not summary.pairwise.empty:
+        names = list(summary.pairwise.columns)
+        rows = [[a] + [_fmt(summary.pairwise.loc[a, b]) if a != b else "-" for b in names] for a in names]
+        out += ["", "pairwise kappa:", grid(["", *names], rows).rstrip("\n")]
+    if not summary.per_query.empty:
+        pq = summary.per_query
+        rows = [(r.query_id, r.n_items, _fmt(r.agreement), _fmt(r.alpha), r.n_disagreeing) for r in pq.itertuples()]
+        out += ["", "per query:", grid(["query", "pairs", "agreement", "alpha", "disagreeing"], rows).rstrip("\n")]
+    if worst:
+        rows = [(d.query_id, d.doc_id, " ".join(f"{x.annotator}={x.grade}" for x in d.labels), _fmt(d.disagreement))
+                for d in worst]
+        out += ["", "worst disagreements:", grid(["query", "doc", "grades", "score"], rows).rstrip("\n")]
+    out += ["", "release: " + ("ready" if block.ok else "; ".join(block.messages()))]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------- release
+def _release_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("release", help="freeze the accepted qrels into an immutable release (or list them)",
+                       description="Create a release when the gate allows it. Below the agreement threshold a "
+                                   "written --justification is required and stored with the release.")
+    add_project_option(p)
+    p.add_argument("--justification", help="why releasing below the agreement threshold is acceptable")
+    p.add_argument("--note", default="", help="a note stored with the release")
+    p.add_argument("--list", action="store_true", help="list the releases instead")
+    p.set_defaults(handler=_cmd_release)
+
+
+@command
+def _cmd_release(args: argparse.Namespace) -> int:
+    from annotate_app.services import releases
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    project = project_of(db, args)
+    if args.list:
+        rows = [(r.version, r.created_at.strftime("%Y-%m-%d %H:%M"), r.created_by, r.n_qrels,
+                 f"{r.statistic}={_fmt(r.agreement_value)}", r.content_hash[:16], "yes" if r.justification else "")
+                for r in releases.list_releases(db, SYSTEM, project)]
+        emit(grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows))
+        return 0
+    r = releases.create_release(db, SYSTEM, project, justification=args.justification, note=args.note)
+    print(f"release {r.version} of {r.project}: {r.n_qrels} qrels ({', '.join(f'{v} {k}' for k, v in r.counts.items())}), "
+          f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- export
+def _export_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export a release (TREC, BEIR TSV, JSONL) or all labels (CSV)")
+    add_project_option(p)
+    p.add_argument("--version", type=int, help="release version (default: the latest)")
+    p.add_argument("--format", choices=["trec", "beir", "jsonl", "labels-csv"], default="trec")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(handler=_cmd_export)
+
+
+@command
+def _cmd_export(args: argparse.Namespace) -> int:
+    from annotate_app.services import export
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    project = project_of(db, args)
+    if args.format == "labels-csv":
+        data = export.export_labels_csv(db, SYSTEM, project)
+    else:
+        data = export.export_release(db, SYSTEM, project, args.version, format=args.format)
+    emit("", args.output, binary=data)
+    return 0

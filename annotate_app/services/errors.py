@@ -1,0 +1,50 @@
+"""Domain errors raised by the services. All are `metrics.QrelForgeError` (a ValueError), so the CLI prints them
+as one line and exits 2, and the pages show them with ``st.error(str(exc))``.
+
+=================== =========================================================================
+error               raised when
+=================== =========================================================================
+PermissionDenied    the caller's role (or membership, or login state) does not allow the action
+NotFound            a project, user, pair, release ... does not exist (or is hidden from the caller)
+Conflict            the action clashes with the current state (duplicate name, pair no longer
+                    assigned, release blocked, concurrent edit)
+InvalidInput        an argument is malformed; ``problems`` lists every bad line of an imported file
+=================== =========================================================================
+
+>>> str(NotFound("project 'x' does not exist"))
+"project 'x' does not exist"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from metrics.errors import Problem, QrelForgeError
+
+__all__ = ["ServiceError", "PermissionDenied", "NotFound", "Conflict", "InvalidInput"]
+
+
+class ServiceError(QrelForgeError):
+    """Base class of the workflow errors."""
+
+
+class PermissionDenied(ServiceError):
+    """The caller may not do this."""
+
+
+class NotFound(ServiceError):
+    """The thing asked for does not exist."""
+
+
+class Conflict(ServiceError):
+    """The request is valid but clashes with the current state."""
+
+
+class InvalidInput(ServiceError):
+    """A bad argument or a bad file. ``problems``: every bad line (``file:line: reason: 'text'``), if any."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()):
+        self.problems = list(problems)
+        more = len(self.problems) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
+        super().__init__(message + suffix)

@@ -1,0 +1,91 @@
+"""Exports: a release as TREC qrels, BEIR TSV or JSONL with reasons and provenance; all labels as CSV.
+
+Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its stored
+content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports are machine
+formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are written exactly;
+the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe` against formula
+injection.
+
+JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
+``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
+guidelines_version, created_at}]) and ``adjudication`` ({reviewer, grade, reason, created_at} or null).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from annotate_app.services.auth import Actor, Role, audit
+from annotate_app.services.errors import Conflict, InvalidInput
+from annotate_app.services.projects import ProjectRef, open_project
+from annotate_app.services.releases import canonical_trec, load_release, sha256_text
+from annotate_app.store import judging as jq
+from annotate_app.store import pool as pq
+from annotate_app.store import releases as rq
+from annotate_app.store.db import Database
+from metrics.render import csv_safe
+
+__all__ = ["export_release", "export_labels_csv", "FORMATS"]
+
+FORMATS = ("trec", "beir", "jsonl")
+
+
+def export_release(db: Database, actor: Actor, project: ProjectRef, version: int | None = None, *,
+                   format: str = "trec") -> bytes:
+    """A release (default: the latest) as ``"trec"``, ``"beir"`` or ``"jsonl"`` bytes (reviewer)."""
+    if format not in FORMATS:
+        raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}; got {format!r}")
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "export releases")
+        release = load_release(s, proj, version)
+        rows = sorted(tuple(r) for r in rq.qrel_rows(s, release.id))
+        if format == "trec":
+            data = _trec(rows, release.content_hash)
+        elif format == "beir":
+            data = "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
+        else:
+            data = _jsonl(s, rows, release.version)
+        audit(s, actor, "release_exported", project_id=proj.id, target=f"{proj.name} v{release.version}",
+              details={"format": format})
+    return data.encode("utf-8")
+
+
+def _trec(rows: list[tuple], content_hash: str) -> str:
+    text = canonical_trec([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    if sha256_text(text) != content_hash:
+        raise Conflict("release integrity check failed: its qrels no longer match the stored content hash")
+    return text
+
+
+def _jsonl(s, rows: list[tuple], version: int) -> str:
+    label_ids = [int(i) for r in rows for i in r[4].split(",") if i]
+    labels = jq.labels_by_id(s, label_ids)
+    adjudications = jq.adjudications_by_id(s, [r[5] for r in rows if r[5] is not None])
+    pair_ids = [r[6] for r in rows]
+    sources, origins = pq.pair_sources(s, pair_ids), jq.pair_origins(s, pair_ids)
+    out = []
+    for qid, did, grade, kind, ids, adj, pair in rows:
+        record = {"query_id": qid, "doc_id": did, "relevance": grade, "kind": kind, "release": version,
+                  "origin": origins.get(pair), "sources": [{"run": n, "rank": r} for n, r in sources.get(pair, [])],
+                  "labels": [labels[int(i)] for i in ids.split(",") if i],
+                  "adjudication": adjudications.get(adj) if adj is not None else None}
+        out.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(out)
+
+
+def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:
+    """Every label version of the project (history included) as CSV, formula-injection safe (reviewer)."""
+    header = ["query_id", "doc_id", "annotator", "version", "grade", "reason", "unsure", "seconds", "doc_version",
+              "current_doc_version", "guidelines_version", "created_at"]
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "export labels")
+        rows = jq.all_label_rows(s, proj.id)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        cells = list(row[:-1]) + [row[-1].isoformat()]
+        writer.writerow([csv_safe("" if c is None else str(c)) for c in cells])
+    return buffer.getvalue().encode("utf-8")

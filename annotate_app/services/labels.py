@@ -1,0 +1,98 @@
+"""Labels: saving a judgment (append-only versions), one's own recent labels, and a pair's history.
+
+`save_label` adds a label version to the caller's claim on a pair: the first save turns the claim into a done
+assignment, later saves are edits (version + 1); nothing is ever updated or deleted. Each version records the
+grade, the reason (required; at least the project's ``min_reason_length`` characters), the unsure flag, the
+seconds spent, the document version and the guidelines version it was made under.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from annotate_app.services.auth import Actor, Role
+from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.projects import ProjectRef, open_project, settings_of
+from annotate_app.services.queue import annotator_context, check_reason, label_info
+from annotate_app.services.types import LabelInfo
+from annotate_app.store import judging as jq
+from annotate_app.store import projects as pq
+from annotate_app.store.db import Database
+from annotate_app.store.models import Project
+
+__all__ = ["save_label", "my_labels", "pair_history", "check_grade"]
+
+MAX_SECONDS = 24 * 3600.0
+
+
+def check_grade(project: Project, grade: int) -> int:
+    grades = settings_of(project).grades
+    if isinstance(grade, bool) or not isinstance(grade, numbers.Integral) or int(grade) not in grades:
+        raise InvalidInput(f"grade must be one of {list(grades)}; got {grade!r}")
+    return int(grade)
+
+
+def _check_seconds(seconds: float | None) -> float | None:
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or math.isnan(seconds) \
+            or not 0 <= seconds <= MAX_SECONDS:
+        raise InvalidInput(f"seconds must be a number in [0, {MAX_SECONDS:.0f}] or None; got {seconds!r}")
+    return float(seconds)
+
+
+def save_label(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, grade: int, reason: str,
+               unsure: bool = False, seconds: float | None = None, expected_version: int | None = None
+               ) -> LabelInfo:
+    """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
+
+    ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different current
+    version (an edit from another tab) raises Conflict instead of silently overwriting it.
+    Raises NotFound for a pair not assigned to the caller, Conflict for a skipped or expired claim.
+    """
+    if not isinstance(unsure, bool):
+        raise InvalidInput(f"unsure must be a bool; got {unsure!r}")
+    secs = _check_seconds(seconds)
+    with db.write() as s:
+        user, proj = annotator_context(s, actor, project, "label pairs")
+        value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
+        a = jq.own_assignment(s, pair_id, user.id)
+        if a is None or a.project_id != proj.id:
+            raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
+        if a.status not in ("active", "done"):
+            raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); "
+                           "ask for the next pair")
+        version = jq.mark_done(s, a.id, value, expected_version)
+        if version is None:
+            raise Conflict(f"pair {pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
+                           "reload it")
+        doc_version = jq.current_doc_version(s, pair_id)
+        label = jq.insert_label(s, assignment_id=a.id, pair_id=pair_id, annotator_id=user.id, version=version,
+                                grade=value, reason=text, unsure=unsure, seconds=secs, doc_version=doc_version,
+                                guidelines_version=pq.guidelines_version(s, proj.id))
+        jq.set_label_id(s, a.id, label.id)
+        content = jq.pair_content(s, pair_id)
+        return LabelInfo(pair_id, content["query_id"], content["doc_id"], user.username, version, value, text,
+                         unsure, secs, doc_version, False, label.created_at, content["doc_title"])
+
+
+def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:
+    """The caller's current labels, most recently saved first (to review or edit them)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInput(f"limit must be an int >= 1; got {limit!r}")
+    with db.read() as s:
+        user, proj = annotator_context(s, actor, project, "list their labels")
+        rows = jq.label_rows(s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit)
+        return [label_info(r) for r in rows]
+
+
+def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> list[LabelInfo]:
+    """Every label version of a pair, newest first: an annotator sees only their own; reviewers see all."""
+    with db.read() as s:
+        user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
+        reviewer = user is None or user.role != Role.ANNOTATOR
+        if not reviewer and pq.member(s, proj.id, user.id) is None:
+            raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
+        rows = jq.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=None if reviewer else user.id)
+        return [label_info(r) for r in rows]

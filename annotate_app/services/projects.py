@@ -1,0 +1,262 @@
+"""Projects: settings, guidelines (versioned Markdown) and members.
+
+Admins create projects, change settings and choose members; everyone can read a project they may see
+(annotators only the projects they are members of). Settings that would invalidate existing work are refused:
+the grade scale is fixed once a label exists, and N (annotators per pair) cannot drop below a pair's live
+claims.
+
+>>> check_settings(ProjectSettings(), annotators_per_pair=3).annotators_per_pair
+3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from annotate_app.services.auth import Actor, Role, audit, authorize
+from annotate_app.services.errors import Conflict, InvalidInput, NotFound
+from annotate_app.services.types import GuidelinesInfo, MemberInfo, ProjectInfo, ProjectSettings
+from annotate_app.store import judging as jq
+from annotate_app.store import projects as q
+from annotate_app.store import users as uq
+from annotate_app.store.db import Database
+from annotate_app.store.models import Project, User
+
+__all__ = ["create_project", "list_projects", "get_project", "update_settings", "set_guidelines",
+           "get_guidelines", "assign", "unassign", "list_members", "check_settings", "open_project",
+           "settings_of", "ProjectRef"]
+
+ProjectRef = int | str
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_CHOICES = {"statistic": ("cohen", "fleiss", "krippendorff"), "agreement_mode": ("binary", "weighted"),
+            "weights": ("linear", "quadratic")}
+_INTS = {"annotators_per_pair": (1, 50), "relevance_cutoff": (-1000, 1000), "min_reason_length": (0, 1000),
+         "claim_timeout_minutes": (1, 7 * 24 * 60)}
+MAX_GUIDELINES = 200_000
+
+
+# -------------------------------------------------------------------------------------------- settings
+def settings_of(project: Project) -> ProjectSettings:
+    return ProjectSettings(
+        grade_scale=tuple((int(g), str(label)) for g, label in project.grade_scale),
+        annotators_per_pair=project.annotators_per_pair, statistic=project.statistic,
+        threshold=project.threshold, relevance_cutoff=project.relevance_cutoff,
+        agreement_mode=project.agreement_mode, weights=project.weights,
+        min_reason_length=project.min_reason_length, claim_timeout_minutes=project.claim_timeout_minutes)
+
+
+def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
+    """``base`` with ``changes`` applied, validated; unknown names and bad values raise InvalidInput."""
+    known = {f.name for f in dataclasses.fields(ProjectSettings)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise InvalidInput(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    for name, value in changes.items():
+        _check_value(name, value)
+    scale = _check_scale(changes.get("grade_scale", base.grade_scale))
+    merged = dataclasses.replace(base, **{**changes, "grade_scale": scale})
+    if isinstance(merged.threshold, numbers.Real):
+        merged = dataclasses.replace(merged, threshold=float(merged.threshold))
+    grades = merged.grades
+    if not grades[0] < merged.relevance_cutoff <= grades[-1]:
+        raise InvalidInput(f"relevance_cutoff must be above the lowest grade {grades[0]} and at most the highest "
+                           f"{grades[-1]}; got {merged.relevance_cutoff}")
+    return merged
+
+
+def _check_value(name: str, value: Any) -> None:
+    if name in _CHOICES and value not in _CHOICES[name]:
+        raise InvalidInput(f"{name} must be one of {', '.join(map(repr, _CHOICES[name]))}; got {value!r}")
+    if name in _INTS:
+        low, high = _INTS[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+            raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
+    if name == "threshold" and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                or math.isnan(value) or not -1 <= value <= 1):
+        raise InvalidInput(f"threshold must be a number in [-1, 1]; got {value!r}")
+
+
+def _check_scale(scale: Any) -> tuple[tuple[int, str], ...]:
+    """(grade, label) pairs, grades distinct ints in increasing order, 2 to 20 of them, labels non-empty."""
+    if isinstance(scale, str) or not isinstance(scale, Sequence) or not 2 <= len(scale) <= 20:
+        raise InvalidInput(f"grade_scale must be 2 to 20 (grade, label) pairs; got {scale!r}")
+    out = []
+    for item in scale:
+        ok = isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2
+        if not ok or isinstance(item[0], bool) or not isinstance(item[0], numbers.Integral) \
+                or not isinstance(item[1], str) or not item[1].strip():
+            raise InvalidInput(f"grade_scale entries must be (int grade, non-empty label); got {item!r}")
+        out.append((int(item[0]), item[1].strip()))
+    if any(a[0] >= b[0] for a, b in zip(out, out[1:], strict=False)):
+        raise InvalidInput(f"grade_scale grades must increase strictly; got {[g for g, _ in out]}")
+    return tuple(out)
+
+
+# -------------------------------------------------------------------------------------------- access
+def open_project(s: Session, actor: Actor, ref: ProjectRef, minimum: Role, action: str
+                 ) -> tuple[User | None, Project]:
+    """Authorise ``actor`` for ``action`` on project ``ref`` (id or name). Annotators must be members; a project
+    an annotator may not see is reported as missing."""
+    user = authorize(s, actor, minimum, action)
+    project = q.find(s, ref)
+    hidden = project is not None and user is not None and user.role == Role.ANNOTATOR \
+        and q.member(s, project.id, user.id) is None
+    if project is None or hidden:
+        raise NotFound(f"project {ref!r} does not exist" + (" or you are not a member" if user is not None else ""))
+    return user, project
+
+
+def _info(s: Session, project: Project) -> ProjectInfo:
+    return ProjectInfo(project.id, project.name, project.title, settings_of(project),
+                       q.guidelines_version(s, project.id), project.created_at)
+
+
+# -------------------------------------------------------------------------------------------- projects
+def create_project(db: Database, actor: Actor, name: str, *, title: str = "", guidelines: str = "",
+                   settings: ProjectSettings | None = None, **changes: Any) -> ProjectInfo:
+    """A new project (admin). ``name``: 1–64 of a-z 0-9 _ -; settings default to `ProjectSettings()`."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidInput(f"project name must be 1-64 characters of a-z, 0-9, '_', '-'; got {name!r}")
+    checked = check_settings(settings or ProjectSettings(), **changes)
+    with db.write() as s:
+        authorize(s, actor, Role.ADMIN, "create projects")
+        if q.find(s, name) is not None:
+            raise Conflict(f"project {name!r} already exists")
+        fields = dataclasses.asdict(checked)
+        fields["grade_scale"] = [list(x) for x in checked.grade_scale]
+        project = q.insert_project(s, name=name, title=str(title or name)[:200], created_by=actor.user_id, **fields)
+        if guidelines:
+            q.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
+        audit(s, actor, "project_created", project_id=project.id, target=name, details={"settings": fields})
+        return _info(s, project)
+
+
+def list_projects(db: Database, actor: Actor) -> list[ProjectInfo]:
+    """The projects the caller may see (annotators: their own)."""
+    with db.read() as s:
+        user = authorize(s, actor, Role.ANNOTATOR, "list projects")
+        rows = q.member_projects(s, user.id) if user is not None and user.role == Role.ANNOTATOR \
+            else q.all_projects(s)
+        return [_info(s, p) for p in rows]
+
+
+def get_project(db: Database, actor: Actor, project: ProjectRef) -> ProjectInfo:
+    with db.read() as s:
+        _, row = open_project(s, actor, project, Role.ANNOTATOR, "see projects")
+        return _info(s, row)
+
+
+def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: Any) -> ProjectInfo:
+    """Change settings (admin), e.g. ``update_settings(db, me, "demo", threshold=0.6)``."""
+    with db.write() as s:
+        _, row = open_project(s, actor, project, Role.ADMIN, "change project settings")
+        old = settings_of(row)
+        new = check_settings(old, **changes)
+        _guard_settings(s, row, old, new)
+        fields = {k: v for k, v in dataclasses.asdict(new).items() if getattr(old, k) != v}
+        if "grade_scale" in fields:
+            fields["grade_scale"] = [list(x) for x in new.grade_scale]
+        if fields:
+            q.update_project(s, row.id, **fields)
+            audit(s, actor, "settings_changed", project_id=row.id, target=row.name, details=fields)
+        s.refresh(row)
+        return _info(s, row)
+
+
+def _guard_settings(s: Session, project: Project, old: ProjectSettings, new: ProjectSettings) -> None:
+    if new.grades != old.grades and jq.label_count(s, project.id) > 0:
+        raise Conflict("the grade scale's grades cannot change once labels exist (labels may be renamed)")
+    if new.annotators_per_pair < old.annotators_per_pair:
+        most = jq.max_claimed(s, project.id)
+        if most > new.annotators_per_pair:
+            raise Conflict(f"annotators_per_pair cannot drop to {new.annotators_per_pair}: a pair already has "
+                           f"{most} annotators")
+
+
+# -------------------------------------------------------------------------------------------- guidelines
+def _check_markdown(markdown: Any) -> str:
+    if not isinstance(markdown, str) or not markdown.strip() or len(markdown) > MAX_GUIDELINES:
+        raise InvalidInput(f"guidelines must be non-empty Markdown text of at most {MAX_GUIDELINES} characters")
+    return markdown
+
+
+def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: str) -> int:
+    """Store a new guidelines version (admin or reviewer); returns its number. Old versions are kept."""
+    text = _check_markdown(markdown)
+    with db.write() as s:
+        _, row = open_project(s, actor, project, Role.REVIEWER, "edit guidelines")
+        version = q.add_guidelines(s, row.id, text, actor.user_id)
+        audit(s, actor, "guidelines_changed", project_id=row.id, target=row.name, details={"version": version})
+        return version
+
+
+def get_guidelines(db: Database, actor: Actor, project: ProjectRef, version: int | None = None
+                   ) -> GuidelinesInfo | None:
+    """The latest guidelines (or ``version``); None when the project has none."""
+    with db.read() as s:
+        _, row = open_project(s, actor, project, Role.ANNOTATOR, "read guidelines")
+        g = q.latest_guidelines(s, row.id, version)
+        if g is None:
+            if version is not None:
+                raise NotFound(f"guidelines version {version} of project {row.name!r} does not exist")
+            return None
+        author = uq.names_of(s, [g.created_by]).get(g.created_by, "system") if g.created_by else "system"
+        return GuidelinesInfo(g.version, g.markdown, author, g.created_at)
+
+
+# -------------------------------------------------------------------------------------------- members
+def assign(db: Database, actor: Actor, project: ProjectRef, usernames: Sequence[str], *,
+           quota: int | None = None) -> list[MemberInfo]:
+    """Make users annotators of a project (admin), optionally capping how many pairs each takes.
+
+    Pairs are then handed out on demand by `queue.next_pair`, least-covered first, so the load stays balanced;
+    ``quota`` (None: no cap) bounds a fast annotator's share. Re-assigning updates the quota.
+    """
+    if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 1):
+        raise InvalidInput(f"quota must be None or an int >= 1; got {quota!r}")
+    names = [str(u).strip().lower() for u in usernames]
+    if not names:
+        raise InvalidInput("usernames must name at least one user")
+    with db.write() as s:
+        _, row = open_project(s, actor, project, Role.ADMIN, "assign annotators")
+        users = uq.by_names(s, names)
+        missing = [n for n in names if n not in users]
+        if missing:
+            raise NotFound(f"user {missing[0]!r} does not exist")
+        inactive = [n for n in names if not users[n].active]
+        if inactive:
+            raise Conflict(f"user {inactive[0]!r} is deactivated")
+        for name in names:
+            q.upsert_member(s, row.id, users[name].id, quota)
+        audit(s, actor, "members_assigned", project_id=row.id, target=row.name,
+              details={"users": names, "quota": quota})
+        return _members(s, row.id)
+
+
+def unassign(db: Database, actor: Actor, project: ProjectRef, username: str) -> list[MemberInfo]:
+    """Remove a member (admin). Their labels stay; their unlabelled claims expire and go to others."""
+    with db.write() as s:
+        _, row = open_project(s, actor, project, Role.ADMIN, "remove annotators")
+        user = uq.by_name(s, str(username).strip().lower())
+        if user is None or not q.remove_member(s, row.id, user.id):
+            raise NotFound(f"{username!r} is not a member of project {row.name!r}")
+        freed = jq.expire_claims(s, row.id, annotator_id=user.id)
+        audit(s, actor, "member_removed", project_id=row.id, target=user.username, details={"claims_freed": freed})
+        return _members(s, row.id)
+
+
+def list_members(db: Database, actor: Actor, project: ProjectRef) -> list[MemberInfo]:
+    with db.read() as s:
+        _, row = open_project(s, actor, project, Role.REVIEWER, "list members")
+        return _members(s, row.id)
+
+
+def _members(s: Session, project_id: int) -> list[MemberInfo]:
+    return [MemberInfo(u.username, u.role, quota) for u, quota in q.members(s, project_id)]

@@ -1,0 +1,187 @@
+"""The annotator's queue: `next_pair`, `get_pair`, `skip`, progress, and freeing abandoned claims.
+
+`next_pair(db, me, project)` returns, in this order:
+
+1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair;
+2. a pair the caller labelled whose document has since changed (stale), to re-judge;
+3. a new pair with a free slot that the caller never had — least-covered first (every pair gets its first
+   label before any gets its second, which keeps the load balanced), then grouped by query;
+4. if none is free, claims unlabelled for longer than the project's ``claim_timeout_minutes`` are freed and
+   step 3 is tried again;
+5. None: nothing left for this caller.
+
+A pair is never shown twice to the same annotator (a skipped or expired claim keeps its row), never to more
+than N annotators at once (UNIQUE slot), and the view never contains anyone else's label. The caller must be a
+member of the project (see `projects.assign`); a member's ``quota`` caps their live claims and labels.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
+
+from annotate_app.services.auth import Actor, Role, audit
+from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.projects import ProjectRef, open_project, settings_of
+from annotate_app.services.types import AnnotatorProgress, LabelInfo, PairView
+from annotate_app.store import judging as jq
+from annotate_app.store import projects as pq
+from annotate_app.store.db import Database
+from annotate_app.store.models import Assignment, Project, User, utcnow
+
+__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "check_reason"]
+
+MAX_ATTEMPTS = 20
+CANDIDATES = 8
+
+
+def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str) -> tuple[User, Project]:
+    """The caller as a judging member of the project (any role may judge, if a member)."""
+    user, proj = open_project(s, actor, project, Role.ANNOTATOR, action)
+    if user is None:
+        raise PermissionDenied(f"{action}: the system actor cannot judge pairs; log in as an annotator")
+    if pq.member(s, proj.id, user.id) is None:
+        raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
+    return user, proj
+
+
+def check_reason(reason: str, minimum: int, what: str = "reason") -> str:
+    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000)."""
+    if not isinstance(reason, str):
+        raise InvalidInput(f"{what} must be a string; got {type(reason).__name__}")
+    text, required = reason.strip(), max(minimum, 1)
+    if len(text) < required:
+        raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
+    if len(text) > 10_000:
+        raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
+    return text
+
+
+# --------------------------------------------------------------------------------------------- next_pair
+def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | None:
+    """The next pair for the caller to judge, or None when there is nothing left (see the module doc)."""
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            with db.write() as s:
+                user, proj = annotator_context(s, actor, project, "judge pairs")
+                return _next(s, user, proj)
+        except IntegrityError:
+            continue  # a concurrent claim took the slot first: look again
+        except OperationalError as exc:  # PostgreSQL deadlock or serialization failure: retry
+            if "deadlock" not in str(exc).lower() and "serializ" not in str(exc).lower():
+                raise
+    raise Conflict(f"could not claim a pair after {MAX_ATTEMPTS} attempts (heavy contention); try again")
+
+
+def _next(s: Session, user: User, proj: Project) -> PairView | None:
+    mine = jq.open_claim(s, proj.id, user.id)
+    if mine is not None:
+        return _view(s, proj, mine)
+    if _over_quota(s, proj, user):
+        return None
+    claimed = _claim(s, user, proj)
+    if claimed is None:
+        cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
+        if jq.expire_claims(s, proj.id, older_than=cutoff):
+            claimed = _claim(s, user, proj)
+    return None if claimed is None else _view(s, proj, claimed)
+
+
+def _over_quota(s: Session, proj: Project, user: User) -> bool:
+    quota = pq.member(s, proj.id, user.id).quota
+    return quota is not None and jq.own_count(s, proj.id, user.id) >= quota
+
+
+def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
+    n = proj.annotators_per_pair
+    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES):
+        if jq.take_slot(s, pair_id, n):
+            slot = jq.free_slot(s, pair_id, n)
+            assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot)
+            return s.get(Assignment, assignment_id)
+    return None
+
+
+def _view(s: Session, proj: Project, a: Assignment) -> PairView:
+    content = jq.pair_content(s, a.pair_id)
+    settings = settings_of(proj)
+    guidelines = pq.latest_guidelines(s, proj.id)
+    current = None
+    if a.version > 0:
+        rows = jq.label_rows(s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1)
+        current = label_info(rows[0]) if rows else None
+    return PairView(a.pair_id, proj.name, content["query_id"], content["query_text"], dict(content["query_meta"]),
+                    content["doc_id"], content["doc_title"], content["doc_text"], dict(content["doc_meta"]),
+                    content["doc_version"], settings.grade_scale, settings.min_reason_length,
+                    guidelines.version if guidelines else None, guidelines.markdown if guidelines else "", current)
+
+
+def label_info(row: dict) -> LabelInfo:
+    return LabelInfo(row["pair_id"], row["query_id"], row["doc_id"], row["annotator"], row["version"], row["grade"],
+                     row["reason"], bool(row["unsure"]), row["seconds"], row["doc_version"],
+                     row["doc_version"] != row["current_doc_version"], row["created_at"], row.get("doc_title", ""))
+
+
+def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> PairView:
+    """A pair the caller holds or labelled (to edit their label); others' pairs are NotFound."""
+    with db.read() as s:
+        user, proj = annotator_context(s, actor, project, "judge pairs")
+        a = jq.own_assignment(s, pair_id, user.id)
+        if a is None or a.project_id != proj.id or a.status not in ("active", "done"):
+            raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
+        return _view(s, proj, a)
+
+
+# ------------------------------------------------------------------------------------------------- skip
+def skip(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, reason: str) -> None:
+    """Give a claimed, unlabelled pair back with a reason (≥ the project's minimum length, at least 1); its
+    slot goes to another annotator and the caller never sees the pair again."""
+    with db.write() as s:
+        user, proj = annotator_context(s, actor, project, "skip pairs")
+        text = check_reason(reason, proj.min_reason_length, "skip reason")
+        a = jq.own_assignment(s, pair_id, user.id)
+        if a is None or a.project_id != proj.id:
+            raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
+        if a.status == "done":
+            raise Conflict(f"pair {pair_id} is already labelled; edit the label instead of skipping")
+        if not jq.skip(s, a.id, text):
+            raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} (skipped or expired)")
+        jq.release_slot(s, pair_id)
+
+
+# --------------------------------------------------------------------------------------------- progress
+def my_progress(db: Database, actor: Actor, project: ProjectRef) -> AnnotatorProgress:
+    """The caller's own counts: done, active (claimed, unlabelled), skipped, stale, quota, still available."""
+    with db.read() as s:
+        user, proj = annotator_context(s, actor, project, "see progress")
+        return annotator_progress(s, proj, user.id, user.username, pq.member(s, proj.id, user.id).quota)
+
+
+def annotator_progress(s: Session, proj: Project, user_id: int, username: str, quota: int | None,
+                       groups: list | None = None) -> AnnotatorProgress:
+    groups = groups if groups is not None else [g for g in jq.annotator_counts(s, proj.id) if g[0] == user_id]
+    count = {"done": 0, "active": 0, "skipped": 0, "expired": 0, "stale": 0}
+    for _, status, n, stale in groups:
+        count[status] += n
+        count["stale"] += n if stale and status == "done" else 0
+    available = jq.available_count(s, proj.id, user_id, proj.annotators_per_pair)
+    return AnnotatorProgress(username, count["done"], count["active"], count["skipped"], count["stale"], quota,
+                             available)
+
+
+def release_stale_claims(db: Database, actor: Actor, project: ProjectRef, *, older_than_minutes: int | None = None
+                         ) -> int:
+    """Free unlabelled claims older than ``older_than_minutes`` (default: the project's claim timeout), for
+    reviewers who do not want to wait for the queue to run dry. Returns how many were freed."""
+    if older_than_minutes is not None and (isinstance(older_than_minutes, bool)
+                                           or not isinstance(older_than_minutes, int) or older_than_minutes < 0):
+        raise InvalidInput(f"older_than_minutes must be an int >= 0; got {older_than_minutes!r}")
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")
+        minutes = proj.claim_timeout_minutes if older_than_minutes is None else older_than_minutes
+        freed = jq.expire_claims(s, proj.id, older_than=utcnow() - timedelta(minutes=minutes))
+        audit(s, actor, "claims_freed", project_id=proj.id, target=proj.name,
+              details={"older_than_minutes": minutes, "freed": freed})
+        return freed

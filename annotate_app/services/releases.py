@@ -1,0 +1,168 @@
+"""Releases: immutable, versioned qrels snapshots with their provenance.
+
+`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale, every
+disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
+threshold, when the reviewer writes a justification (at least `MIN_JUSTIFICATION` characters), which the
+release stores. Nothing can change a release afterwards (no update path; database triggers refuse it).
+
+A release records its version (1, 2, ... per project), creator and time, the agreement figures, the annotators,
+the guidelines version, the corpus version hash — sha256 of the lines ``doc_id<TAB>version<TAB>content
+sha256`` of every document, sorted by doc_id — and the content hash: sha256 of its canonical TREC qrels text
+(``qid 0 docid grade`` lines sorted by query then document ID in code-point order), which is exactly what
+`export.export_release(..., format="trec")` returns. Each qrel is marked ``unanimous``, ``majority`` or
+``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from annotate_app.services.auth import Actor, Role, audit
+from annotate_app.services.errors import Conflict, InvalidInput, NotFound
+from annotate_app.services.gate import GateState, compute_blockers, load_state, summarize
+from annotate_app.services.projects import ProjectRef, open_project
+from annotate_app.services.types import Blockers, ReleaseInfo
+from annotate_app.store import corpus as cq
+from annotate_app.store import judging as jq
+from annotate_app.store import projects as pq
+from annotate_app.store import releases as q
+from annotate_app.store.db import Database
+from annotate_app.store.models import Project, Release
+from metrics.data import Qrels
+
+__all__ = ["create_release", "list_releases", "get_release", "release_qrels", "canonical_trec", "corpus_hash",
+           "MIN_JUSTIFICATION"]
+
+MIN_JUSTIFICATION = 20
+
+
+def canonical_trec(query_ids, doc_ids, grades) -> str:
+    """TREC qrels text sorted by (query, document) in code-point order (= UTF-8 byte order).
+
+    >>> canonical_trec(["q2", "q1", "q1"], ["D1", "D9", "D10"], [1, 0, 3])
+    'q1 0 D10 3\\nq1 0 D9 0\\nq2 0 D1 1\\n'
+    """
+    rows = sorted(zip(query_ids, doc_ids, (int(g) for g in grades), strict=True))
+    return "".join(f"{a} 0 {b} {g}\n" for a, b, g in rows)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def corpus_hash(rows: list[tuple[str, int, str]]) -> str:
+    """sha256 over ``doc_id<TAB>version<TAB>content sha256`` lines, sorted by doc_id."""
+    return sha256_text("".join(f"{d}\t{v}\t{h}\n" for d, v, h in sorted(rows)))
+
+
+def _info(project: Project, r: Release) -> ReleaseInfo:
+    return ReleaseInfo(project.name, r.version, r.created_by_name, r.created_at, r.statistic, r.agreement_value,
+                       r.threshold, r.justification, r.content_hash, r.corpus_hash, r.guidelines_version, r.n_qrels,
+                       dict(r.counts), tuple(r.annotators), dict(r.agreement), r.note)
+
+
+def _check_justification(justification: str | None, block: Blockers) -> str | None:
+    if justification is not None and not isinstance(justification, str):
+        raise InvalidInput(f"justification must be a string or None; got {type(justification).__name__}")
+    text = (justification or "").strip()
+    if block.below_threshold and len(text) < MIN_JUSTIFICATION:
+        raise Conflict(f"{block.agreement_message}: a release needs a written justification of at least "
+                       f"{MIN_JUSTIFICATION} characters")
+    return text or None
+
+
+def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFrame:
+    """One row per complete pair: query_id, doc_id, grade, kind, label_ids, adjudication_id, pair_id (plain
+    Python values, ready to insert)."""
+    v = state.complete
+    grade = v["grade"].to_numpy().copy()
+    kind = np.where(v["unanimous"], "unanimous", np.where(v["majority"], "majority", "adjudicated"))
+    adj = state.valid_adjudications().reindex(v.index)
+    disagreeing = v["disagreement"].to_numpy()
+    grade[disagreeing] = adj["grade"].to_numpy()[disagreeing]
+    adj_ids = np.where(disagreeing, adj["id"].to_numpy(), None)
+    ids = [external[int(p)] for p in v.index]
+    return pd.DataFrame({"query_id": [x[0] for x in ids], "doc_id": [x[1] for x in ids],
+                         "grade": grade, "kind": kind, "label_ids": v["label_state"].to_numpy(),
+                         "adjudication_id": adj_ids, "pair_id": v.index.to_numpy()})
+
+
+def create_release(db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None,
+                   note: str = "") -> ReleaseInfo:
+    """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it."""
+    try:
+        with db.write(snapshot=True) as s:
+            _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
+            state = load_state(s, proj, all_states=True)
+            summary = summarize(state)
+            block = compute_blockers(state, summary)
+            if block.hard:
+                raise Conflict("release blocked: " + "; ".join(block.hard))
+            text = _check_justification(justification, block)
+            return _insert(s, actor, proj, state, summary.to_dict(), text, str(note or "")[:2000])
+    except IntegrityError:
+        raise Conflict("another release was created at the same time; try again") from None
+
+
+def _insert(s: Session, actor: Actor, proj: Project, state: GateState, figures: dict, justification: str | None,
+            note: str) -> ReleaseInfo:
+    qrels = _qrels(state, jq.pair_external_ids(s, proj.id))
+    columns = [qrels[c].tolist() for c in ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id",
+                                           "pair_id")]
+    rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
+    content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
+    used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
+    counts = {k: int((qrels["kind"] == k).sum()) for k in ("unanimous", "majority", "adjudicated")}
+    counts["excluded"] = int(state.pairs["excluded"].sum())
+    release = q.insert_release(
+        s, project_id=proj.id, version=q.next_version(s, proj.id), note=note, statistic=figures["statistic"],
+        agreement_value=figures["value"], threshold=figures["threshold"], agreement=figures,
+        annotators=sorted(state.names[int(a)] for a in used), counts=counts,
+        corpus_hash=corpus_hash(cq.corpus_rows(s, proj.id)), guidelines_version=pq.guidelines_version(s, proj.id),
+        justification=justification, content_hash=sha256_text(content), n_qrels=len(rows),
+        created_by=actor.user_id, created_by_name=actor.username)
+    q.insert_qrels(s, [{"release_id": release.id, "pair_id": int(p), "query_external": a, "doc_external": b,
+                        "grade": int(g), "kind": k, "label_ids": ids, "adjudication_id": None if j is None else int(j)}
+                       for a, b, g, k, ids, j, p in rows])
+    audit(s, actor, "release_created", project_id=proj.id, target=f"{proj.name} v{release.version}",
+          details={"content_hash": release.content_hash, "n_qrels": len(rows), "justification": justification})
+    return _info(proj, release)
+
+
+def list_releases(db: Database, actor: Actor, project: ProjectRef) -> list[ReleaseInfo]:
+    """Every release of the project, oldest first (reviewer)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see releases")
+        return [_info(proj, r) for r in q.releases(s, proj.id)]
+
+
+def load_release(s: Session, proj: Project, version: int | None) -> Release:
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+        raise InvalidInput(f"version must be an int >= 1 or None (latest); got {version!r}")
+    release = q.find(s, proj.id, version)
+    if release is None:
+        which = "no release yet" if version is None else f"release {version} does not exist"
+        raise NotFound(f"project {proj.name!r}: {which}")
+    return release
+
+
+def get_release(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> ReleaseInfo:
+    """One release (default: the latest) (reviewer)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see releases")
+        return _info(proj, load_release(s, proj, version))
+
+
+def release_qrels(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> Qrels:
+    """A release's qrels as `metrics.Qrels`, ready for `metrics.evaluate` (reviewer)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
+        release = load_release(s, proj, version)
+        rows = sorted(tuple(r[:3]) for r in q.qrel_rows(s, release.id))
+    return Qrels([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
+                 source=f"{proj.name} release {release.version}")

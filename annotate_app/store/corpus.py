@@ -1,0 +1,157 @@
+"""Bulk queries on documents, queries, the chunk map, runs and prior judgments (imports and lookups).
+
+Inserts go through Core ``insert(table)`` with lists of dicts (executemany / multi-row VALUES), never one ORM
+object per row, so 100k documents take seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from annotate_app.store.bulk import bulk_insert
+from annotate_app.store.models import (
+    Assignment,
+    Chunk,
+    Document,
+    DocumentVersion,
+    ImportRecord,
+    Pair,
+    PriorJudgment,
+    Query,
+    Run,
+    RunEntry,
+    utcnow,
+)
+
+__all__ = ["doc_index", "query_index", "insert_documents", "update_documents", "insert_versions",
+           "mark_stale", "insert_queries", "update_queries", "queries_with_labels", "chunk_index",
+           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "runs", "prior_sources",
+           "insert_prior", "record_import", "corpus_rows", "BATCH"]
+
+BATCH = 5000
+
+
+def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]]:
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]
+
+
+def doc_index(s: Session, project_id: int) -> dict[str, tuple[int, int, str]]:
+    """external_id → (id, current version, content sha256) of every document of the project."""
+    stmt = select(Document.external_id, Document.id, Document.version, Document.content_sha256).where(
+        Document.project_id == project_id)
+    return {e: (i, v, h) for e, i, v, h in s.execute(stmt)}
+
+
+def query_index(s: Session, project_id: int) -> dict[str, tuple[int, str]]:
+    """external_id → (id, content sha256) of every query of the project."""
+    stmt = select(Query.external_id, Query.id, Query.content_sha256).where(Query.project_id == project_id)
+    return {e: (i, h) for e, i, h in s.execute(stmt)}
+
+
+def insert_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[str, int]:
+    """Insert documents; returns external_id → id of every document of the project."""
+    bulk_insert(s, Document.__table__, rows)
+    return {e: i for e, (i, _, _) in doc_index(s, project_id).items()}
+
+
+def update_documents(s: Session, rows: Sequence[dict]) -> None:
+    """rows: {"b_id", "version", "content_sha256", "updated_at"}."""
+    table = Document.__table__
+    stmt = update(table).where(table.c.id == bindparam("b_id"))
+    for batch in _batches(rows):
+        s.connection().execute(stmt, list(batch))
+
+
+def insert_versions(s: Session, rows: Sequence[dict]) -> None:
+    bulk_insert(s, DocumentVersion.__table__, rows)
+
+
+def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
+    """Flag the done assignments on these documents' pairs (their labels judged an older version)."""
+    total = 0
+    for start in range(0, len(document_ids), 500):
+        ids = list(document_ids[start:start + 500])
+        pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
+        stmt = update(Assignment).where(Assignment.pair_id.in_(pairs), Assignment.status == "done").values(stale=True)
+        total += s.execute(stmt, execution_options={"synchronize_session": False}).rowcount
+    return total
+
+
+def insert_queries(s: Session, rows: Sequence[dict]) -> None:
+    bulk_insert(s, Query.__table__, rows)
+
+
+def update_queries(s: Session, rows: Sequence[dict]) -> None:
+    """rows: {"b_id", "text", "meta", "content_sha256"}."""
+    table = Query.__table__
+    stmt = update(table).where(table.c.id == bindparam("b_id"))
+    for batch in _batches(rows):
+        s.connection().execute(stmt, list(batch))
+
+
+def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
+    if not query_ids:
+        return set()
+    stmt = (select(Pair.query_id).join(Assignment, Assignment.pair_id == Pair.id)
+            .where(Pair.query_id.in_(list(query_ids)), Assignment.status == "done").distinct())
+    return set(s.scalars(stmt))
+
+
+def chunk_index(s: Session, project_id: int) -> dict[str, int]:
+    """chunk_id → document id."""
+    stmt = select(Chunk.chunk_id, Chunk.document_id).where(Chunk.project_id == project_id)
+    return dict(s.execute(stmt).all())
+
+
+def insert_chunks(s: Session, rows: Sequence[dict]) -> None:
+    bulk_insert(s, Chunk.__table__, rows)
+
+
+def find_run(s: Session, project_id: int, name: str) -> Run | None:
+    return s.scalar(select(Run).where(Run.project_id == project_id, Run.name == name))
+
+
+def runs(s: Session, project_id: int) -> list[Run]:
+    return list(s.scalars(select(Run).where(Run.project_id == project_id).order_by(Run.name)))
+
+
+def insert_run(s: Session, **fields: Any) -> int:
+    stmt = insert(Run).values(created_at=utcnow(), **fields).returning(Run.id)
+    return int(s.execute(stmt).scalar_one())
+
+
+def insert_run_entries(s: Session, rows: Sequence[dict]) -> None:
+    bulk_insert(s, RunEntry.__table__, rows)
+
+
+def prior_sources(s: Session, project_id: int) -> dict[str, int]:
+    """Prior-judgment source name → number of judgments."""
+    stmt = (select(PriorJudgment.source, func.count()).where(PriorJudgment.project_id == project_id)
+            .group_by(PriorJudgment.source))
+    return dict(s.execute(stmt).all())
+
+
+def insert_prior(s: Session, rows: Sequence[dict]) -> None:
+    bulk_insert(s, PriorJudgment.__table__, rows)
+
+
+def record_import(s: Session, **fields: Any) -> None:
+    s.execute(insert(ImportRecord).values(created_at=utcnow(), **fields))
+
+
+def find_import(s: Session, project_id: int, kind: str, name: str) -> ImportRecord | None:
+    stmt = (select(ImportRecord).where(ImportRecord.project_id == project_id, ImportRecord.kind == kind,
+                                       ImportRecord.source == name).order_by(ImportRecord.id.desc()).limit(1))
+    return s.scalar(stmt)
+
+
+def corpus_rows(s: Session, project_id: int) -> list[tuple[str, int, str]]:
+    """(external_id, version, content sha256) of every document: what the corpus version hash covers."""
+    stmt = select(Document.external_id, Document.version, Document.content_sha256).where(
+        Document.project_id == project_id)
+    return list(s.execute(stmt))

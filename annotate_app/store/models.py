@@ -1,0 +1,451 @@
+"""The schema: SQLAlchemy 2 typed models. Alembic migrations (``store/migrations``) create exactly these tables.
+
+Rules the schema itself enforces (on SQLite and PostgreSQL alike):
+
+- ``assignments``: UNIQUE(pair_id, annotator_id) — an annotator gets a pair at most once, ever (a skipped or
+  expired claim keeps its row, so the pair is never shown again); UNIQUE(pair_id, slot) with slot in 1..N —
+  two annotators can never hold the same slot, so a pair never has more than N live claims. A skipped or expired
+  claim frees its slot (``slot`` NULL; NULLs do not collide).
+- ``labels`` are append-only: UNIQUE(assignment_id, version); database triggers reject UPDATE and DELETE.
+  The current label of an assignment is ``assignments.label_id`` (its highest version); ``assignments.grade``
+  caches its grade so that agreement reads one table.
+- ``releases``, ``release_qrels`` and ``audit_log`` are immutable too (triggers reject UPDATE and DELETE).
+- Every foreign key column is indexed; ``ix_pairs_queue`` serves ``next_pair``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Base", "User", "Project", "Guidelines", "ProjectMember", "Document", "DocumentVersion", "Chunk", "Query",
+    "ImportRecord", "Run", "RunEntry", "PriorJudgment", "Pool", "Pair", "PairSource", "Assignment", "Label",
+    "Adjudication", "Release", "ReleaseQrel", "AuditEntry", "utcnow", "ROLES", "ASSIGNMENT_STATUSES",
+    "IMMUTABLE_TABLES",
+]
+
+ROLES = ("annotator", "reviewer", "admin")
+ASSIGNMENT_STATUSES = ("active", "done", "skipped", "expired")
+QREL_KINDS = ("unanimous", "majority", "adjudicated")
+IMMUTABLE_TABLES = ("labels", "releases", "release_qrels", "audit_log")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator):
+    """An aware UTC datetime on both databases (SQLite stores it naive, in UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"datetimes must be timezone-aware; got {value!r}")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _fk(target: str, **kw: Any) -> ForeignKey:
+    return ForeignKey(target, **kw)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+# ------------------------------------------------------------------------------------------------ people
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint(_in("role", ROLES), name="role"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str] = mapped_column(String(16))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    session_version: Mapped[int] = mapped_column(Integer, default=1)
+    password_changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# ---------------------------------------------------------------------------------------------- projects
+class Project(Base):
+    __tablename__ = "projects"
+    __table_args__ = (
+        CheckConstraint("annotators_per_pair BETWEEN 1 AND 50", name="annotators_per_pair"),
+        CheckConstraint(_in("statistic", ("cohen", "fleiss", "krippendorff")), name="statistic"),
+        CheckConstraint(_in("agreement_mode", ("binary", "weighted")), name="agreement_mode"),
+        CheckConstraint(_in("weights", ("linear", "quadratic")), name="weights"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200), default="")
+    grade_scale: Mapped[list] = mapped_column(JSON)
+    annotators_per_pair: Mapped[int] = mapped_column(Integer, default=2)
+    statistic: Mapped[str] = mapped_column(String(16), default="cohen")
+    threshold: Mapped[float] = mapped_column(Float, default=0.7)
+    relevance_cutoff: Mapped[int] = mapped_column(Integer, default=1)
+    agreement_mode: Mapped[str] = mapped_column(String(16), default="binary")
+    weights: Mapped[str] = mapped_column(String(16), default="linear")
+    min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
+    claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Guidelines(Base):
+    __tablename__ = "guidelines"
+    __table_args__ = (UniqueConstraint("project_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    markdown: Mapped[str] = mapped_column(Text)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ProjectMember(Base):
+    """An annotator working on a project; ``quota`` caps how many pairs they take (None: no cap)."""
+
+    __tablename__ = "project_members"
+
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(_fk("users.id"), primary_key=True, index=True)
+    quota: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# ------------------------------------------------------------------------------------ corpus and queries
+class Document(Base):
+    """A document of a project; its content lives in ``document_versions`` (``version`` is the current one)."""
+
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("project_id", "external_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    external_id: Mapped[str] = mapped_column(String(255))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class DocumentVersion(Base):
+    __tablename__ = "document_versions"
+    __table_args__ = (UniqueConstraint("document_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(_fk("documents.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    meta: Mapped[dict] = mapped_column(JSON, default=dict)
+    source_version: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(1000), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Chunk(Base):
+    """The chunk→document map: a chunk-level run is scored and pooled by document."""
+
+    __tablename__ = "chunks"
+    __table_args__ = (UniqueConstraint("project_id", "chunk_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    chunk_id: Mapped[str] = mapped_column(String(255))
+    document_id: Mapped[int] = mapped_column(_fk("documents.id"), index=True)
+
+
+class Query(Base):
+    __tablename__ = "queries"
+    __table_args__ = (UniqueConstraint("project_id", "external_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    external_id: Mapped[str] = mapped_column(String(255))
+    text: Mapped[str] = mapped_column(Text)
+    meta: Mapped[dict] = mapped_column(JSON, default=dict)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ImportRecord(Base):
+    __tablename__ = "imports"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(String(1000))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    counts: Mapped[dict] = mapped_column(JSON)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# -------------------------------------------------------------------------------------- runs and priors
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("project_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    name: Mapped[str] = mapped_column(String(255))
+    source: Mapped[str] = mapped_column(String(1000))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    n_entries: Mapped[int] = mapped_column(Integer)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class RunEntry(Base):
+    __tablename__ = "run_entries"
+    __table_args__ = (Index("ix_run_entries_run_id_rank", "run_id", "rank"),)
+
+    run_id: Mapped[int] = mapped_column(_fk("runs.id"), primary_key=True)
+    query_id: Mapped[int] = mapped_column(_fk("queries.id"), primary_key=True, index=True)
+    document_id: Mapped[int] = mapped_column(_fk("documents.id"), primary_key=True, index=True)
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+
+
+class PriorJudgment(Base):
+    """A judgment imported from existing qrels (``source`` names the import); shown, never released as is."""
+
+    __tablename__ = "prior_judgments"
+    __table_args__ = (UniqueConstraint("project_id", "source", "query_id", "document_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    source: Mapped[str] = mapped_column(String(255))
+    query_id: Mapped[int] = mapped_column(_fk("queries.id"), index=True)
+    document_id: Mapped[int] = mapped_column(_fk("documents.id"), index=True)
+    grade: Mapped[int] = mapped_column(Integer)
+
+
+# -------------------------------------------------------------------------------------------- the pool
+class Pool(Base):
+    """One pooling operation: depth, budget and the runs it drew from."""
+
+    __tablename__ = "pools"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"), index=True)
+    depth: Mapped[int] = mapped_column(Integer)
+    budget: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    runs: Mapped[list] = mapped_column(JSON)
+    n_added: Mapped[int] = mapped_column(Integer)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Pair(Base):
+    """A query–document pair to judge. ``claimed`` counts the live slots (active or done assignments)."""
+
+    __tablename__ = "pairs"
+    __table_args__ = (
+        UniqueConstraint("project_id", "query_id", "document_id"),
+        CheckConstraint(_in("origin", ("pool", "manual")), name="origin"),
+        CheckConstraint("claimed >= 0", name="claimed"),
+        Index("ix_pairs_queue", "project_id", "excluded", "claimed", "query_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    query_id: Mapped[int] = mapped_column(_fk("queries.id"), index=True)
+    document_id: Mapped[int] = mapped_column(_fk("documents.id"), index=True)
+    origin: Mapped[str] = mapped_column(String(16))
+    pool_id: Mapped[int | None] = mapped_column(_fk("pools.id"), nullable=True, index=True)
+    added_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    claimed: Mapped[int] = mapped_column(Integer, default=0)
+    excluded: Mapped[bool] = mapped_column(Boolean, default=False)
+    excluded_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    excluded_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PairSource(Base):
+    """A run that contributed a pair, at which rank, in which pooling operation."""
+
+    __tablename__ = "pair_sources"
+
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(_fk("runs.id"), primary_key=True, index=True)
+    rank: Mapped[int] = mapped_column(Integer)
+    pool_id: Mapped[int] = mapped_column(_fk("pools.id"), index=True)
+
+
+# ------------------------------------------------------------------------------------------- judging
+class Assignment(Base):
+    """A claim of a pair by an annotator; mutable workflow state (labels themselves never change)."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (
+        UniqueConstraint("pair_id", "annotator_id"),
+        UniqueConstraint("pair_id", "slot"),
+        CheckConstraint("slot IS NULL OR slot >= 1", name="slot"),
+        CheckConstraint(_in("status", ASSIGNMENT_STATUSES), name="status"),
+        CheckConstraint("(status IN ('active', 'done')) = (slot IS NOT NULL)", name="slot_status"),
+        Index("ix_assignments_annotator_queue", "annotator_id", "project_id", "status", "stale"),
+        # covering index of the agreement scan (one sequential index read of the current labels); also serves
+        # the search for expired claims (status 'active': few rows)
+        Index("ix_assignments_gate", "project_id", "status", "pair_id", "annotator_id", "grade", "stale", "label_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"))
+    annotator_id: Mapped[int] = mapped_column(_fk("users.id"))
+    slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    label_id: Mapped[int | None] = mapped_column(_fk("labels.id", use_alter=True, deferrable=True, initially="IMMEDIATE"), nullable=True, index=True)
+    grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    stale: Mapped[bool] = mapped_column(Boolean, default=False)
+    skip_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Label(Base):
+    """One saved judgment (append-only): an edit adds ``version`` + 1."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint("assignment_id", "version"),
+        CheckConstraint("version >= 1", name="version"),
+        Index("ix_labels_annotator_id_created_at", "annotator_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(_fk("assignments.id"))
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), index=True)
+    annotator_id: Mapped[int] = mapped_column(_fk("users.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
+    unsure: Mapped[bool] = mapped_column(Boolean, default=False)
+    seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    doc_version: Mapped[int] = mapped_column(Integer)
+    guidelines_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Adjudication(Base):
+    """A reviewer's final grade for a disagreement. ``label_state`` fingerprints the labels it saw: an edit
+    made afterwards invalidates it."""
+
+    __tablename__ = "adjudications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"), index=True)
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), index=True)
+    reviewer_id: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    grade: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text)
+    label_state: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# ---------------------------------------------------------------------------------------------- releases
+class Release(Base):
+    __tablename__ = "releases"
+    __table_args__ = (UniqueConstraint("project_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str] = mapped_column(Text, default="")
+    statistic: Mapped[str] = mapped_column(String(16))
+    agreement_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold: Mapped[float] = mapped_column(Float)
+    agreement: Mapped[dict] = mapped_column(JSON)
+    annotators: Mapped[list] = mapped_column(JSON)
+    counts: Mapped[dict] = mapped_column(JSON)
+    corpus_hash: Mapped[str] = mapped_column(String(64))
+    guidelines_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    justification: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    n_qrels: Mapped[int] = mapped_column(Integer)
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    created_by_name: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReleaseQrel(Base):
+    __tablename__ = "release_qrels"
+    __table_args__ = (
+        UniqueConstraint("release_id", "query_external", "doc_external"),
+        CheckConstraint(_in("kind", QREL_KINDS), name="kind"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    release_id: Mapped[int] = mapped_column(_fk("releases.id"))
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), index=True)
+    query_external: Mapped[str] = mapped_column(String(255))
+    doc_external: Mapped[str] = mapped_column(String(255))
+    grade: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    label_ids: Mapped[str] = mapped_column(Text)
+    adjudication_id: Mapped[int | None] = mapped_column(_fk("adjudications.id"), nullable=True, index=True)
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_project_id_at", "project_id", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    actor_id: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    actor_name: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    project_id: Mapped[int | None] = mapped_column(_fk("projects.id"), nullable=True)
+    target: Mapped[str] = mapped_column(String(1000), default="")
+    details: Mapped[dict] = mapped_column(JSON, default=dict)

@@ -1,0 +1,82 @@
+"""Queries on projects, guidelines and members."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from annotate_app.store.models import Guidelines, Project, ProjectMember, User, utcnow
+
+__all__ = ["find", "all_projects", "member_projects", "insert_project", "update_project", "latest_guidelines",
+           "guidelines_version", "add_guidelines", "members", "member", "upsert_member", "remove_member"]
+
+
+def find(s: Session, ref: int | str) -> Project | None:
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return s.get(Project, ref)
+    return s.scalar(select(Project).where(Project.name == str(ref)))
+
+
+def all_projects(s: Session) -> list[Project]:
+    return list(s.scalars(select(Project).order_by(Project.name)))
+
+
+def member_projects(s: Session, user_id: int) -> list[Project]:
+    stmt = (select(Project).join(ProjectMember, ProjectMember.project_id == Project.id)
+            .where(ProjectMember.user_id == user_id).order_by(Project.name))
+    return list(s.scalars(stmt))
+
+
+def insert_project(s: Session, **fields: Any) -> Project:
+    project = Project(created_at=utcnow(), **fields)
+    s.add(project)
+    s.flush()
+    return project
+
+
+def update_project(s: Session, project_id: int, **fields: Any) -> None:
+    s.execute(update(Project).where(Project.id == project_id).values(**fields))
+
+
+def latest_guidelines(s: Session, project_id: int, version: int | None = None) -> Guidelines | None:
+    stmt = select(Guidelines).where(Guidelines.project_id == project_id)
+    if version is not None:
+        return s.scalar(stmt.where(Guidelines.version == version))
+    return s.scalar(stmt.order_by(Guidelines.version.desc()).limit(1))
+
+
+def guidelines_version(s: Session, project_id: int) -> int | None:
+    return s.scalar(select(func.max(Guidelines.version)).where(Guidelines.project_id == project_id))
+
+
+def add_guidelines(s: Session, project_id: int, markdown: str, created_by: int | None) -> int:
+    version = (guidelines_version(s, project_id) or 0) + 1
+    s.execute(insert(Guidelines).values(project_id=project_id, version=version, markdown=markdown,
+                                        created_by=created_by, created_at=utcnow()))
+    return version
+
+
+def members(s: Session, project_id: int) -> list[tuple[User, int | None]]:
+    stmt = (select(User, ProjectMember.quota).join(ProjectMember, ProjectMember.user_id == User.id)
+            .where(ProjectMember.project_id == project_id).order_by(User.username))
+    return list(s.execute(stmt))
+
+
+def member(s: Session, project_id: int, user_id: int) -> ProjectMember | None:
+    return s.get(ProjectMember, (project_id, user_id))
+
+
+def upsert_member(s: Session, project_id: int, user_id: int, quota: int | None) -> None:
+    row = member(s, project_id, user_id)
+    if row is None:
+        s.add(ProjectMember(project_id=project_id, user_id=user_id, quota=quota, added_at=utcnow()))
+    else:
+        row.quota = quota
+    s.flush()
+
+
+def remove_member(s: Session, project_id: int, user_id: int) -> int:
+    stmt = delete(ProjectMember).where(ProjectMember.project_id == project_id, ProjectMember.user_id == user_id)
+    return s.execute(stmt).rowcount

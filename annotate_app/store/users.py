@@ -1,0 +1,83 @@
+"""Queries on users and the audit log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from annotate_app.store.models import AuditEntry, User, utcnow
+
+__all__ = ["get", "by_name", "by_names", "all_users", "insert_user", "set_fields", "bump_failures",
+           "add_audit", "audit_entries", "names_of"]
+
+
+def get(s: Session, user_id: int) -> User | None:
+    return s.get(User, user_id)
+
+
+def by_name(s: Session, username: str) -> User | None:
+    return s.scalar(select(User).where(User.username == username))
+
+
+def by_names(s: Session, usernames: list[str]) -> dict[str, User]:
+    return {u.username: u for u in s.scalars(select(User).where(User.username.in_(usernames)))}
+
+
+def names_of(s: Session, user_ids: list[int]) -> dict[int, str]:
+    if not user_ids:
+        return {}
+    rows = s.execute(select(User.id, User.username).where(User.id.in_(sorted(set(user_ids)))))
+    return dict(rows.all())
+
+
+def all_users(s: Session) -> list[User]:
+    return list(s.scalars(select(User).order_by(User.username)))
+
+
+def insert_user(s: Session, **fields: Any) -> User:
+    now = utcnow()
+    user = User(created_at=now, password_changed_at=now, active=True, session_version=1, failed_logins=0,
+                **fields)
+    s.add(user)
+    s.flush()
+    return user
+
+
+def set_fields(s: Session, user_id: int, *, bump_session: bool = False, **fields: Any) -> None:
+    values: dict[str, Any] = dict(fields)
+    if bump_session:
+        values["session_version"] = User.session_version + 1
+    s.execute(update(User).where(User.id == user_id).values(**values))
+
+
+def bump_failures(s: Session, user_id: int) -> int:
+    """Atomically add one failed login; returns the new count."""
+    stmt = (update(User).where(User.id == user_id).values(failed_logins=User.failed_logins + 1)
+            .returning(User.failed_logins))
+    return int(s.execute(stmt).scalar_one())
+
+
+def add_audit(s: Session, *, actor_id: int | None, actor_name: str, action: str, project_id: int | None,
+              target: str = "", details: dict | None = None, at: datetime | None = None) -> None:
+    s.execute(insert(AuditEntry).values(at=at or utcnow(), actor_id=actor_id, actor_name=actor_name,
+                                        action=action, project_id=project_id, target=target[:1000],
+                                        details=details or {}))
+
+
+def audit_entries(s: Session, *, project_id: int | None, action: str | None, limit: int,
+                  before_id: int | None) -> list[AuditEntry]:
+    stmt = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(limit)
+    if project_id is not None:
+        stmt = stmt.where(AuditEntry.project_id == project_id)
+    if action is not None:
+        stmt = stmt.where(AuditEntry.action == action)
+    if before_id is not None:
+        stmt = stmt.where(AuditEntry.id < before_id)
+    return list(s.scalars(stmt))
+
+
+def count_users(s: Session) -> int:
+    return int(s.scalar(select(func.count()).select_from(User)))

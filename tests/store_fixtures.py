@@ -1,0 +1,153 @@
+"""Database fixtures for the store/services/CLI tests: every test using ``db_url`` runs on SQLite and on the
+real PostgreSQL server.
+
+PostgreSQL: one fresh database per test session and xdist worker (``qrelforge_test_<worker>_<pid>``), created
+through ``$QRELFORGE_TEST_PG_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``), migrated
+once, emptied (TRUNCATE) before each test and dropped at the end. An unreachable server FAILS the tests (never
+skips them): CI must not pass without PostgreSQL. SQLite: a migrated template file copied per test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+PG_ADMIN_URL = os.environ.get("QRELFORGE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
+
+__all__ = ["PG_ADMIN_URL", "BACKENDS", "pg_session_url", "sqlite_template", "db_url", "db", "fast_hashing",
+           "demo", "actors"]
+
+
+def _psycopg_dsn(url: str) -> str:
+    from sqlalchemy import make_url
+
+    u = make_url(url)
+    return u.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def pg_session_url(worker_id: str) -> str:
+    """A fresh, migrated PostgreSQL database for this session and worker (dropped at the end)."""
+    import psycopg
+    from sqlalchemy import make_url
+
+    from annotate_app.store.migrate import upgrade
+
+    name = f"qrelforge_test_{worker_id}_{os.getpid()}"
+    try:
+        admin = psycopg.connect(_psycopg_dsn(PG_ADMIN_URL), autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is unreachable at {make_url(PG_ADMIN_URL).render_as_string()} ({exc}); start it "
+                    "(pg_ctlcluster --skip-systemctl-redirect 15 main start) or set QRELFORGE_TEST_PG_URL",
+                    pytrace=False)
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with psycopg.connect(_psycopg_dsn(PG_ADMIN_URL), autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> str:
+    from annotate_app.store.migrate import upgrade
+
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return str(path)
+
+
+def _truncate(url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    from annotate_app.store.models import Base
+
+    engine = create_engine(url)
+    names = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request, tmp_path) -> str:
+    """An empty, migrated database: SQLite (a file) and PostgreSQL."""
+    if request.param == "sqlite":
+        path = tmp_path / "qrelforge.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite:///{path}"
+    url = request.getfixturevalue("pg_session_url")
+    _truncate(url)
+    return url
+
+
+@pytest.fixture
+def fast_hashing(monkeypatch):
+    """Cheap argon2 parameters: the real ones cost ~0.14 s per hash, which would dominate the suite."""
+    from argon2 import PasswordHasher
+
+    from annotate_app.services import auth
+
+    fast = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    monkeypatch.setattr(auth, "_HASHER", fast)
+    monkeypatch.setattr(auth, "_DUMMY_HASH", fast.hash("timing"))
+
+
+@pytest.fixture
+def db(db_url, fast_hashing):
+    from annotate_app.store.db import Database
+
+    database = Database(db_url, pool_size=25)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def demo(db):
+    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs)."""
+    from annotate_app.services.demo import load_demo
+
+    load_demo(db)
+    return db
+
+
+@pytest.fixture
+def actors(demo) -> dict:
+    """Logged-in actors of the demo users, by name."""
+    from annotate_app.services.auth import authenticate
+    from annotate_app.services.demo import DEMO_USERS
+
+    return {name: authenticate(demo, name, password) for name, _, password in DEMO_USERS}
+
+
+def synthetic_project(db, name: str, *, queries: int, docs: int, n: int = 2, annotators: int = 0,
+                      prefix: str = "a", **settings) -> list:
+    """A project whose pool is every (query, document) pair: ``queries`` × ``docs`` pairs, N = ``n``; creates
+    ``annotators`` member users (``a00``, ``a01``, ...) and returns their actors."""
+    import json
+
+    from annotate_app.services import imports, pooling, projects, users
+    from annotate_app.services.auth import SYSTEM, authenticate
+
+    projects.create_project(db, SYSTEM, name, annotators_per_pair=n, **settings)
+    doc_lines = "".join(json.dumps({"doc_id": f"D{i}", "title": f"t{i}", "text": f"text {i}"}) + "\n"
+                        for i in range(docs))
+    query_lines = "".join(json.dumps({"query_id": f"q{j}", "text": f"query {j}"}) + "\n" for j in range(queries))
+    run = "".join(f"q{j} Q0 D{i} {i + 1} {docs - i} sys\n" for j in range(queries) for i in range(docs))
+    imports.import_documents(db, SYSTEM, name, doc_lines.encode(), filename="docs.jsonl")
+    imports.import_queries(db, SYSTEM, name, query_lines.encode(), filename="queries.jsonl")
+    imports.import_run(db, SYSTEM, name, run.encode(), filename="run.trec")
+    pooling.pool(db, SYSTEM, name, depth=docs)
+    people = []
+    for k in range(annotators):
+        user = f"{prefix}{k:02d}"
+        users.create_user(db, SYSTEM, user, f"{user}-password")
+        people.append(user)
+    if people:
+        projects.assign(db, SYSTEM, name, people)
+    return [authenticate(db, u, f"{u}-password") for u in people]

@@ -1,0 +1,121 @@
+"""Schema, migrations, engine settings and the append-only guarantees of the database itself."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from annotate_app.config import load_settings
+from annotate_app.store.db import Database, safe_url
+from annotate_app.store.migrate import current_revision, downgrade_all, head_revision, upgrade
+from annotate_app.store.models import IMMUTABLE_TABLES, Base
+
+
+def test_migrations_create_exactly_the_models(db):
+    with db.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata) == []
+    assert current_revision(db) == head_revision()
+
+
+def test_downgrade_and_upgrade_again(db_url):
+    downgrade_all(db_url)
+    assert current_revision(db_url) is None
+    assert upgrade(db_url) == head_revision()
+    assert upgrade(db_url) == head_revision()  # idempotent
+
+
+def test_every_foreign_key_is_indexed():
+    for table in Base.metadata.sorted_tables:
+        leading = {tuple(c.name for c in ix.columns)[:1] for ix in table.indexes}
+        leading |= {tuple(c.name for c in u.columns)[:1] for u in table.constraints if hasattr(u, "columns")}
+        for fk in table.foreign_keys:
+            assert (fk.parent.name,) in leading, f"{table.name}.{fk.parent.name} has no index"
+
+
+@pytest.mark.parametrize("table", IMMUTABLE_TABLES)
+@pytest.mark.parametrize("statement", ["UPDATE {t} SET id = id", "DELETE FROM {t}"])
+def test_immutable_tables_refuse_update_and_delete(demo, table, statement):
+    with demo.write() as s:
+        s.execute(text("INSERT INTO audit_log (at, actor_name, action, target, details) "
+                       "VALUES (CURRENT_TIMESTAMP, 'x', 'test', '', '{}')"))
+    if table != "audit_log":
+        _label_and_release(demo)
+    with pytest.raises((IntegrityError, DBAPIError), match="immutable"), demo.write() as s:
+        s.execute(text(statement.format(t=table)))
+
+
+def _label_and_release(db):
+    from annotate_app.services import labels, projects, queue, releases
+    from annotate_app.services.auth import SYSTEM, authenticate
+
+    projects.update_settings(db, SYSTEM, "demo", annotators_per_pair=1)
+    alice = authenticate(db, "alice", "alice-demo")
+    while (view := queue.next_pair(db, alice, "demo")) is not None:
+        labels.save_label(db, alice, "demo", view.pair_id, grade=1, reason="it is related")
+    releases.create_release(db, SYSTEM, "demo", justification="single annotator smoke test for triggers")
+
+
+def test_sqlite_connection_settings(tmp_path):
+    db = Database(f"sqlite:///{tmp_path}/sub/dir/x.db")
+    with db.read() as s:
+        pragma = {p: s.execute(text(f"PRAGMA {p}")).scalar() for p in ("journal_mode", "foreign_keys", "busy_timeout")}
+    assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30000}
+    assert (tmp_path / "sub" / "dir" / "x.db").exists()
+    db.dispose()
+
+
+def test_sqlite_write_transactions_take_the_lock_up_front(tmp_path):
+    import sqlite3
+
+    db = Database(f"sqlite:///{tmp_path}/x.db")
+    other = sqlite3.connect(tmp_path / "x.db", timeout=0.05, isolation_level=None)
+    with db.write() as s:
+        s.execute(text("SELECT 1"))
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")
+    with db.read() as s:
+        s.execute(text("SELECT 1"))
+        other.execute("BEGIN IMMEDIATE")  # readers never block writers
+        other.execute("ROLLBACK")
+    db.dispose()
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("mysql://x@y/z", "database URL must be sqlite:// or postgresql+psycopg://; got 'mysql://x@y/z'"),
+])
+def test_bad_database_url(url, message):
+    import re
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Database(url)
+
+
+def test_safe_url_hides_the_password():
+    assert safe_url("postgresql+psycopg://u:secret@h/db") == "postgresql+psycopg://u:***@h/db"
+
+
+@pytest.mark.parametrize(("env", "url"), [
+    ({}, "sqlite:///data/qrelforge.db"),
+    ({"QRELFORGE_DATA_DIR": "/srv/qf"}, "sqlite:////srv/qf/qrelforge.db"),
+    ({"QRELFORGE_DATABASE_URL": "postgresql+psycopg://u@h/q", "QRELFORGE_DATA_DIR": "/x"}, "postgresql+psycopg://u@h/q"),
+    ({"QRELFORGE_DATABASE_URL": ""}, "sqlite:///data/qrelforge.db"),
+])
+def test_settings_from_environment(env, url):
+    assert load_settings(env).database_url == url
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+def test_bulk_integer_columns(db, rows):
+    from annotate_app.store.judging import int_columns
+
+    with db.write() as s:
+        for _ in range(rows):
+            s.execute(text("INSERT INTO audit_log (at, actor_name, action, target, details) "
+                           "VALUES (CURRENT_TIMESTAMP, 'x', 'a', '', '{}')"))
+    with db.read() as s:
+        data = int_columns(s, "SELECT id, id * 2, CASE WHEN id > 1 THEN 1 ELSE 0 END FROM audit_log "
+                              "WHERE actor_name = %s ORDER BY id", "x", ncols=3)
+    assert data.dtype.name == "int64" and data.tolist() == [[i, 2 * i, int(i > 1)] for i in range(1, rows + 1)]
