@@ -1,5 +1,7 @@
 """Context measures for retrieval-augmented generation (RAG), computed from human qrels.
 
+Their names are registered in `metrics.measures`; `metrics.ranking` routes them here.
+
 A RAG system hands the top k retrieved passages (its *context*) to a generator. Two questions matter: is the
 relevant material near the top of that context, and is all of it there?
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics import ranking
-from metrics.measures import Measure, MeasureDef, register
+from metrics.measures import Measure
 
 __all__ = ["context_precision", "context_recall"]
 
@@ -52,11 +54,3 @@ def context_precision(r: ranking.Ranked, m: Measure) -> np.ndarray:
 def context_recall(r: ranking.Ranked, m: Measure) -> np.ndarray:
     """Per query: relevant documents in the top k / relevant documents judged (R@k)."""
     return ranking._recall(r, m)
-
-
-register(MeasureDef("ContextPrecision", "required", ("rel",), True, "context precision at k (RAG)",
-                    "Σ P@i over relevant ranks i ≤ k / relevant in top k; 0 when none in top k"), "CtxP")
-register(MeasureDef("ContextRecall", "required", ("rel",), True, "context recall at k (RAG)",
-                    "relevant in top k / relevant judged (equals R@k on human qrels)"), "CtxR")
-ranking.COMPUTE["ContextPrecision"] = context_precision
-ranking.COMPUTE["ContextRecall"] = context_recall

@@ -273,3 +273,8 @@ def compute(ranked: Ranked, measure: Measure) -> np.ndarray:
         undefined = ranked.relevant_count(1 if measure.name == "nDCG" else measure.rel) == 0
         values = np.where(undefined, np.nan, values)
     return values
+
+
+from metrics import context as _context  # noqa: E402  (the RAG measures build on the helpers above)
+
+COMPUTE.update({"ContextPrecision": _context.context_precision, "ContextRecall": _context.context_recall})
