@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from annotate_app import cli_admin, cli_data, cli_review
+from annotate_app import cli_admin, cli_backup, cli_data, cli_review
 from annotate_app.cli_compare import add_ab_parser, add_check_parser, add_compare_parser
 from annotate_app.cli_retrieval import add_baseline_parser, add_fuse_parser
 
@@ -60,7 +60,7 @@ def _emit(text: str, output: str | None) -> None:
 PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [_score_parser, add_baseline_parser, add_fuse_parser,
                                                               add_compare_parser, add_check_parser, add_ab_parser,
                                                               cli_admin.add_parsers, cli_data.add_parsers,
-                                                              cli_review.add_parsers]
+                                                              cli_review.add_parsers, cli_backup.add_parsers]
 
 
 def build_parser() -> argparse.ArgumentParser:

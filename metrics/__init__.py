@@ -9,6 +9,8 @@ Names are loaded on first use (PEP 562), so ``from metrics import evaluate`` doe
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 _HOMES = {  # public name -> the module that defines it
@@ -48,3 +50,17 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
+
+
+class _Package(types.ModuleType):
+    """Importing the submodule ``metrics.evaluate`` (or ``metrics.compare``) binds it as an attribute of the
+    package, which would shadow the public function of the same name for every later ``from metrics import
+    evaluate``; the function wins."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _HOMES.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -49,6 +49,11 @@ _BOM = b"\xef\xbb\xbf"
 _SEP = re.compile(r"[ \t]+")
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE | re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
+_INT64 = (-(2**63), 2**63 - 1)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# CSV/TSV fields may be as long as a document: raise the csv module's 128 KiB default once (process-wide; it
+# only ever grows, so other readers are not restricted by it).
+_CSV_FIELD_LIMIT = 2**31 - 1
 _SCAN = 1 << 20
 _THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
 
@@ -224,8 +229,9 @@ def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
         if len(fields) != 4:
             problems.add(number, text, f"expected 4 fields (qid iter docid rel), got {len(fields)}")
             continue
-        if not _INT.fullmatch(fields[3]):
-            problems.add(number, text, f"relevance grade is not an integer: {fields[3]!r}")
+        reason = _grade_problem(fields[3])
+        if reason:
+            problems.add(number, text, reason)
             continue
         if pairs.check(problems, number, text, fields[0], fields[2]):
             qids.append(fields[0])
@@ -382,8 +388,19 @@ def _beir_problem(fields: list[str]) -> str | None:
             return f"empty {what}"
         if _ids.BAD_ID_CHARS.search(value):
             return f"{what} contains a space, tab or line break: {value!r}"
-    if not _INT.fullmatch(fields[2]):
-        return f"relevance grade is not an integer: {fields[2]!r}"
+    return _grade_problem(fields[2])
+
+
+def _grade_problem(field: str) -> str | None:
+    """Why ``field`` is not a relevance grade (an integer in the signed 64-bit range), or None.
+
+    >>> _grade_problem("2"), _grade_problem("1.5"), _grade_problem("9" * 30)[:26]
+    (None, "relevance grade is not an integer: '1.5'", 'relevance grade out of the')
+    """
+    if not _INT.fullmatch(field):
+        return f"relevance grade is not an integer: {field!r}"
+    if len(field.lstrip("+-")) > 19 or not _INT64[0] <= int(field) <= _INT64[1]:
+        return f"relevance grade out of the 64-bit integer range: {field[:30]!r}"
     return None
 
 
@@ -470,7 +487,7 @@ def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
     src = _resolve(source)
     fmt = format if format != "auto" else _record_format(src.name)
     problems = _Collector(src.name)
-    rows = list(_jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems))
+    rows = _jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems)  # streamed
     records = _normalize_records(rows, kind, problems)
     problems.check()
     id_key = "doc_id" if kind == "corpus" else "query_id"
@@ -491,9 +508,27 @@ def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, 
         if text is None or not text.strip():
             continue
         try:
-            yield number, text, json.loads(text)
+            obj = json.loads(text)
         except json.JSONDecodeError as exc:
             problems.add(number, text, f"invalid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            problems.add(number, text, "invalid JSON (nested too deeply)")
+        except ValueError:  # Python's limit on the digits of an integer
+            problems.add(number, text, "invalid JSON (a number has too many digits)")
+        else:
+            if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(obj):
+                problems.add(number, text, "invalid JSON (a \\u escape encodes a lone surrogate, not a character)")
+            else:
+                yield number, text, obj
+
+
+def _lone_surrogate(obj: Any) -> bool:
+    """True when a string of ``obj`` holds an unpaired surrogate (cannot be written as UTF-8)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
@@ -502,7 +537,15 @@ def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tu
     text = _decode_all(src, problems)
     if text is None:
         return
+    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == "csv" else "\t")
+    try:
+        yield from _csv_records(reader, problems)
+    except csv.Error as exc:
+        problems.add(reader.line_num, "", f"malformed {fmt.upper()} ({exc})")
+
+
+def _csv_records(reader: Any, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
     header: list[str] | None = None
     for record in reader:
         number = reader.line_num
@@ -510,6 +553,10 @@ def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tu
             continue
         if header is None:
             header = [h.strip() for h in record]
+            twice = sorted({h for h in header if header.count(h) > 1})
+            if twice:
+                problems.add(number, ",".join(record), f"column {twice[0]!r} appears twice in the header")
+                return
             continue
         if len(record) != len(header):
             problems.add(number, ",".join(record), f"expected {len(header)} fields as in the header, got {len(record)}")

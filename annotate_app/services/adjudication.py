@@ -13,6 +13,7 @@ import pandas as pd
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.gate import adjudication_info, classify
+from annotate_app.services.inputs import check_int
 from annotate_app.services.labels import check_grade
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.queue import check_reason
@@ -34,6 +35,7 @@ def adjudicate(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *,
                reason: str) -> AdjudicationInfo:
     """Record the final grade of a disagreement (reviewer). Conflict if the pair is not a current
     disagreement (incomplete, unanimous, accepted by majority, or excluded)."""
+    check_int(pair_id, "pair_id")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "adjudicate")
         value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
@@ -55,6 +57,7 @@ def adjudicate(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *,
 
 def get_adjudication(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> AdjudicationInfo | None:
     """The latest adjudication of a pair (reviewer), with whether it is still valid; None if none."""
+    check_int(pair_id, "pair_id")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see adjudications")
         adj = jq.adjudication_of(s, proj.id, pair_id)

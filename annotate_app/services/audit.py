@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput
+from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import AuditInfo
 from annotate_app.store import users as q
@@ -17,6 +18,9 @@ def audit_log(db: Database, actor: Actor, *, project: ProjectRef | None = None, 
     """Audit entries, newest first (admin); page with ``before_id`` = the last ``id`` seen."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise InvalidInput(f"limit must be an int in [1, 10000]; got {limit!r}")
+    check_int(before_id, "before_id", optional=True)
+    if action is not None:
+        check_text(action, "action")
     with db.read() as s:
         project_id = None
         if project is not None:

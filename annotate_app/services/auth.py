@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.errors import InvalidInput, PermissionDenied
 from annotate_app.store import users as q
-from annotate_app.store.db import Database
+from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import User, utcnow
 
 __all__ = ["Role", "Actor", "SYSTEM", "authenticate", "resolve_actor", "authorize", "hash_password",
@@ -87,7 +87,7 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str, password: str) -> bool:
     try:
         return _HASHER.verify(password_hash, password)
-    except (VerifyMismatchError, VerificationError, InvalidHashError):
+    except (VerifyMismatchError, VerificationError, InvalidHashError, UnicodeEncodeError):
         return False
 
 
@@ -96,6 +96,8 @@ def check_password(password: str, username: str = "") -> str:
     if not isinstance(password, str) or not MIN_PASSWORD_LENGTH <= len(password) <= 1024:
         shown = f"{len(password)} characters" if isinstance(password, str) else type(password).__name__
         raise InvalidInput(f"password must be {MIN_PASSWORD_LENGTH} to 1024 characters; got {shown}")
+    if unstorable(password.replace("\x00", "")):
+        raise InvalidInput("password must be Unicode text (it holds a lone surrogate)")
     if username and password.lower() == username.lower():
         raise InvalidInput("password must not be the username")
     return password
@@ -147,8 +149,9 @@ def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> N
 
 
 def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None:
+    shown = "".join("?" if unstorable(c) else c for c in name[:64]) or "?"  # whatever was typed, storable
     with db.write() as s:
-        q.add_audit(s, actor_id=user_id, actor_name=name[:64] or "?", action="login_failed", project_id=None,
+        q.add_audit(s, actor_id=user_id, actor_name=shown, action="login_failed", project_id=None,
                     details={"why": why})
 
 

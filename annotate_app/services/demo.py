@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotate_app.services import imports, pooling, projects, users
-from annotate_app.services.auth import SYSTEM, Actor, Role
+from annotate_app.services.auth import SYSTEM, Actor, Role, authorize
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.types import PoolReport
 from annotate_app.store import migrate
@@ -85,6 +85,8 @@ def load_demo(db: Database, *, reset: bool = False, sample_dir: str | Path | Non
 
 def _reset(db: Database, actor: Actor) -> None:
     if migrate.current_revision(db) is not None:
+        with db.read() as s:  # only an admin may wipe (list_projects would let anyone through)
+            authorize(s, actor, Role.ADMIN, "reset the database")
         others = [p.name for p in projects.list_projects(db, actor) if p.name != DEMO_PROJECT]
         if others:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")

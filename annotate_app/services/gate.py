@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import InvalidInput, NotFound
+from annotate_app.services.inputs import check_text
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
 from annotate_app.services.queue import label_info
 from annotate_app.services.types import (
@@ -307,6 +308,8 @@ def adjudication_info(s: Session, adj: Adjudication, valid: bool) -> Adjudicatio
 def confusion(db: Database, actor: Actor, project: ProjectRef, annotator_a: str, annotator_b: str) -> Confusion:
     """How two annotators' grades cross on the pairs both labelled (reviewer), with their Cohen's kappa in the
     project's agreement mode (NaN when undefined)."""
+    check_text(annotator_a, "annotator_a")
+    check_text(annotator_b, "annotator_b")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see agreement")
         state = load_state(s, proj)

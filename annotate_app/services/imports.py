@@ -12,24 +12,35 @@ Rules:
   is a no-op, different content under the same name is a Conflict.
 - `preview` parses a file and returns its first rows and all its problems without writing anything.
 
-``source`` is a path, bytes (an upload) or a file
-object. ``filename`` names an upload (bytes) for the format and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title``, ``text``, an optional ``version``
-label and any extra fields (kept as metadata, e.g. ``title_en``).
+``source`` is a path, bytes (an upload) or a file object. ``filename`` names an upload (bytes) for the format
+and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title``, ``text``, an optional
+``version`` label and any extra fields (kept as metadata, e.g. ``title_en``). Every text must be storable
+(`services.inputs.check_text`: no NUL, no lone surrogate) and metadata must be strict JSON (no NaN or infinity).
+
+Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip) into columns, its sha256 is
+computed block by block, and a run's entries go to the database in batches straight from those columns, so
+importing a large run takes about 3 times its file size at peak (the Arrow columns of the IDs and scores, the
+reader's hashing temporaries, the integer columns written), not a Python object per row. Bytes and file
+objects (uploads) are held in memory once; the app caps their size.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
+import gzip
 import hashlib
 import io
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit
@@ -37,7 +48,7 @@ from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import ImportPreview, ImportReport
 from annotate_app.store import corpus as q
-from annotate_app.store.db import Database
+from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import Project, utcnow
 from metrics.errors import FormatError, Problem
 
@@ -51,41 +62,72 @@ MAX_ID = 255
 
 @dataclass(frozen=True)
 class _File:
-    """An input read into memory once: its bytes, display name and sha256."""
+    """An input: a file on disk (``path``, streamed, never read whole) or bytes in memory (``data``, an upload);
+    ``name`` is what messages and the import record show."""
 
     name: str
-    data: bytes
+    data: bytes | None = None
+    path: Path | None = None
 
-    @property
+    @functools.cached_property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        if self.path is None:
+            return hashlib.sha256(self.data).hexdigest()
+        with open(self.path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
 
-    def stream(self) -> io.BytesIO:
-        stream = io.BytesIO(self.data)
+    def reader_input(self) -> Path | io.BytesIO:
+        """What `metrics.formats` reads: the path itself (streamed) — unless an upload name changes the format
+        the reader would infer from the path's suffix — else the bytes."""
+        if self.path is not None and _suffix_kind(self.name) == _suffix_kind(str(self.path)):
+            return self.path
+        stream = io.BytesIO(self.data if self.data is not None else self.path.read_bytes())
         stream.name = self.name
         return stream
 
+    def open(self) -> IO[bytes]:
+        """The content as a binary stream (gzip decompressed)."""
+        if self.path is None:
+            raw = io.BytesIO(self.data)
+            return gzip.GzipFile(fileobj=raw) if self.data[:2] == b"\x1f\x8b" else raw
+        with open(self.path, "rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+        return gzip.open(self.path, "rb") if gzipped else open(self.path, "rb")  # noqa: SIM115
+
+
+def _suffix_kind(name: str) -> str:
+    lower = name.lower().removesuffix(".gz")
+    return "csv" if lower.endswith(".csv") else "tsv" if lower.endswith(".tsv") else "other"
+
+
+def _display_name(name: str) -> str:
+    """The name without control characters (an upload's name is user input, and it is stored)."""
+    return "".join(c if c.isprintable() and not unstorable(c) else "?" for c in name) or "?"
+
 
 def _read(source: Source, name: str | None) -> _File:
+    if name is not None and not isinstance(name, str):
+        raise InvalidInput(f"filename must be a string or None; got {type(name).__name__}")
     if isinstance(source, bytes | bytearray):
-        return _File(name or "<upload>", bytes(source))
+        return _File(_display_name(name or "<upload>"), bytes(source))
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.is_file():
-            raise InvalidInput(f"{path}: no such file")
-        return _File(name or str(path), path.read_bytes())
+            raise InvalidInput(f"{_display_name(str(path))}: no such file")
+        return _File(_display_name(name or str(path)), path=path)
     if hasattr(source, "read"):
         content = source.read()
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        return _File(name or str(getattr(source, "name", "<stream>")), data)
+        data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else bytes(content)
+        return _File(_display_name(name or str(getattr(source, "name", "<stream>"))), data)
     raise InvalidInput(f"source must be a path, bytes or a file object; got {type(source).__name__}")
 
 
 def _parse(parse, file: _File, **kw: Any):
     try:
-        return parse(file.stream(), **kw)
+        return parse(file.reader_input(), **kw)
     except FormatError as exc:
-        raise InvalidInput(str(exc.problems[0]), exc.problems) from None
+        problems = [p if p.source == file.name else dataclasses.replace(p, source=file.name) for p in exc.problems]
+        raise InvalidInput(str(problems[0]), problems) from None
 
 
 def _fail(problems: list[Problem]) -> None:
@@ -98,46 +140,103 @@ def _sha(*parts: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ line numbers
-def _row_lines(file: _File) -> list[tuple[int, str]]:
-    """(line number, text) of each data row, in the order the readers return rows (JSONL/TREC: non-blank
-    lines; CSV/TSV: records after the header, numbered by their last line as `metrics.formats` does)."""
-    text = file.data.decode("utf-8", "replace").lstrip("\ufeff")
-    lower = file.name.lower().removesuffix(".gz")
-    if lower.endswith((".csv", ".tsv")):
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if lower.endswith(".csv") else "\t")
-        rows = [(reader.line_num, ",".join(r)) for r in reader if any(c.strip() for c in r)]
-        return rows[1:]
-    return [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip(" \t\r")]
+def _row_lines(file: _File, rows: Iterator[int] | set[int]) -> dict[int, tuple[int, str]]:
+    """row → (line number, text) of the wanted data rows, in the order the readers return rows (JSONL/TREC:
+    non-blank lines; CSV/TSV: records after the header, numbered by their last line as `metrics.formats`
+    does). Streams the file and stops after the last wanted row."""
+    wanted = set(rows)
+    out: dict[int, tuple[int, str]] = {}
+    if not wanted:
+        return out
+    last = max(wanted)
+    with file.open() as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
+        for row, (line, shown) in enumerate(_data_lines(text, _suffix_kind(file.name))):
+            if row in wanted:
+                out[row] = (line, shown)
+            if row >= last:
+                break
+    return out
 
 
-def _problem(file: _File, lines: list[tuple[int, str]], row: int, reason: str) -> Problem:
-    line, text = lines[row] if row < len(lines) else (None, "")
+def _data_lines(text: IO[str], kind: str) -> Iterator[tuple[int, str]]:
+    if kind == "other":
+        for number, line in enumerate(text, 1):
+            if line.strip(" \t\r\n"):
+                yield number, line.rstrip("\r\n")
+        return
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    reader = csv.reader(text, delimiter="," if kind == "csv" else "\t")
+    records = ((reader.line_num, ",".join(r)) for r in reader if any(c.strip() for c in r))
+    next(records, None)  # the header
+    yield from records
+
+
+def _problem(file: _File, lines: dict[int, tuple[int, str]], row: int, reason: str) -> Problem:
+    line, text = lines.get(row, (None, ""))
     return Problem(file.name, line, text, reason)
+
+
+def _problems(file: _File, bad: list[tuple[int, str]]) -> list[Problem]:
+    """Problems for (row, reason) pairs, with their lines (at most the first 1000)."""
+    bad = bad[:1000]
+    lines = _row_lines(file, {row for row, _ in bad})
+    return [_problem(file, lines, row, reason) for row, reason in bad]
+
+
+def _record_problems(records: list[dict], id_key: str) -> list[tuple[int, str]]:
+    """(row, reason) of each record whose ID is too long, whose text cannot be stored, or whose metadata is
+    not strict JSON."""
+    bad = []
+    for i, rec in enumerate(records):
+        reason = _record_problem(rec, id_key)
+        if reason:
+            bad.append((i, reason))
+    return bad
+
+
+def _record_problem(rec: dict, id_key: str) -> str | None:
+    if len(rec[id_key]) > MAX_ID:
+        return f"{id_key} longer than {MAX_ID} characters"
+    for key in (id_key, "title", "text"):
+        value = rec.get(key)
+        reason = unstorable(value) if isinstance(value, str) else None
+        if reason:
+            return f"{key} {reason}"
+    try:
+        json.dumps({k: v for k, v in rec.items() if k not in (id_key, "title", "text")}, allow_nan=False)
+    except ValueError:
+        return "a metadata field holds NaN or infinity (not valid JSON)"
+    return None
 
 
 # ----------------------------------------------------------------------------------------- documents
 def _doc_records(file: _File) -> list[dict]:
     from metrics.formats import read_corpus
 
-    frame = _parse(read_corpus, file)
-    records = frame.to_dict(orient="records")
-    problems = []
-    lines = _row_lines(file) if any(len(r["doc_id"]) > MAX_ID for r in records) else []
+    records = _parse(read_corpus, file, format=_record_format(file.name)).to_dict(orient="records")
+    for i, rec in enumerate(records):  # in place: each row's older dict is freed as it is replaced
+        records[i] = _cleaned(rec)
+    _fail(_problems(file, _record_problems(records, "doc_id")))
     for i, rec in enumerate(records):
-        if len(rec["doc_id"]) > MAX_ID:
-            problems.append(_problem(file, lines, i, f"doc_id longer than {MAX_ID} characters"))
-    _fail(problems)
-    return [_doc_record(rec) for rec in records]
+        records[i] = _doc_record(rec)
+    return records
 
 
-def _clean(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+def _record_format(name: str) -> str:
+    kind = _suffix_kind(name)
+    return "jsonl" if kind == "other" else kind
+
+
+def _cleaned(rec: dict) -> dict:
+    """The record without the NaN that pandas puts in the fields a row lacks."""
+    return {k: v for k, v in rec.items() if not (isinstance(v, float) and math.isnan(v))}
 
 
 def _doc_record(rec: dict) -> dict:
-    meta = {k: v for k, v in ((k, _clean(v)) for k, v in rec.items() if k not in _RESERVED_DOC) if v is not None}
-    version = _clean(rec.get("version"))
-    title, text = _clean(rec.get("title")) or "", rec["text"]
+    meta = {k: v for k, v in rec.items() if k not in _RESERVED_DOC and v is not None}
+    version = rec.get("version")
+    title, text = rec.get("title") or "", rec["text"]
     return {"external_id": rec["doc_id"], "title": title, "text": text, "meta": meta,
             "source_version": None if version is None else str(version)[:255], "sha": _sha(title, text)}
 
@@ -202,17 +301,12 @@ def _record(s: Session, actor: Actor, project: Project, kind: str, file: _File, 
 def _query_records(file: _File) -> list[dict]:
     from metrics.formats import read_queries
 
-    records = _parse(read_queries, file).to_dict(orient="records")
-    problems = []
-    lines = _row_lines(file) if any(len(r["query_id"]) > MAX_ID for r in records) else []
-    for i, rec in enumerate(records):
-        if len(rec["query_id"]) > MAX_ID:
-            problems.append(_problem(file, lines, i, f"query_id longer than {MAX_ID} characters"))
-    _fail(problems)
+    records = [_cleaned(r) for r in _parse(read_queries, file, format=_record_format(file.name)).to_dict(
+        orient="records")]
+    _fail(_problems(file, _record_problems(records, "query_id")))
     out = []
     for rec in records:
-        meta = {k: v for k, v in ((k, _clean(v)) for k, v in rec.items() if k not in ("query_id", "text"))
-                if v is not None}
+        meta = {k: v for k, v in rec.items() if k not in ("query_id", "text") and v is not None}
         out.append({"external_id": rec["query_id"], "text": rec["text"], "meta": meta, "sha": _sha(rec["text"])})
     return out
 
@@ -244,28 +338,41 @@ def _refuse_labelled_changes(s: Session, file: _File, records: list[dict], chang
     labelled = q.queries_with_labels(s, [existing[r["external_id"]][0] for r in changed])
     if not labelled:
         return
-    lines = _row_lines(file)
     row_of = {r["external_id"]: i for i, r in enumerate(records)}
-    _fail([_problem(file, lines, row_of[r["external_id"]], f"query {r['external_id']!r} already has labels; "
-                    "its text cannot change (import it under a new query_id)")
-           for r in changed if existing[r["external_id"]][0] in labelled])
+    _fail(_problems(file, [(row_of[r["external_id"]], f"query {r['external_id']!r} already has labels; its text "
+                            "cannot change (import it under a new query_id)")
+                           for r in changed if existing[r["external_id"]][0] in labelled]))
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def _unknown(file: _File, queries: Sequence[str], docs: Sequence[str], qindex: dict, dindex: dict,
-             doc_word: str = "document") -> list[Problem]:
-    bad = [i for i, (qid, did) in enumerate(zip(queries, docs, strict=True)) if qid not in qindex or did not in dindex]
-    if not bad:
-        return []
-    lines = _row_lines(file)
-    return [_problem(file, lines, i, f"unknown query {queries[i]!r}" if queries[i] not in qindex
-                     else f"unknown {doc_word} {docs[i]!r}") for i in bad[:1000]]
+def _positions(values, index: dict) -> np.ndarray:
+    """Position of each ID (an Arrow string column) among the keys of ``index``, -1 where unknown."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    found = pc.index_in(values, value_set=pa.array(list(index), pa.string()))
+    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _internal(values, index: dict) -> np.ndarray:
+    """The internal ids (first item of each ``index`` value) of known IDs, as an int64 column."""
+    ids = np.fromiter((v[0] if isinstance(v, tuple) else v for v in index.values()), np.int64, len(index))
+    return ids[_positions(values, index)]
+
+
+def _unknown(file: _File, queries, docs, qindex: dict, dindex: dict, doc_word: str = "document") -> list[Problem]:
+    """A problem for each row (of Arrow columns ``queries``/``docs``) naming an unknown query or document."""
+    qpos, dpos = _positions(queries, qindex), _positions(docs, dindex)
+    rows = np.flatnonzero((qpos < 0) | (dpos < 0))[:1000].tolist()
+    return _problems(file, [(i, f"unknown query {queries[i].as_py()!r}" if qpos[i] < 0
+                             else f"unknown {doc_word} {docs[i].as_py()!r}") for i in rows])
 
 
 def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID or any(c.isspace() for c in value):
-        raise InvalidInput(f"{what} must be a non-empty name without spaces, at most {MAX_ID} characters; "
-                           f"got {value!r}")
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID \
+            or any(c.isspace() or not c.isprintable() for c in value) or unstorable(value):
+        raise InvalidInput(f"{what} must be a non-empty name without spaces or control characters, at most "
+                           f"{MAX_ID} characters; got {value!r}")
     return value
 
 
@@ -273,7 +380,8 @@ def import_run(db: Database, actor: Actor, project: ProjectRef, source: Source, 
                chunks: bool = False, filename: str | None = None) -> ImportReport:
     """Import a TREC run (admin) under ``name`` (default: its tag). Every query and document must exist in the
     project; with ``chunks=True`` its document IDs are chunk IDs, mapped through the imported chunk map
-    (each document keeps its best-ranked chunk)."""
+    (each document keeps its best-ranked chunk). Entries are written in batches from columns (see the
+    module doc on memory)."""
     from metrics.formats import read_run
 
     file = _read(source, filename)
@@ -285,29 +393,34 @@ def import_run(db: Database, actor: Actor, project: ProjectRef, source: Source, 
         if old is not None:
             return _same_again(old.file_sha256, file, "run", run_name, old.n_entries)
         qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
-        frame = _run_frame(s, proj.id, run, file, qindex, dindex, chunks)
+        columns = _run_columns(s, proj.id, run, file, qindex, dindex, chunks)
+        n = len(columns["rank"])
         run_id = q.insert_run(s, project_id=proj.id, name=run_name, source=file.name[:1000],
-                              file_sha256=file.sha256, n_entries=len(frame), created_by=actor.user_id)
-        q.insert_run_entries(s, [{"run_id": run_id, "query_id": qindex[qq][0], "document_id": dindex[d][0],
-                                  "rank": int(r), "score": float(sc)} for qq, d, sc, r in frame.itertuples(index=False)])
-        report = ImportReport("run", file.name, run_name, len(frame))
+                              file_sha256=file.sha256, n_entries=n, created_by=actor.user_id)
+        q.insert_run_columns(s, run_id, **columns)
+        report = ImportReport("run", file.name, run_name, n)
         _record(s, actor, proj, "run", file, report)
         return report
 
 
-def _run_frame(s: Session, project_id: int, run, file: _File, qindex: dict, dindex: dict, chunks: bool):
-    """The run's rows (query_id, doc_id, score, rank) after checking every ID against the project."""
+def _run_columns(s: Session, project_id: int, run, file: _File, qindex: dict, dindex: dict,
+                 chunks: bool) -> dict[str, np.ndarray]:
+    """The run's entries in evaluation order as columns (query_id and document_id as internal ids, rank,
+    score), after checking every ID against the project."""
     from metrics.evaluate import map_chunks
+    from metrics.ranking import position_within, trec_order
 
-    queries, docs = run.query_id.to_pylist(), run.doc_id.to_pylist()
     if chunks:
         cindex = q.chunk_index(s, project_id)
-        _fail(_unknown(file, queries, docs, qindex, cindex, "chunk"))
+        _fail(_unknown(file, run.query_id, run.doc_id, qindex, cindex, "chunk"))
         external = {i: ext for ext, (i, _, _) in dindex.items()}
         run = map_chunks(run, {c: external[d] for c, d in cindex.items()})
     else:
-        _fail(_unknown(file, queries, docs, qindex, dindex))
-    return run.to_dataframe()[["query_id", "doc_id", "score", "rank"]]
+        _fail(_unknown(file, run.query_id, run.doc_id, qindex, dindex))
+    codes = run.query_codes()[0]
+    order = trec_order(codes, run.score, run.doc_id)  # an index, not a second copy of the ID columns
+    return {"query_id": _internal(run.query_id, qindex)[order], "document_id": _internal(run.doc_id, dindex)[order],
+            "rank": position_within(codes[order]) + 1, "score": run.score[order]}
 
 
 def _same_again(old_sha: str, file: _File, kind: str, name: str, n: int) -> ImportReport:
@@ -340,12 +453,12 @@ def import_qrels(db: Database, actor: Actor, project: ProjectRef, source: Source
             old = q.find_import(s, proj.id, "qrels", prior_name)
             return _same_again(old.file_sha256 if old else "", file, "qrels", prior_name, known[prior_name])
         qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
-        queries, docs = qrels.query_id.to_pylist(), qrels.doc_id.to_pylist()
-        _fail(_unknown(file, queries, docs, qindex, dindex))
-        q.insert_prior(s, [{"project_id": proj.id, "source": prior_name, "query_id": qindex[a][0],
-                            "document_id": dindex[b][0], "grade": int(g)}
-                           for a, b, g in zip(queries, docs, qrels.relevance.tolist(), strict=True)])
-        report = ImportReport("qrels", file.name, prior_name, len(queries))
+        _fail(_unknown(file, qrels.query_id, qrels.doc_id, qindex, dindex))
+        columns = zip(_internal(qrels.query_id, qindex).tolist(), _internal(qrels.doc_id, dindex).tolist(),
+                      qrels.relevance.tolist(), strict=True)
+        q.insert_prior(s, [{"project_id": proj.id, "source": prior_name, "query_id": a, "document_id": b,
+                            "grade": int(g)} for a, b, g in columns])
+        report = ImportReport("qrels", file.name, prior_name, len(qrels))
         _record(s, actor, proj, "qrels", file, report)
         return report
 
@@ -374,12 +487,13 @@ def import_chunk_map(db: Database, actor: Actor, project: ProjectRef, source: So
 def _chunk_problems(file: _File, chunk_ids: list, doc_ids: list, dindex: dict, cindex: dict) -> list[Problem]:
     bad = []
     for i, (c, d) in enumerate(zip(chunk_ids, doc_ids, strict=True)):
-        if d not in dindex:
+        if len(c) > MAX_ID or unstorable(c):
+            bad.append((i, f"chunk_id {unstorable(c) or f'longer than {MAX_ID} characters'}"))
+        elif d not in dindex:
             bad.append((i, f"unknown document {d!r}"))
         elif c in cindex and cindex[c] != dindex[d][0]:
             bad.append((i, f"chunk {c!r} is already mapped to another document"))
-    lines = _row_lines(file) if bad else []
-    return [_problem(file, lines, i, reason) for i, reason in bad[:1000]]
+    return _problems(file, bad)
 
 
 # ------------------------------------------------------------------------------------------- preview
@@ -393,7 +507,7 @@ def preview(db: Database, actor: Actor, kind: str, source: Source, *, filename: 
     row count, columns, the first ``limit`` rows and every problem found by the parser."""
     import metrics.formats as formats
 
-    if kind not in _READERS:
+    if not isinstance(kind, str) or kind not in _READERS:
         raise InvalidInput(f"kind must be one of {', '.join(map(repr, _READERS))}; got {kind!r}")
     with db.read() as s:
         from annotate_app.services.auth import authorize
@@ -401,7 +515,7 @@ def preview(db: Database, actor: Actor, kind: str, source: Source, *, filename: 
         authorize(s, actor, Role.ADMIN, "preview imports")
     file = _read(source, filename)
     try:
-        parsed = getattr(formats, _READERS[kind])(file.stream())
+        parsed = getattr(formats, _READERS[kind])(file.reader_input())
     except FormatError as exc:
         return ImportPreview(kind, file.name, 0, (), (), tuple(str(p) for p in exc.problems))
     frame = _as_frame(parsed)

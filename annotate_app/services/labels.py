@@ -13,6 +13,7 @@ import numbers
 
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.inputs import check_int
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
 from annotate_app.services.queue import annotator_context, check_reason, label_info
 from annotate_app.services.types import LabelInfo
@@ -51,6 +52,8 @@ def save_label(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *,
     version (an edit from another tab) raises Conflict instead of silently overwriting it.
     Raises NotFound for a pair not assigned to the caller, Conflict for a skipped or expired claim.
     """
+    check_int(pair_id, "pair_id")
+    check_int(expected_version, "expected_version", 0, optional=True)
     if not isinstance(unsure, bool):
         raise InvalidInput(f"unsure must be a bool; got {unsure!r}")
     secs = _check_seconds(seconds)
@@ -81,6 +84,7 @@ def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 5
     """The caller's current labels, most recently saved first (to review or edit them)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInput(f"limit must be an int >= 1; got {limit!r}")
+    check_int(limit, "limit")
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit)
@@ -89,6 +93,7 @@ def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 5
 
 def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> list[LabelInfo]:
     """Every label version of a pair, newest first: an annotator sees only their own; reviewers see all."""
+    check_int(pair_id, "pair_id")
     with db.read() as s:
         user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
         reviewer = user is None or user.role != Role.ANNOTATOR

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
+from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import PairInfo, PoolReport
 from annotate_app.store import corpus as cq
@@ -37,7 +38,7 @@ def _check_int(name: str, value, low: int = 1, *, optional: bool = False) -> int
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise InvalidInput(f"{name} must be an int >= {low}{' or None' if optional else ''}; got {value!r}")
-    return value
+    return check_int(value, name, low)
 
 
 def pool(db: Database, actor: Actor, project: ProjectRef, *, depth: int, runs: Sequence[str] | None = None,
@@ -143,6 +144,9 @@ def _info(s: Session, pair: Pair, query_id: str, doc_id: str) -> PairInfo:
 def add_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *,
              note: str = "") -> PairInfo:
     """Add one pair by hand (reviewer or admin): origin ``manual``."""
+    check_text(note, "note")
+    check_text(query_id, "query_id")
+    check_text(doc_id, "doc_id")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "add pairs")
         queries, docs = cq.query_index(s, proj.id), cq.doc_index(s, proj.id)
@@ -165,6 +169,7 @@ def exclude_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str,
     """Take a pair out of judging, agreement and releases (reviewer or admin); ``reason`` is required."""
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("reason must be a non-empty string saying why the pair is excluded")
+    check_text(reason, "reason")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "exclude pairs")
         pair = _find(s, proj, query_id, doc_id)

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
+from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.types import GuidelinesInfo, MemberInfo, ProjectInfo, ProjectSettings
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as q
@@ -131,7 +132,8 @@ def create_project(db: Database, actor: Actor, name: str, *, title: str = "", gu
             raise Conflict(f"project {name!r} already exists")
         fields = dataclasses.asdict(checked)
         fields["grade_scale"] = [list(x) for x in checked.grade_scale]
-        project = q.insert_project(s, name=name, title=str(title or name)[:200], created_by=actor.user_id, **fields)
+        project = q.insert_project(s, name=name, title=check_text(title or name, "title")[:200],
+                                   created_by=actor.user_id, **fields)
         if guidelines:
             q.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
         audit(s, actor, "project_created", project_id=project.id, target=name, details={"settings": fields})
@@ -184,7 +186,7 @@ def _guard_settings(s: Session, project: Project, old: ProjectSettings, new: Pro
 def _check_markdown(markdown: Any) -> str:
     if not isinstance(markdown, str) or not markdown.strip() or len(markdown) > MAX_GUIDELINES:
         raise InvalidInput(f"guidelines must be non-empty Markdown text of at most {MAX_GUIDELINES} characters")
-    return markdown
+    return check_text(markdown, "guidelines")
 
 
 def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: str) -> int:
@@ -200,6 +202,7 @@ def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: st
 def get_guidelines(db: Database, actor: Actor, project: ProjectRef, version: int | None = None
                    ) -> GuidelinesInfo | None:
     """The latest guidelines (or ``version``); None when the project has none."""
+    check_int(version, "version", optional=True)
     with db.read() as s:
         _, row = open_project(s, actor, project, Role.ANNOTATOR, "read guidelines")
         g = q.latest_guidelines(s, row.id, version)
@@ -221,6 +224,9 @@ def assign(db: Database, actor: Actor, project: ProjectRef, usernames: Sequence[
     """
     if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 1):
         raise InvalidInput(f"quota must be None or an int >= 1; got {quota!r}")
+    check_int(quota, "quota", optional=True)
+    if isinstance(usernames, str) or not all(isinstance(u, str) for u in usernames):
+        raise InvalidInput(f"usernames must be a list of names; got {usernames!r}")
     names = [str(u).strip().lower() for u in usernames]
     if not names:
         raise InvalidInput("usernames must name at least one user")

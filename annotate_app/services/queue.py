@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
 from annotate_app.services.types import AnnotatorProgress, LabelInfo, PairView
 from annotate_app.store import judging as jq
@@ -34,6 +35,7 @@ from annotate_app.store.models import Assignment, Project, User, utcnow
 __all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "check_reason"]
 
 MAX_ATTEMPTS = 20
+MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
 CANDIDATES = 8
 
 
@@ -49,9 +51,7 @@ def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str
 
 def check_reason(reason: str, minimum: int, what: str = "reason") -> str:
     """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000)."""
-    if not isinstance(reason, str):
-        raise InvalidInput(f"{what} must be a string; got {type(reason).__name__}")
-    text, required = reason.strip(), max(minimum, 1)
+    text, required = check_text(reason, what).strip(), max(minimum, 1)
     if len(text) < required:
         raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
     if len(text) > 10_000:
@@ -126,6 +126,7 @@ def label_info(row: dict) -> LabelInfo:
 
 def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> PairView:
     """A pair the caller holds or labelled (to edit their label); others' pairs are NotFound."""
+    check_int(pair_id, "pair_id")
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "judge pairs")
         a = jq.own_assignment(s, pair_id, user.id)
@@ -138,6 +139,7 @@ def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> P
 def skip(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, reason: str) -> None:
     """Give a claimed, unlabelled pair back with a reason (≥ the project's minimum length, at least 1); its
     slot goes to another annotator and the caller never sees the pair again."""
+    check_int(pair_id, "pair_id")
     with db.write() as s:
         user, proj = annotator_context(s, actor, project, "skip pairs")
         text = check_reason(reason, proj.min_reason_length, "skip reason")
@@ -178,6 +180,7 @@ def release_stale_claims(db: Database, actor: Actor, project: ProjectRef, *, old
     if older_than_minutes is not None and (isinstance(older_than_minutes, bool)
                                            or not isinstance(older_than_minutes, int) or older_than_minutes < 0):
         raise InvalidInput(f"older_than_minutes must be an int >= 0; got {older_than_minutes!r}")
+    check_int(older_than_minutes, "older_than_minutes", 0, MAX_CLAIM_AGE, optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")
         minutes = proj.claim_timeout_minutes if older_than_minutes is None else older_than_minutes

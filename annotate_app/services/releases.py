@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.gate import GateState, compute_blockers, load_state, summarize
+from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import Blockers, ReleaseInfo
 from annotate_app.store import corpus as cq
@@ -95,6 +96,9 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
 def create_release(db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None,
                    note: str = "") -> ReleaseInfo:
     """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it."""
+    if justification is not None:
+        check_text(justification, "justification")
+    note = check_text(note or "", "note")
     try:
         with db.write(snapshot=True) as s:
             _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
@@ -104,7 +108,7 @@ def create_release(db: Database, actor: Actor, project: ProjectRef, *, justifica
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
             text = _check_justification(justification, block)
-            return _insert(s, actor, proj, state, summary.to_dict(), text, str(note or "")[:2000])
+            return _insert(s, actor, proj, state, summary.to_dict(), text, note[:2000])
     except IntegrityError:
         raise Conflict("another release was created at the same time; try again") from None
 
@@ -144,6 +148,7 @@ def list_releases(db: Database, actor: Actor, project: ProjectRef) -> list[Relea
 def load_release(s: Session, proj: Project, version: int | None) -> Release:
     if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
         raise InvalidInput(f"version must be an int >= 1 or None (latest); got {version!r}")
+    check_int(version, "version", optional=True)
     release = q.find(s, proj.id, version)
     if release is None:
         which = "no release yet" if version is None else f"release {version} does not exist"

@@ -20,6 +20,7 @@ from annotate_app.services.auth import (
     verify_password,
 )
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.inputs import check_text
 from annotate_app.services.types import UserInfo
 from annotate_app.store import users as q
 from annotate_app.store.db import Database
@@ -48,6 +49,7 @@ def create_user(db: Database, actor: Actor, username: str, password: str, *, rol
     check_password(password, name)
     if not isinstance(display_name, str) or len(display_name) > 200:
         raise InvalidInput(f"display_name must be a str of at most 200 characters; got {display_name!r}")
+    check_text(display_name, "display_name")
     hashed = hash_password(password)
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "add users")

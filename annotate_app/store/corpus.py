@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
@@ -29,8 +30,8 @@ from annotate_app.store.models import (
 
 __all__ = ["doc_index", "query_index", "insert_documents", "update_documents", "insert_versions",
            "mark_stale", "insert_queries", "update_queries", "queries_with_labels", "chunk_index",
-           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "runs", "prior_sources",
-           "insert_prior", "record_import", "corpus_rows", "BATCH"]
+           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "insert_run_columns", "runs",
+           "prior_sources", "insert_prior", "record_import", "corpus_rows", "BATCH"]
 
 BATCH = 5000
 
@@ -127,6 +128,18 @@ def insert_run(s: Session, **fields: Any) -> int:
 
 def insert_run_entries(s: Session, rows: Sequence[dict]) -> None:
     bulk_insert(s, RunEntry.__table__, rows)
+
+
+def insert_run_columns(s: Session, run_id: int, *, query_id: np.ndarray, document_id: np.ndarray,
+                       rank: np.ndarray, score: np.ndarray, batch: int = 20_000) -> None:
+    """Insert a run's entries from equal-length columns, ``batch`` rows at a time (only one batch of row dicts
+    exists at once, so a run of millions of entries needs no Python object per entry)."""
+    for start in range(0, len(rank), batch):
+        part = slice(start, start + batch)
+        columns = zip(query_id[part].tolist(), document_id[part].tolist(), rank[part].tolist(),
+                      score[part].tolist(), strict=True)
+        bulk_insert(s, RunEntry.__table__, [{"run_id": run_id, "query_id": qq, "document_id": d, "rank": r,
+                                             "score": sc} for qq, d, r, sc in columns])
 
 
 def prior_sources(s: Session, project_id: int) -> dict[str, int]:

@@ -4,9 +4,12 @@
 
 - ``db.write()``: a read-write transaction. On SQLite it starts with ``BEGIN IMMEDIATE``, so writers queue on
   the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from reading
-  to writing; readers are never blocked (WAL). On PostgreSQL it is READ COMMITTED; ``write(snapshot=True)``
+  to writing; readers are never blocked (WAL). The writers of one process queue first come, first served
+  (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ COMMITTED; ``write(snapshot=True)``
   asks for REPEATABLE READ, one consistent snapshot for multi-statement reads that then write (releases).
-- ``db.read()``: a read-only transaction (deferred ``BEGIN`` on SQLite, READ ONLY on PostgreSQL).
+- ``db.read()``: a read-only transaction (deferred ``BEGIN`` on SQLite, READ ONLY on PostgreSQL);
+  ``read(snapshot=True)`` reads one consistent snapshot across statements (REPEATABLE READ READ ONLY on
+  PostgreSQL; on SQLite every read transaction already is one, in WAL mode) — for backups.
 
 Both commit on success and roll back on any exception. Sessions never escape: services turn rows into frozen
 dataclasses before the transaction ends.
@@ -19,6 +22,9 @@ dataclasses before the transaction ends.
 
 from __future__ import annotations
 
+import collections
+import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,12 +32,83 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-__all__ = ["Database", "safe_url", "SQLITE_BUSY_TIMEOUT_MS"]
+__all__ = ["Database", "safe_url", "unstorable", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+MIN_ID, MAX_ID = -(2**31), 2**31 - 1  # integer columns are 4-byte integers on PostgreSQL
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be stored in (or looked up from) a text column of both databases, else None.
+
+    PostgreSQL refuses U+0000 in text values (SQLite keeps it, so a backup would not move across), and a lone
+    surrogate — a JSON ``"\\ud800"`` escape decodes to one — cannot be encoded as UTF-8 at all. Services refuse
+    such input (`InvalidInput`); lookups by such a name find nothing.
+
+    >>> unstorable("D';--%_"), unstorable("a\\x00b")
+    (None, 'contains a NUL character (U+0000)')
+    """
+    if "\x00" in text:
+        return "contains a NUL character (U+0000)"
+    if _SURROGATE.search(text):
+        return "contains a lone surrogate (not a Unicode character)"
+    return None
+
+
+class _WriterQueue:
+    """The writers of this process to one SQLite file, first come, first served.
+
+    SQLite lets one writer in at a time and makes the others poll (its busy handler); a newcomer polling at a
+    shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one was
+    starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
+    Queueing the process's writers fairly before ``BEGIN IMMEDIATE`` leaves the busy handler only other
+    processes to wait for; it costs nothing, as SQLite runs one write transaction at a time anyway.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._busy = False
+        self._waiting: collections.deque[threading.Event] = collections.deque()
+
+    def acquire(self, timeout: float) -> bool:
+        with self._mutex:
+            if not self._busy:
+                self._busy = True
+                return True
+            turn = threading.Event()
+            self._waiting.append(turn)
+        if turn.wait(timeout):
+            return True
+        with self._mutex:
+            if turn.is_set():  # handed over just as the wait timed out
+                return True
+            self._waiting.remove(turn)
+            return False
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().set()  # the turn passes straight to the oldest waiter
+            else:
+                self._busy = False
+
+
+_QUEUES: dict[str, _WriterQueue] = {}
+_QUEUES_MUTEX = threading.Lock()
+
+
+def _writer_queue(url: URL) -> _WriterQueue:
+    """The queue of a SQLite file, shared by every Database of this process on that file."""
+    if url.database in (None, "", ":memory:"):
+        return _WriterQueue()
+    key = str(Path(url.database).expanduser().resolve())
+    with _QUEUES_MUTEX:
+        return _QUEUES.setdefault(key, _WriterQueue())
 
 
 def safe_url(url: str | URL) -> str:
@@ -56,9 +133,12 @@ class Database:
         self._writer = self.engine.execution_options(qf_write=True)
         self._snapshot = self._writer.execution_options(qf_snapshot=True)
         self._reader = self.engine.execution_options(qf_write=False)
+        self._snapshot_reader = self._reader
+        self._writers = _writer_queue(self.url) if self.is_sqlite else None
         if not self.is_sqlite:
             self._snapshot = self._snapshot.execution_options(isolation_level="REPEATABLE READ")
             self._reader = self._reader.execution_options(postgresql_readonly=True)
+            self._snapshot_reader = self._reader.execution_options(isolation_level="REPEATABLE READ")
 
     @property
     def is_sqlite(self) -> bool:
@@ -67,14 +147,22 @@ class Database:
     @contextmanager
     def write(self, *, snapshot: bool = False) -> Iterator[Session]:
         """A read-write transaction; commits on success, rolls back on error."""
-        with Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session, \
-                session.begin():
-            yield session
+        if self._writers is not None and not self._writers.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
+            raise OperationalError("BEGIN IMMEDIATE", None, TimeoutError(
+                f"database is locked: other writers of this process held it for {SQLITE_BUSY_TIMEOUT_MS // 1000} s"))
+        try:
+            with Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session, \
+                    session.begin():
+                yield session
+        finally:
+            if self._writers is not None:
+                self._writers.release()
 
     @contextmanager
-    def read(self) -> Iterator[Session]:
-        """A read-only transaction."""
-        with Session(self._reader, expire_on_commit=False) as session, session.begin():
+    def read(self, *, snapshot: bool = False) -> Iterator[Session]:
+        """A read-only transaction (``snapshot=True``: one snapshot for all its statements)."""
+        with Session(self._snapshot_reader if snapshot else self._reader, expire_on_commit=False) as session, \
+                session.begin():
             yield session
 
     def dispose(self) -> None:

@@ -9,6 +9,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
+from annotate_app.store.db import unstorable
 from annotate_app.store.models import (
     Assignment,
     Document,
@@ -65,6 +66,9 @@ def insert_sources(s: Session, rows: Sequence[dict]) -> None:
 
 
 def find_pair(s: Session, project_id: int, query_ext: str, doc_ext: str) -> Pair | None:
+    if not isinstance(query_ext, str) or not isinstance(doc_ext, str) or unstorable(query_ext) \
+            or unstorable(doc_ext):
+        return None
     stmt = (select(Pair).join(Query, Query.id == Pair.query_id).join(Document, Document.id == Pair.document_id)
             .where(Pair.project_id == project_id, Query.external_id == query_ext, Document.external_id == doc_ext))
     return s.scalar(stmt)

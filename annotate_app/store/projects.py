@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from annotate_app.store.db import MAX_ID, MIN_ID, unstorable
 from annotate_app.store.models import Guidelines, Project, ProjectMember, User, utcnow
 
 __all__ = ["find", "all_projects", "member_projects", "insert_project", "update_project", "latest_guidelines",
@@ -14,9 +15,12 @@ __all__ = ["find", "all_projects", "member_projects", "insert_project", "update_
 
 
 def find(s: Session, ref: int | str) -> Project | None:
+    """The project with id ``ref`` (an int) or name ``ref``; None for a reference no project can have (an id
+    outside the 32-bit range, a name holding a NUL)."""
     if isinstance(ref, int) and not isinstance(ref, bool):
-        return s.get(Project, ref)
-    return s.scalar(select(Project).where(Project.name == str(ref)))
+        return s.get(Project, ref) if MIN_ID <= ref <= MAX_ID else None
+    name = str(ref)
+    return None if unstorable(name) else s.scalar(select(Project).where(Project.name == name))
 
 
 def all_projects(s: Session) -> list[Project]:

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
+from annotate_app.store.db import unstorable
 from annotate_app.store.models import AuditEntry, User, utcnow
 
 __all__ = ["get", "by_name", "by_names", "all_users", "insert_user", "set_fields", "bump_failures",
@@ -19,11 +20,15 @@ def get(s: Session, user_id: int) -> User | None:
 
 
 def by_name(s: Session, username: str) -> User | None:
+    """The user named ``username`` (None for a name no user can have, e.g. one holding a NUL)."""
+    if unstorable(username):
+        return None
     return s.scalar(select(User).where(User.username == username))
 
 
 def by_names(s: Session, usernames: list[str]) -> dict[str, User]:
-    return {u.username: u for u in s.scalars(select(User).where(User.username.in_(usernames)))}
+    names = [n for n in usernames if not unstorable(n)]
+    return {u.username: u for u in s.scalars(select(User).where(User.username.in_(names)))}
 
 
 def names_of(s: Session, user_ids: list[int]) -> dict[int, str]:

@@ -1,0 +1,52 @@
+"""Checks shared by the services for free-form arguments: text they store or look up, and integer ids.
+
+Text: it must be a ``str`` that both databases can store — no NUL character (PostgreSQL refuses U+0000 in
+text) and no lone surrogate (not encodable as UTF-8). Everything else is kept exactly as given: quotes,
+``;--``, ``%``, ``_``, backslashes, HTML and formula-like text are data, never code (every query is
+parameterised; pages escape text; CSV exports pass cells through `metrics.render.csv_safe`).
+
+Integers (ids, versions, limits): a real ``int`` (not a bool) in a stated range, at most 2**31 - 1 — integer
+columns are 4-byte integers on PostgreSQL, and a larger value would fail in the database instead of here.
+
+>>> check_text("it's 100% \\\\ =SUM(A1)", "reason")
+"it's 100% \\\\ =SUM(A1)"
+>>> check_text("a\\x00b", "reason")
+Traceback (most recent call last):
+...
+annotate_app.services.errors.InvalidInput: reason contains a NUL character (U+0000); got 'a\\x00b'
+>>> check_int(10**30, "pair_id")
+Traceback (most recent call last):
+...
+annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483647]; got 1000000000000000000000000000000
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotate_app.services.errors import InvalidInput
+from annotate_app.store.db import MAX_ID, unstorable
+
+__all__ = ["check_text", "check_int", "MAX_INT"]
+
+MAX_INT = MAX_ID
+
+
+def check_text(value: Any, what: str) -> str:
+    """``value`` if it is a storable str; else InvalidInput naming ``what`` and the (shortened) value."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string; got {type(value).__name__}")
+    reason = unstorable(value)
+    if reason:
+        raise InvalidInput(f"{what} {reason}; got {value[:40]!r}")
+    return value
+
+
+def check_int(value: Any, what: str, low: int = 1, high: int = MAX_INT, *, optional: bool = False) -> int | None:
+    """``value`` if it is an int (not a bool) in ``[low, high]`` (or None when ``optional``)."""
+    if optional and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = str(value)[:60] if isinstance(value, int) else repr(value)[:60]
+        raise InvalidInput(f"{what} must be an int in [{low}, {high}]{' or None' if optional else ''}; got {shown}")
+    return value

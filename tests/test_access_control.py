@@ -1,0 +1,250 @@
+"""Access control at the service level: every public service call × every kind of caller.
+
+Annotators judge only projects they are members of and never see other annotators' labels; they cannot
+adjudicate, release, export or administer. Reviewers cannot administer users or import. Deactivated users,
+stale sessions (password reset, role change) and a forged copy of `SYSTEM` are refused everywhere; a caller's
+claimed role is ignored (re-read from the database). A refused call raises PermissionDenied (NotFound for a
+project the caller may not see) and writes nothing. Login throttling is proven with the ``now=`` parameter.
+
+The table runs on SQLite (the checks are in the services, the same code on both databases); the login
+throttling tests run on both databases.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import shutil
+import threading
+from datetime import timedelta
+
+import pytest
+from service_table import (
+    CALLERS,
+    CALLS,
+    LEVELS,
+    NOT_CALLS,
+    PASSWORDS,
+    World,
+    build_world,
+    fast_hashes,
+    fingerprint,
+    log_in_callers,
+)
+
+from annotate_app.services import labels, queue, users
+from annotate_app.services.auth import LOCK_MAX, MAX_FAILED_LOGINS, SYSTEM, authenticate, resolve_actor
+from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
+from annotate_app.store.models import utcnow
+
+SERVICE_MODULES = ("adjudication", "audit", "backup", "demo", "export", "gate", "imports", "labels", "pooling",
+                   "projects", "queue", "releases", "status", "users")
+
+
+# ------------------------------------------------------------------------------------------------ world
+@pytest.fixture(scope="session")
+def world_template(tmp_path_factory):
+    """The world of `service_table` on a SQLite file, its logged-in callers and a backup of it (built once)."""
+    from annotate_app.services import backup
+    from annotate_app.store.db import Database
+    from annotate_app.store.migrate import upgrade
+
+    folder = tmp_path_factory.mktemp("world")
+    patch = fast_hashes()
+    try:
+        upgrade(f"sqlite:///{folder / 'world.db'}")
+        db = Database(f"sqlite:///{folder / 'world.db'}")
+        ids = build_world(db, folder)
+        actors = log_in_callers(db)
+        backup.backup(db, SYSTEM, folder / "world.zip")
+        db.dispose()
+    finally:
+        patch.undo()
+    return folder, {**ids, "archive": folder / "world.zip"}, actors
+
+
+@pytest.fixture
+def new_world(world_template, tmp_path, fast_hashing):
+    """A factory of fresh copies of the world (each call: a new database file)."""
+    from annotate_app.store.db import Database
+
+    folder, ids, actors = world_template
+    opened = []
+
+    def make() -> World:
+        path = tmp_path / f"world{len(opened)}.db"
+        shutil.copyfile(folder / "world.db", path)
+        db = Database(f"sqlite:///{path}")
+        opened.append(db)
+        return World(db, actors, dict(ids), tmp_path)
+
+    yield make
+    for db in opened:
+        db.dispose()
+
+
+# ------------------------------------------------------------------------------------ expected outcomes
+def expected_refusal(call, caller: str) -> tuple[type, str]:
+    """The error class and message pattern a refused caller gets."""
+    outcome = LEVELS[call.level][caller]
+    if outcome == "hidden":
+        return NotFound, rf"^project '{call.args[0]}' does not exist or you are not a member$"
+    if caller in ("gone", "stale"):
+        return PermissionDenied, rf": session of '{caller}' expired; log in again$"
+    if caller == "forged_system":
+        return PermissionDenied, r": not logged in$"
+    if call.level == "judge":
+        if caller == "system":
+            return PermissionDenied, r": the system actor cannot judge pairs; log in as an annotator$"
+        return PermissionDenied, rf"^{caller} is not an annotator of project 'work'$"
+    if call.level == "self":
+        return PermissionDenied, r"^the system actor has no password$"
+    role = {"alice": "annotator", "alice_as_admin": "annotator", "carol": "annotator", "rita": "reviewer"}[caller]
+    name = "alice" if caller == "alice_as_admin" else caller
+    return PermissionDenied, rf"^{name} \({role}\) may not .+: {call.level} role required$"
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: c.key)
+def test_who_may_call_what(call, new_world):
+    world = new_world()
+    before = fingerprint(world.db)
+    for caller in CALLERS:
+        if LEVELS[call.level][caller] == "ok":
+            continue
+        error, message = expected_refusal(call, caller)
+        with pytest.raises(error, match=message):
+            world.call(call, caller)
+        assert fingerprint(world.db) == before, f"{caller}'s refused {call.key} changed the database"
+    for caller in (c for c in CALLERS if LEVELS[call.level][c] == "ok"):
+        fresh = new_world()
+        if call.allowed_error is None:
+            fresh.call(call, caller)
+        else:
+            with pytest.raises(Conflict):
+                fresh.call(call, caller)
+
+
+def test_the_table_lists_every_public_service_call():
+    """A new service function must be added to the table (or to NOT_CALLS with a reason)."""
+    listed = {c.key for c in CALLS}
+    found = set()
+    for module in SERVICE_MODULES:
+        mod = importlib.import_module(f"annotate_app.services.{module}")
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if inspect.isfunction(fn) and (list(inspect.signature(fn).parameters)[:2] == ["db", "actor"]
+                                           or name == "load_demo"):
+                found.add(f"{module}.{name}")
+    assert found == listed
+    assert {"auth.*", "scoring.*", "sso.*"} == set(NOT_CALLS)
+
+
+# ---------------------------------------------------------------------------------- others' labels
+def test_annotators_never_see_other_annotators_labels(new_world):
+    world = new_world()
+    alice, rita = world.actors["alice"], world.actors["rita"]
+    bob = authenticate(world.db, "bob", PASSWORDS["bob"])
+    view = queue.next_pair(world.db, bob, "work")  # a pair alice has not labelled
+    labels.save_label(world.db, bob, "work", view.pair_id, grade=3, reason="bob's private reason")
+    assert labels.pair_history(world.db, alice, "work", view.pair_id) == []
+    with pytest.raises(NotFound, match=rf"^pair {view.pair_id} is not assigned to alice$"):
+        queue.get_pair(world.db, alice, "work", view.pair_id)
+    assert [x.annotator for x in labels.pair_history(world.db, rita, "work", view.pair_id)] == ["bob"]
+    mine = labels.my_labels(world.db, alice, "work")
+    assert {x.annotator for x in mine} == {"alice"}
+    held = queue.next_pair(world.db, alice, "work")  # alice's own open claim: a fresh view, nobody's label in it
+    assert held.current is None and "bob's private reason" not in repr(held)
+
+
+# ------------------------------------------------------------------------------------- sessions
+@pytest.mark.parametrize("change", [
+    lambda db: users.reset_password(db, SYSTEM, "alice", "a reset password"),
+    lambda db: users.set_role(db, SYSTEM, "alice", "reviewer"),
+    lambda db: users.deactivate(db, SYSTEM, "alice"),
+], ids=["password reset", "role change", "deactivation"])
+def test_a_changed_user_loses_every_session(new_world, change):
+    world = new_world()
+    alice = world.actors["alice"]
+    assert resolve_actor(world.db, alice.user_id, alice.session_version) == alice
+    change(world.db)
+    with pytest.raises(PermissionDenied, match=r"^session expired; log in again$"):
+        resolve_actor(world.db, alice.user_id, alice.session_version)
+    with pytest.raises(PermissionDenied, match=r"^judge pairs: session of 'alice' expired; log in again$"):
+        queue.next_pair(world.db, alice, "work")
+
+
+def test_changing_ones_own_password_ends_the_other_sessions(new_world):
+    world = new_world()
+    old = world.actors["alice"]
+    new = users.change_password(world.db, old, PASSWORDS["alice"], "a brand new password")
+    assert queue.next_pair(world.db, new, "work") is not None
+    with pytest.raises(PermissionDenied, match="session of 'alice' expired"):
+        queue.next_pair(world.db, old, "work")
+
+
+# ------------------------------------------------------------------------------------ throttling
+def test_login_throttling_locks_doubles_caps_and_unlocks(demo):
+    now = utcnow()
+    for _ in range(MAX_FAILED_LOGINS - 1):
+        with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
+            authenticate(demo, "alice", "wrong password", now=now)
+    assert authenticate(demo, "alice", "alice-demo", now=now).username == "alice"  # a success resets the count
+    for _ in range(MAX_FAILED_LOGINS):
+        with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
+            authenticate(demo, "alice", "wrong password", now=now)
+    with pytest.raises(PermissionDenied, match=r"^too many failed logins for 'alice'; try again in 30 s$"):
+        authenticate(demo, "alice", "alice-demo", now=now)  # the right password does not help while locked
+    assert authenticate(demo, "bob", "bob-demo", now=now).username == "bob"  # the lock is per account
+    waits, t = [], now
+    for _ in range(8):  # each further failure after a lock doubles it, up to LOCK_MAX
+        t += timedelta(hours=1)
+        with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
+            authenticate(demo, "alice", "wrong password", now=t)
+        with pytest.raises(PermissionDenied, match=r"try again in (\d+) s$") as info:
+            authenticate(demo, "alice", "alice-demo", now=t)
+        waits.append(int(re.search(r"(\d+) s$", str(info.value)).group(1)))
+    assert timedelta(seconds=900) == LOCK_MAX
+    assert waits == [60, 120, 240, 480, 900, 900, 900, 900]
+    with pytest.raises(PermissionDenied, match="try again in 1 s"):
+        authenticate(demo, "alice", "alice-demo", now=t + timedelta(seconds=899))
+    assert authenticate(demo, "alice", "alice-demo", now=t + timedelta(seconds=900)).username == "alice"
+
+
+def test_unknown_users_never_lock_and_look_like_wrong_passwords(demo):
+    now = utcnow()
+    for _ in range(MAX_FAILED_LOGINS + 2):
+        with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
+            authenticate(demo, "nobody", "whatever pass", now=now)
+    with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
+        authenticate(demo, "al\x00ice", "alice-demo", now=now)  # a NUL cannot name a user
+    assert authenticate(demo, "alice", "alice-demo", now=now).username == "alice"
+
+
+def test_a_burst_of_failures_from_many_replicas_locks_exactly(demo, db_url):
+    """Eight threads, each with its own Database (an app replica), fail at once: the failure counter is atomic,
+    so the account is locked exactly as after as many sequential failures."""
+    from annotate_app.store.db import Database
+
+    now, errors = utcnow(), []
+    replicas = [Database(db_url, pool_size=2) for _ in range(8)]
+    barrier = threading.Barrier(len(replicas))
+
+    def fail(db) -> None:
+        barrier.wait(timeout=30)
+        try:
+            authenticate(db, "alice", "wrong password", now=now)
+        except PermissionDenied as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=fail, args=(r,)) for r in replicas]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    for r in replicas:
+        r.dispose()
+    assert len(errors) == 8
+    with pytest.raises(PermissionDenied, match=r"^too many failed logins for 'alice'; try again in \d+ s$"):
+        authenticate(demo, "alice", "alice-demo", now=now)
+    assert users.get_user(demo, SYSTEM, "alice").locked_until is not None
