@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/qrelforge score sample_corpus/qrels.trec sample_corpus/run_a.trec sample_corpus/run_b.trec \
-		-m P@3 -m R@3 -m nDCG@3 -m AP -m RR --per-query
+	$(VENV)/bin/qrelforge demo-data
+	$(VENV)/bin/streamlit run annotate_app/streamlit_app.py --server.address 127.0.0.1 --server.port $${PORT:-8501} \
+		--server.headless true --browser.gatherUsageStats false
 
 # The tests drive the app in Debian's Chromium and run the store against the local PostgreSQL server.
 system-deps:

@@ -1,0 +1,82 @@
+"""Adjudicate (reviewer): the disagreements, worst first. Each shows the query, the document (highlighted) and
+every annotator's grade and reason side by side; the final grade comes from buttons (keys 0-3) and needs a
+reason; Ctrl+Enter saves and moves on."""
+
+import pandas as pd
+import streamlit as st
+
+from annotate_app.services import adjudication, gate
+from annotate_app.services.auth import Role
+from annotate_app.ui import auth, errors, resources, state, widgets
+from annotate_app.ui.highlight import escape_markdown
+
+actor = auth.require(Role.REVIEWER)
+project = widgets.project_or_stop()
+st.title("Adjudicate")
+errors.flash(state.ADJ_FLASH)
+with errors.shown() as outcome:
+    settings = resources.get_project(actor, project).settings
+    queue = gate.disagreements(resources.database(), actor, project, limit=50)
+    figures = resources.agreement(actor, project)
+if outcome.failed:
+    st.stop()
+scale = settings.grade_scale
+if not queue:
+    st.success("No disagreement waits for adjudication.")
+    st.page_link("pages/release.py", label="Go to the release page")
+    st.stop()
+left = max(figures.unadjudicated, len(queue))
+total = max(figures.disagreements, left)
+st.progress((total - left) / total, text=f"{left} left of {total} disagreements")
+
+
+def pick(pair_id: int, grade: int) -> None:
+    st.session_state[state.grade(pair_id, "a")] = grade
+
+
+def save(pair_id: int) -> None:
+    ss = st.session_state
+    grade = ss.get(state.grade(pair_id, "a"))
+    if grade is None:
+        errors.set_flash(state.ADJ_FLASH, "error", "Pick the final grade first (buttons or keys).")
+        return
+    with errors.captured(state.ADJ_FLASH) as outcome:
+        done = adjudication.adjudicate(resources.database(), actor, project, pair_id, grade=grade,
+                                       reason=ss.get(state.reason(pair_id, "a")) or "")
+    if not outcome.failed:
+        for key in state.CARD_KEYS:
+            ss.pop(key(pair_id, "a"), None)
+        resources.clear_reads()
+        errors.set_flash(state.ADJ_FLASH, "success",
+                         f"Final grade {widgets.grade_label(scale, done.grade)} saved.")
+
+
+item = queue[0]
+pid = item.pair_id
+widgets.show_pair(item.query_id, item.query_text, item.doc_id, item.doc_title, item.doc_text)
+st.markdown("**The annotators' labels**")
+for column, label in zip(st.columns(len(item.labels)), item.labels, strict=True):
+    with column.container(border=True):
+        flags = (" · unsure" if label.unsure else "") + (" · stale" if label.stale else "")
+        grade = escape_markdown(widgets.grade_label(scale, label.grade))
+        st.markdown(f"**{label.annotator}**: {grade}{flags}")
+        widgets.text_block(label.reason)
+if item.prior_grades:
+    st.caption(escape_markdown("Prior judgments: " + ", ".join(f"{n} {g}" for n, g in item.prior_grades)))
+if item.adjudication is not None:
+    st.info(f"Adjudicated before by {item.adjudication.reviewer} (grade {item.adjudication.grade}); the "
+            "labels changed since, so it needs a new final grade.")
+st.markdown("**Final grade**")
+chosen = st.session_state.get(state.grade(pid, "a"))
+widgets.grade_buttons(scale, chosen, lambda g: state.grade_button(pid, g, "a"), lambda g: pick(pid, g))
+if chosen is not None:
+    st.markdown(f"Final grade: :blue-background[**{escape_markdown(widgets.grade_label(scale, chosen))}**]")
+st.text_area("Reason", key=state.reason(pid, "a"), height=90, help="Required. Ctrl+Enter saves.",
+             placeholder=f"Why this final grade? At least {max(settings.min_reason_length, 1)} characters.")
+st.button("Save final grade", key=state.submit(pid, "a"), type="primary", shortcut="Ctrl+Enter",
+          on_click=save, args=(pid,))
+
+with st.expander(f"The queue ({len(queue)} shown, worst first)"):
+    rows = [{"query": d.query_id, "document": d.doc_id, "disagreement": round(d.disagreement, 3),
+             "grades": ", ".join(f"{x.annotator} {x.grade}" for x in d.labels)} for d in queue]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -1,0 +1,22 @@
+"""Annotate: judge the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
+
+Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
+"""
+
+import streamlit as st
+
+from annotate_app.ui import auth, errors, labelling, resources, widgets
+
+actor = auth.require()
+project = widgets.project_or_stop()
+st.title("Annotate")
+with errors.shown():
+    guidelines = resources.guidelines(actor, project)
+    with st.expander("Guidelines" + (f" (version {guidelines.version})" if guidelines else "")):
+        if guidelines is None:
+            st.caption("This project has no guidelines yet.")
+        else:
+            st.markdown(guidelines.markdown)
+labelling.recheck_if_done()
+labelling.queue_card(actor, project)
+st.page_link("pages/my_labels.py", label="Back / edit my recent labels")

@@ -1,0 +1,86 @@
+"""Release (reviewer): what blocks a release, creating one (a justification is required below the agreement
+threshold), past releases with their agreement figures and hashes, and downloads (TREC, BEIR TSV, JSONL)."""
+
+import functools
+
+import pandas as pd
+import streamlit as st
+
+from annotate_app.services import export, gate, releases
+from annotate_app.services.auth import Role
+from annotate_app.services.releases import MIN_JUSTIFICATION
+from annotate_app.ui import auth, errors, resources, state, widgets
+
+actor = auth.require(Role.REVIEWER)
+project = widgets.project_or_stop()
+db = resources.database()
+st.title("Release")
+errors.flash(state.RELEASE_FLASH)
+with errors.shown() as outcome:
+    block = gate.blockers(db, actor, project)
+if outcome.failed:
+    st.stop()
+
+st.subheader("What blocks a release")
+for message in block.hard:
+    st.error(message)
+if block.below_threshold:
+    st.warning(f"{block.agreement_message}: a release needs a written justification (at least "
+               f"{MIN_JUSTIFICATION} characters).")
+if block.ok:
+    st.success("Nothing blocks a release.")
+
+
+def create() -> None:
+    ss = st.session_state
+    with errors.captured(state.RELEASE_FLASH) as outcome:
+        made = releases.create_release(db, actor, project, note=ss.get(state.RELEASE_NOTE) or "",
+                                       justification=ss.get(state.RELEASE_JUSTIFICATION) or None)
+    if not outcome.failed:
+        resources.clear_reads()
+        ss.pop(state.RELEASE_JUSTIFICATION, None)
+        ss.pop(state.RELEASE_NOTE, None)
+        errors.set_flash(state.RELEASE_FLASH, "success", f"Release {made.version} created: {made.n_qrels} "
+                         f"qrels, content sha256 {made.content_hash[:12]}…")
+
+
+st.subheader("Create a release")
+needed = " (required: agreement below the threshold)" if block.below_threshold else " (optional)"
+st.text_area("Justification" + needed, key=state.RELEASE_JUSTIFICATION, height=90)
+st.text_input("Note (optional)", key=state.RELEASE_NOTE)
+st.button("Create release", type="primary", disabled=bool(block.hard), on_click=create)
+
+
+def row(r) -> dict:
+    value = "undefined" if r.agreement_value is None else f"{r.agreement_value:.3f}"
+    return {"version": r.version, "created by": r.created_by,
+            "created at": f"{r.created_at:%Y-%m-%d %H:%M} UTC", "statistic": r.statistic, "agreement": value,
+            "threshold": f"{r.threshold:.3f}", "qrels": r.n_qrels,
+            "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v),
+            "annotators": ", ".join(r.annotators), "content sha256": r.content_hash[:16] + "…",
+            "corpus sha256": r.corpus_hash[:16] + "…", "justification": r.justification or ""}
+
+
+FORMATS = (("trec", "TREC qrels", "qrels", "text/plain"),
+           ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values"),
+           ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl"))
+
+
+def downloads(version: int) -> None:
+    cols = st.columns([1, 2, 2, 2, 3])
+    cols[0].markdown(f"**v{version}**")
+    for col, (fmt, label, suffix, mime) in zip(cols[1:], FORMATS, strict=False):
+        data = functools.partial(export.export_release, db, actor, project, version, format=fmt)
+        col.download_button(label, data, file_name=f"{project}-v{version}.{suffix}", mime=mime,
+                            key=state.per_item(f"download_{fmt}", version), on_click="ignore")
+
+
+st.subheader("Past releases")
+with errors.shown():
+    past = list(reversed(resources.list_releases(actor, project)))
+    if not past:
+        st.caption("No release yet.")
+    else:
+        st.table(pd.DataFrame([row(r) for r in past]).set_index("version"))
+        for r in past:
+            downloads(r.version)

@@ -1,0 +1,152 @@
+"""Scoring support for the Score page (reviewers): stored runs as `metrics.Run`, a BM25 baseline over the
+project, the current labels for assessor sensitivity, and sending unjudged top-k documents to the judging
+queue.
+
+Scores themselves come from `metrics.evaluate` / `metrics.compare` on a release's qrels
+(`releases.release_qrels`, the same rows `export.export_release` writes); this module only supplies the runs
+and labels, so a number on the Score page is exactly what ``qrelforge score`` gives on the exported release.
+
+Rules:
+
+- Everything here needs the reviewer role (reviewers see qrels; annotators stay blind to them).
+- `bm25_baseline` indexes the current version of every document (title and text, `metrics.bm25.tokenize`: CJK
+  character bigrams plus Latin words) and searches every query of the project. The run is returned, not stored
+  (an admin can import its TREC file to pool from it).
+- `queue_pairs` adds (query, document) pairs to the pool as ``manual`` pairs in one transaction; pairs already
+  in the pool are counted, IDs unknown to the project are reported, nothing else is written. One audit entry.
+
+>>> QueueReport(added=2, already_pooled=1, unknown=(("q9", "D1"),)).message
+'2 pairs sent to the judging queue; 1 already in the pool; 1 unknown to the project (first: q9 D1)'
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from annotate_app.services.auth import Actor, Role, audit
+from annotate_app.services.errors import InvalidInput, NotFound
+from annotate_app.services.inputs import check_text
+from annotate_app.services.projects import ProjectRef, open_project
+from annotate_app.store import corpus as cq
+from annotate_app.store import pool as pq
+from annotate_app.store import scoring as q
+from annotate_app.store.db import Database, unstorable
+from annotate_app.store.models import utcnow
+from metrics.data import Run
+
+__all__ = ["stored_run", "bm25_baseline", "label_table", "queue_pairs", "QueueReport", "MAX_QUEUE"]
+
+MAX_QUEUE = 10_000
+
+
+@dataclass(frozen=True)
+class QueueReport:
+    """What `queue_pairs` did: ``added`` new pairs, ``already_pooled`` ones skipped, ``unknown`` (query, doc)
+    pairs naming a query or document the project does not have."""
+
+    added: int
+    already_pooled: int
+    unknown: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def message(self) -> str:
+        parts = [f"{self.added} pair{'s' if self.added != 1 else ''} sent to the judging queue"]
+        if self.already_pooled:
+            parts.append(f"{self.already_pooled} already in the pool")
+        if self.unknown:
+            first = " ".join(self.unknown[0])
+            parts.append(f"{len(self.unknown)} unknown to the project (first: {first})")
+        return "; ".join(parts)
+
+
+def stored_run(db: Database, actor: Actor, project: ProjectRef, name: str) -> Run:
+    """A run imported into the project, as a `metrics.Run` named ``name`` (reviewer).
+
+    Its scores are the imported ones, so `metrics.evaluate` ranks it exactly as the original file.
+    """
+    name = check_text(name, "run name")
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read runs")
+        run = cq.find_run(s, proj.id, name)
+        if run is None:
+            raise NotFound(f"run {name!r} does not exist in project {proj.name!r}")
+        rows = q.run_entries(s, run.id)
+    return Run([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.float64),
+               name=str(name), source=f"{proj.name} run {name}")
+
+
+def bm25_baseline(db: Database, actor: Actor, project: ProjectRef, *, k: int = 100, k1: float = 1.5,
+                  b: float = 0.75, name: str = "bm25") -> Run:
+    """A BM25 run over the project's documents and queries (reviewer); see the module doc.
+
+    ``k``: documents kept per query (int >= 1); ``k1``, ``b``: BM25 parameters (`metrics.bm25.BM25Index`).
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise InvalidInput(f"k must be an int >= 1; got {k!r}")
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "build a BM25 baseline")
+        docs, queries = q.corpus_texts(s, proj.id), q.query_texts(s, proj.id)
+    if not docs or not queries:
+        raise InvalidInput(f"project {proj.name!r} needs documents and queries for a BM25 baseline")
+    from metrics.bm25 import BM25Index
+
+    corpus = pd.DataFrame(docs, columns=["doc_id", "title", "text"])
+    return BM25Index(corpus, k1=k1, b=b).run(dict(queries), k=int(k), name=name)
+
+
+def label_table(db: Database, actor: Actor, project: ProjectRef) -> pd.DataFrame:
+    """Every annotator's current label on the pairs not excluded (reviewer): columns ``query_id``, ``doc_id``,
+    ``annotator``, ``grade`` — the input of `metrics.sensitivity.assessor_sensitivity`."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read labels")
+        rows = q.label_table(s, proj.id)
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "grade"])
+    return frame.astype({"grade": np.int64})
+
+
+def _check_pairs(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: dict[tuple[str, str], None] = {}
+    for item in pairs:
+        ok = isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(x, str) and x for x in item)
+        if not ok or any(unstorable(x) for x in item):
+            raise InvalidInput(f"pairs must be (query_id, doc_id) string pairs; got {item!r}")
+        out[(item[0], item[1])] = None
+    if not out:
+        raise InvalidInput("pairs must name at least one (query_id, doc_id) pair")
+    if len(out) > MAX_QUEUE:
+        raise InvalidInput(f"pairs must hold at most {MAX_QUEUE} pairs at once; got {len(out)}")
+    return list(out)
+
+
+def queue_pairs(db: Database, actor: Actor, project: ProjectRef, pairs: Iterable[tuple[str, str]], *,
+                note: str = "") -> QueueReport:
+    """Add ``pairs`` (query ID, document ID) to the pool as manual pairs to judge (reviewer); see the module
+    doc.
+
+    ``note`` (e.g. "unjudged in bm25's top 10") is kept with each pair and in the audit entry.
+    """
+    wanted = _check_pairs(pairs)
+    text = check_text(note or "", "note")[:2000]
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "add pairs")
+        queries, docs = cq.query_index(s, proj.id), cq.doc_index(s, proj.id)
+        unknown = tuple(p for p in wanted if p[0] not in queries or p[1] not in docs)
+        keys = [(queries[a][0], docs[b][0]) for a, b in wanted if a in queries and b in docs]
+        existing = pq.pair_index(s, proj.id)
+        new = [key for key in keys if key not in existing]
+        now = utcnow()
+        rows = [{"project_id": proj.id, "query_id": a, "document_id": b, "origin": "manual",
+                 "added_by": actor.user_id, "note": text, "claimed": 0, "excluded": False, "created_at": now}
+                for a, b in new]
+        if rows:
+            pq.insert_pairs(s, proj.id, rows)
+        report = QueueReport(len(new), len(keys) - len(new), unknown)
+        audit(s, actor, "pairs_queued", project_id=proj.id, target=proj.name,
+              details={"added": report.added, "already_pooled": report.already_pooled,
+                       "unknown": len(unknown), "note": text})
+        return report

@@ -1,0 +1,66 @@
+"""Single sign-on: the Actor of an existing, active user that an OpenID Connect provider vouched for.
+
+The app's `st.login` flow (optional, when ``.streamlit/secrets.toml`` has an ``[auth]`` section) gives a
+verified e-mail address. `username_for` maps it to a QrelForge username, and `sso_actor` turns that into an
+Actor:
+
+- an explicit map ``{email: username}`` wins (case-insensitive e-mail);
+- else, with ``domain`` set, ``local@domain`` maps to the username ``local`` — only for that exact domain;
+- else there is no user: SSO never creates accounts and never grants a role; an admin creates the user first.
+
+A provider that says the address is not verified (``email_verified`` false) is refused.
+
+>>> username_for("Alice@Example.com", users={"alice@example.com": "alice"})
+'alice'
+>>> username_for("bob@example.com", domain="example.com")
+'bob'
+>>> username_for("bob@evil.example", domain="example.com") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from annotate_app.services.auth import Actor, Role, check_username
+from annotate_app.services.errors import InvalidInput, PermissionDenied
+from annotate_app.store import users as q
+from annotate_app.store.db import Database, unstorable
+from annotate_app.store.models import utcnow
+
+__all__ = ["username_for", "sso_actor"]
+
+
+def username_for(email: str | None, *, users: Mapping[str, str] | None = None, domain: str | None = None,
+                 verified: bool | None = None) -> str | None:
+    """The username an e-mail address maps to (see the module doc), or None."""
+    if not isinstance(email, str) or "@" not in email or verified is False:
+        return None
+    address = email.strip().lower()
+    explicit = {str(k).strip().lower(): str(v) for k, v in (users or {}).items()}
+    if address in explicit:
+        return explicit[address]
+    local, _, host = address.rpartition("@")
+    if domain and host == str(domain).strip().lower() and local:
+        try:
+            return check_username(local)
+        except InvalidInput:
+            return None
+    return None
+
+
+def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
+    """The Actor of active user ``username``, signed in by the identity provider as ``identity`` (its e-mail);
+    records the login in the audit log. PermissionDenied when there is no such active user."""
+    name = str(username).strip().lower()
+    if unstorable(name):
+        raise PermissionDenied(f"{identity} has no active QrelForge account")
+    with db.write() as s:
+        user = q.by_name(s, name)
+        if user is None or not user.active:
+            raise PermissionDenied(f"{identity} has no active QrelForge account; ask an admin to create "
+                                   f"user {name!r}")
+        q.set_fields(s, user.id, last_login_at=utcnow())
+        q.add_audit(s, actor_id=user.id, actor_name=user.username, action="login_sso", project_id=None,
+                    target=user.username, details={"identity": str(identity)[:320]})
+        return Actor(user.id, user.username, Role(user.role), user.session_version)

@@ -1,0 +1,90 @@
+"""Domain errors shown as messages, never as tracebacks.
+
+``with shown():`` runs a block and turns a `QrelForgeError` (every ServiceError, FormatError, ...) into
+``st.error`` with its message (escaped: messages quote user text), listing every problem of a bad file
+(``file:line: reason: 'text'``) in a code block. In widget
+callbacks, where nothing can be drawn, ``with captured(key):`` stores the message in session state under
+``key`` and `flash` shows it on the next run.
+
+>>> describe(ValueError("boom"))
+('boom', [])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import streamlit as st
+
+from annotate_app.ui.highlight import escape_markdown
+from metrics.errors import QrelForgeError
+
+__all__ = ["shown", "captured", "flash", "describe", "set_flash", "Failed"]
+
+MAX_PROBLEMS = 50
+
+
+@dataclass
+class Failed:
+    """What `shown` and `captured` yield: ``failed`` is True once the block raised a domain error, ``error``
+    is that error."""
+
+    failed: bool = False
+    error: Exception | None = None
+
+
+def describe(exc: Exception) -> tuple[str, list[str]]:
+    """The message and the problem lines (at most `MAX_PROBLEMS`) of a domain error."""
+    problems = [str(p) for p in getattr(exc, "problems", None) or []]
+    message = str(exc) or type(exc).__name__
+    if len(problems) > MAX_PROBLEMS:
+        problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more"]
+    return message, problems if len(problems) > 1 else []
+
+
+def _show(message: str, problems: list[str]) -> None:
+    st.error(escape_markdown(message))
+    if problems:
+        st.code("\n".join(problems), language=None)
+
+
+@contextmanager
+def shown() -> Iterator[Failed]:
+    """Show a domain error raised in the block with ``st.error`` (the block stops, the page goes on)."""
+    outcome = Failed()
+    try:
+        yield outcome
+    except QrelForgeError as exc:
+        outcome.failed, outcome.error = True, exc
+        _show(*describe(exc))
+
+
+def set_flash(key: str, kind: str, message: str, problems: list[str] | None = None) -> None:
+    st.session_state[key] = (kind, message, problems or [])
+
+
+@contextmanager
+def captured(key: str) -> Iterator[Failed]:
+    """In a callback: keep a domain error's message under ``key`` for `flash` (the block stops)."""
+    outcome = Failed()
+    try:
+        yield outcome
+    except QrelForgeError as exc:
+        outcome.failed, outcome.error = True, exc
+        set_flash(key, "error", *describe(exc))
+
+
+def flash(key: str) -> None:
+    """Show, once, the message a callback left under ``key``."""
+    item = st.session_state.pop(key, None)
+    if not item:
+        return
+    kind, message, problems = item
+    if kind == "error":
+        _show(message, problems)
+    elif kind == "warning":
+        st.warning(escape_markdown(message))
+    else:
+        st.success(escape_markdown(message))

@@ -1,0 +1,161 @@
+"""The labelling card: one pair, grade buttons (keys 0-9), a required reason, "unsure", Submit (Ctrl+Enter)
+and Skip. `queue_card` is the annotate page's fragment (a submit reruns only the card); `edit_card` re-judges
+one of the caller's own labels (a new version).
+
+The card never shows another annotator's label: a `PairView` does not carry any. The time spent is measured
+from when the card first showed the pair. Typed text is kept per pair (widget keys hold the pair id), so a
+validation error loses nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from annotate_app.services import labels, queue
+from annotate_app.services.auth import Actor
+from annotate_app.services.errors import Conflict, NotFound
+from annotate_app.services.labels import MAX_SECONDS
+from annotate_app.services.types import PairView
+from annotate_app.ui import errors, resources, state, widgets
+from annotate_app.ui.highlight import escape_markdown
+
+__all__ = ["queue_card", "edit_card", "pair_card", "recheck_if_done"]
+
+
+def _forget(pair_id: int, scope: str) -> None:
+    for key in state.CARD_KEYS:
+        st.session_state.pop(key(pair_id, scope), None)
+
+
+def _pick(pair_id: int, scope: str, grade: int) -> None:
+    st.session_state[state.grade(pair_id, scope)] = grade
+
+
+def _seconds(pair_id: int, scope: str) -> float:
+    shown = st.session_state.get(state.shown_at(pair_id, scope), time.monotonic())
+    return min(max(time.monotonic() - shown, 0.0), MAX_SECONDS)
+
+
+def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed:
+    """Save the card's label (a message waits under ``flash`` either way); the outcome says if it failed."""
+    ss, pid = st.session_state, view.pair_id
+    grade = ss.get(state.grade(pid, scope))
+    if grade is None:
+        keys = "/".join(str(g) for g, _ in view.grade_scale if widgets.shortcut_for(g))
+        errors.set_flash(flash, "error", f"Pick a grade first (buttons or keys {keys}).")
+        return errors.Failed(failed=True)
+    expected = view.current.version if view.current is not None else 0
+    with errors.captured(flash) as outcome:
+        saved = labels.save_label(resources.database(), actor, view.project, pid, grade=grade,
+                                  reason=ss.get(state.reason(pid, scope)) or "",
+                                  unsure=bool(ss.get(state.unsure(pid, scope))), seconds=_seconds(pid, scope),
+                                  expected_version=expected)
+    if outcome.failed:
+        return outcome
+    _forget(pid, scope)
+    errors.set_flash(flash, "success", f"Saved {saved.query_id} · {saved.doc_id}: grade "
+                     f"{widgets.grade_label(view.grade_scale, saved.grade)} (version {saved.version}).")
+    return outcome
+
+
+# -------------------------------------------------------------------------------------------- the queue
+def _submit_next(actor: Actor, view: PairView) -> None:
+    outcome = _save(actor, view, "q", state.CARD_FLASH)
+    if not outcome.failed or isinstance(outcome.error, Conflict | NotFound):  # saved, or the claim is gone
+        st.session_state.pop(state.CURRENT_PAIR, None)
+
+
+def _skip(actor: Actor, view: PairView) -> None:
+    ss, pid = st.session_state, view.pair_id
+    with errors.captured(state.CARD_FLASH) as outcome:
+        queue.skip(resources.database(), actor, view.project, pid, reason=ss.get(state.reason(pid)) or "")
+    if outcome.failed:
+        return
+    _forget(pid, "q")
+    ss.pop(state.CURRENT_PAIR, None)
+    errors.set_flash(state.CARD_FLASH, "warning", f"Skipped {view.query_id} · {view.doc_id}.")
+
+
+def _current(actor: Actor, project: str) -> PairView | None:
+    """The pair on the card: kept in session state between reruns, else claimed with `queue.next_pair`."""
+    ss = st.session_state
+    view = ss.get(state.CURRENT_PAIR)
+    if view is not None and (view is False or view.project == project):
+        return view or None
+    view = queue.next_pair(resources.database(), actor, project)
+    ss[state.CURRENT_PAIR] = view if view is not None else False
+    return view
+
+
+def recheck_if_done() -> None:
+    """Forget an earlier "nothing left" so that a full page run asks the queue again (new pairs may exist)."""
+    if st.session_state.get(state.CURRENT_PAIR) is False:
+        del st.session_state[state.CURRENT_PAIR]
+
+
+@st.fragment
+def queue_card(actor: Actor, project: str) -> None:
+    """The annotate card: progress, the next pair and its form (a fragment: a submit reruns only this)."""
+    errors.flash(state.CARD_FLASH)
+    with errors.shown() as outcome:
+        view = _current(actor, project)
+        mine = queue.my_progress(resources.database(), actor, project).progress
+    if outcome.failed:
+        return
+    st.progress(mine.fraction, text=f"{mine.done} / {mine.total} judged")
+    if view is None:
+        st.success("Nothing left to judge in this project right now. Thank you!")
+        st.button("Check again", on_click=st.session_state.pop, args=(state.CURRENT_PAIR, None))
+        return
+    pair_card(view, "q", on_submit=lambda: _submit_next(actor, view), on_skip=lambda: _skip(actor, view))
+
+
+# ------------------------------------------------------------------------------------------------- edit
+def _save_edit(actor: Actor, view: PairView) -> None:
+    if not _save(actor, view, "e", state.EDIT_FLASH).failed:
+        st.session_state.pop(state.EDIT_PAIR, None)
+
+
+def edit_card(actor: Actor, view: PairView) -> None:
+    """Re-judge one of the caller's labels: the form starts from their current label; saving adds a
+    version."""
+    ss, pid = st.session_state, view.pair_id
+    if view.current is not None:
+        ss.setdefault(state.grade(pid, "e"), view.current.grade)
+        ss.setdefault(state.reason(pid, "e"), view.current.reason)
+        ss.setdefault(state.unsure(pid, "e"), view.current.unsure)
+    pair_card(view, "e", on_submit=lambda: _save_edit(actor, view), on_skip=None,
+              submit_label="Save new version")
+
+
+# ------------------------------------------------------------------------------------------------- card
+def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: str = "Submit") -> None:
+    """The pair and its form. ``on_submit``/``on_skip``: callbacks (``on_skip`` None: no Skip button)."""
+    ss, pid = st.session_state, view.pair_id
+    ss.setdefault(state.shown_at(pid, scope), time.monotonic())
+    if view.stale:
+        st.warning(f"The document changed since you judged it (your grade was "
+                   f"{widgets.grade_label(view.grade_scale, view.current.grade)} on version "
+                   f"{view.current.doc_version}; it is now version {view.doc_version}). Please judge it "
+                   "again.")
+    widgets.show_pair(view.query_id, view.query_text, view.doc_id, view.doc_title, view.doc_text)
+    chosen = ss.get(state.grade(pid, scope))
+    widgets.grade_buttons(view.grade_scale, chosen, lambda g: state.grade_button(pid, g, scope),
+                          lambda g: _pick(pid, scope, g))
+    if chosen is None:
+        st.caption("No grade chosen yet: click a grade or press its key.")
+    else:
+        label = escape_markdown(widgets.grade_label(view.grade_scale, chosen))
+        st.markdown(f"Chosen grade: :blue-background[**{label}**]")
+    st.text_area("Reason", key=state.reason(pid, scope), height=90,
+                 placeholder=f"Why this grade? At least {max(view.min_reason_length, 1)} characters.",
+                 help="Required. Ctrl+Enter submits.")
+    st.checkbox("Unsure", key=state.unsure(pid, scope))
+    left, right, _ = st.columns([2, 2, 6])
+    left.button(submit_label, key=state.submit(pid, scope), type="primary", shortcut="Ctrl+Enter",
+                on_click=on_submit, width="stretch")
+    if on_skip is not None:
+        right.button("Skip", key=state.skip(pid, scope), on_click=on_skip, width="stretch",
+                     help="Give the pair back; the reason box says why.")

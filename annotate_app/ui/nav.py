@@ -1,0 +1,104 @@
+"""The page map and the sidebar.
+
+Logged out, the only page is the login page. Logged in, every page is registered (hidden navigation), so a URL
+to a page the role may not use still resolves and its guard says "Not allowed"; the sidebar links only the
+pages the role may use, with the project picker, the user badge and "Log out".
+
+=================== ================ =========== ===========================================================
+page                url              role        what
+=================== ================ =========== ===========================================================
+Annotate            /annotate        annotator   judge the next pair (keys 0-3, Ctrl+Enter)
+My labels           /my_labels       annotator   one's own recent labels; edit one (adds a version)
+Agreement           /agreement       reviewer    gate statistic, kappa heatmap, per query, confusion
+Adjudicate          /adjudicate      reviewer    disagreements worst first, final grade and reason
+Release             /release         reviewer    blockers, create a release, past releases, downloads
+Score               /score           reviewer    score runs on a release, compare, coverage, BM25, fusion
+Users               /admin_users     admin       users and roles
+Project             /admin_project   admin       projects, settings, guidelines, members
+Data                /admin_data      admin       imports with preview, pooling, pairs
+Audit log           /audit           admin       who did what, when
+=================== ================ =========== ===========================================================
+
+Streamlit treats a ``pages/`` folder next to the entry point as a legacy (v1) pages directory until the first
+`st.navigation` call of the process: until then a deep link runs the page file without the router. Every page
+therefore starts with `auth.require` (the login page with `auth.through_router`), which turns that mode off
+and reruns through the router.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from annotate_app.services.auth import Actor, Role
+from annotate_app.ui import auth, resources, state
+
+__all__ = ["PAGES", "PageSpec", "pages", "sidebar", "LOGIN"]
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str
+    title: str
+    role: Role
+    section: str
+
+
+LOGIN = PageSpec("pages/login.py", "Log in", Role.ANNOTATOR, "")
+PAGES = (
+    PageSpec("pages/annotate.py", "Annotate", Role.ANNOTATOR, "Judge"),
+    PageSpec("pages/my_labels.py", "My labels", Role.ANNOTATOR, "Judge"),
+    PageSpec("pages/agreement.py", "Agreement", Role.REVIEWER, "Review"),
+    PageSpec("pages/adjudicate.py", "Adjudicate", Role.REVIEWER, "Review"),
+    PageSpec("pages/release.py", "Release", Role.REVIEWER, "Review"),
+    PageSpec("pages/score.py", "Score", Role.REVIEWER, "Review"),
+    PageSpec("pages/admin_users.py", "Users", Role.ADMIN, "Admin"),
+    PageSpec("pages/admin_project.py", "Project", Role.ADMIN, "Admin"),
+    PageSpec("pages/admin_data.py", "Data", Role.ADMIN, "Admin"),
+    PageSpec("pages/audit.py", "Audit log", Role.ADMIN, "Admin"),
+)
+
+
+def _landing(actor: Actor) -> str:
+    return "pages/annotate.py" if actor.role == Role.ANNOTATOR else "pages/agreement.py"
+
+
+def pages(actor: Actor | None) -> dict[str, st.Page]:
+    """path → st.Page of every page the session registers (only the login page when logged out)."""
+    if actor is None:
+        return {LOGIN.path: st.Page(LOGIN.path, title=LOGIN.title, default=True)}
+    landing = _landing(actor)
+    return {p.path: st.Page(p.path, title=p.title, default=p.path == landing) for p in PAGES}
+
+
+def _project_picker(actor: Actor) -> None:
+    found = resources.list_projects(actor)
+    if not found:
+        hint = ": create one on the Project page." if actor.role == Role.ADMIN else "."
+        st.caption("No project yet" + hint)
+        return
+    names = [p.name for p in found]
+    titles = {p.name: p.title for p in found}
+    if st.session_state.get(state.PROJECT) not in names:
+        st.session_state[state.PROJECT] = names[0]
+    st.selectbox("Project", names, key=state.PROJECT, format_func=lambda n: f"{n} · {titles[n]}"[:60])
+
+
+def sidebar(actor: Actor, registered: dict[str, st.Page]) -> None:
+    """Brand, project picker, the links this role may use, the user badge and the log out button."""
+    with st.sidebar:
+        st.markdown("### QrelForge")
+        _project_picker(actor)
+        section = None
+        for spec in PAGES:
+            if not actor.at_least(spec.role):
+                continue
+            if spec.section != section:
+                section = spec.section
+                st.caption(section)
+            st.page_link(registered[spec.path], label=spec.title)
+        st.divider()
+        st.caption(f"Logged in as **{actor.username}** · {actor.role.value}")
+        st.button("Log out", key=state.LOGOUT_BUTTON, on_click=auth.logout)
+        auth.cookie_script()

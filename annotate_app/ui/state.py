@@ -1,0 +1,137 @@
+"""Every ``st.session_state`` key the app uses, in one place: nothing else may spell a key as a string.
+
+Plain keys are constants; keys of widgets that belong to one item (a pair, a release, a user) are built by the
+functions below, so a fresh item gets fresh widgets and typed text survives a validation error.
+
+>>> reason(42), grade(42, "a")
+('q_reason_42', 'a_grade_42')
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------------------------------- login and session
+ACTOR = "actor"                      # the logged-in services.auth.Actor
+LOGIN_TOKEN = "login_token"          # the signed cookie value to (re)write in the browser
+LOGIN_METHOD = "login_method"        # "password", "cookie" or "sso"
+IGNORED_TOKEN = "ignored_token"      # a cookie from the initial request that a log out cancelled
+EXPIRE_COOKIE = "expire_cookie"      # True: the next run tells the browser to delete the login cookie
+LOGOUT_NOTICE = "logout_notice"      # why the user was logged out (shown on the login page)
+PROJECT = "project"                  # the chosen project's name
+LOGOUT_BUTTON = "logout_button"
+
+# -------------------------------------------------------------------------------------------- login form
+LOGIN_USERNAME = "login_username"
+LOGIN_PASSWORD = "login_password"
+LOGIN_FORM = "login_form"
+
+# ------------------------------------------------------------------------------------------- annotate
+CURRENT_PAIR = "current_pair"        # the PairView on the annotate card (None: nothing left)
+CARD_FLASH = "card_flash"            # (kind, message) shown once on the annotate card
+EDIT_PAIR = "edit_pair"              # the PairView being edited on the My labels page
+EDIT_FLASH = "edit_flash"
+EDIT_CHOICE = "edit_choice"
+ADJ_FLASH = "adj_flash"
+
+# ------------------------------------------------------------------------------------------------ score
+SCORE_EXTRA_RUNS = "score_extra_runs"  # {name: metrics.Run} built or uploaded in this session
+SCORE_FLASH = "score_flash"
+SCORE_RELEASE = "score_release"
+SCORE_RUNS = "score_runs"
+SCORE_K = "score_k"
+SCORE_UPLOADS = "score_uploads"
+SCORE_PAIR_A = "score_pair_a"
+SCORE_PAIR_B = "score_pair_b"
+SCORE_BASELINE = "score_baseline"
+SCORE_PERMUTATIONS = "score_permutations"
+SCORE_BM25_K = "score_bm25_k"
+SCORE_FUSE_RUNS = "score_fuse_runs"
+SCORE_FUSE_METHOD = "score_fuse_method"
+SCORE_FUSE_NAME = "score_fuse_name"
+SCORE_SENSITIVITY = "score_sensitivity"
+SCORE_MEASURE = "score_measure"
+
+# --------------------------------------------------------------------------------------------- reviewer
+AGREE_A = "agree_a"
+AGREE_B = "agree_b"
+RELEASE_JUSTIFICATION = "release_justification"
+RELEASE_NOTE = "release_note"
+RELEASE_FLASH = "release_flash"
+
+# ------------------------------------------------------------------------------------------------ admin
+ADMIN_FLASH = "admin_flash"
+NEW_USER_FORM = "new_user_form"
+NEW_USER_NAME = "new_user_name"
+NEW_USER_DISPLAY = "new_user_display"
+NEW_USER_PASSWORD = "new_user_password"
+NEW_USER_ROLE = "new_user_role"
+USER_PICK = "user_pick"
+USER_ROLE = "user_role"
+USER_PASSWORD = "user_password"
+NEW_PROJECT_FORM = "new_project_form"
+NEW_PROJECT_NAME = "new_project_name"
+NEW_PROJECT_TITLE = "new_project_title"
+SETTINGS_FORM = "settings_form"
+GUIDELINES_FORM = "guidelines_form"
+MEMBERS_FORM = "members_form"
+MEMBERS_PICK = "members_pick"
+MEMBERS_QUOTA = "members_quota"
+MEMBER_REMOVE = "member_remove"
+IMPORT_KIND = "import_kind"
+IMPORT_FILE = "import_file"
+IMPORT_NAME = "import_name"
+IMPORT_CHUNKS = "import_chunks"
+POOL_FORM = "pool_form"
+POOL_DEPTH = "pool_depth"
+POOL_RUNS = "pool_runs"
+POOL_BUDGET = "pool_budget"
+POOL_SKIP_PRIOR = "pool_skip_prior"
+PAIR_FORM = "pair_form"
+PAIR_QUERY = "pair_query"
+PAIR_DOC = "pair_doc"
+PAIR_ACTION = "pair_action"
+PAIR_REASON = "pair_reason"
+PAIRS_PAGE = "pairs_page"
+AUDIT_ACTION = "audit_action"
+AUDIT_SCOPE = "audit_scope"
+AUDIT_LIMIT = "audit_limit"
+
+
+# ------------------------------------------------------------------------------------- per-item widgets
+# ``scope`` keeps the same pair's widgets apart on different cards: "q" (the annotate queue), "e" (editing
+# one's own label), "a" (adjudication).
+def grade(pair_id: int, scope: str = "q") -> str:
+    """The grade chosen on a pair's card (not a widget: set by the grade buttons)."""
+    return f"{scope}_grade_{pair_id}"
+
+
+def grade_button(pair_id: int, value: int, scope: str = "q") -> str:
+    return f"{scope}_grade_button_{pair_id}_{value}"
+
+
+def reason(pair_id: int, scope: str = "q") -> str:
+    return f"{scope}_reason_{pair_id}"
+
+
+def unsure(pair_id: int, scope: str = "q") -> str:
+    return f"{scope}_unsure_{pair_id}"
+
+
+def shown_at(pair_id: int, scope: str = "q") -> str:
+    """When a pair's card was first shown (time.monotonic()), for the seconds spent on it."""
+    return f"{scope}_shown_at_{pair_id}"
+
+
+def submit(pair_id: int, scope: str = "q") -> str:
+    return f"{scope}_submit_{pair_id}"
+
+
+def skip(pair_id: int, scope: str = "q") -> str:
+    return f"{scope}_skip_{pair_id}"
+
+
+def per_item(prefix: str, item: object) -> str:
+    """A key for a widget repeated per item (a download per release, a button per run, a setting ...)."""
+    return f"{prefix}_{item}"
+
+
+CARD_KEYS = (grade, reason, unsure, shown_at)

@@ -1,0 +1,61 @@
+"""Small shared widgets: the project guard, grade buttons, the highlighted pair, download helpers.
+
+Corpus, query and reason text always goes through `ui.highlight` (escaped Markdown), never raw HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from annotate_app.ui import state
+from annotate_app.ui.highlight import escape_markdown, to_markdown
+
+__all__ = ["project_or_stop", "grade_label", "grade_buttons", "show_pair", "text_block", "shortcut_for"]
+
+
+def project_or_stop() -> str:
+    """The chosen project's name, or a notice and stop when there is none."""
+    project = st.session_state.get(state.PROJECT)
+    if not project:
+        st.info("No project to work on: ask an admin to create one and add you to it.")
+        st.stop()
+    return project
+
+
+def grade_label(scale: Sequence[tuple[int, str]], grade: int | None) -> str:
+    """``"2 · Partly answers"`` (the bare number for a grade not on the scale; "" for None)."""
+    if grade is None:
+        return ""
+    names = dict(scale)
+    return f"{grade} · {names[grade]}" if grade in names else str(grade)
+
+
+def shortcut_for(grade: int) -> str | None:
+    """The keyboard shortcut of a grade button: its digit when the grade is 0-9."""
+    return str(grade) if 0 <= grade <= 9 else None
+
+
+def grade_buttons(scale: Sequence[tuple[int, str]], chosen: int | None, key: Callable[[int], str],
+                  on_pick: Callable[[int], None]) -> None:
+    """One button per grade (keys 0-9 press them); the chosen one is highlighted."""
+    columns = st.columns(len(scale))
+    for column, (grade, label) in zip(columns, scale, strict=True):
+        column.button(f"{grade} · {label}", key=key(grade), shortcut=shortcut_for(grade), width="stretch",
+                      type="primary" if grade == chosen else "secondary", on_click=on_pick, args=(grade,))
+
+
+def text_block(text: str) -> None:
+    """User-written text (a reason, a note) shown as inert Markdown."""
+    st.markdown(escape_markdown(text) if text else "_(empty)_")
+
+
+def show_pair(query_id: str, query_text: str, doc_id: str, title: str, text: str) -> None:
+    """The query and the document (title and text), query terms highlighted, everything escaped."""
+    st.caption(f"Query {escape_markdown(query_id)} · document {escape_markdown(doc_id)}")
+    st.markdown(f"**Query:** {escape_markdown(query_text)}")
+    with st.container(border=True):
+        if title:
+            st.markdown(f"#### {to_markdown(title, query_text)}")
+        st.markdown(to_markdown(text, query_text))
