@@ -1,6 +1,6 @@
 """QrelForge's Streamlit entry point: it only routes (page config, current user, navigation).
 
-Run it with ``make run`` or ``streamlit run annotate_app/streamlit_app.py``; pages live in ``pages/``, shared
+Run it with ``make run`` or ``streamlit run annotate_app/streamlit_app.py``; pages live in ``views/``, shared
 widgets in ``ui/`` (see `annotate_app.ui.nav` for the page map and `annotate_app.ui.auth` for the login).
 """
 

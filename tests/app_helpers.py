@@ -2,11 +2,6 @@
 the sample corpus through the services.
 
 Import the fixtures into a test module (``from app_helpers import app_db, demo_template  # noqa: F401``).
-
-Streamlit treats ``annotate_app/pages/`` (next to the entry point) as a legacy pages directory until the
-first ``st.navigation`` call, and AppTest resets that flag before every run, so every run after the first
-would run a page file directly, without the router. `app_db` patches AppTest's PagesManager so each run goes
-through the entry point, as in the real server.
 """
 
 from __future__ import annotations
@@ -83,18 +78,6 @@ def clear_streamlit_caches() -> None:
     st.cache_resource.clear()
 
 
-def _v2_pages_manager(monkeypatch) -> None:
-    from streamlit.runtime import pages_manager
-    from streamlit.testing.v1 import app_test
-
-    class RouterOnly(pages_manager.PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            pages_manager.PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", RouterOnly)
-
-
 @pytest.fixture
 def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
     """A fresh copy of the demo database, configured for the app (env), with empty Streamlit caches."""
@@ -107,7 +90,6 @@ def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
     monkeypatch.setenv("QRELFORGE_DATABASE_URL", url)
     monkeypatch.setenv("QRELFORGE_COOKIE_SECRET", COOKIE_SECRET)
     monkeypatch.delenv("QRELFORGE_SESSION_HOURS", raising=False)
-    _v2_pages_manager(monkeypatch)
     clear_streamlit_caches()
     db = Database(url)
     yield db
@@ -117,7 +99,7 @@ def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
 
 def app_as(db, username: str | None = None, page: str | None = None):
     """An AppTest of the entry point, logged in as ``username`` (None: logged out), run once, then switched to
-    ``page`` (e.g. ``"pages/agreement.py"``) if given."""
+    ``page`` (e.g. ``"views/agreement.py"``) if given."""
     from streamlit.testing.v1 import AppTest
 
     from annotate_app.services.auth import authenticate

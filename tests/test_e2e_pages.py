@@ -49,8 +49,8 @@ def test_every_page_renders_for_the_admin_and_a_deep_link_survives_a_reload(brow
 
 
 def test_a_deep_link_as_the_servers_first_request_goes_through_the_login(browser, app_server):
-    """Streamlit's legacy pages-directory mode is on until the first st.navigation call: the page must still
-    reach the router (login form), never run on its own."""
+    """A deep link as the very first request of a fresh server goes through the router (the login form): the
+    page never runs on its own."""
     page = _page(browser)
     go(page, f"{app_server.url}/agreement")
     expect(page.get_by_role("button", name="Log in")).to_be_visible()

@@ -31,7 +31,7 @@ from annotate_app.services.errors import PermissionDenied
 from annotate_app.ui import resources, state
 
 __all__ = ["COOKIE", "SALT", "current_actor", "login", "logout", "require", "cookie_script", "sign", "verify",
-           "sso_configured", "sso_login", "through_router"]
+           "sso_configured", "sso_login"]
 
 COOKIE = "qrelforge_login"
 SALT = "qrelforge-login"
@@ -133,21 +133,9 @@ def logout(notice: str | None = None) -> None:
         st.logout()
 
 
-def through_router() -> None:
-    """Make sure this run went through the entry point. Until the process's first `st.navigation` call,
-    Streamlit treats ``pages/`` as a legacy pages directory and runs a deep-linked page file directly; such a
-    run switches that mode off and reruns, so the router (login, sidebar, navigation) handles the page."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def require(minimum: Role = Role.ANNOTATOR) -> Actor:
     """The page guard: the Actor if it has at least role ``minimum``; else "Not allowed" and stop the page
     before it loads any data (the services check the role again)."""
-    through_router()
     actor = st.session_state.get(state.ACTOR)
     if actor is None:
         st.error("Not allowed: please log in first.")

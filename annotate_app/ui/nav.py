@@ -19,10 +19,8 @@ Data                /admin_data      admin       imports with preview, pooling, 
 Audit log           /audit           admin       who did what, when
 =================== ================ =========== ===========================================================
 
-Streamlit treats a ``pages/`` folder next to the entry point as a legacy (v1) pages directory until the first
-`st.navigation` call of the process: until then a deep link runs the page file without the router. Every page
-therefore starts with `auth.require` (the login page with `auth.through_router`), which turns that mode off
-and reruns through the router.
+The page modules live in ``views/``, not ``pages/``: Streamlit would treat a ``pages/`` folder next to the
+entry point as a legacy pages directory and run a deep-linked page without the router.
 """
 
 from __future__ import annotations
@@ -45,23 +43,23 @@ class PageSpec:
     section: str
 
 
-LOGIN = PageSpec("pages/login.py", "Log in", Role.ANNOTATOR, "")
+LOGIN = PageSpec("views/login.py", "Log in", Role.ANNOTATOR, "")
 PAGES = (
-    PageSpec("pages/annotate.py", "Annotate", Role.ANNOTATOR, "Judge"),
-    PageSpec("pages/my_labels.py", "My labels", Role.ANNOTATOR, "Judge"),
-    PageSpec("pages/agreement.py", "Agreement", Role.REVIEWER, "Review"),
-    PageSpec("pages/adjudicate.py", "Adjudicate", Role.REVIEWER, "Review"),
-    PageSpec("pages/release.py", "Release", Role.REVIEWER, "Review"),
-    PageSpec("pages/score.py", "Score", Role.REVIEWER, "Review"),
-    PageSpec("pages/admin_users.py", "Users", Role.ADMIN, "Admin"),
-    PageSpec("pages/admin_project.py", "Project", Role.ADMIN, "Admin"),
-    PageSpec("pages/admin_data.py", "Data", Role.ADMIN, "Admin"),
-    PageSpec("pages/audit.py", "Audit log", Role.ADMIN, "Admin"),
+    PageSpec("views/annotate.py", "Annotate", Role.ANNOTATOR, "Judge"),
+    PageSpec("views/my_labels.py", "My labels", Role.ANNOTATOR, "Judge"),
+    PageSpec("views/agreement.py", "Agreement", Role.REVIEWER, "Review"),
+    PageSpec("views/adjudicate.py", "Adjudicate", Role.REVIEWER, "Review"),
+    PageSpec("views/release.py", "Release", Role.REVIEWER, "Review"),
+    PageSpec("views/score.py", "Score", Role.REVIEWER, "Review"),
+    PageSpec("views/admin_users.py", "Users", Role.ADMIN, "Admin"),
+    PageSpec("views/admin_project.py", "Project", Role.ADMIN, "Admin"),
+    PageSpec("views/admin_data.py", "Data", Role.ADMIN, "Admin"),
+    PageSpec("views/audit.py", "Audit log", Role.ADMIN, "Admin"),
 )
 
 
 def _landing(actor: Actor) -> str:
-    return "pages/annotate.py" if actor.role == Role.ANNOTATOR else "pages/agreement.py"
+    return "views/annotate.py" if actor.role == Role.ANNOTATOR else "views/agreement.py"
 
 
 def pages(actor: Actor | None) -> dict[str, st.Page]:

@@ -19,4 +19,4 @@ with errors.shown():
             st.markdown(guidelines.markdown)
 labelling.recheck_if_done()
 labelling.queue_card(actor, project)
-st.page_link("pages/my_labels.py", label="Back / edit my recent labels")
+st.page_link("views/my_labels.py", label="Back / edit my recent labels")

@@ -5,7 +5,6 @@ import streamlit as st
 from annotate_app.ui import auth, errors, state
 from annotate_app.ui.highlight import escape_markdown
 
-auth.through_router()
 st.title("QrelForge")
 st.caption("Relevance judgments with measured agreement.")
 notice = st.session_state.pop(state.LOGOUT_NOTICE, None)

@@ -17,7 +17,7 @@ if outcome.failed:
     st.stop()
 if not mine:
     st.info("You have not labelled anything in this project yet.")
-    st.page_link("pages/annotate.py", label="Start annotating")
+    st.page_link("views/annotate.py", label="Start annotating")
     st.stop()
 st.dataframe(pd.DataFrame([{"query": x.query_id, "document": x.doc_id, "grade": x.grade, "version": x.version,
                             "unsure": x.unsure, "stale": x.stale, "reason": x.reason, "saved": x.created_at}

@@ -20,7 +20,7 @@ if outcome.failed:
     st.stop()
 if not past:
     st.info("No release yet: scores are computed on a release's qrels.")
-    st.page_link("pages/release.py", label="Go to the release page")
+    st.page_link("views/release.py", label="Go to the release page")
     st.stop()
 versions = {r.version: r for r in past}
 left, right = st.columns([3, 1])

@@ -23,7 +23,7 @@ if outcome.failed:
 scale = settings.grade_scale
 if not queue:
     st.success("No disagreement waits for adjudication.")
-    st.page_link("pages/release.py", label="Go to the release page")
+    st.page_link("views/release.py", label="Go to the release page")
     st.stop()
 left = max(figures.unadjudicated, len(queue))
 total = max(figures.disagreements, left)
