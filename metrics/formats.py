@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "read_qrels", "read_run", "read_beir_qrels", "write_qrels", "write_run",
-    "read_corpus", "read_queries", "write_jsonl", "read_chunk_map", "line_of_row",
+    "read_corpus", "read_queries", "write_jsonl", "read_chunk_map", "line_of_row", "iter_run_chunks",
 ]
 
 Source = str | os.PathLike | IO[Any]
@@ -56,17 +56,24 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CSV_FIELD_LIMIT = 2**31 - 1
 _SCAN = 1 << 20
 _THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
+_MIN_RUN_LINE = 11  # "q Q0 d 1 1 t": the shortest run line, so a file of n bytes holds at most n // 11 + 1 rows
+_MERGE_BLOCK = 1 << 16
 
 
 # ----------------------------------------------------------------------------------------------- sources
 @dataclass
 class _Source:
-    """A resolved input: a file on disk (plain or gzip, streamed) or the whole content in memory."""
+    """A resolved input: a file on disk (plain or gzip, streamed) or the whole content in memory.
+
+    ``first_line`` numbers the first line of ``data`` when it is a piece of a larger input (see
+    `iter_run_chunks`); a BOM is dropped only from line 1.
+    """
 
     name: str
     path: Path | None = None
     data: bytes | None = None
     gzipped: bool = False
+    first_line: int = 1
 
     def _open(self) -> IO[bytes]:
         if self.path is None:
@@ -76,14 +83,14 @@ class _Source:
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, raw bytes without the line end) for every line."""
         with self._open() as stream, _gzip_errors(self.name):
-            for number, raw in enumerate(stream, 1):
+            for number, raw in enumerate(stream, self.first_line):
                 if number == 1 and raw.startswith(_BOM):
                     raw = raw[3:]
                 yield number, raw[:-1] if raw.endswith(b"\n") else raw
 
     def arrow_stream(self) -> pa.NativeFile:
         with self._open() as probe, _gzip_errors(self.name):
-            bom = probe.read(3) == _BOM
+            bom = probe.read(3) == _BOM and self.first_line == 1
         if self.path is None:
             stream = pa.BufferReader(self.data)
         elif self.gzipped:
@@ -151,14 +158,15 @@ def _plain_layout(src: _Source) -> bool:
 
 # ----------------------------------------------------------------------------------------- line reader
 class _Collector:
-    """Gathers problems; raises them all at the end (or once there are too many to be useful)."""
+    """Gathers problems; raises them all at the end (or once there are ``limit`` of them, too many to be useful;
+    ``limit=None``: never, for a scratch pass that only asks whether there are any)."""
 
-    def __init__(self, name: str):
-        self.name, self.problems = name, []
+    def __init__(self, name: str, limit: int | None = MAX_PROBLEMS):
+        self.name, self.problems, self.limit = name, [], limit
 
     def add(self, line: int, text: str, reason: str) -> None:
         self.problems.append(Problem(self.name, line, text, reason))
-        if len(self.problems) >= MAX_PROBLEMS:
+        if self.limit is not None and len(self.problems) >= self.limit:
             raise FormatError(self.problems)
 
     def check(self) -> None:
@@ -189,10 +197,11 @@ def _parse_score(field: str) -> float | None:
 
 
 class _Pairs:
-    """Tracks (query, document) pairs to report duplicates with the line of the first occurrence."""
+    """Tracks (query, document) pairs to report duplicates with the line of the first occurrence; ``seen``
+    starts it with pairs read earlier (by `iter_run_chunks`, from earlier pieces) and their lines."""
 
-    def __init__(self) -> None:
-        self.seen: dict[tuple[str, str], int] = {}
+    def __init__(self, seen: dict[tuple[str, str], int] | None = None) -> None:
+        self.seen: dict[tuple[str, str], int] = dict(seen or {})
 
     def check(self, problems: _Collector, number: int, text: str, qid: str, doc: str) -> bool:
         first = self.seen.setdefault((qid, doc), number)
@@ -202,9 +211,9 @@ class _Pairs:
         return True
 
 
-def _slow_run(src: _Source) -> tuple[list[str], list[str], list[float], str | None]:
-    problems, pairs = _Collector(src.name), _Pairs()
-    qids, docs, scores, tag = [], [], [], None
+def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
+    """The run read line by line (the reference reader); bad lines go to ``problems``, which the caller raises."""
+    qids, docs, scores = [], [], []
     for number, text, fields in _split_lines(src, problems):
         if len(fields) < 6:
             problems.add(number, text, f"expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}")
@@ -217,9 +226,7 @@ def _slow_run(src: _Source) -> tuple[list[str], list[str], list[float], str | No
             qids.append(fields[0])
             docs.append(fields[2])
             scores.append(score)
-            tag = fields[5] if tag is None else tag
-    problems.check()
-    return qids, docs, scores, tag
+    return Run(qids, docs, np.array(scores, dtype=np.float64), source=src.name, _validated=True)
 
 
 def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
@@ -307,8 +314,9 @@ def read_run(source: Source, *, name: str | None = None) -> Run:
     src = _resolve(source)
     run = _fast_run(src)
     if run is None:
-        qids, docs, scores, tag = _slow_run(src)
-        run = Run(qids, docs, np.array(scores, dtype=np.float64), source=src.name, _validated=True)
+        problems = _Collector(src.name)
+        run = _slow_run(src, problems, _Pairs())
+        problems.check()
     run.name = name or _first_tag(src) or Path(src.name).name
     return run
 
@@ -321,6 +329,146 @@ def _first_tag(src: _Source) -> str | None:
         if fields != [""]:
             return None
     return None
+
+
+# ------------------------------------------------------------------------------------------ chunked runs
+def iter_run_chunks(source: Source, *, rows: int = 1_000_000, name: str | None = None) -> Iterator[Run]:
+    """Read a TREC run piece by piece: a `Run` for every ``rows`` lines (blank lines count; the last piece may
+    be shorter, an input without lines gives one empty piece), named as `read_run` names the whole run.
+
+    Concatenated, the pieces hold exactly `read_run`'s rows in file order, and a bad file raises the same
+    `FormatError` (same rules, same problems with the same line numbers, the same whitespace, CRLF, BOM and
+    gzip handling), once the input has been read through or at 1000 problems. No piece is yielded after the
+    one holding the first bad line; the pieces yielded before it belong to a bad file, so a caller that writes
+    them must do so in a transaction it rolls back on the error.
+
+    Memory: one piece (its bytes and columns), plus 8 bytes per row read — a sorted array of 64-bit hashes of
+    the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by re-reading
+    the lines before the piece (which also finds the line of the first occurrence), so a hash collision never
+    raises an error.
+
+    >>> import io
+    >>> text = "q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\nq2 Q0 D1 1 0.7 bm25\\n"
+    >>> [(len(p), p.name) for p in iter_run_chunks(io.StringIO(text), rows=2)]
+    [(2, 'bm25'), (1, 'bm25')]
+    """
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"rows must be an int >= 1; got {rows!r}")
+    return _run_chunks(_resolve(source), rows, name)
+
+
+def _run_chunks(src: _Source, rows: int, name: str | None) -> Iterator[Run]:
+    name = name or _first_tag(src) or Path(src.name).name
+    problems, seen = _Collector(src.name), _PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    for piece in _pieces(src, rows):
+        run = _piece_run(src, piece, problems, seen)
+        del piece  # not held while the caller works on the run
+        if not problems.problems:
+            run.name = name
+            yield run
+    problems.check()
+
+
+def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
+    """The input cut into pieces of ``lines`` whole lines (the last one: the rest, yielded if not empty or if it
+    is the only piece), each numbered from its first line."""
+    first, parts, count = 1, [], 0
+    for block in src.blocks():
+        parts.append(block)
+        count += block.count(b"\n")
+        if count < lines:
+            continue
+        data = b"".join(parts)
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[lines - 1 :: lines] + 1
+        for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
+            yield _Source(src.name, data=data[start:end], first_line=first)
+            first += lines
+        parts, count = [data[ends[-1] :]], count - lines * len(ends)
+    rest = b"".join(parts)
+    if rest or first == 1:
+        yield _Source(src.name, data=rest, first_line=first)
+
+
+def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
+    """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
+    document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece has
+    a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``."""
+    run = _fast_run(piece)
+    clean = run is not None
+    if run is None:
+        scratch = _Collector(src.name, limit=None)
+        run = _slow_run(piece, scratch, _Pairs())
+        clean = not scratch.problems
+    keys = _pair_keys(run)
+    earlier = _earlier_lines(src, piece.first_line, run, seen.hits(keys))
+    if earlier or not clean:
+        run = _slow_run(piece, problems, _Pairs(earlier))
+        keys = _pair_keys(run)
+    seen.add(keys)
+    return run
+
+
+def _pair_keys(run: Run) -> np.ndarray:
+    """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes)."""
+    return _ids.hash_strings(run.doc_id, seed=_ids.hash_strings(run.query_id))
+
+
+def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
+    """(query, document) → line of its first accepted row before line ``before``, for the pairs of ``rows`` (of
+    ``run``) that really were read there: the exact check behind a hash hit. Re-reads the input up to ``before``
+    with the line reader's rules (a row is accepted with six fields and a numeric score)."""
+    if not len(rows):
+        return {}
+    take = _ids.indices(rows)
+    wanted = set(zip(run.query_id.take(take).to_pylist(), run.doc_id.take(take).to_pylist(), strict=True))
+    found: dict[tuple[str, str], int] = {}
+    for number, _, fields in _split_lines(src, _Collector(src.name, limit=None)):
+        if number >= before:
+            break
+        if len(fields) >= 6 and (fields[0], fields[2]) in wanted and _parse_score(fields[4]) is not None:
+            found.setdefault((fields[0], fields[2]), number)
+    return found
+
+
+class _PairHashes:
+    """The 64-bit (query, document) hashes of the rows read so far, kept sorted: 8 bytes a row.
+
+    ``capacity`` rows are reserved at once (memory that is never written costs nothing); past it the array
+    doubles, copying once (a gzip input, whose size is only estimated). `add` merges in place: the held hashes
+    move towards the end block by block, last block first, so no second array of all of them is ever made.
+    """
+
+    def __init__(self, capacity: int):
+        self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
+
+    def hits(self, keys: np.ndarray) -> np.ndarray:
+        """The positions in ``keys`` of the hashes held already."""
+        if not self._n or not len(keys):
+            return np.zeros(0, dtype=np.int64)
+        held = self._keys[: self._n]
+        at = np.minimum(np.searchsorted(held, keys), self._n - 1)
+        return np.flatnonzero(held[at] == keys)
+
+    def add(self, keys: np.ndarray) -> None:
+        """Hold ``keys`` too (equal hashes are all kept)."""
+        new, n = np.sort(keys), self._n
+        if len(self._keys) < n + len(new):
+            grown = np.empty(n + max(n, len(new)), dtype=np.uint64)
+            grown[:n] = self._keys[:n]
+            self._keys = grown
+        before = np.searchsorted(self._keys[:n], new, side="right")  # held hashes <= each new one
+        for hi in range(n, 0, -_MERGE_BLOCK):
+            self._move_back(max(hi - _MERGE_BLOCK, 0), hi, before)
+        self._keys[before + np.arange(len(new))] = new
+        self._n = n + len(new)
+
+    def _move_back(self, lo: int, hi: int, before: np.ndarray) -> None:
+        """Move held hashes ``lo:hi`` back by how many new hashes sort below each: held hash ``i`` has
+        ``#{j: before[j] <= i}`` of them (``before`` is sorted)."""
+        a, b = np.searchsorted(before, [lo, hi])
+        shift = a + np.cumsum(np.bincount(before[a:b] - lo, minlength=hi - lo))
+        block = self._keys[lo:hi].copy()
+        self._keys[np.arange(lo, hi) + shift] = block
 
 
 def read_qrels(source: Source, *, format: str = "auto") -> Qrels:

@@ -17,25 +17,28 @@ and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title`
 ``version`` label and any extra fields (kept as metadata, e.g. ``title_en``). Every text must be storable
 (`services.inputs.check_text`: no NUL, no lone surrogate) and metadata must be strict JSON (no NaN or infinity).
 
-Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip) into columns, its sha256 is
-computed block by block, and a run's entries go to the database in batches straight from those columns, so
-importing a large run takes about 3 times its file size at peak (the Arrow columns of the IDs and scores, the
-reader's hashing temporaries, the integer columns written), not a Python object per row. Bytes and file
-objects (uploads) are held in memory once; the app caps their size.
+Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip), its sha256 is computed
+block by block, and a run is read, checked and written `RUN_PIECE_ROWS` lines at a time
+(`metrics.formats.iter_run_chunks`) inside one transaction: peak memory is about one piece (a few MB) plus
+8 bytes per line read (the hashes that find a duplicate pair across pieces), whatever the file size. A bad
+line in any piece rolls the whole import back. Bytes and file objects (uploads) are held in memory once; the
+app caps their size.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import functools
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -126,8 +129,13 @@ def _parse(parse, file: _File, **kw: Any):
     try:
         return parse(file.reader_input(), **kw)
     except FormatError as exc:
-        problems = [p if p.source == file.name else dataclasses.replace(p, source=file.name) for p in exc.problems]
-        raise InvalidInput(str(problems[0]), problems) from None
+        raise _invalid(file, exc) from None
+
+
+def _invalid(file: _File, exc: FormatError) -> InvalidInput:
+    """The reader's problems as `InvalidInput`, naming the file as the caller named it."""
+    problems = [p if p.source == file.name else dataclasses.replace(p, source=file.name) for p in exc.problems]
+    return InvalidInput(str(problems[0]), problems)
 
 
 def _fail(problems: list[Problem]) -> None:
@@ -345,27 +353,57 @@ def _refuse_labelled_changes(s: Session, file: _File, records: list[dict], chang
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def _positions(values, index: dict) -> np.ndarray:
-    """Position of each ID (an Arrow string column) among the keys of ``index``, -1 where unknown."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+RUN_PIECE_ROWS = 100_000  # lines of a run file read, checked and written at a time (a few MB)
 
-    found = pc.index_in(values, value_set=pa.array(list(index), pa.string()))
-    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+@dataclass(frozen=True)
+class _Ids:
+    """A project's external IDs (an Arrow string array) and the internal id of each, for vectorized lookups."""
+
+    keys: Any
+    ids: np.ndarray
+
+    @classmethod
+    def of(cls, index: dict) -> _Ids:
+        """From an index ``external ID → internal id`` (or a tuple whose first item is the internal id)."""
+        import pyarrow as pa
+
+        ids = np.fromiter((v[0] if isinstance(v, tuple) else v for v in index.values()), np.int64, len(index))
+        return cls(pa.array(list(index), pa.string()), ids)
+
+    def positions(self, values) -> np.ndarray:
+        """Position of each ID (an Arrow string column) among the keys, -1 where unknown."""
+        import pyarrow.compute as pc
+
+        found = pc.index_in(values, value_set=self.keys)
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def internal(self, values) -> np.ndarray:
+        """The internal ids of known IDs, as an int64 column."""
+        return self.ids[self.positions(values)]
+
+
+def _positions(values, index: dict) -> np.ndarray:
+    return _Ids.of(index).positions(values)
 
 
 def _internal(values, index: dict) -> np.ndarray:
-    """The internal ids (first item of each ``index`` value) of known IDs, as an int64 column."""
-    ids = np.fromiter((v[0] if isinstance(v, tuple) else v for v in index.values()), np.int64, len(index))
-    return ids[_positions(values, index)]
+    return _Ids.of(index).internal(values)
+
+
+def _unknown_rows(queries, docs, qids: _Ids, dids: _Ids, doc_word: str = "document",
+                  offset: int = 0) -> list[tuple[int, str]]:
+    """(row + ``offset``, reason) of the first 1000 rows (of Arrow columns ``queries``/``docs``) naming an
+    unknown query or document."""
+    qpos, dpos = qids.positions(queries), dids.positions(docs)
+    rows = np.flatnonzero((qpos < 0) | (dpos < 0))[:1000].tolist()
+    return [(offset + i, f"unknown query {queries[i].as_py()!r}" if qpos[i] < 0
+             else f"unknown {doc_word} {docs[i].as_py()!r}") for i in rows]
 
 
 def _unknown(file: _File, queries, docs, qindex: dict, dindex: dict, doc_word: str = "document") -> list[Problem]:
     """A problem for each row (of Arrow columns ``queries``/``docs``) naming an unknown query or document."""
-    qpos, dpos = _positions(queries, qindex), _positions(docs, dindex)
-    rows = np.flatnonzero((qpos < 0) | (dpos < 0))[:1000].tolist()
-    return _problems(file, [(i, f"unknown query {queries[i].as_py()!r}" if qpos[i] < 0
-                             else f"unknown {doc_word} {docs[i].as_py()!r}") for i in rows])
+    return _problems(file, _unknown_rows(queries, docs, _Ids.of(qindex), _Ids.of(dindex), doc_word))
 
 
 def _check_name(value: str, what: str) -> str:
@@ -380,47 +418,207 @@ def import_run(db: Database, actor: Actor, project: ProjectRef, source: Source, 
                chunks: bool = False, filename: str | None = None) -> ImportReport:
     """Import a TREC run (admin) under ``name`` (default: its tag). Every query and document must exist in the
     project; with ``chunks=True`` its document IDs are chunk IDs, mapped through the imported chunk map
-    (each document keeps its best-ranked chunk). Entries are written in batches from columns (see the
-    module doc on memory)."""
-    from metrics.formats import read_run
-
+    (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` lines
+    at a time in one transaction (see `_RunWriter` and the module doc on memory)."""
     file = _read(source, filename)
-    run = _parse(read_run, file)
-    run_name = _check_name(name or run.name or Path(file.name).name, "run name")
-    with db.write() as s:
-        _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
-        old = q.find_run(s, proj.id, run_name)
-        if old is not None:
-            return _same_again(old.file_sha256, file, "run", run_name, old.n_entries)
-        qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
-        columns = _run_columns(s, proj.id, run, file, qindex, dindex, chunks)
-        n = len(columns["rank"])
-        run_id = q.insert_run(s, project_id=proj.id, name=run_name, source=file.name[:1000],
-                              file_sha256=file.sha256, n_entries=n, created_by=actor.user_id)
-        q.insert_run_columns(s, run_id, **columns)
-        report = ImportReport("run", file.name, run_name, n)
-        _record(s, actor, proj, "run", file, report)
-        return report
+    with contextlib.closing(_run_pieces(file)) as pieces:
+        first = next(pieces)  # named by its first line's tag; a bad first piece fails before the transaction
+        run_name = _check_name(name or first.name, "run name")
+        with db.write() as s:
+            _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
+            old = q.find_run(s, proj.id, run_name)
+            if old is not None:
+                return _same_again(old.file_sha256, file, "run", run_name, old.n_entries)
+            report = _store_run(s, actor, proj.id, run_name, file, itertools.chain([first], pieces), chunks)
+            _record(s, actor, proj, "run", file, report)
+            return report
 
 
-def _run_columns(s: Session, project_id: int, run, file: _File, qindex: dict, dindex: dict,
-                 chunks: bool) -> dict[str, np.ndarray]:
-    """The run's entries in evaluation order as columns (query_id and document_id as internal ids, rank,
-    score), after checking every ID against the project."""
-    from metrics.evaluate import map_chunks
-    from metrics.ranking import position_within, trec_order
+def _store_run(s: Session, actor: Actor, project_id: int, run_name: str, file: _File, pieces: Iterator,
+               chunks: bool) -> ImportReport:
+    run_id = q.insert_run(s, project_id=project_id, name=run_name, source=file.name[:1000],
+                          file_sha256=file.sha256, n_entries=0, created_by=actor.user_id)
+    n = _write_run(_RunWriter(s, run_id, _RunTarget.load(s, project_id, chunks)), file, pieces)
+    q.set_run_size(s, run_id, n)
+    return ImportReport("run", file.name, run_name, n)
 
-    if chunks:
+
+def _run_pieces(file: _File) -> Iterator:
+    """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` lines each); a bad file raises
+    `InvalidInput` listing its bad lines."""
+    from metrics.formats import iter_run_chunks
+
+    try:
+        yield from iter_run_chunks(file.reader_input(), rows=RUN_PIECE_ROWS)
+    except FormatError as exc:
+        raise _invalid(file, exc) from None
+
+
+def _write_run(writer: _RunWriter, file: _File, pieces: Iterator) -> int:
+    """Check every piece's IDs and write the pieces; returns the number of entries written. Unknown IDs raise
+    `InvalidInput` (at most 1000 problems) once the whole file is read, so that a format error further on is
+    reported instead, as for a file read whole."""
+    bad: list[tuple[int, str]] = []
+    offset = 0
+    for run in pieces:
+        bad += writer.target.unknown_rows(run, offset)[: 1000 - len(bad)]
+        if not bad:
+            writer.add(run)
+        offset += len(run)
+    _fail(_problems(file, bad))
+    return writer.finish(file)
+
+
+@dataclass(frozen=True)
+class _RunTarget:
+    """What a run's IDs are checked against and mapped to: the project's queries and documents, and for a
+    chunk-level run its chunk map (``chunks``: chunk IDs; ``chunk_docs``: the external ID of each one's
+    document, aligned with ``chunks.keys``)."""
+
+    queries: _Ids
+    docs: _Ids
+    chunks: _Ids | None = None
+    chunk_docs: Any = None
+
+    @classmethod
+    def load(cls, s: Session, project_id: int, chunks: bool) -> _RunTarget:
+        import pyarrow as pa
+
+        dindex = q.doc_index(s, project_id)
+        queries, docs = _Ids.of(q.query_index(s, project_id)), _Ids.of(dindex)
+        if not chunks:
+            return cls(queries, docs)
         cindex = q.chunk_index(s, project_id)
-        _fail(_unknown(file, run.query_id, run.doc_id, qindex, cindex, "chunk"))
         external = {i: ext for ext, (i, _, _) in dindex.items()}
-        run = map_chunks(run, {c: external[d] for c, d in cindex.items()})
-    else:
-        _fail(_unknown(file, run.query_id, run.doc_id, qindex, dindex))
-    codes = run.query_codes()[0]
-    order = trec_order(codes, run.score, run.doc_id)  # an index, not a second copy of the ID columns
-    return {"query_id": _internal(run.query_id, qindex)[order], "document_id": _internal(run.doc_id, dindex)[order],
-            "rank": position_within(codes[order]) + 1, "score": run.score[order]}
+        return cls(queries, docs, _Ids.of(cindex), pa.array([external[d] for d in cindex.values()], pa.string()))
+
+    def unknown_rows(self, run, offset: int) -> list[tuple[int, str]]:
+        refs, word = (self.docs, "document") if self.chunks is None else (self.chunks, "chunk")
+        return _unknown_rows(run.query_id, run.doc_id, self.queries, refs, word, offset)
+
+    def columns(self, run) -> dict[str, np.ndarray]:
+        """The entries of ``run`` (whole queries) in evaluation order as columns: internal query and document
+        ids, rank (1-based within the query), score. A chunk-level run first keeps each document's best-ranked
+        chunk (`metrics.evaluate.map_chunks`)."""
+        from metrics.evaluate import map_chunks
+        from metrics.ranking import position_within, trec_order
+
+        if self.chunks is not None:
+            run = map_chunks(run, self._chunk_map(run.doc_id))
+        codes = run.query_codes()[0]
+        order = trec_order(codes, run.score, run.doc_id)  # an index, not a second copy of the ID columns
+        return {"query_id": self.queries.internal(run.query_id)[order],
+                "document_id": self.docs.internal(run.doc_id)[order],
+                "rank": position_within(codes[order]) + 1, "score": run.score[order]}
+
+    def _chunk_map(self, chunk_ids) -> dict[str, str]:
+        """chunk ID → document ID, for the chunks of ``chunk_ids`` only."""
+        from metrics._ids import indices
+
+        at = indices(np.unique(self.chunks.positions(chunk_ids)))
+        return dict(zip(self.chunks.keys.take(at).to_pylist(), self.chunk_docs.take(at).to_pylist(), strict=True))
+
+
+class _RunWriter:
+    """Writes a run's entries piece by piece inside the caller's transaction.
+
+    A query is ranked with all its entries, so the entries of the query a piece ends with wait for the next
+    piece (files list each query's entries together, as trec_eval and its peers write them: then each query is
+    written once, and memory stays at about one piece). A query met again after it was written (a file whose
+    queries are interleaved) is "split": its entries are deleted at the end and written again from a second
+    read of the file restricted to the split queries (memory: their entries).
+    """
+
+    def __init__(self, s: Session, run_id: int, target: _RunTarget):
+        self.s, self.run_id, self.target = s, run_id, target
+        self.pending = None  # the rows of the last query of the pieces so far
+        self.written = np.zeros(len(target.queries.ids), dtype=bool)  # by query position
+        self.split = np.zeros(len(target.queries.ids), dtype=bool)
+        self.n = 0
+
+    def add(self, run) -> None:
+        run = _joined(self.pending, run)
+        if len(run):
+            last = _ids_mask(run.query_id, run.query_id[-1])
+            self.pending = _subset(run, last)
+            self._write(_subset(run, ~last))
+
+    def finish(self, file: _File) -> int:
+        """Write what is pending and rewrite the split queries; returns the number of entries of the run."""
+        if self.pending is not None:
+            self._write(self.pending)
+        if self.split.any():
+            self.n -= q.delete_run_entries(self.s, self.run_id, self.target.queries.ids[self.split].tolist())
+            self._insert(_joined_all(_subset(p, _in(p.query_id, self._split_ids())) for p in _run_pieces(file)))
+        return self.n
+
+    def _split_ids(self):
+        from metrics._ids import indices
+
+        return self.target.queries.keys.take(indices(np.flatnonzero(self.split)))
+
+    def _write(self, run) -> None:
+        """Write the rows of queries not written before; mark the others split."""
+        at = self.target.queries.positions(run.query_id)
+        again = self.written[at]
+        self.split[at[again]] = True
+        self.written[at] = True
+        self._insert(_subset(run, ~again) if again.any() else run)
+
+    def _insert(self, run) -> None:
+        if run is not None and len(run):
+            columns = self.target.columns(run)
+            q.insert_run_columns(self.s, self.run_id, **columns)
+            self.n += len(columns["rank"])
+
+
+def _ids_mask(column, value) -> np.ndarray:
+    """Rows of an Arrow string column equal to ``value``, as a numpy bool array."""
+    import pyarrow.compute as pc
+
+    from metrics._ids import to_numpy
+
+    return to_numpy(pc.equal(column, value))
+
+
+def _in(column, values) -> np.ndarray:
+    import pyarrow.compute as pc
+
+    from metrics._ids import to_numpy
+
+    return to_numpy(pc.is_in(column, value_set=values))
+
+
+def _subset(run, mask: np.ndarray):
+    """The rows of ``run`` where ``mask`` is true."""
+    from metrics import Run
+    from metrics._ids import indices
+
+    take = indices(np.flatnonzero(mask))
+    return Run(run.query_id.take(take), run.doc_id.take(take), run.score[mask], source=run.source, _validated=True)
+
+
+def _joined(first, second):
+    """``first`` (or None) followed by ``second``, the Arrow columns chained without copying."""
+    return second if first is None or not len(first) else _joined_all([first, second])
+
+
+def _joined_all(runs: Iterable) -> Any:
+    """The runs' rows one after the other (None if there are none)."""
+    from metrics import Run
+
+    runs = [r for r in runs if r is not None and len(r)]
+    if not runs:
+        return None
+    return Run(_chained(r.query_id for r in runs), _chained(r.doc_id for r in runs),
+               np.concatenate([r.score for r in runs]), source=runs[0].source, _validated=True)
+
+
+def _chained(columns: Iterable) -> Any:
+    """Arrow string columns (plain or chunked) as one chunked array, without copying."""
+    import pyarrow as pa
+
+    return pa.chunked_array([c for col in columns for c in getattr(col, "chunks", [col])], pa.string())
 
 
 def _same_again(old_sha: str, file: _File, kind: str, name: str, n: int) -> ImportReport:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
@@ -30,7 +30,8 @@ from annotate_app.store.models import (
 
 __all__ = ["doc_index", "query_index", "insert_documents", "update_documents", "insert_versions",
            "mark_stale", "insert_queries", "update_queries", "queries_with_labels", "chunk_index",
-           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "insert_run_columns", "runs",
+           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "insert_run_columns", "set_run_size",
+           "delete_run_entries", "runs",
            "prior_sources", "insert_prior", "record_import", "corpus_rows", "BATCH"]
 
 BATCH = 5000
@@ -140,6 +141,20 @@ def insert_run_columns(s: Session, run_id: int, *, query_id: np.ndarray, documen
                       score[part].tolist(), strict=True)
         bulk_insert(s, RunEntry.__table__, [{"run_id": run_id, "query_id": qq, "document_id": d, "rank": r,
                                              "score": sc} for qq, d, r, sc in columns])
+
+
+def set_run_size(s: Session, run_id: int, n_entries: int) -> None:
+    s.execute(update(Run).where(Run.id == run_id).values(n_entries=n_entries),
+              execution_options={"synchronize_session": False})
+
+
+def delete_run_entries(s: Session, run_id: int, query_ids: Sequence[int]) -> int:
+    """Delete the run's entries of these (internal) query ids, 500 ids at a time; returns how many."""
+    table, total = RunEntry.__table__, 0
+    for start in range(0, len(query_ids), 500):
+        ids = list(query_ids[start:start + 500])
+        total += s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(ids))).rowcount
+    return total
 
 
 def prior_sources(s: Session, project_id: int) -> dict[str, int]:
