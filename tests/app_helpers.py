@@ -78,13 +78,13 @@ def clear_streamlit_caches() -> None:
     st.cache_resource.clear()
 
 
-@pytest.fixture
-def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
-    """A fresh copy of the demo database, configured for the app (env), with empty Streamlit caches."""
+def app_database(template, tmp_path, monkeypatch):
+    """Yield a Database on a fresh copy of the SQLite file ``template``, with the app configured for it
+    (environment) and empty Streamlit caches before and after."""
     from annotate_app.store.db import Database
 
     path = tmp_path / "qrelforge.db"
-    shutil.copyfile(demo_template, path)
+    shutil.copyfile(template, path)
     url = f"sqlite:///{path}"
     monkeypatch.setenv("QRELFORGE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("QRELFORGE_DATABASE_URL", url)
@@ -95,6 +95,12 @@ def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
     yield db
     db.dispose()
     clear_streamlit_caches()
+
+
+@pytest.fixture
+def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
+    """A fresh copy of the demo database, configured for the app (env), with empty Streamlit caches."""
+    yield from app_database(demo_template, tmp_path, monkeypatch)
 
 
 def app_as(db, username: str | None = None, page: str | None = None):

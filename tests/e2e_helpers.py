@@ -139,6 +139,8 @@ def login(page, url: str, username: str) -> None:
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_text(f"Logged in as {username}")).to_be_visible()
     idle(page)
+    # the login cookie is written by a script in the page: a new load before it ran would be logged out
+    page.wait_for_function("() => /(^|; )qrelforge_login=[^;]/.test(document.cookie)")
 
 
 def shot(page, name: str) -> Path:

@@ -41,7 +41,7 @@ def test_the_card_shows_guidelines_pair_highlight_grades_and_progress(app_db):
     assert "Judging guidelines (demo)" in at.expander[0].markdown[0].value
     assert _pair(at) == ("q1", "D1")
     assert any(":orange-background[" in m.value for m in at.markdown)  # query terms highlighted
-    assert [b.label for b in at.main.button][:4] == ["0 · Not relevant", "1 · Related, does not answer",
+    assert [plain(b.label) for b in at.main.button][:4] == ["0 · Not relevant", "1 · Related, does not answer",
                                                      "2 · Partly answers", "3 · Fully answers"]
     assert at.get("progress")[0].proto.text == "0 / 12 judged"
 

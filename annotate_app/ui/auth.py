@@ -7,7 +7,10 @@
   only the token, never user text.
 - A new session (a reload, a new tab) reads ``st.context.cookies``, checks the signature and age, then asks
   `services.auth.resolve_actor`, so a password reset, a role change or a deactivation ends the login at once.
-- Every full run re-checks the stored Actor the same way (`current_actor`).
+  A refused cookie is expired in the browser and the login page says why (`EXPIRED`, `ENDED`, `INVALID`).
+- Every full run re-checks the stored Actor the same way (`current_actor`), and a password login or a cookie
+  login ends when its lifetime (``QRELFORGE_SESSION_HOURS``, counted from the password login) has passed,
+  even in a tab that stays open.
 - Log out clears the session state, expires the cookie and ignores the old cookie for the rest of the session.
 - Optional single sign-on: with an ``[auth]`` section in ``.streamlit/secrets.toml``, `st.login` signs the
   user in with OpenID Connect and `services.sso` maps the verified e-mail to an existing active user (section
@@ -22,7 +25,7 @@ from collections.abc import Mapping
 from email.utils import formatdate
 
 import streamlit as st
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from annotate_app.services import auth as service
 from annotate_app.services import sso
@@ -31,11 +34,14 @@ from annotate_app.services.errors import PermissionDenied
 from annotate_app.ui import resources, state
 
 __all__ = ["COOKIE", "SALT", "current_actor", "login", "logout", "require", "cookie_script", "sign", "verify",
-           "sso_configured", "sso_login"]
+           "sso_configured", "sso_login", "EXPIRED", "ENDED", "INVALID"]
 
 COOKIE = "qrelforge_login"
 SALT = "qrelforge-login"
 _TOKEN = re.compile(r"[A-Za-z0-9_.\-]{10,2000}")
+EXPIRED = "Your session expired; please log in again."
+ENDED = "Your session ended (your password, role or account changed); please log in again."
+INVALID = "Your login cookie is not valid here (signed with another secret, or damaged); please log in again."
 
 
 # ------------------------------------------------------------------------------------------------ tokens
@@ -50,16 +56,25 @@ def sign(actor: Actor, *, now: float | None = None) -> str:
 
 
 def verify(token: str, max_age: int) -> tuple[int, int, int] | None:
-    """(user id, session version, issued at) of a valid token at most ``max_age`` seconds old, else None."""
+    """(user id, session version, signing time) of a valid token at most ``max_age`` seconds old, else None."""
+    found = _check(token, max_age)
+    return found if isinstance(found, tuple) else None
+
+
+def _check(token: str, max_age: int) -> tuple[int, int, int] | str:
+    """The token's (user id, session version, signing time), or why it is refused (`EXPIRED` or `INVALID`).
+    The signing time is the signature's own timestamp (the one ``max_age`` is checked against)."""
     if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-        return None
+        return INVALID
     try:
-        data = _serializer().loads(token, max_age=max_age)
-    except BadSignature:  # also SignatureExpired
-        return None
+        data, signed = _serializer().loads(token, max_age=max_age, return_timestamp=True)
+    except SignatureExpired:
+        return EXPIRED
+    except BadSignature:
+        return INVALID
     ok = isinstance(data, dict) and all(isinstance(data.get(k), int) and not isinstance(data.get(k), bool)
                                         for k in ("uid", "sv", "iat"))
-    return (data["uid"], data["sv"], data["iat"]) if ok else None
+    return (data["uid"], data["sv"], int(signed.timestamp())) if ok else INVALID
 
 
 # ---------------------------------------------------------------------------------------------- sessions
@@ -89,18 +104,25 @@ def login(username: str, password: str) -> Actor:
 def _from_cookie() -> Actor | None:
     ss = st.session_state
     token = request_cookies().get(COOKIE)
-    if not token or token == ss.get(state.IGNORED_TOKEN):
+    if not isinstance(token, str) or not token or token == ss.get(state.IGNORED_TOKEN):
         return None
-    found = verify(token, resources.app_settings().session_seconds)
+    found = _check(token, resources.app_settings().session_seconds)
     try:
-        if found is None:
-            raise PermissionDenied("login cookie invalid or expired")
+        if isinstance(found, str):
+            raise PermissionDenied(found)
         actor = service.resolve_actor(resources.database(), found[0], found[1])
     except PermissionDenied:
         ss[state.IGNORED_TOKEN] = token
         ss[state.EXPIRE_COOKIE] = True
+        ss[state.LOGOUT_NOTICE] = found if isinstance(found, str) else ENDED
         return None
     return _start(actor, token, found[2], "cookie")
+
+
+def _expired(ss) -> bool:
+    """True when the session's login (password or cookie) is older than the session lifetime."""
+    item = ss.get(state.LOGIN_TOKEN)
+    return item is not None and time.time() >= item[1]
 
 
 def current_actor() -> Actor | None:
@@ -109,10 +131,13 @@ def current_actor() -> Actor | None:
     actor = ss.get(state.ACTOR)
     if actor is None:
         return _from_cookie() or sso_login()
+    if _expired(ss):
+        logout(EXPIRED)
+        return None
     try:
         fresh = service.resolve_actor(resources.database(), actor.user_id, actor.session_version)
     except PermissionDenied:
-        logout("Your session ended (your password, role or account changed); please log in again.")
+        logout(ENDED)
         return None
     ss[state.ACTOR] = fresh
     return fresh

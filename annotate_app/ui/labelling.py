@@ -19,7 +19,7 @@ from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import errors, resources, state, widgets
-from annotate_app.ui.highlight import escape_markdown
+from annotate_app.ui.highlight import escape_markdown, escape_name
 
 __all__ = ["queue_card", "edit_card", "pair_card", "recheck_if_done"]
 
@@ -55,8 +55,8 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
     if outcome.failed:
         return outcome
     _forget(pid, scope)
-    errors.set_flash(flash, "success", f"Saved {saved.query_id} · {saved.doc_id}: grade "
-                     f"{widgets.grade_label(view.grade_scale, saved.grade)} (version {saved.version}).")
+    errors.set_flash(flash, "success", f"Saved {escape_name(saved.query_id)} · {escape_name(saved.doc_id)}: grade "
+                     f"{escape_name(widgets.grade_label(view.grade_scale, saved.grade))} (version {saved.version}).")
     return outcome
 
 
@@ -137,7 +137,7 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
     ss.setdefault(state.shown_at(pid, scope), time.monotonic())
     if view.stale:
         st.warning(f"The document changed since you judged it (your grade was "
-                   f"{widgets.grade_label(view.grade_scale, view.current.grade)} on version "
+                   f"{escape_name(widgets.grade_label(view.grade_scale, view.current.grade))} on version "
                    f"{view.current.doc_version}; it is now version {view.doc_version}). Please judge it "
                    "again.")
     widgets.show_pair(view.query_id, view.query_text, view.doc_id, view.doc_title, view.doc_text)

@@ -1,8 +1,11 @@
 """The page map and the sidebar.
 
-Logged out, the only page is the login page. Logged in, every page is registered (hidden navigation), so a URL
+Logged out, the only page is the login page, served at the root and at every page's URL (a deep link shows the
+login form, then its page once logged in). Logged in, every page is registered (hidden navigation), so a URL
 to a page the role may not use still resolves and its guard says "Not allowed"; the sidebar links only the
-pages the role may use, with the project picker, the user badge and "Log out".
+pages the role may use, with the project picker, the user badge and "Log out". The default page (the app's
+root URL) switches to the role's landing page, so that every page keeps its own URL (Streamlit serves the
+default page at the root only: ``/annotate`` would be "Page not found" for an annotator if Annotate were it).
 
 =================== ================ =========== ===========================================================
 page                url              role        what
@@ -32,7 +35,9 @@ import streamlit as st
 from annotate_app.services.auth import Actor, Role
 from annotate_app.ui import auth, resources, state
 
-__all__ = ["PAGES", "PageSpec", "pages", "sidebar", "LOGIN"]
+__all__ = ["PAGES", "PageSpec", "pages", "sidebar", "LOGIN", "HOME"]
+
+HOME = "home"
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,28 @@ def _landing(actor: Actor) -> str:
 
 
 def pages(actor: Actor | None) -> dict[str, st.Page]:
-    """path → st.Page of every page the session registers (only the login page when logged out)."""
+    """path → st.Page of every page the session registers, and under `HOME` the default page (the root URL).
+
+    Logged in: every page, and a default page that switches to the role's landing page. Logged out: the login
+    page, under the root URL and under every page's URL, so a deep link shows the login form (not "Page not
+    found") and keeps its URL; a page's script hash is its URL, so once the login succeeds the same URL runs
+    the page itself."""
     if actor is None:
-        return {LOGIN.path: st.Page(LOGIN.path, title=LOGIN.title, default=True)}
-    landing = _landing(actor)
-    return {p.path: st.Page(p.path, title=p.title, default=p.path == landing) for p in PAGES}
+        login = {p.path: st.Page(LOGIN.path, title=LOGIN.title, url_path=_url(p.path)) for p in PAGES}
+        return {**login, HOME: st.Page(LOGIN.path, title=LOGIN.title, url_path=HOME, default=True)}
+    registered = {p.path: st.Page(p.path, title=p.title) for p in PAGES}
+    landing = registered[_landing(actor)]
+
+    def home() -> None:
+        st.switch_page(landing)
+
+    registered[HOME] = st.Page(home, title="QrelForge", url_path=HOME, default=True)
+    return registered
+
+
+def _url(path: str) -> str:
+    """The URL path of a page (its file name without ``.py``, as `st.Page` infers it)."""
+    return path.rsplit("/", 1)[-1].removesuffix(".py")
 
 
 def _project_picker(actor: Actor) -> None:

@@ -10,9 +10,19 @@ Settings (environment first, then ``.streamlit/secrets.toml``):
                                 ``.streamlit/secrets.toml``; else the file ``<data dir>/cookie_secret``,
                                 created once (mode 0600) with 32 random bytes, so logins survive restarts.
                                 Replicas behind a load balancer must share one secret.
-``QRELFORGE_SESSION_HOURS``     how long a login cookie stays valid (default 12; ``session_hours`` in
-                                secrets.toml works too)
+``QRELFORGE_SESSION_HOURS``     how long a login lasts (default 12, a decimal number: 0.25 is 15 minutes;
+                                ``session_hours`` in secrets.toml works too): the cookie expires then,
+                                an older cookie is refused, and an open tab is logged out
+``QRELFORGE_IMPORT_MAX_MB``     largest file the Data page imports (default 200; whole MiB)
+``QRELFORGE_RUN_UPLOAD_MAX_MB`` largest run the Score page reads (default 50: an uploaded run is parsed
+                                in the app's memory on every rerun)
 =============================== ====================================================================
+
+Upload limits: both are also capped by Streamlit's ``server.maxUploadSize`` (MiB, default 200; ``make run``
+sets it to 200), which the server enforces on every upload. Each uploader passes its limit to the browser
+(``max_upload_size``: the browser refuses a bigger file with its own message) and the page checks the size
+again (a client that skips the browser's check gets an ``st.error`` naming the limit). Bigger imports go
+through the command line, which streams the file: ``qrelforge import docs|queries|run|qrels|chunks FILE``.
 
 Cached reads (`st.cache_data`, keyed by database URL, the caller and the arguments, short ``ttl``) go through
 the services, so every call still checks the caller's role on a cache miss; `clear_reads` empties them after a
@@ -39,6 +49,8 @@ __all__ = ["database", "database_url", "app_settings", "AppSettings", "cookie_se
            "release_qrels", "stored_run", "secret_value"]
 
 DEFAULT_SESSION_HOURS = 12.0
+DEFAULT_IMPORT_MAX_MB = 200
+DEFAULT_RUN_UPLOAD_MAX_MB = 50
 SECRET_FILE = "cookie_secret"
 TTL = 30
 
@@ -48,6 +60,8 @@ class AppSettings:
     database_url: str
     data_dir: Path
     session_seconds: int
+    import_max_mb: int = DEFAULT_IMPORT_MAX_MB
+    run_upload_max_mb: int = DEFAULT_RUN_UPLOAD_MAX_MB
 
 
 def secret_value(name: str) -> object | None:
@@ -56,6 +70,18 @@ def secret_value(name: str) -> object | None:
         return st.secrets.get(name)
     except Exception:  # no secrets file: Streamlit raises its own FileNotFoundError subclass
         return None
+
+
+def _megabytes(name: str, default: int) -> int:
+    """An upload limit in MiB from the environment, capped by Streamlit's ``server.maxUploadSize``."""
+    raw = os.environ.get(name) or default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number of megabytes; got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1; got {raw!r}")
+    return min(value, int(st.get_option("server.maxUploadSize")))
 
 
 def app_settings() -> AppSettings:
@@ -67,7 +93,9 @@ def app_settings() -> AppSettings:
         raise ValueError(f"QRELFORGE_SESSION_HOURS must be a number of hours; got {raw!r}") from None
     if not 0 < hours <= 24 * 30:
         raise ValueError(f"QRELFORGE_SESSION_HOURS must be in (0, 720]; got {raw!r}")
-    return AppSettings(base.database_url, base.data_dir, int(hours * 3600))
+    return AppSettings(base.database_url, base.data_dir, max(1, round(hours * 3600)),
+                       _megabytes("QRELFORGE_IMPORT_MAX_MB", DEFAULT_IMPORT_MAX_MB),
+                       _megabytes("QRELFORGE_RUN_UPLOAD_MAX_MB", DEFAULT_RUN_UPLOAD_MAX_MB))
 
 
 def database_url() -> str:

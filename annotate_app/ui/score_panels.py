@@ -4,6 +4,11 @@ charts, unjudged documents, the compare view, assessor sensitivity, and BM25 / f
 Every number is `metrics.evaluate` (or `metrics.compare`, which calls it) on the release's qrels — the rows
 `export.export_release` writes — so the page agrees with ``qrelforge score`` on the exported file. BM25 and
 fused runs live in this session only (download them as TREC files; an admin can import one to pool from it).
+
+Run names and IDs are user data: they reach Markdown (captions, expander labels, and ``st.table``, which
+renders its cells and index as Markdown) only through `escape_name`; the CSV download is safe against formula
+injection (`metrics.render.csv_safe`). Uploaded runs are limited to ``AppSettings.run_upload_max_mb``; the
+unjudged documents are shown `widgets.PAGE_ROWS` at a time.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import streamlit as st
 
 from annotate_app.services import scoring
 from annotate_app.services.auth import Actor
-from annotate_app.ui import charts, errors, resources, state
-from annotate_app.ui.highlight import escape_markdown
+from annotate_app.ui import charts, errors, resources, state, widgets
+from annotate_app.ui.highlight import escape_markdown, escape_name
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, QrelForgeError
 from metrics.evaluate import Result, evaluate
 from metrics.formats import read_run
+from metrics.render import csv_safe
 
 __all__ = ["measures_for", "choose_runs", "score_table", "per_query", "unjudged", "compare_view",
            "sensitivity_view", "make_runs"]
@@ -48,10 +54,14 @@ def _free_name(name: str, taken: Sequence[str], suffix: str) -> str:
 
 # -------------------------------------------------------------------------------------------------- runs
 def _uploads(taken: list[str]) -> dict[str, Run]:
+    limit = resources.app_settings().run_upload_max_mb
     files = st.file_uploader("Upload runs (TREC: qid Q0 docid rank score tag)", accept_multiple_files=True,
-                             key=state.SCORE_UPLOADS)
+                             key=state.SCORE_UPLOADS, max_upload_size=limit,
+                             help=f"Up to {limit} MB each; import bigger runs on the Data page or with "
+                                  "`qrelforge import run`.")
     out: dict[str, Run] = {}
-    for file in files or []:
+    hint = "Import it on the Data page or with `qrelforge import run FILE`, then pick it in Runs."
+    for file in [f for f in files or [] if widgets.within_limit(f, limit, hint)]:
         stream = io.BytesIO(file.getvalue())
         stream.name = file.name
         try:
@@ -89,14 +99,21 @@ def score_table(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict
     results = {name: evaluate(qrels, run, measures) for name, run in runs.items()}
     table = pd.DataFrame({name: r.mean for name, r in results.items()}).T[measures].astype(float)
     table.index.name = "run"
-    st.table(table.style.format("{:.3f}", na_rep="undefined"))
-    notes = [f"{name}: {r.counts.evaluated} queries, {r.counts.missing} missing from the run (scored 0), "
-             f"{r.counts.extra} extra in the run (ignored), {r.counts.no_relevant} without relevant documents"
+    st.table(_named(table).style.format("{:.3f}", na_rep="undefined"))
+    notes = [f"{escape_name(name)}: {r.counts.evaluated} queries, {r.counts.missing} missing from the run "
+             f"(scored 0), {r.counts.extra} extra in the run (ignored), {r.counts.no_relevant} without "
+             "relevant documents"
              for name, r in results.items()]
     st.caption("  \n".join(notes))
-    st.download_button("Download the table (CSV)", table.to_csv().encode(), file_name="scores.csv",
-                       mime="text/csv", on_click="ignore")
+    csv = table.set_axis([csv_safe(name) for name in table.index]).rename_axis("run").to_csv()
+    st.download_button("Download the table (CSV)", csv.encode(), file_name="scores.csv", mime="text/csv",
+                       on_click="ignore")
     return results
+
+
+def _named(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its index (run names) as inert Markdown, for ``st.table``."""
+    return frame.set_axis([escape_name(name) for name in frame.index]).rename_axis(frame.index.name)
 
 
 def _long(results: dict[str, Result], measure: str) -> pd.DataFrame:
@@ -122,8 +139,8 @@ def per_query(results: dict[str, Result], measures: list[str]) -> None:
                        np.where(diff > 1e-12, "win", np.where(diff < -1e-12, "loss", "tie")))
     frame = pd.DataFrame({"query_id": values_a.index, "diff": diff, "outcome": outcome})
     st.altair_chart(charts.difference_bars(frame, f"{measure}: {b} − {a}"), width="stretch")
-    st.caption(f"{(outcome == 'win').sum()} queries better for {b}, {(outcome == 'loss').sum()} worse, "
-               f"{(outcome == 'tie').sum()} tied.")
+    st.caption(f"{(outcome == 'win').sum()} queries better for {escape_name(b)}, "
+               f"{(outcome == 'loss').sum()} worse, {(outcome == 'tie').sum()} tied.")
 
 
 # ------------------------------------------------------------------------------------------- unjudged
@@ -140,16 +157,17 @@ def unjudged(actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run], k: 
     from metrics.coverage import judging_coverage
 
     coverage = judging_coverage(qrels, runs, k=k)
-    st.table(coverage.judged.set_index("run").style.format({f"Judged@{k}": "{:.3f}"}))
+    st.table(_named(coverage.judged.set_index("run")).style.format({f"Judged@{k}": "{:.3f}"}))
     st.caption(f"A depth-{k} pool of these runs would add {coverage.pool_total} pairs to judge.")
     table = coverage.unjudged
     for name in runs:
         rows = table[table["run"] == name]
-        with st.expander(f"{name}: {len(rows)} unjudged documents in the top {k}"):
+        with st.expander(f"{escape_name(name)}: {len(rows)} unjudged documents in the top {k}"):
             if rows.empty:
                 st.caption("Every document in the top k is judged.")
                 continue
-            st.dataframe(rows[["query_id", "rank", "doc_id"]], hide_index=True, width="stretch")
+            widgets.paged_dataframe(rows[["query_id", "rank", "doc_id"]],
+                                    state.per_item(state.SCORE_UNJUDGED_PAGE, name))
             pairs = list(zip(rows["query_id"], rows["doc_id"], strict=True))
             st.button(f"Send {len(pairs)} pairs to the judging queue", on_click=_send,
                       key=state.per_item("queue_unjudged", name), args=(actor, project, name, pairs, k))
@@ -178,7 +196,7 @@ def compare_view(qrels: Qrels, runs: dict[str, Run], measures: list[str], projec
                "p_permutation_adjusted", "ci_low", "ci_high", "significant", "direction"]
     shown = summary[~summary["baseline"].astype(bool)][columns]
     st.dataframe(shown, hide_index=True, width="stretch")
-    st.caption(report.legend())
+    st.caption(escape_markdown(report.legend()))  # it names the baseline run
     st.altair_chart(charts.win_loss_bars(report.to_dataframe("wtl")), width="stretch")
     first, second = st.columns(2)
     first.download_button("Report (Markdown)", report.to_markdown().encode(), mime="text/markdown",
@@ -271,5 +289,6 @@ def make_runs(actor: Actor, project: str, runs: dict[str, Run]) -> None:
     cols[2].text_input("Name", value="fused", key=state.SCORE_FUSE_NAME)
     cols[3].button("Fuse", on_click=_fuse, args=(runs, taken))
     for name, run in _extra().items():
-        st.download_button(f"Download {name} (TREC)", functools.partial(_trec, run), file_name=f"{name}.trec",
-                           mime="text/plain", key=state.per_item("download_run", name), on_click="ignore")
+        st.download_button(f"Download {escape_name(name)} (TREC)", functools.partial(_trec, run),
+                           file_name=f"{name}.trec", mime="text/plain",
+                           key=state.per_item("download_run", name), on_click="ignore")

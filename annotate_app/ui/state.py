@@ -49,6 +49,7 @@ SCORE_FUSE_METHOD = "score_fuse_method"
 SCORE_FUSE_NAME = "score_fuse_name"
 SCORE_SENSITIVITY = "score_sensitivity"
 SCORE_MEASURE = "score_measure"
+SCORE_UNJUDGED_PAGE = "score_unjudged_page"  # per run: the page of its unjudged documents
 
 # --------------------------------------------------------------------------------------------- reviewer
 AGREE_A = "agree_a"

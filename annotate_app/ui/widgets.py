@@ -1,4 +1,5 @@
-"""Small shared widgets: the project guard, grade buttons, the highlighted pair, download helpers.
+"""Small shared widgets: the project guard, grade buttons, the highlighted pair, upload size checks, paged
+tables.
 
 Corpus, query and reason text always goes through `ui.highlight` (escaped Markdown), never raw HTML.
 """
@@ -10,9 +11,13 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from annotate_app.ui import state
-from annotate_app.ui.highlight import escape_markdown, to_markdown
+from annotate_app.ui.highlight import escape_markdown, escape_name, to_markdown
 
-__all__ = ["project_or_stop", "grade_label", "grade_buttons", "show_pair", "text_block", "shortcut_for"]
+__all__ = ["project_or_stop", "grade_label", "grade_buttons", "show_pair", "text_block", "shortcut_for",
+           "MIB", "within_limit", "PAGE_ROWS", "paged_dataframe"]
+
+MIB = 1024 * 1024
+PAGE_ROWS = 200
 
 
 def project_or_stop() -> str:
@@ -42,7 +47,7 @@ def grade_buttons(scale: Sequence[tuple[int, str]], chosen: int | None, key: Cal
     """One button per grade (keys 0-9 press them); the chosen one is highlighted."""
     columns = st.columns(len(scale))
     for column, (grade, label) in zip(columns, scale, strict=True):
-        column.button(f"{grade} · {label}", key=key(grade), shortcut=shortcut_for(grade), width="stretch",
+        column.button(escape_name(f"{grade} · {label}"), key=key(grade), shortcut=shortcut_for(grade), width="stretch",
                       type="primary" if grade == chosen else "secondary", on_click=on_pick, args=(grade,))
 
 
@@ -59,3 +64,27 @@ def show_pair(query_id: str, query_text: str, doc_id: str, title: str, text: str
         if title:
             st.markdown(f"#### {to_markdown(title, query_text)}")
         st.markdown(to_markdown(text, query_text))
+
+
+def within_limit(upload, limit_mb: int, hint: str) -> bool:
+    """True when ``upload`` (an UploadedFile) has at most ``limit_mb`` MiB; else False and an error naming the
+    limit (the browser refuses bigger files already; this catches a client that skips its check)."""
+    if upload.size <= limit_mb * MIB:
+        return True
+    st.error(escape_markdown(f"{upload.name} is {upload.size / MIB:.1f} MB: files here are limited to "
+                             f"{limit_mb} MB. {hint}"))
+    return False
+
+
+def paged_dataframe(frame, key: str, *, rows: int = PAGE_ROWS) -> None:
+    """``frame`` (a DataFrame) at most ``rows`` rows at a time, with a page number when it has more: the
+    browser never receives a huge table at once. The page widget's key holds the page count, so a table that
+    shrinks starts again at page 1."""
+    total = len(frame)
+    start = 0
+    if total > rows:
+        pages = -(-total // rows)
+        page = int(st.number_input(f"Page (of {pages})", 1, pages, 1, key=state.per_item(key, pages)))
+        start = (page - 1) * rows
+        st.caption(f"Rows {start + 1}–{min(start + rows, total)} of {total}")
+    st.dataframe(frame.iloc[start:start + rows], hide_index=True, width="stretch")

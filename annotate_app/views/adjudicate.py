@@ -8,7 +8,7 @@ import streamlit as st
 from annotate_app.services import adjudication, gate
 from annotate_app.services.auth import Role
 from annotate_app.ui import auth, errors, resources, state, widgets
-from annotate_app.ui.highlight import escape_markdown
+from annotate_app.ui.highlight import escape_markdown, escape_name
 
 actor = auth.require(Role.REVIEWER)
 project = widgets.project_or_stop()
@@ -48,7 +48,7 @@ def save(pair_id: int) -> None:
             ss.pop(key(pair_id, "a"), None)
         resources.clear_reads()
         errors.set_flash(state.ADJ_FLASH, "success",
-                         f"Final grade {widgets.grade_label(scale, done.grade)} saved.")
+                         f"Final grade {escape_name(widgets.grade_label(scale, done.grade))} saved.")
 
 
 item = queue[0]

@@ -1,5 +1,6 @@
 """Data (admin): imports with a preview and line-numbered errors, pooling (depth, runs, per-query budget),
-pairs added or excluded by hand, and the pool itself."""
+pairs added or excluded by hand, and the pool itself, `widgets.PAGE_ROWS` pairs at a time (a pool may hold
+100 000 pairs of one query). Uploads are limited to ``AppSettings.import_max_mb``."""
 
 import pandas as pd
 import streamlit as st
@@ -39,8 +40,11 @@ def run_import(kind: str, data: bytes, filename: str, name: str | None, chunks: 
 
 st.subheader("Import")
 kind = st.selectbox("What", list(KINDS), format_func=KINDS.get, key=state.IMPORT_KIND)
-upload = st.file_uploader("File", key=state.per_item(state.IMPORT_FILE, kind))
-if upload is not None:
+limit = resources.app_settings().import_max_mb
+upload = st.file_uploader("File", key=state.per_item(state.IMPORT_FILE, kind), max_upload_size=limit,
+                          help=f"Up to {limit} MB; bigger files: `qrelforge import`, which streams them.")
+hint = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
+if upload is not None and widgets.within_limit(upload, limit, hint):
     data = upload.getvalue()
     with errors.shown():
         preview = imports.preview(db, actor, kind, data, filename=upload.name)
@@ -100,8 +104,10 @@ with st.form(state.PAIR_FORM, clear_on_submit=True):
             st.rerun()
 
 st.subheader("The pool")
-page_size = 200
-offset = int(st.number_input("First row", 0, 10_000_000, 0, step=page_size, key=state.PAIRS_PAGE))
+page_size = widgets.PAGE_ROWS
+offset = int(st.number_input("Pairs to skip", 0, 10_000_000, 0, step=page_size, key=state.PAIRS_PAGE))
 with errors.shown():
-    st.dataframe(pooling.list_pairs(db, actor, project, limit=page_size, offset=offset), hide_index=True,
-                 width="stretch")
+    shown = pooling.list_pairs(db, actor, project, limit=page_size, offset=offset)
+    st.caption(f"Pairs {offset + 1}–{offset + len(shown)}, {page_size} at a time." if len(shown)
+               else f"No pairs after the first {offset}.")
+    st.dataframe(shown, hide_index=True, width="stretch")

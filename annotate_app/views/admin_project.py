@@ -1,5 +1,6 @@
 """Project (admin): create a project; the chosen project's settings (grade scale, N, statistic, threshold,
-relevance cut-off, reason length ...), its versioned guidelines and its members."""
+relevance cut-off, reason length ...), its versioned guidelines and its members. The guidelines preview renders
+Markdown as annotators see it: never raw HTML (see ``views/annotate.py``)."""
 
 import numbers
 

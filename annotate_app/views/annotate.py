@@ -1,6 +1,11 @@
 """Annotate: judge the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
 
 Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
+
+The guidelines are the admin's Markdown, rendered as Markdown (headings, lists, emphasis, links, colours) but
+never as HTML: ``st.markdown`` keeps ``unsafe_allow_html`` off, so raw HTML (``<script>``, ``<img onerror>``,
+comments) shows as the text typed, and Streamlit's renderer turns ``javascript:`` link targets into ``#``
+(proved in the browser by ``tests/test_e2e_attacks.py``). Corpus text and reasons are escaped (`ui.highlight`).
 """
 
 import streamlit as st

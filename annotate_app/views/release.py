@@ -1,5 +1,8 @@
 """Release (reviewer): what blocks a release, creating one (a justification is required below the agreement
-threshold), past releases with their agreement figures and hashes, and downloads (TREC, BEIR TSV, JSONL)."""
+threshold), past releases with their agreement figures and hashes, and downloads (TREC, BEIR TSV, JSONL).
+
+``st.table`` renders its cells as Markdown: the text cells (justification, names) are shown escaped (the
+table's display values), so a justification reads exactly as typed."""
 
 import functools
 
@@ -10,6 +13,7 @@ from annotate_app.services import export, gate, releases
 from annotate_app.services.auth import Role
 from annotate_app.services.releases import MIN_JUSTIFICATION
 from annotate_app.ui import auth, errors, resources, state, widgets
+from annotate_app.ui.highlight import escape_markdown
 
 actor = auth.require(Role.REVIEWER)
 project = widgets.project_or_stop()
@@ -81,6 +85,7 @@ with errors.shown():
     if not past:
         st.caption("No release yet.")
     else:
-        st.table(pd.DataFrame([row(r) for r in past]).set_index("version"))
+        table = pd.DataFrame([row(r) for r in past]).set_index("version")
+        st.table(table.style.format(lambda value: escape_markdown(str(value))))
         for r in past:
             downloads(r.version)
