@@ -82,25 +82,3 @@ def test_twenty_annotators_at_once(db, n):
     assert all(av == lv and ag == lg for _, av, lv, ag, lg in current)  # the cached current label is the newest
     latest = dict(((p, u), v) for p, u, v in sorted(saved, key=lambda r: r[2]))
     assert len(current) == len(latest) == 90 * n
-
-
-def test_concurrent_claimers_on_postgresql_skip_a_locked_pair_instead_of_queueing(db):
-    """`candidates(skip_locked=True)`: a second claimer, while the first holds its candidate's row lock, gets
-    the next least-covered pair at once; on SQLite (writers serialized) it is the plain first candidate."""
-    from annotate_app.store import judging as jq
-    from annotate_app.store.models import Project
-
-    people = synthetic_project(db, "skip", queries=2, docs=3, n=1, annotators=2, prefix="sk")
-    with db.read() as s:
-        project_id = s.query(Project.id).filter_by(name="skip").scalar()
-    with db.read() as s:
-        plain = jq.candidates(s, project_id, people[0].user_id, 1, 2)
-    if db.is_sqlite:
-        with db.write() as s:
-            assert jq.candidates(s, project_id, people[0].user_id, 1, 1, skip_locked=True) == plain[:1]
-        return
-    with db.write() as first, db.write() as second:
-        held = jq.candidates(first, project_id, people[0].user_id, 1, 1, skip_locked=True)
-        other = jq.candidates(second, project_id, people[1].user_id, 1, 1, skip_locked=True)
-        waiting = jq.candidates(second, project_id, people[1].user_id, 1, 2)  # no lock asked: sees both
-    assert (held, other, waiting) == (plain[:1], plain[1:2], plain)

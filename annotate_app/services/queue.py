@@ -5,8 +5,7 @@
 1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair;
 2. a pair the caller labelled whose document has since changed (stale), to re-judge;
 3. a new pair with a free slot that the caller never had — least-covered first (every pair gets its first
-   label before any gets its second, which keeps the load balanced), then grouped by query; on PostgreSQL a
-   pair that a concurrent claimer is taking right now is passed over for the next one (see `_free_pairs`);
+   label before any gets its second, which keeps the load balanced), then grouped by query;
 4. if none is free, claims unlabelled for longer than the project's ``claim_timeout_minutes`` are freed and
    step 3 is tried again;
 5. None: nothing left for this caller.
@@ -18,7 +17,6 @@ member of the project (see `projects.assign`); a member's ``quota`` caps their l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -98,23 +96,12 @@ def _over_quota(s: Session, proj: Project, user: User) -> bool:
 
 def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
     n = proj.annotators_per_pair
-    for pair_id in _free_pairs(s, user, proj):
+    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES):
         if jq.take_slot(s, pair_id, n):
             slot = jq.free_slot(s, pair_id, n)
             assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot)
             return s.get(Assignment, assignment_id)
     return None
-
-
-def _free_pairs(s: Session, user: User, proj: Project) -> Iterator[int]:
-    """The pairs to try, in order: first the least-covered free pair that no concurrent claimer holds (locked:
-    PostgreSQL ``FOR UPDATE SKIP LOCKED``), so that concurrent claimers spread over the equally least-covered
-    pairs instead of queueing on one row; then, only if that fails (every free pair held right now), the first
-    `CANDIDATES` free pairs, waiting on their row locks — so None still means that nothing is left. On SQLite
-    (writers serialized, no row locks) the first query finds the first candidate, as the second would."""
-    n = proj.annotators_per_pair
-    yield from jq.candidates(s, proj.id, user.id, n, 1, skip_locked=True)
-    yield from jq.candidates(s, proj.id, user.id, n, CANDIDATES)
 
 
 def _view(s: Session, proj: Project, a: Assignment) -> PairView:

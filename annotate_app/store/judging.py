@@ -1,12 +1,9 @@
 """Queries on assignments (claims), labels and adjudications: the hot path of annotation.
 
-Correctness never relies on SELECT ... FOR UPDATE. `take_slot` is a conditional
+Claiming a slot never relies on SELECT ... FOR UPDATE. `take_slot` is a conditional
 ``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL the
 row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first commits;
-on SQLite writers are serialised by ``BEGIN IMMEDIATE``. ``candidates(..., skip_locked=True)`` is only for speed:
-on PostgreSQL it locks the candidate it returns and skips those that concurrent claimers hold, so that they
-spread over the pairs instead of queueing on the first one (SQLite renders no FOR UPDATE: the same query, the
-same first candidate). The assignment row then takes the lowest free slot
+on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest free slot
 under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent claim won
 and the caller retries. Saving a label first flips the claim with a conditional UPDATE (``slot IS NOT NULL``),
 so a label can never land on a skipped or expired claim.
@@ -87,20 +84,12 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
                     .limit(1))
 
 
-def candidates(s: Session, project_id: int, annotator_id: int, n: int, limit: int, *,
-               skip_locked: bool = False) -> list[int]:
+def candidates(s: Session, project_id: int, annotator_id: int, n: int, limit: int) -> list[int]:
     """Pairs with a free slot that the annotator never had, least-covered first, then by query (one indexed
-    range scan of ix_pairs_queue with an index probe of uq_assignments_pair_id_annotator_id per row).
-
-    ``skip_locked=True``: on PostgreSQL, ``FOR UPDATE OF pairs SKIP LOCKED`` — the rows returned are locked
-    until the transaction ends (their ``claimed < n`` re-checked on their newest version) and rows locked by
-    other transactions are passed over, so the result may omit free pairs that a concurrent claimer holds; no
-    effect on SQLite."""
+    range scan of ix_pairs_queue with an index probe of uq_assignments_pair_id_annotator_id per row)."""
     mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
     stmt = (select(Pair.id).where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
             .order_by(Pair.claimed, Pair.query_id, Pair.id).limit(limit))
-    if skip_locked:
-        stmt = stmt.with_for_update(of=Pair, skip_locked=True)
     return list(s.scalars(stmt))
 
 
