@@ -133,15 +133,21 @@ def hash_strings(values, seed: np.ndarray | None = None) -> np.ndarray:
     """
     chunks = _chunks(values)
     n = sum(len(c) for c in chunks)
-    seed = np.zeros(n, dtype=np.uint64) if seed is None else np.asarray(seed).astype(np.uint64)
-    seed = _mix(seed + _GOLDEN)
+    seed = None if seed is None else np.asarray(seed)
     out, at = np.empty(n, dtype=np.uint64), 0
     for chunk in chunks:
         for lo in range(0, len(chunk), _BLOCK_ROWS):
             block = chunk.slice(lo, _BLOCK_ROWS)
-            out[at : at + len(block)] = _block_hash(block, seed[at : at + len(block)])
+            out[at : at + len(block)] = _block_hash(block, _block_seed(seed, at, len(block)))
             at += len(block)
     return out
+
+
+def _block_seed(seed: np.ndarray | None, at: int, n: int) -> np.ndarray:
+    """The mixed seeds of rows ``at:at + n`` (a block at a time: no full-length temporaries)."""
+    raw = np.zeros(n, dtype=np.uint64) if seed is None else seed[at : at + n].astype(np.uint64)
+    raw += _GOLDEN
+    return _mix(raw)
 
 
 def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:

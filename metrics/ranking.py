@@ -45,7 +45,9 @@ def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
     descending (single precision), then document ID descending (byte order)."""
     n = len(scores)
-    key = (np.asarray(groups, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | _descending_key(scores)
+    key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
+    key <<= np.uint64(32)
+    key |= _descending_key(scores)
     if n < 2 or np.all(key[1:] >= key[:-1]):
         order, sorted_key = np.arange(n), key
     else:
