@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import shutil
 import sys
@@ -37,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, also when loaded by a test
 
+from _pg import scratch_database  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from annotate_app.services import (  # noqa: E402
@@ -57,7 +58,6 @@ from annotate_app.services.errors import Conflict  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
 
-PG_URL = os.environ.get("QRELFORGE_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PROJECT = "soak"
 DOCS_PER_QUERY = 20
 OPERATIONS = ("take", "label", "edit", "skip", "adjudicate", "release")
@@ -322,16 +322,7 @@ def _ratio(a, b) -> str:
 
 
 def _pg_database(create: bool) -> str:
-    import psycopg
-    from sqlalchemy import make_url
-
-    name = f"qrelforge_soak_{os.getpid()}"
-    admin = make_url(PG_URL).set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if create:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    return make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    return scratch_database("qrelforge_soak", create=create)
 
 
 def _cheap_hashing() -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import statistics
 import sys
 import time
@@ -35,6 +34,9 @@ import numpy as np
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, also when loaded by a test
+
+from _pg import scratch_database  # noqa: E402
 
 from annotate_app.services import export, gate, imports, pooling, projects, queue, releases, users  # noqa: E402
 from annotate_app.services import labels as label_service  # noqa: E402
@@ -44,7 +46,6 @@ from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / ".data"
-PG_URL = os.environ.get("QRELFORGE_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 ANNOTATORS, N, DEPTH = 20, 5, 20
 
 
@@ -277,16 +278,7 @@ def _sqlite_url(tag: str) -> str:
 
 
 def _pg_database(create: bool) -> str:
-    import psycopg
-    from sqlalchemy import make_url
-
-    name = f"qrelforge_bench_{os.getpid()}"
-    admin = make_url(PG_URL).set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if create:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    return make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    return scratch_database("qrelforge_bench", create=create)
 
 
 def run_backend(backend: str, size: Size, ops: int, tag: str, keep: bool = False) -> Figures:

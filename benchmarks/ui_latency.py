@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import signal
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the end-to-end tests' server helpers
+
+from e2e_helpers import start_server, stop_server  # noqa: E402
 
 from annotate_app.services import imports, labels, pooling, projects, queue, users  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
@@ -38,7 +37,6 @@ from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
 
 DATA = ROOT / "benchmarks" / ".data"
-APP = ROOT / "annotate_app" / "streamlit_app.py"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 PAIR = re.compile(r"^Query (\S+) · document (\S+)$")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -89,44 +87,6 @@ def build(path: Path, pairs: int) -> dict[str, float]:
     spent = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
     print(f"built {path.name}: {report.added} pairs; {spent}")
     return timings
-
-
-# ------------------------------------------------------------------------------------------------ server
-def start_server(path: Path) -> tuple[subprocess.Popen, str]:
-    env = {**os.environ, "QRELFORGE_DATA_DIR": str(DATA), "QRELFORGE_DATABASE_URL": f"sqlite:///{path}",
-           "QRELFORGE_COOKIE_SECRET": "ui-latency-benchmark-secret-0123456789", "PYTHONUNBUFFERED": "1"}
-    log = DATA / "ui_latency_server.log"
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
-               "--server.address", "127.0.0.1", "--server.port", "0", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-               "--client.toolbarMode", "minimal"]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-                                   start_new_session=True)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited:\n{log.read_text()}")
-        found = re.search(r"URL: (http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
-        if found:
-            try:
-                with urllib.request.urlopen(f"{found.group(1)}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        return process, found.group(1)
-            except OSError:
-                pass
-        time.sleep(0.1)
-    stop_server(process)
-    raise SystemExit(f"the server did not start:\n{log.read_text()}")
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------- browser
@@ -204,11 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     path = DATA / f"ui_latency_{args.pairs}.db"
     if args.rebuild or not path.exists():
         build(path, args.pairs)
-    process, url = start_server(path)
+    server = start_server(DATA, path)
     try:
-        browser = browser_submits(url, args.submits, args.warmup)
+        browser = browser_submits(server.url, args.submits, args.warmup)
     finally:
-        stop_server(process)
+        stop_server(server)
     services = service_submits(path, args.submits, args.warmup)
     print(f"\n{args.pairs} pairs, SQLite; submit key → next pair shown and app idle:")
     b = _summary("browser round trip", browser)
