@@ -32,11 +32,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 # ------------------------------------------------------------------------------------------------ init
 def _init_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="create or upgrade the database; optionally a first admin and project",
-                       description="Create or upgrade the database schema (safe to run again).")
+    p = sub.add_parser(
+        "init",
+        help="create or upgrade the database; optionally a first admin and project",
+        description="Create or upgrade the database schema (safe to run again).",
+    )
     add_db_option(p)
     p.add_argument("--admin", metavar="USER", help="also create this admin user (if missing)")
-    p.add_argument("--password-stdin", action="store_true", help="read the admin's password from standard input")
+    p.add_argument(
+        "--password-stdin", action="store_true", help="read the admin's password from standard input"
+    )
     p.add_argument("--project", metavar="NAME", help="also create this project (if missing)")
     p.add_argument("--title", default="", help="title of the new project")
     p.set_defaults(handler=_cmd_init)
@@ -63,7 +68,9 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------ user
 def _user_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("user", help="add, list and change users", description="Manage users (as local admin).")
+    p = sub.add_parser(
+        "user", help="add, list and change users", description="Manage users (as local admin)."
+    )
     users = p.add_subparsers(dest="user_command", metavar="ACTION", required=True)
     add = users.add_parser("add", help="add a user")
     add.add_argument("username")
@@ -92,7 +99,9 @@ def _cmd_user_add(args: argparse.Namespace) -> int:
 
     db = open_db(args)
     password, generated = read_password(args)
-    info = users.create_user(db, SYSTEM, args.username, password, role=args.role, display_name=args.display_name)
+    info = users.create_user(
+        db, SYSTEM, args.username, password, role=args.role, display_name=args.display_name
+    )
     print(f"added {info.role} {info.username}" + (f" with password {password}" if generated else ""))
     return 0
 
@@ -102,9 +111,16 @@ def _cmd_user_list(args: argparse.Namespace) -> int:
     from annotate_app.services import users
     from annotate_app.services.auth import SYSTEM
 
-    rows = [(u.username, u.role, "yes" if u.active else "no", u.display_name,
-             u.last_login_at.strftime("%Y-%m-%d %H:%M") if u.last_login_at else "-")
-            for u in users.list_users(open_db(args), SYSTEM)]
+    rows = [
+        (
+            u.username,
+            u.role,
+            "yes" if u.active else "no",
+            u.display_name,
+            u.last_login_at.strftime("%Y-%m-%d %H:%M") if u.last_login_at else "-",
+        )
+        for u in users.list_users(open_db(args), SYSTEM)
+    ]
     emit(grid(["user", "role", "active", "name", "last login (UTC)"], rows))
     return 0
 
@@ -133,8 +149,11 @@ def _cmd_user_reset(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------------------------- project
 def _project_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("project", help="list projects and change their settings",
-                       description="Projects: list, show, add, set KEY=VALUE, guidelines FILE.")
+    p = sub.add_parser(
+        "project",
+        help="list projects and change their settings",
+        description="Projects: list, show, add, set KEY=VALUE, guidelines FILE.",
+    )
     actions = p.add_subparsers(dest="project_command", metavar="ACTION", required=True)
     lst = actions.add_parser("list", help="list projects")
     lst.set_defaults(handler=_cmd_project_list)
@@ -145,8 +164,12 @@ def _project_parser(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--title", default="")
     add.set_defaults(handler=_cmd_project_add)
     settings = actions.add_parser("set", help="change settings, e.g. threshold=0.6 annotators_per_pair=3")
-    settings.add_argument("assignments", nargs="+", metavar="KEY=VALUE",
-                          help="grade_scale takes JSON, e.g. '[[0,\"no\"],[1,\"yes\"]]'")
+    settings.add_argument(
+        "assignments",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help='grade_scale takes JSON, e.g. \'[[0,"no"],[1,"yes"]]\'',
+    )
     settings.set_defaults(handler=_cmd_project_set)
     guide = actions.add_parser("guidelines", help="store a new guidelines version from a Markdown file")
     guide.add_argument("file")
@@ -162,8 +185,16 @@ def _cmd_project_list(args: argparse.Namespace) -> int:
     from annotate_app.services import projects
     from annotate_app.services.auth import SYSTEM
 
-    rows = [(p.name, p.title, p.settings.annotators_per_pair, f"{p.settings.statistic} >= {p.settings.threshold}",
-             p.guidelines_version or "-") for p in projects.list_projects(open_db(args), SYSTEM)]
+    rows = [
+        (
+            p.name,
+            p.title,
+            p.settings.annotators_per_pair,
+            f"{p.settings.statistic} >= {p.settings.threshold}",
+            p.guidelines_version or "-",
+        )
+        for p in projects.list_projects(open_db(args), SYSTEM)
+    ]
     emit(grid(["project", "title", "N", "gate", "guidelines"], rows))
     return 0
 
@@ -177,8 +208,12 @@ def _cmd_project_show(args: argparse.Namespace) -> int:
 
     db = open_db(args)
     info = projects.get_project(db, SYSTEM, project_of(db, args))
-    out = {"name": info.name, "title": info.title, "guidelines_version": info.guidelines_version,
-           **dataclasses.asdict(info.settings)}
+    out = {
+        "name": info.name,
+        "title": info.title,
+        "guidelines_version": info.guidelines_version,
+        **dataclasses.asdict(info.settings),
+    }
     emit(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     return 0
 
@@ -231,13 +266,19 @@ def _cmd_project_guidelines(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------ demo
 def _demo_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo-data", help="load the sample corpus as project 'demo' with demo users",
-                       description="Load the sample corpus into the configured database: project 'demo', users "
-                                   "alice and bob (annotators), rita (reviewer), admin, both runs pooled at "
-                                   "depth 3. Safe to run again.")
+    p = sub.add_parser(
+        "demo-data",
+        help="load the sample corpus as project 'demo' with demo users",
+        description="Load the sample corpus into the configured database: project 'demo', users "
+        "alice and bob (annotators), rita (reviewer), admin, both runs pooled at "
+        "depth 3. Safe to run again.",
+    )
     add_db_option(p)
-    p.add_argument("--reset", action="store_true",
-                   help="wipe the database first (refused if it holds projects other than 'demo')")
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="wipe the database first (refused if it holds projects other than 'demo')",
+    )
     p.add_argument("--sample-dir", metavar="DIR", help="sample corpus folder (default: the repository's)")
     p.set_defaults(handler=_cmd_demo)
 
@@ -249,7 +290,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     info = demo.load_demo(open_db(args, require_schema=False), reset=args.reset, sample_dir=args.sample_dir)
     print(("reset the database; " if info.reset else "") + f"project {info.project}: {info.pool}")
     created = set(info.created_users)
-    rows = [(name, role, password, "created" if name in created else "exists (password unchanged)")
-            for name, role, password in info.users]
+    rows = [
+        (name, role, password, "created" if name in created else "exists (password unchanged)")
+        for name, role, password in info.users
+    ]
     emit(grid(["user", "role", "demo password", ""], rows))
     return 0

@@ -15,17 +15,23 @@ __all__ = ["add_parsers"]
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("backup", help="write the whole database to a portable archive (zip of JSONL tables)",
-                       description="Back up every table (users with their password hashes: keep it private) "
-                                   "in one consistent snapshot. The file appears only when complete.")
+    p = sub.add_parser(
+        "backup",
+        help="write the whole database to a portable archive (zip of JSONL tables)",
+        description="Back up every table (users with their password hashes: keep it private) "
+        "in one consistent snapshot. The file appears only when complete.",
+    )
     p.add_argument("file", help="archive to write, e.g. qrelforge-2026-11-30.zip")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     add_db_option(p)
     p.set_defaults(handler=_cmd_backup)
-    r = sub.add_parser("restore", help="load an archive written by `qrelforge backup`",
-                       description="Restore an archive into this database (SQLite or PostgreSQL, whichever wrote "
-                                   "it). The archive is checked first; then everything is written in one "
-                                   "transaction, keeping every id, so releases and exports are unchanged.")
+    r = sub.add_parser(
+        "restore",
+        help="load an archive written by `qrelforge backup`",
+        description="Restore an archive into this database (SQLite or PostgreSQL, whichever wrote "
+        "it). The archive is checked first; then everything is written in one "
+        "transaction, keeping every id, so releases and exports are unchanged.",
+    )
     r.add_argument("file", help="archive written by `qrelforge backup`")
     r.add_argument("--force", action="store_true", help="replace the contents of a database that holds data")
     add_db_option(r)

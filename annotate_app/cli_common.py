@@ -15,19 +15,34 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["add_db_option", "add_project_option", "command", "open_db", "project_of", "read_password", "emit",
-           "grid"]
+__all__ = [
+    "add_db_option",
+    "add_project_option",
+    "command",
+    "open_db",
+    "project_of",
+    "read_password",
+    "emit",
+    "grid",
+]
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="URL", help="database URL (default: $QRELFORGE_DATABASE_URL or the SQLite file "
-                                               "under $QRELFORGE_DATA_DIR)")
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="database URL (default: $QRELFORGE_DATABASE_URL or the SQLite file under $QRELFORGE_DATA_DIR)",
+    )
 
 
 def add_project_option(p: argparse.ArgumentParser) -> None:
     add_db_option(p)
-    p.add_argument("-p", "--project", metavar="NAME",
-                   help="project name (default: $QRELFORGE_PROJECT, or the only project)")
+    p.add_argument(
+        "-p",
+        "--project",
+        metavar="NAME",
+        help="project name (default: $QRELFORGE_PROJECT, or the only project)",
+    )
 
 
 def command(fn: Callable[[argparse.Namespace], int | None]) -> Callable[[argparse.Namespace], int]:
@@ -60,8 +75,12 @@ def open_db(args: argparse.Namespace, *, require_schema: bool = True):
     if require_schema:
         current = current_revision(db)
         if current != head_revision():
-            state = "is not initialised" if current is None else f"is at schema {current}, not {head_revision()}"
-            raise ValueError(f"database {db.url.render_as_string(hide_password=True)} {state}; run `qrelforge init`")
+            state = (
+                "is not initialised" if current is None else f"is at schema {current}, not {head_revision()}"
+            )
+            raise ValueError(
+                f"database {db.url.render_as_string(hide_password=True)} {state}; run `qrelforge init`"
+            )
     return db
 
 
@@ -107,4 +126,6 @@ def grid(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain left-aligned text table."""
     cells = [list(map(str, header))] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n" for r in cells)
+    return "".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n" for r in cells
+    )

@@ -62,45 +62,90 @@ def _level(text: str) -> float:
 
 
 def add_compare_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="compare runs against a baseline with significance tests",
-                       description="Score runs on the same qrels and test each against the baseline, query by "
-                       "query: paired t-test, randomization (sign-flip) test, bootstrap interval of the mean "
-                       "difference, Holm-adjusted across the runs; per-query win/tie/loss. Runs are named by "
-                       "their tag (or file name when two share a tag).")
+    p = sub.add_parser(
+        "compare",
+        help="compare runs against a baseline with significance tests",
+        description="Score runs on the same qrels and test each against the baseline, query by "
+        "query: paired t-test, randomization (sign-flip) test, bootstrap interval of the mean "
+        "difference, Holm-adjusted across the runs; per-query win/tie/loss. Runs are named by "
+        "their tag (or file name when two share a tag).",
+    )
     p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (at least two)")
-    p.add_argument("--baseline", metavar="NAME", help="the run the others are tested against (default: the first)")
-    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="measure, e.g. P@10, nDCG@10, CtxP@5 (repeatable; default as `score`)")
+    p.add_argument(
+        "--baseline", metavar="NAME", help="the run the others are tested against (default: the first)"
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        metavar="MEASURE",
+        help="measure, e.g. P@10, nDCG@10, CtxP@5 (repeatable; default as `score`)",
+    )
     p.add_argument("--format", choices=FORMATS, default="table")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    p.add_argument("--permutations", type=_count, default=10_000, metavar="N",
-                   help="random sign flips of the randomization test (default 10000; exact when 2^n <= N)")
-    p.add_argument("--bootstrap", type=_count, default=10_000, metavar="N", help="bootstrap resamples (default 10000)")
+    p.add_argument(
+        "--permutations",
+        type=_count,
+        default=10_000,
+        metavar="N",
+        help="random sign flips of the randomization test (default 10000; exact when 2^n <= N)",
+    )
+    p.add_argument(
+        "--bootstrap", type=_count, default=10_000, metavar="N", help="bootstrap resamples (default 10000)"
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     p.add_argument("--alpha", type=_level, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm")
-    p.add_argument("--tests", default="t,permutation,bootstrap",
-                   help="comma-separated tests among t, permutation, bootstrap (default all three)")
-    p.add_argument("--max-queries", type=int, default=50, metavar="N",
-                   help="per-query tables in markdown/html only up to N queries (default 50)")
-    p.add_argument("--corpus", metavar="DOCS", help="corpus (JSONL/CSV/TSV): unknown document IDs become errors")
-    p.add_argument("--strict", action="store_true", help="queries missing from a run, or extra in it, are errors")
+    p.add_argument(
+        "--tests",
+        default="t,permutation,bootstrap",
+        help="comma-separated tests among t, permutation, bootstrap (default all three)",
+    )
+    p.add_argument(
+        "--max-queries",
+        type=int,
+        default=50,
+        metavar="N",
+        help="per-query tables in markdown/html only up to N queries (default 50)",
+    )
+    p.add_argument(
+        "--corpus", metavar="DOCS", help="corpus (JSONL/CSV/TSV): unknown document IDs become errors"
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="queries missing from a run, or extra in it, are errors"
+    )
     p.set_defaults(handler=_cmd_compare)
 
 
 def add_check_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="check a run against thresholds (CI gate, exit 1 when one is missed)",
-                       description="Score a run and check its means against thresholds. Exit status 0 when all "
-                       "are met, 1 when one is missed (each is named), 2 on bad input. --history appends a dated "
-                       "row per check to a CSV file; --trend prints the history (QRELS and RUN may then be "
-                       "left out).")
+    p = sub.add_parser(
+        "check",
+        help="check a run against thresholds (CI gate, exit 1 when one is missed)",
+        description="Score a run and check its means against thresholds. Exit status 0 when all "
+        "are met, 1 when one is missed (each is named), 2 on bad input. --history appends a dated "
+        "row per check to a CSV file; --trend prints the history (QRELS and RUN may then be "
+        "left out).",
+    )
     p.add_argument("qrels", nargs="?", help="qrels file")
     p.add_argument("run", nargs="?", help="TREC run file")
-    p.add_argument("--min", action="append", default=[], metavar="MEASURE=VALUE", dest="minimum",
-                   help="the mean must be >= VALUE, e.g. 'R@5=0.7' (repeatable)")
-    p.add_argument("--max", action="append", default=[], metavar="MEASURE=VALUE", dest="maximum",
-                   help="the mean must be <= VALUE, e.g. 'FirstRel=3' (repeatable)")
+    p.add_argument(
+        "--min",
+        action="append",
+        default=[],
+        metavar="MEASURE=VALUE",
+        dest="minimum",
+        help="the mean must be >= VALUE, e.g. 'R@5=0.7' (repeatable)",
+    )
+    p.add_argument(
+        "--max",
+        action="append",
+        default=[],
+        metavar="MEASURE=VALUE",
+        dest="maximum",
+        help="the mean must be <= VALUE, e.g. 'FirstRel=3' (repeatable)",
+    )
     p.add_argument("--history", metavar="FILE", help="CSV file the check appends a dated row to")
     p.add_argument("--trend", action="store_true", help="print the history of --history")
     p.add_argument("--plot", metavar="FILE.svg", help="draw the history of --history as an SVG line chart")
@@ -110,15 +155,23 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def add_ab_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ab", help="analyse an online A/B test from an interaction log",
-                       description="Read an interaction log (CSV with a header, or JSONL) with user_id, group, "
-                       "query, feedback (0/1) and timestamp; check that every user stayed in one group; report "
-                       "each group's satisfaction rate with a Wilson interval and a two-proportion z-test "
-                       "against the control (Fisher's exact test too when counts are small).")
+    p = sub.add_parser(
+        "ab",
+        help="analyse an online A/B test from an interaction log",
+        description="Read an interaction log (CSV with a header, or JSONL) with user_id, group, "
+        "query, feedback (0/1) and timestamp; check that every user stayed in one group; report "
+        "each group's satisfaction rate with a Wilson interval and a two-proportion z-test "
+        "against the control (Fisher's exact test too when counts are small).",
+    )
     p.add_argument("log", metavar="LOGFILE", help="interaction log: .csv, .tsv or .jsonl")
-    p.add_argument("--control", metavar="GROUP", help="the control group (default: the first in sorted order)")
-    p.add_argument("--allow-mixed", action="store_true",
-                   help="drop users seen in more than one group (and report them) instead of failing")
+    p.add_argument(
+        "--control", metavar="GROUP", help="the control group (default: the first in sorted order)"
+    )
+    p.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="drop users seen in more than one group (and report them) instead of failing",
+    )
     p.add_argument("--alpha", type=_level, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--confidence", type=_level, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--format", choices=("table", "json"), default="table")
@@ -155,10 +208,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.max_queries < 0:
         raise ValueError(f"--max-queries must be an int >= 0; got {args.max_queries}")
     tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
-    report = compare(read_qrels(args.qrels), named_run_files(args.runs), args.measures or DEFAULT_MEASURES,
-                     baseline=args.baseline, tests=tests, n_permutations=args.permutations,
-                     n_bootstrap=args.bootstrap, seed=args.seed, alpha=args.alpha, correction=args.correction,
-                     corpus=args.corpus, strict=args.strict)
+    report = compare(
+        read_qrels(args.qrels),
+        named_run_files(args.runs),
+        args.measures or DEFAULT_MEASURES,
+        baseline=args.baseline,
+        tests=tests,
+        n_permutations=args.permutations,
+        n_bootstrap=args.bootstrap,
+        seed=args.seed,
+        alpha=args.alpha,
+        correction=args.correction,
+        corpus=args.corpus,
+        strict=args.strict,
+    )
     _emit(_render(report, args.format, args.max_queries), args.output)
     return 0
 
@@ -189,7 +252,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     result = replace(result, run=args.name or result.run or Path(args.run).name)
     if args.history:
         append_history(args.history, result, result.run, args.qrels)
-    text = result.to_text() if args.format == "table" else json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    text = (
+        result.to_text()
+        if args.format == "table"
+        else json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    )
     sys.stdout.write(text)
     if args.trend or args.plot:
         _show_history(args)
@@ -198,10 +265,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _history_only(args: argparse.Namespace) -> int:
     """``check --history FILE --trend/--plot`` without QRELS and RUN: only show the history."""
-    if (args.trend or args.plot) and args.history and args.qrels is None and not (args.minimum or args.maximum):
+    if (
+        (args.trend or args.plot)
+        and args.history
+        and args.qrels is None
+        and not (args.minimum or args.maximum)
+    ):
         _show_history(args)
         return 0
-    raise ValueError("check needs QRELS and RUN (or only --history FILE with --trend/--plot to show the history)")
+    raise ValueError(
+        "check needs QRELS and RUN (or only --history FILE with --trend/--plot to show the history)"
+    )
 
 
 def _verdict(result: Any, fmt: str) -> int:
@@ -217,9 +291,13 @@ def _verdict(result: Any, fmt: str) -> int:
 def _history_row(result: Any, name: str, qrels: str) -> dict[str, str]:
     from metrics.render import csv_safe
 
-    row = {"timestamp": datetime.now(UTC).isoformat(timespec="seconds"), "run": csv_safe(name),
-           "qrels": csv_safe(qrels), "status": "pass" if result.passed else "fail",
-           "failed": ";".join(r.measure for r in result.failures)}
+    row = {
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "run": csv_safe(name),
+        "qrels": csv_safe(qrels),
+        "status": "pass" if result.passed else "fail",
+        "failed": ";".join(r.measure for r in result.failures),
+    }
     row.update({m: ("" if v is None else repr(v)) for m, v in result.values.items()})
     return row
 
@@ -228,7 +306,9 @@ def append_history(path: str, result: Any, name: str, qrels: str) -> None:
     """Append one dated row to the CSV history at ``path`` (created with its header when missing). A check
     with a measure the header lacks rewrites the file once with the wider header (older rows get blanks)."""
     row = _history_row(result, name, qrels)
-    header, rows = read_history(path) if os.path.exists(path) and os.path.getsize(path) else (list(HISTORY_FIELDS), [])
+    header, rows = (
+        read_history(path) if os.path.exists(path) and os.path.getsize(path) else (list(HISTORY_FIELDS), [])
+    )
     wider = header + [m for m in row if m not in header]
     if wider != header or not os.path.exists(path):
         _rewrite(path, wider, rows)
@@ -253,15 +333,28 @@ def read_history(path: str) -> tuple[list[str], list[dict[str, str]]]:
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None or tuple(header[: len(HISTORY_FIELDS)]) != HISTORY_FIELDS:
-            raise FormatError(Problem(path, 1, ",".join(header or []), "not a qrelforge check history (expected a "
-                                      f"header starting with {','.join(HISTORY_FIELDS)})"))
+            raise FormatError(
+                Problem(
+                    path,
+                    1,
+                    ",".join(header or []),
+                    "not a qrelforge check history (expected a "
+                    f"header starting with {','.join(HISTORY_FIELDS)})",
+                )
+            )
         rows = []
         for record in reader:
             if not record:
                 continue
             if len(record) != len(header):
-                raise FormatError(Problem(path, reader.line_num, ",".join(record),
-                                          f"expected {len(header)} fields as in the header, got {len(record)}"))
+                raise FormatError(
+                    Problem(
+                        path,
+                        reader.line_num,
+                        ",".join(record),
+                        f"expected {len(header)} fields as in the header, got {len(record)}",
+                    )
+                )
             rows.append(dict(zip(header, record, strict=True)))
     return header, rows
 
@@ -283,7 +376,9 @@ def sparkline(values: list[float | None]) -> str:
     if not known:
         return " " * len(values)
     lo, hi = min(known), max(known)
-    return "".join(" " if v is None else SPARK[3 if hi == lo else round((v - lo) / (hi - lo) * 7)] for v in values)
+    return "".join(
+        " " if v is None else SPARK[3 if hi == lo else round((v - lo) / (hi - lo) * 7)] for v in values
+    )
 
 
 def _show_history(args: argparse.Namespace) -> None:
@@ -308,8 +403,18 @@ def trend_text(rows: list[dict[str, str]], measures: list[str], path: str) -> st
             values = _floats(mine, m, path)
             known = [v for v in values if v is not None]
             if known:
-                table.append([run, m, str(len(known)), f"{known[0]:.4f}", f"{known[-1]:.4f}", f"{min(known):.4f}",
-                              f"{max(known):.4f}", sparkline(values[-40:]).ljust(40)])
+                table.append(
+                    [
+                        run,
+                        m,
+                        str(len(known)),
+                        f"{known[0]:.4f}",
+                        f"{known[-1]:.4f}",
+                        f"{min(known):.4f}",
+                        f"{max(known):.4f}",
+                        sparkline(values[-40:]).ljust(40),
+                    ]
+                )
     last = rows[-1]
     failed = f" ({last['failed']})" if last["failed"] else ""
     return _grid(table) + f"last check: {last['timestamp']} {last['run']}: {last['status']}{failed}\n"
@@ -321,7 +426,9 @@ def _plot(rows: list[dict[str, str]], measures: list[str], path: str, out: str) 
     series = {}
     for run in dict.fromkeys(r["run"] for r in rows):
         for m in measures:
-            values = [v if r["run"] == run else None for r, v in zip(rows, _floats(rows, m, path), strict=True)]
+            values = [
+                v if r["run"] == run else None for r, v in zip(rows, _floats(rows, m, path), strict=True)
+            ]
             if any(v is not None for v in values):
                 series[f"{run} · {m}"] = values
     chart = svg_line_chart(series, x_labels=[r["timestamp"] for r in rows], title=f"check history: {path}")
@@ -333,10 +440,20 @@ def _cmd_ab(args: argparse.Namespace) -> int:
     from metrics.stats import ab_test
 
     records, lines = read_log(args.log)
-    report = ab_test(records, control=args.control, allow_mixed=args.allow_mixed, alpha=args.alpha,
-                     confidence=args.confidence, source=args.log, lines=lines)
-    text = (json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-            if args.format == "json" else report.to_text())
+    report = ab_test(
+        records,
+        control=args.control,
+        allow_mixed=args.allow_mixed,
+        alpha=args.alpha,
+        confidence=args.confidence,
+        source=args.log,
+        lines=lines,
+    )
+    text = (
+        json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        if args.format == "json"
+        else report.to_text()
+    )
     _emit(text, args.output)
     return 0
 
@@ -351,10 +468,16 @@ def read_log(path: str) -> tuple[list[dict[str, Any]], list[int]]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError(Problem(path, line, "", f"not valid UTF-8 (byte {exc.start + 1} of the file)")) from None
+        raise FormatError(
+            Problem(path, line, "", f"not valid UTF-8 (byte {exc.start + 1} of the file)")
+        ) from None
     suffix = Path(path).suffix.lower()
-    jsonl = suffix in (".jsonl", ".ndjson", ".json") or (suffix not in (".csv", ".tsv") and text.lstrip()[:1] == "{")
-    records, lines = _jsonl_records(text, path) if jsonl else _csv_records(text, path, "\t" if suffix == ".tsv" else ",")
+    jsonl = suffix in (".jsonl", ".ndjson", ".json") or (
+        suffix not in (".csv", ".tsv") and text.lstrip()[:1] == "{"
+    )
+    records, lines = (
+        _jsonl_records(text, path) if jsonl else _csv_records(text, path, "\t" if suffix == ".tsv" else ",")
+    )
     if not records:
         raise FormatError(Problem(path, None, "", "no interactions in the log"))
     return records, lines
@@ -396,12 +519,24 @@ def _csv_records(text: str, path: str, delimiter: str) -> tuple[list[dict[str, A
             header = [h.strip() for h in record]
             missing = [c for c in AB_COLUMNS if c not in header]
             if missing:
-                raise FormatError(Problem(path, reader.line_num, delimiter.join(record),
-                                          f"header lacks column{'s' if len(missing) > 1 else ''} {missing}"))
+                raise FormatError(
+                    Problem(
+                        path,
+                        reader.line_num,
+                        delimiter.join(record),
+                        f"header lacks column{'s' if len(missing) > 1 else ''} {missing}",
+                    )
+                )
             continue
         if len(record) != len(header):
-            problems.append(Problem(path, reader.line_num, delimiter.join(record),
-                                    f"expected {len(header)} fields as in the header, got {len(record)}"))
+            problems.append(
+                Problem(
+                    path,
+                    reader.line_num,
+                    delimiter.join(record),
+                    f"expected {len(header)} fields as in the header, got {len(record)}",
+                )
+            )
             continue
         records.append(dict(zip(header, record, strict=True)))
         lines.append(reader.line_num)

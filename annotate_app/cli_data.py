@@ -9,13 +9,20 @@ from annotate_app.cli_common import add_project_option, command, emit, grid, ope
 
 __all__ = ["add_parsers"]
 
-_KINDS = {"docs": "import_documents", "queries": "import_queries", "run": "import_run", "qrels": "import_qrels",
-          "chunks": "import_chunk_map"}
-_HELP = {"docs": "documents (JSONL, CSV or TSV: doc_id, title, text[, version, ...])",
-         "queries": "queries (JSONL, CSV or TSV: query_id, text[, ...])",
-         "run": "a TREC run (qid Q0 docid rank score tag)",
-         "qrels": "existing qrels as prior judgments (TREC or BEIR TSV)",
-         "chunks": "a chunk→document map (chunk_id, doc_id)"}
+_KINDS = {
+    "docs": "import_documents",
+    "queries": "import_queries",
+    "run": "import_run",
+    "qrels": "import_qrels",
+    "chunks": "import_chunk_map",
+}
+_HELP = {
+    "docs": "documents (JSONL, CSV or TSV: doc_id, title, text[, version, ...])",
+    "queries": "queries (JSONL, CSV or TSV: query_id, text[, ...])",
+    "run": "a TREC run (qid Q0 docid rank score tag)",
+    "qrels": "existing qrels as prior judgments (TREC or BEIR TSV)",
+    "chunks": "a chunk→document map (chunk_id, doc_id)",
+}
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -25,9 +32,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _import_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import", help="import documents, queries, runs, prior qrels or a chunk map",
-                       description="Import a file into a project: one transaction; a bad file imports nothing "
-                                   "and every bad line is reported. Importing the same file again changes nothing.")
+    p = sub.add_parser(
+        "import",
+        help="import documents, queries, runs, prior qrels or a chunk map",
+        description="Import a file into a project: one transaction; a bad file imports nothing "
+        "and every bad line is reported. Importing the same file again changes nothing.",
+    )
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind, help_text in _HELP.items():
         child = kinds.add_parser(kind, help=help_text)
@@ -36,8 +46,11 @@ def _import_parser(sub: argparse._SubParsersAction) -> None:
         if kind in ("run", "qrels"):
             child.add_argument("--name", help="name to store it under (default: the run tag / the file name)")
         if kind == "run":
-            child.add_argument("--chunks", action="store_true",
-                               help="document IDs are chunk IDs: map them through the imported chunk map")
+            child.add_argument(
+                "--chunks",
+                action="store_true",
+                help="document IDs are chunk IDs: map them through the imported chunk map",
+            )
         child.set_defaults(handler=_cmd_import)
 
 
@@ -65,9 +78,12 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------ pool
 def _pool_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("pool", help="depth-k pooling of runs into the pairs to judge",
-                       description="Add the top DEPTH documents of each run (default: all runs) to the pool; "
-                                   "pairs already pooled are kept, new runs add only their new pairs.")
+    p = sub.add_parser(
+        "pool",
+        help="depth-k pooling of runs into the pairs to judge",
+        description="Add the top DEPTH documents of each run (default: all runs) to the pool; "
+        "pairs already pooled are kept, new runs add only their new pairs.",
+    )
     add_project_option(p)
     p.add_argument("-k", "--depth", type=int, required=True, help="pool depth (top k of each run)")
     p.add_argument("--run", action="append", dest="runs", metavar="NAME", help="run to pool (repeatable)")
@@ -82,17 +98,27 @@ def _cmd_pool(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
 
     db = open_db(args)
-    report = pooling.pool(db, SYSTEM, project_of(db, args), depth=args.depth, runs=args.runs, budget=args.budget,
-                          skip_prior=args.skip_prior)
+    report = pooling.pool(
+        db,
+        SYSTEM,
+        project_of(db, args),
+        depth=args.depth,
+        runs=args.runs,
+        budget=args.budget,
+        skip_prior=args.skip_prior,
+    )
     print(report)
     return 0
 
 
 # ---------------------------------------------------------------------------------------------- assign
 def _assign_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("assign", help="make users annotators of a project (or remove them)",
-                       description="Annotators get pairs on demand, least-covered first, N distinct annotators "
-                                   "per pair. --quota caps how many pairs each takes.")
+    p = sub.add_parser(
+        "assign",
+        help="make users annotators of a project (or remove them)",
+        description="Annotators get pairs on demand, least-covered first, N distinct annotators "
+        "per pair. --quota caps how many pairs each takes.",
+    )
     add_project_option(p)
     p.add_argument("users", nargs="*", metavar="USER")
     p.add_argument("--quota", type=int, help="at most this many pairs per annotator")

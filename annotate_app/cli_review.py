@@ -43,12 +43,21 @@ def _cmd_status(args: argparse.Namespace) -> int:
         emit(json.dumps(dataclasses.asdict(st), ensure_ascii=False, indent=2) + "\n")
         return 0
     p = st.progress
-    lines = [f"project {st.project}: {st.pairs} pairs ({st.excluded} excluded), {st.complete} complete, "
-             f"{st.in_progress} in progress, {st.untouched} untouched",
-             f"labels {p.done}/{p.total} ({p.fraction:.0%}), {st.stale} stale; disagreements {st.disagreements} "
-             f"({st.adjudicated} adjudicated); releases {st.releases}", ""]
-    rows = [(a.username, a.done, a.active, a.skipped, a.stale, a.available, a.quota or "-") for a in st.annotators]
-    emit("\n".join(lines) + "\n" + grid(["annotator", "done", "open", "skipped", "stale", "available", "quota"], rows))
+    lines = [
+        f"project {st.project}: {st.pairs} pairs ({st.excluded} excluded), {st.complete} complete, "
+        f"{st.in_progress} in progress, {st.untouched} untouched",
+        f"labels {p.done}/{p.total} ({p.fraction:.0%}), {st.stale} stale; disagreements {st.disagreements} "
+        f"({st.adjudicated} adjudicated); releases {st.releases}",
+        "",
+    ]
+    rows = [
+        (a.username, a.done, a.active, a.skipped, a.stale, a.available, a.quota or "-") for a in st.annotators
+    ]
+    emit(
+        "\n".join(lines)
+        + "\n"
+        + grid(["annotator", "done", "open", "skipped", "stale", "available", "quota"], rows)
+    )
     return 0
 
 
@@ -56,7 +65,9 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _agreement_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("agreement", help="agreement figures, the kappa matrix, per-query agreement, blockers")
     add_project_option(p)
-    p.add_argument("--disagreements", type=int, default=10, metavar="N", help="show the N worst disagreements")
+    p.add_argument(
+        "--disagreements", type=int, default=10, metavar="N", help="show the N worst disagreements"
+    )
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(handler=_cmd_agreement)
 
@@ -70,12 +81,23 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     project = project_of(db, args)
     summary = gate.agreement(db, SYSTEM, project)
     block = gate.blockers(db, SYSTEM, project)
-    worst = gate.disagreements(db, SYSTEM, project, limit=args.disagreements) if args.disagreements > 0 else []
+    worst = (
+        gate.disagreements(db, SYSTEM, project, limit=args.disagreements) if args.disagreements > 0 else []
+    )
     if args.format == "json":
-        out = {**summary.to_dict(), "blockers": list(block.messages()),
-               "pairwise": json.loads(summary.pairwise.to_json()) if not summary.pairwise.empty else {},
-               "disagreements": [{"query_id": d.query_id, "doc_id": d.doc_id,
-                                  "grades": {x.annotator: x.grade for x in d.labels}} for d in worst]}
+        out = {
+            **summary.to_dict(),
+            "blockers": list(block.messages()),
+            "pairwise": json.loads(summary.pairwise.to_json()) if not summary.pairwise.empty else {},
+            "disagreements": [
+                {
+                    "query_id": d.query_id,
+                    "doc_id": d.doc_id,
+                    "grades": {x.annotator: x.grade for x in d.labels},
+                }
+                for d in worst
+            ],
+        }
         emit(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
         return 0
     emit(_agreement_text(summary, block, worst))
@@ -84,13 +106,15 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
 
 def _agreement_text(summary, block, worst) -> str:
     verdict = "passes" if summary.passes else "FAILS"
-    out = [f"{summary.statistic} = {_fmt(summary.value)} ({summary.band}) {verdict} threshold "
-           f"{summary.threshold} [{summary.mode}{'/' + summary.weights if summary.weights else ''}] over "
-           f"{summary.n_pairs} complete pairs, {summary.n_annotators} annotators",
-           f"percent agreement {_fmt(summary.percent_agreement)}, Fleiss {_fmt(summary.fleiss_kappa)}, "
-           f"Krippendorff alpha {_fmt(summary.krippendorff_alpha)}, mean pairwise kappa "
-           f"{_fmt(summary.mean_pairwise_kappa)}",
-           f"disagreements {summary.disagreements} ({summary.unadjudicated} not adjudicated)"]
+    out = [
+        f"{summary.statistic} = {_fmt(summary.value)} ({summary.band}) {verdict} threshold "
+        f"{summary.threshold} [{summary.mode}{'/' + summary.weights if summary.weights else ''}] over "
+        f"{summary.n_pairs} complete pairs, {summary.n_annotators} annotators",
+        f"percent agreement {_fmt(summary.percent_agreement)}, Fleiss {_fmt(summary.fleiss_kappa)}, "
+        f"Krippendorff alpha {_fmt(summary.krippendorff_alpha)}, mean pairwise kappa "
+        f"{_fmt(summary.mean_pairwise_kappa)}",
+        f"disagreements {summary.disagreements} ({summary.unadjudicated} not adjudicated)",
+    ]
     out += [f"note: {w}" for w in summary.warnings]
     if not summary.pairwise.empty:
         names = list(summary.pairwise.columns)
@@ -98,11 +122,25 @@ def _agreement_text(summary, block, worst) -> str:
         out += ["", "pairwise kappa:", grid(["", *names], rows).rstrip("\n")]
     if not summary.per_query.empty:
         pq = summary.per_query
-        rows = [(r.query_id, r.n_items, _fmt(r.agreement), _fmt(r.alpha), r.n_disagreeing) for r in pq.itertuples()]
-        out += ["", "per query:", grid(["query", "pairs", "agreement", "alpha", "disagreeing"], rows).rstrip("\n")]
+        rows = [
+            (r.query_id, r.n_items, _fmt(r.agreement), _fmt(r.alpha), r.n_disagreeing)
+            for r in pq.itertuples()
+        ]
+        out += [
+            "",
+            "per query:",
+            grid(["query", "pairs", "agreement", "alpha", "disagreeing"], rows).rstrip("\n"),
+        ]
     if worst:
-        rows = [(d.query_id, d.doc_id, " ".join(f"{x.annotator}={x.grade}" for x in d.labels), _fmt(d.disagreement))
-                for d in worst]
+        rows = [
+            (
+                d.query_id,
+                d.doc_id,
+                " ".join(f"{x.annotator}={x.grade}" for x in d.labels),
+                _fmt(d.disagreement),
+            )
+            for d in worst
+        ]
         out += ["", "worst disagreements:", grid(["query", "doc", "grades", "score"], rows).rstrip("\n")]
     out += ["", "release: " + ("ready" if block.ok else "; ".join(block.messages()))]
     return "\n".join(out) + "\n"
@@ -110,9 +148,12 @@ def _agreement_text(summary, block, worst) -> str:
 
 # --------------------------------------------------------------------------------------------- release
 def _release_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("release", help="freeze the accepted qrels into an immutable release (or list them)",
-                       description="Create a release when the gate allows it. Below the agreement threshold a "
-                                   "written --justification is required and stored with the release.")
+    p = sub.add_parser(
+        "release",
+        help="freeze the accepted qrels into an immutable release (or list them)",
+        description="Create a release when the gate allows it. Below the agreement threshold a "
+        "written --justification is required and stored with the release.",
+    )
     add_project_option(p)
     p.add_argument("--justification", help="why releasing below the agreement threshold is acceptable")
     p.add_argument("--note", default="", help="a note stored with the release")
@@ -128,14 +169,27 @@ def _cmd_release(args: argparse.Namespace) -> int:
     db = open_db(args)
     project = project_of(db, args)
     if args.list:
-        rows = [(r.version, r.created_at.strftime("%Y-%m-%d %H:%M"), r.created_by, r.n_qrels,
-                 f"{r.statistic}={_fmt(r.agreement_value)}", r.content_hash[:16], "yes" if r.justification else "")
-                for r in releases.list_releases(db, SYSTEM, project)]
-        emit(grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows))
+        rows = [
+            (
+                r.version,
+                r.created_at.strftime("%Y-%m-%d %H:%M"),
+                r.created_by,
+                r.n_qrels,
+                f"{r.statistic}={_fmt(r.agreement_value)}",
+                r.content_hash[:16],
+                "yes" if r.justification else "",
+            )
+            for r in releases.list_releases(db, SYSTEM, project)
+        ]
+        emit(
+            grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows)
+        )
         return 0
     r = releases.create_release(db, SYSTEM, project, justification=args.justification, note=args.note)
-    print(f"release {r.version} of {r.project}: {r.n_qrels} qrels ({', '.join(f'{v} {k}' for k, v in r.counts.items())}), "
-          f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}")
+    print(
+        f"release {r.version} of {r.project}: {r.n_qrels} qrels ({', '.join(f'{v} {k}' for k, v in r.counts.items())}), "
+        f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}"
+    )
     return 0
 
 

@@ -74,7 +74,9 @@ def _run_lines(rng: np.random.Generator, q: int, depth: int, qrels_file) -> str:
     scores = np.sort(rng.normal(10.0, 3.0, size=depth))[::-1]
     judged = np.r_[docs[rng.choice(depth, 5, replace=False)], rng.integers(9_000_000, 9_999_999, 5)]
     grades = rng.integers(0, 4, size=10)
-    qrels_file.write("".join(f"{qid} 0 {d} {g}\n" for d, g in zip(judged.tolist(), grades.tolist(), strict=True)))
+    qrels_file.write(
+        "".join(f"{qid} 0 {d} {g}\n" for d, g in zip(judged.tolist(), grades.tolist(), strict=True))
+    )
     rows = zip(docs.tolist(), scores.tolist(), strict=True)
     return "".join(f"{qid} Q0 {d} {i + 1} {s:.6f} bench\n" for i, (d, s) in enumerate(rows))
 
@@ -100,14 +102,36 @@ def tools(qrels: Path, run: Path, with_ranx: bool) -> dict[str, list[str]]:
     py = str(VENV_BIN / "python")
     measures = [arg for m in MEASURES for arg in ("-m", m)]
     out = {
-        "qrelforge score": [str(VENV_BIN / "qrelforge"), "score", str(qrels), str(run), *measures, "--format", "csv"],
+        "qrelforge score": [
+            str(VENV_BIN / "qrelforge"),
+            "score",
+            str(qrels),
+            str(run),
+            *measures,
+            "--format",
+            "csv",
+        ],
         "pytrec_eval": [py, "-c", PYTREC, str(qrels), str(run)],
         "ir_measures": [py, "-c", IR_MEASURES, str(qrels), str(run)],
     }
     trec_eval = shutil.which("trec_eval")
     if trec_eval:
-        out["trec_eval -c"] = [trec_eval, "-c", "-m", "P.10", "-m", "recall.100", "-m", "ndcg_cut.10", "-m", "map",
-                               "-m", "recip_rank", str(qrels), str(run)]
+        out["trec_eval -c"] = [
+            trec_eval,
+            "-c",
+            "-m",
+            "P.10",
+            "-m",
+            "recall.100",
+            "-m",
+            "ndcg_cut.10",
+            "-m",
+            "map",
+            "-m",
+            "recip_rank",
+            str(qrels),
+            str(run),
+        ]
     if with_ranx:
         out["ranx (warm)"] = [py, "-c", RANX, str(qrels), str(run)]
     return out
@@ -135,7 +159,9 @@ def report(results: dict[str, tuple[list[float], list[float], str]]) -> None:
     print(f"{'tool':<18}{'wall s (median)':>16}{'peak RSS MB':>13}{'wall/pytrec':>13}{'RSS/pytrec':>12}")
     for name, (walls, rss, _) in results.items():
         wall = statistics.median(walls)
-        print(f"{name:<18}{wall:>16.2f}{max(rss):>13.0f}{wall / base_wall:>13.2f}{max(rss) / base_rss:>12.2f}")
+        print(
+            f"{name:<18}{wall:>16.2f}{max(rss):>13.0f}{wall / base_wall:>13.2f}{max(rss) / base_rss:>12.2f}"
+        )
     print("means (P@10 R@100 nDCG@10 AP RR):")
     for name, (_, _, out) in results.items():
         print(f"  {name:<16} {_means(name, out)}")
@@ -152,12 +178,16 @@ def _means(name: str, out: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="1000,7000", help="numbers of queries (x 1000 documents each)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ranx", action="store_true", help="also time ranx (after one warm-up run)")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; whole processes, median of {args.repeat}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; whole processes, median of {args.repeat}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         measure(size, args.repeat, args.ranx)
 

@@ -98,8 +98,15 @@ class SoakReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.phantom or self.over_assigned or self.duplicates or self.stale_cache
-                    or self.unreproducible_releases or self.errors)
+        return not (
+            self.lost
+            or self.phantom
+            or self.over_assigned
+            or self.duplicates
+            or self.stale_cache
+            or self.unreproducible_releases
+            or self.errors
+        )
 
 
 # ----------------------------------------------------------------------------------------------- setup
@@ -121,9 +128,11 @@ def _setup(db: Database, annotators: int, n: int, waves: int, queries_per_wave: 
     imports.import_queries(db, SYSTEM, PROJECT, queries.encode(), filename="queries.jsonl")
     rng = random.Random(7)
     for w in range(waves):
-        lines = [f"q{j} Q0 D{d} {r + 1} {100 - r} wave{w}\n" for j in range(w * queries_per_wave,
-                                                                           (w + 1) * queries_per_wave)
-                 for r, d in enumerate(rng.sample(range(400), DOCS_PER_QUERY))]
+        lines = [
+            f"q{j} Q0 D{d} {r + 1} {100 - r} wave{w}\n"
+            for j in range(w * queries_per_wave, (w + 1) * queries_per_wave)
+            for r, d in enumerate(rng.sample(range(400), DOCS_PER_QUERY))
+        ]
         imports.import_run(db, SYSTEM, PROJECT, "".join(lines).encode(), filename=f"wave{w}.trec")
     names = [f"a{k:02d}" for k in range(annotators)]
     for name in names:
@@ -134,7 +143,9 @@ def _setup(db: Database, annotators: int, n: int, waves: int, queries_per_wave: 
 
 
 # --------------------------------------------------------------------------------------------- clients
-def _annotator(db: Database, me, seed: int, stop: threading.Event, log: Log, p_skip: float, p_edit: float) -> None:
+def _annotator(
+    db: Database, me, seed: int, stop: threading.Event, log: Log, p_skip: float, p_edit: float
+) -> None:
     rng = random.Random(seed)
     mine: dict[int, int] = {}  # pair -> the label version I last saw acknowledged
     try:
@@ -144,7 +155,9 @@ def _annotator(db: Database, me, seed: int, stop: threading.Event, log: Log, p_s
                 time.sleep(rng.uniform(0.05, 0.15))
                 continue
             if view.current is None and rng.random() < p_skip:
-                _timed(log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge"))
+                _timed(
+                    log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge")
+                )
                 log.skips += 1
                 continue
             _save(db, me, view.pair_id, mine.get(view.pair_id, 0), rng, log, "label", mine)
@@ -160,8 +173,20 @@ def _annotator(db: Database, me, seed: int, stop: threading.Event, log: Log, p_s
 def _save(db: Database, me, pair: int, seen: int, rng: random.Random, log: Log, op: str, mine: dict) -> None:
     grade = pair * 7919 % 4 if rng.random() < AGREE else rng.randrange(4)  # mostly the pair's "true" grade
     try:
-        info = _timed(log, op, lambda: labels.save_label(db, me, PROJECT, pair, grade=grade, reason=f"{op} {grade}",
-                                                         seconds=rng.uniform(1, 30), expected_version=seen))
+        info = _timed(
+            log,
+            op,
+            lambda: labels.save_label(
+                db,
+                me,
+                PROJECT,
+                pair,
+                grade=grade,
+                reason=f"{op} {grade}",
+                seconds=rng.uniform(1, 30),
+                expected_version=seen,
+            ),
+        )
     except Conflict as exc:  # only another tab of the same user could cause it: counted, never expected here
         log.conflicts[f"{op}: {str(exc)[:40]}"] += 1
         return
@@ -179,8 +204,13 @@ def _reviewer(db: Database, stop: threading.Event, log: Log, waves: int, release
             for d in gate.disagreements(db, rev, PROJECT, limit=500):
                 grade = sorted(x.grade for x in d.labels)[len(d.labels) // 2]
                 try:
-                    _timed(log, "adjudicate", lambda p=d.pair_id, g=grade: adjudication.adjudicate(
-                        db, rev, PROJECT, p, grade=g, reason="reviewed the reasons"))
+                    _timed(
+                        log,
+                        "adjudicate",
+                        lambda p=d.pair_id, g=grade: adjudication.adjudicate(
+                            db, rev, PROJECT, p, grade=g, reason="reviewed the reasons"
+                        ),
+                    )
                 except Conflict:  # an edit made the pair agree meanwhile
                     log.conflicts["adjudicate: no longer a disagreement"] += 1
             block = gate.blockers(db, rev, PROJECT)
@@ -188,8 +218,13 @@ def _reviewer(db: Database, stop: threading.Event, log: Log, waves: int, release
                 time.sleep(0.1)
                 continue
             try:
-                info = _timed(log, "release", lambda: releases.create_release(
-                    db, rev, PROJECT, justification="soak test: simulated annotators agree by chance"))
+                info = _timed(
+                    log,
+                    "release",
+                    lambda: releases.create_release(
+                        db, rev, PROJECT, justification="soak test: simulated annotators agree by chance"
+                    ),
+                )
             except Conflict:  # an edit reopened a disagreement between the check and the release
                 log.conflicts["release: blocked meanwhile"] += 1
                 continue
@@ -212,20 +247,35 @@ def _rows(db: Database, sql: str) -> list[tuple]:
 
 
 def _verify(db: Database, n: int, acked: list[tuple[int, str, int, int]]) -> dict[str, int]:
-    stored = _rows(db, "SELECT l.pair_id, u.username, l.version, l.grade FROM labels l "
-                       "JOIN users u ON u.id = l.annotator_id")
+    stored = _rows(
+        db,
+        "SELECT l.pair_id, u.username, l.version, l.grade FROM labels l "
+        "JOIN users u ON u.id = l.annotator_id",
+    )
     acked_set, stored_set = Counter(acked), Counter(stored)
-    over = _rows(db, "SELECT p.id FROM pairs p WHERE p.claimed > {n} OR p.claimed < 0 OR "
-                     "(SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.slot IS NOT NULL) "
-                     "NOT IN (p.claimed) OR (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id "
-                     "AND a.status = 'done') > {n}".replace("{n}", str(int(n))))
-    duplicates = _rows(db, "SELECT assignment_id, version FROM labels GROUP BY assignment_id, version "
-                           "HAVING count(*) > 1")
-    stale_cache = _rows(db, "SELECT a.id FROM assignments a JOIN labels l ON l.id = a.label_id WHERE "
-                            "a.version <> l.version OR a.grade <> l.grade OR l.version <> (SELECT max(version) "
-                            "FROM labels m WHERE m.assignment_id = a.id)")
-    return {"lost": sum((acked_set - stored_set).values()), "phantom": sum((stored_set - acked_set).values()),
-            "over_assigned": len(over), "duplicates": len(duplicates), "stale_cache": len(stale_cache)}
+    over = _rows(
+        db,
+        "SELECT p.id FROM pairs p WHERE p.claimed > {n} OR p.claimed < 0 OR "
+        "(SELECT count(*) FROM assignments a WHERE a.pair_id = p.id AND a.slot IS NOT NULL) "
+        "NOT IN (p.claimed) OR (SELECT count(*) FROM assignments a WHERE a.pair_id = p.id "
+        "AND a.status = 'done') > {n}".replace("{n}", str(int(n))),
+    )
+    duplicates = _rows(
+        db, "SELECT assignment_id, version FROM labels GROUP BY assignment_id, version HAVING count(*) > 1"
+    )
+    stale_cache = _rows(
+        db,
+        "SELECT a.id FROM assignments a JOIN labels l ON l.id = a.label_id WHERE "
+        "a.version <> l.version OR a.grade <> l.grade OR l.version <> (SELECT max(version) "
+        "FROM labels m WHERE m.assignment_id = a.id)",
+    )
+    return {
+        "lost": sum((acked_set - stored_set).values()),
+        "phantom": sum((stored_set - acked_set).values()),
+        "over_assigned": len(over),
+        "duplicates": len(duplicates),
+        "stale_cache": len(stale_cache),
+    }
 
 
 def _releases_reproducible(db: Database) -> int:
@@ -234,14 +284,23 @@ def _releases_reproducible(db: Database) -> int:
     bad = 0
     for r in releases.list_releases(db, SYSTEM, PROJECT):
         qrels = releases.release_qrels(db, SYSTEM, PROJECT, r.version)
-        rebuilt = releases.canonical_trec(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance)
+        rebuilt = releases.canonical_trec(
+            qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance
+        )
         exported = export.export_release(db, SYSTEM, PROJECT, r.version, format="trec")
-        provenance = _rows(db, "SELECT q.pair_id, q.label_ids FROM release_qrels q JOIN releases r ON "
-                               f"r.id = q.release_id WHERE r.version = {int(r.version)}")
+        provenance = _rows(
+            db,
+            "SELECT q.pair_id, q.label_ids FROM release_qrels q JOIN releases r ON "
+            f"r.id = q.release_id WHERE r.version = {int(r.version)}",
+        )
         label_pairs = dict(_rows(db, "SELECT id, pair_id FROM labels"))
         orphan = any(label_pairs.get(int(i)) != pair for pair, ids in provenance for i in ids.split(","))
-        if releases.sha256_text(rebuilt) != r.content_hash or hashlib.sha256(exported).hexdigest() != r.content_hash \
-                or orphan or len(provenance) != r.n_qrels:
+        if (
+            releases.sha256_text(rebuilt) != r.content_hash
+            or hashlib.sha256(exported).hexdigest() != r.content_hash
+            or orphan
+            or len(provenance) != r.n_qrels
+        ):
             bad += 1
     return bad
 
@@ -255,16 +314,28 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------- the run
-def run_soak(db: Database, *, annotators: int = 50, labels_target: int = 20_000, n: int = 2, waves: int = 6,
-             p_skip: float = 0.03, p_edit: float = 0.12, backend: str = "", timeout: float = 3600) -> SoakReport:
+def run_soak(
+    db: Database,
+    *,
+    annotators: int = 50,
+    labels_target: int = 20_000,
+    n: int = 2,
+    waves: int = 6,
+    p_skip: float = 0.03,
+    p_edit: float = 0.12,
+    backend: str = "",
+    timeout: float = 3600,
+) -> SoakReport:
     """Run the soak on an empty, migrated database and check it (see the module doc). The pool holds enough
     pairs for ``labels_target`` label versions (first labels plus edits), in ``waves`` waves."""
     pairs = int(labels_target / (n * (1 + p_edit) * (1 - p_skip)) + 1)
     queries_per_wave = max(1, -(-pairs // (waves * DOCS_PER_QUERY)))
     actors = _setup(db, annotators, n, waves, queries_per_wave)
     stop, logs, released = threading.Event(), [Log() for _ in range(annotators + 1)], []
-    threads = [threading.Thread(target=_annotator, args=(db, a, 1000 + i, stop, logs[i], p_skip, p_edit))
-               for i, a in enumerate(actors)]
+    threads = [
+        threading.Thread(target=_annotator, args=(db, a, 1000 + i, stop, logs[i], p_skip, p_edit))
+        for i, a in enumerate(actors)
+    ]
     threads.append(threading.Thread(target=_reviewer, args=(db, stop, logs[-1], waves, released)))
     start = time.perf_counter()
     for t in threads:
@@ -278,28 +349,50 @@ def run_soak(db: Database, *, annotators: int = 50, labels_target: int = 20_000,
     checks = _verify(db, n, acked)
     latency = {op: _percentiles([x for log in logs for x in log.latency.get(op, [])]) for op in OPERATIONS}
     conflicts = sum((log.conflicts for log in logs), Counter())
-    errors = [e for log in logs for e in log.errors] + [f"{t.name} still running" for t in threads if t.is_alive()]
+    errors = [e for log in logs for e in log.errors] + [
+        f"{t.name} still running" for t in threads if t.is_alive()
+    ]
     if len(released) < waves:
         errors.append(f"only {len(released)} of {waves} releases made in {timeout:.0f} s")
-    return SoakReport(backend or db.dialect, annotators, n, seconds, len(acked), sum(a[2] == 1 for a in acked),
-                      sum(a[2] > 1 for a in acked), sum(log.skips for log in logs), len(released), checks["lost"],
-                      checks["phantom"], checks["over_assigned"], checks["duplicates"], checks["stale_cache"],
-                      _releases_reproducible(db), dict(conflicts), latency, errors)
+    return SoakReport(
+        backend or db.dialect,
+        annotators,
+        n,
+        seconds,
+        len(acked),
+        sum(a[2] == 1 for a in acked),
+        sum(a[2] > 1 for a in acked),
+        sum(log.skips for log in logs),
+        len(released),
+        checks["lost"],
+        checks["phantom"],
+        checks["over_assigned"],
+        checks["duplicates"],
+        checks["stale_cache"],
+        _releases_reproducible(db),
+        dict(conflicts),
+        latency,
+        errors,
+    )
 
 
 # ------------------------------------------------------------------------------------------- reporting
 def render(reports: list[SoakReport]) -> str:
     header = ["", *(r.backend for r in reports)] + (["pg/sqlite"] if len(reports) == 2 else [])
-    rows = [["annotators (threads)", *(r.annotators for r in reports)],
-            ["labels written (versions)", *(r.labels for r in reports)],
-            ["  first labels / edits", *(f"{r.first_labels} / {r.edits}" for r in reports)],
-            ["skips", *(r.skips for r in reports)], ["releases", *(r.releases for r in reports)],
-            ["lost (must be 0)", *(r.lost for r in reports)], ["phantom (must be 0)", *(r.phantom for r in reports)],
-            ["over-assigned (must be 0)", *(r.over_assigned for r in reports)],
-            ["duplicate versions (must be 0)", *(r.duplicates for r in reports)],
-            ["releases not reproducible (must be 0)", *(r.unreproducible_releases for r in reports)],
-            ["wall time", *(f"{r.seconds:.1f} s" for r in reports)],
-            ["labels / s", *(f"{r.labels / r.seconds:.0f}" for r in reports)]]
+    rows = [
+        ["annotators (threads)", *(r.annotators for r in reports)],
+        ["labels written (versions)", *(r.labels for r in reports)],
+        ["  first labels / edits", *(f"{r.first_labels} / {r.edits}" for r in reports)],
+        ["skips", *(r.skips for r in reports)],
+        ["releases", *(r.releases for r in reports)],
+        ["lost (must be 0)", *(r.lost for r in reports)],
+        ["phantom (must be 0)", *(r.phantom for r in reports)],
+        ["over-assigned (must be 0)", *(r.over_assigned for r in reports)],
+        ["duplicate versions (must be 0)", *(r.duplicates for r in reports)],
+        ["releases not reproducible (must be 0)", *(r.unreproducible_releases for r in reports)],
+        ["wall time", *(f"{r.seconds:.1f} s" for r in reports)],
+        ["labels / s", *(f"{r.labels / r.seconds:.0f}" for r in reports)],
+    ]
     for op in OPERATIONS:
         for q in ("p50", "p95"):
             values = [r.latency.get(op, {}).get(q) for r in reports]
@@ -308,8 +401,12 @@ def render(reports: list[SoakReport]) -> str:
         for row in rows:
             row.append(_ratio(row[1], row[2]))
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
-    notes = [f"{r.backend}: conflicts {r.conflicts or 'none'}; errors {r.errors[:3] or 'none'}" for r in reports]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]
+    ]
+    notes = [
+        f"{r.backend}: conflicts {r.conflicts or 'none'}; errors {r.errors[:3] or 'none'}" for r in reports
+    ]
     return "\n".join(lines + [""] + notes) + "\n"
 
 
@@ -341,8 +438,14 @@ def run_backend(backend: str, args: argparse.Namespace) -> SoakReport:
     db = Database(url, pool_size=args.annotators + 4)
     try:
         print(f"[{backend}] {args.annotators} annotators, >= {args.labels} labels ...", flush=True)
-        return run_soak(db, annotators=args.annotators, labels_target=args.labels, n=args.n, waves=args.waves,
-                        backend=backend)
+        return run_soak(
+            db,
+            annotators=args.annotators,
+            labels_target=args.labels,
+            n=args.n,
+            waves=args.waves,
+            backend=backend,
+        )
     finally:
         db.dispose()
         shutil.rmtree(folder, ignore_errors=True)
@@ -353,7 +456,9 @@ def run_backend(backend: str, args: argparse.Namespace) -> SoakReport:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--annotators", type=int, default=50)
-    parser.add_argument("--labels", type=int, default=20_000, help="label versions to write (first labels + edits)")
+    parser.add_argument(
+        "--labels", type=int, default=20_000, help="label versions to write (first labels + edits)"
+    )
     parser.add_argument("-n", type=int, default=2, help="annotators per pair")
     parser.add_argument("--waves", type=int, default=6, help="pool waves, each released when complete")
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")

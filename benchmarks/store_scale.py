@@ -68,10 +68,20 @@ class Figures:
 
 # ------------------------------------------------------------------------------------------- input files
 def _files(size: Size) -> dict[str, bytes]:
-    docs = "".join(json.dumps({"doc_id": f"D{i}", "title": f"title {i}",
-                               "text": f"text of document {i}, about topic {i % 97} and {i % 89}."}) + "\n"
-                   for i in range(size.docs))
-    queries = "".join(json.dumps({"query_id": f"q{j}", "text": f"question {j}"}) + "\n" for j in range(size.queries))
+    docs = "".join(
+        json.dumps(
+            {
+                "doc_id": f"D{i}",
+                "title": f"title {i}",
+                "text": f"text of document {i}, about topic {i % 97} and {i % 89}.",
+            }
+        )
+        + "\n"
+        for i in range(size.docs)
+    )
+    queries = "".join(
+        json.dumps({"query_id": f"q{j}", "text": f"question {j}"}) + "\n" for j in range(size.queries)
+    )
     step = 4729 % size.docs or 1
     run = io.StringIO()
     for j in range(size.queries):
@@ -93,16 +103,34 @@ def _build(db: Database, size: Size, figures: Figures) -> None:
     upgrade(db)
     projects.create_project(db, SYSTEM, "bench", annotators_per_pair=N, guidelines="# bench")
     files = _files(size)
-    _timed(figures, "import documents", imports.import_documents, db, SYSTEM, "bench", files["docs"],
-           filename="docs.jsonl")
-    _timed(figures, "import queries", imports.import_queries, db, SYSTEM, "bench", files["queries"],
-           filename="queries.jsonl")
+    _timed(
+        figures,
+        "import documents",
+        imports.import_documents,
+        db,
+        SYSTEM,
+        "bench",
+        files["docs"],
+        filename="docs.jsonl",
+    )
+    _timed(
+        figures,
+        "import queries",
+        imports.import_queries,
+        db,
+        SYSTEM,
+        "bench",
+        files["queries"],
+        filename="queries.jsonl",
+    )
     _timed(figures, "import run", imports.import_run, db, SYSTEM, "bench", files["run"], filename="run.trec")
     report = _timed(figures, "pool (depth 20)", pooling.pool, db, SYSTEM, "bench", depth=DEPTH)
     figures.counts["pairs"] = report.added
     names = [f"ann{k:02d}" for k in range(ANNOTATORS)] + ["rev"]
     for name in names:
-        users.create_user(db, SYSTEM, name, f"{name}-password", role="reviewer" if name == "rev" else "annotator")
+        users.create_user(
+            db, SYSTEM, name, f"{name}-password", role="reviewer" if name == "rev" else "annotator"
+        )
     projects.assign(db, SYSTEM, "bench", names[:-1])
     _timed(figures, "bulk load labels", _load_labels, db, figures)
 
@@ -110,7 +138,9 @@ def _build(db: Database, size: Size, figures: Figures) -> None:
 def _label_plan(db: Database, rng: np.random.Generator) -> dict[str, np.ndarray]:
     with db.read() as s:
         conn = s.connection()
-        pair_ids = np.array(conn.exec_driver_sql("SELECT id FROM pairs ORDER BY id").scalars().all(), dtype=np.int64)
+        pair_ids = np.array(
+            conn.exec_driver_sql("SELECT id FROM pairs ORDER BY id").scalars().all(), dtype=np.int64
+        )
         users_ = dict(conn.exec_driver_sql("SELECT username, id FROM users").all())
     annotator_ids = np.array([users_[f"ann{k:02d}"] for k in range(ANNOTATORS)], dtype=np.int64)
     n_pairs = len(pair_ids)
@@ -121,10 +151,19 @@ def _label_plan(db: Database, rng: np.random.Generator) -> dict[str, np.ndarray]
     pair = np.broadcast_to(pair_ids[:, None], (n_pairs, N))[mask]
     slot = np.broadcast_to(np.arange(1, N + 1)[None, :], (n_pairs, N))[mask]
     annotator = annotator_ids[picks][mask]
-    grade = np.where(rng.random(mask.sum()) < 0.85, np.broadcast_to(truth[:, None], (n_pairs, N))[mask],
-                     rng.integers(0, 4, mask.sum()))
-    return {"pair": pair, "slot": slot, "annotator": annotator, "grade": grade, "claimed": per_pair,
-            "pair_ids": pair_ids}
+    grade = np.where(
+        rng.random(mask.sum()) < 0.85,
+        np.broadcast_to(truth[:, None], (n_pairs, N))[mask],
+        rng.integers(0, 4, mask.sum()),
+    )
+    return {
+        "pair": pair,
+        "slot": slot,
+        "annotator": annotator,
+        "grade": grade,
+        "claimed": per_pair,
+        "pair_ids": pair_ids,
+    }
 
 
 def _load_labels(db: Database, figures: Figures) -> None:
@@ -138,27 +177,89 @@ def _load_labels(db: Database, figures: Figures) -> None:
     with db.read() as s:
         project_id = s.connection().exec_driver_sql("SELECT id FROM projects WHERE name = 'bench'").scalar()
     now = "2026-01-01 00:00:00"
-    assignments = [(i + 1, project_id, int(plan["pair"][i]), int(plan["annotator"][i]), int(plan["slot"][i]),
-                    "done", int(version[i]), int(label_id_current[i]), int(plan["grade"][i]), False, now, now)
-                   for i in range(n)]
+    assignments = [
+        (
+            i + 1,
+            project_id,
+            int(plan["pair"][i]),
+            int(plan["annotator"][i]),
+            int(plan["slot"][i]),
+            "done",
+            int(version[i]),
+            int(label_id_current[i]),
+            int(plan["grade"][i]),
+            False,
+            now,
+            now,
+        )
+        for i in range(n)
+    ]
     labels = []
     for i in range(n):
         common = (i + 1, int(plan["pair"][i]), int(plan["annotator"][i]))
         if edited[i]:
-            labels.append((int(label_id_current[i]) - 1, *common, 1, (int(plan["grade"][i]) + 1) % 4, "first look",
-                           False, 5.0, 1, 1, now))
-        labels.append((int(label_id_current[i]), *common, int(version[i]), int(plan["grade"][i]), "judged",
-                       False, 7.5, 1, 1, now))
+            labels.append(
+                (
+                    int(label_id_current[i]) - 1,
+                    *common,
+                    1,
+                    (int(plan["grade"][i]) + 1) % 4,
+                    "first look",
+                    False,
+                    5.0,
+                    1,
+                    1,
+                    now,
+                )
+            )
+        labels.append(
+            (
+                int(label_id_current[i]),
+                *common,
+                int(version[i]),
+                int(plan["grade"][i]),
+                "judged",
+                False,
+                7.5,
+                1,
+                1,
+                now,
+            )
+        )
     claimed = [(int(c), int(p)) for p, c in zip(plan["pair_ids"], plan["claimed"], strict=True)]
     _bulk(db, assignments, labels, claimed)
     figures.counts["labels"] = len(labels)
     figures.counts["current labels"] = n
 
 
-ASSIGNMENT_COLS = ("id", "project_id", "pair_id", "annotator_id", "slot", "status", "version", "label_id", "grade",
-                   "stale", "assigned_at", "updated_at")
-LABEL_COLS = ("id", "assignment_id", "pair_id", "annotator_id", "version", "grade", "reason", "unsure", "seconds",
-              "doc_version", "guidelines_version", "created_at")
+ASSIGNMENT_COLS = (
+    "id",
+    "project_id",
+    "pair_id",
+    "annotator_id",
+    "slot",
+    "status",
+    "version",
+    "label_id",
+    "grade",
+    "stale",
+    "assigned_at",
+    "updated_at",
+)
+LABEL_COLS = (
+    "id",
+    "assignment_id",
+    "pair_id",
+    "annotator_id",
+    "version",
+    "grade",
+    "reason",
+    "unsure",
+    "seconds",
+    "doc_version",
+    "guidelines_version",
+    "created_at",
+)
 
 
 def _bulk(db: Database, assignments: list, labels: list, claimed: list) -> None:
@@ -168,10 +269,15 @@ def _bulk(db: Database, assignments: list, labels: list, claimed: list) -> None:
         if db.is_sqlite:
             cur.execute("PRAGMA foreign_keys=OFF")
             cur.execute("BEGIN IMMEDIATE")
-            cur.executemany(f"INSERT INTO assignments ({', '.join(ASSIGNMENT_COLS)}) VALUES "
-                            f"({', '.join('?' * len(ASSIGNMENT_COLS))})", assignments)
-            cur.executemany(f"INSERT INTO labels ({', '.join(LABEL_COLS)}) VALUES ({', '.join('?' * len(LABEL_COLS))})",
-                            labels)
+            cur.executemany(
+                f"INSERT INTO assignments ({', '.join(ASSIGNMENT_COLS)}) VALUES "
+                f"({', '.join('?' * len(ASSIGNMENT_COLS))})",
+                assignments,
+            )
+            cur.executemany(
+                f"INSERT INTO labels ({', '.join(LABEL_COLS)}) VALUES ({', '.join('?' * len(LABEL_COLS))})",
+                labels,
+            )
             cur.executemany("UPDATE pairs SET claimed = ? WHERE id = ?", claimed)
             cur.execute("COMMIT")
             cur.execute("PRAGMA foreign_keys=ON")
@@ -184,7 +290,9 @@ def _bulk(db: Database, assignments: list, labels: list, claimed: list) -> None:
             _copy(cur, "claimed_tmp", ("claimed", "id"), claimed)
             cur.execute("UPDATE pairs p SET claimed = t.claimed FROM claimed_tmp t WHERE p.id = t.id")
             for table in ("assignments", "labels"):
-                cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+                cur.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
+                )
             raw.commit()
             raw.driver_connection.autocommit = True
             cur = raw.cursor()
@@ -211,8 +319,9 @@ def _queue_latency(db: Database, ops: int, figures: Figures) -> None:
         view = queue.next_pair(db, actor, "bench")
         if view is None:
             continue
-        label_service.save_label(db, actor, "bench", view.pair_id, grade=int(rng.integers(4)), reason="benchmark",
-                                 seconds=3.0)
+        label_service.save_label(
+            db, actor, "bench", view.pair_id, grade=int(rng.integers(4)), reason="benchmark", seconds=3.0
+        )
         times.append(time.perf_counter() - start)
     times.sort()
     figures.timings["next_pair+save_label median"] = statistics.median(times)
@@ -242,16 +351,32 @@ def _prepare_release(db: Database, figures: Figures) -> None:
     with db.write() as s:
         conn = s.connection()
         reviewer = conn.exec_driver_sql("SELECT id FROM users WHERE username = 'rev'").scalar()
-        rows = [{"project_id": project.id, "pair_id": int(p), "reviewer_id": reviewer, "grade": 0,
-                 "reason": "bench", "label_state": st, "created_at": now}
-                for p, st in zip(unresolved, verdicts["label_state"], strict=True)]
+        rows = [
+            {
+                "project_id": project.id,
+                "pair_id": int(p),
+                "reviewer_id": reviewer,
+                "grade": 0,
+                "reason": "bench",
+                "label_state": st,
+                "created_at": now,
+            }
+            for p, st in zip(unresolved, verdicts["label_state"], strict=True)
+        ]
         if rows:
-            s.execute(text("INSERT INTO adjudications (project_id, pair_id, reviewer_id, grade, reason, label_state, "
-                           "created_at) VALUES (:project_id, :pair_id, :reviewer_id, :grade, :reason, :label_state, "
-                           ":created_at)"), rows)
-        conn.exec_driver_sql(f"UPDATE pairs SET excluded = {'1' if db.is_sqlite else 'true'} WHERE id NOT IN "
-                             "(SELECT pair_id FROM assignments WHERE status = 'done' GROUP BY pair_id "
-                             f"HAVING count(*) >= {N})")
+            s.execute(
+                text(
+                    "INSERT INTO adjudications (project_id, pair_id, reviewer_id, grade, reason, label_state, "
+                    "created_at) VALUES (:project_id, :pair_id, :reviewer_id, :grade, :reason, :label_state, "
+                    ":created_at)"
+                ),
+                rows,
+            )
+        conn.exec_driver_sql(
+            f"UPDATE pairs SET excluded = {'1' if db.is_sqlite else 'true'} WHERE id NOT IN "
+            "(SELECT pair_id FROM assignments WHERE status = 'done' GROUP BY pair_id "
+            f"HAVING count(*) >= {N})"
+        )
     figures.counts["adjudicated (bulk)"] = len(rows)
 
 
@@ -286,7 +411,10 @@ def run_backend(backend: str, size: Size, ops: int, tag: str, keep: bool = False
     db = Database(url, pool_size=4)
     figures = Figures(backend)
     try:
-        print(f"[{backend}] building {size.docs} docs, {size.queries} queries, {size.pairs} pairs ...", flush=True)
+        print(
+            f"[{backend}] building {size.docs} docs, {size.queries} queries, {size.pairs} pairs ...",
+            flush=True,
+        )
         _build(db, size, figures)
         print(f"[{backend}] measuring ...", flush=True)
         reviewer = authenticate(db, "rev", "rev-password")
@@ -308,13 +436,21 @@ TARGETS = {"next_pair+save_label p95": 0.050, "agreement (full)": 2.0, "release 
 
 def _report(results: list[Figures]) -> str:
     names = list(dict.fromkeys(k for f in results for k in f.timings))
-    header = ["measure", *(f.backend for f in results)] + (["pg/sqlite"] if len(results) == 2 else []) + ["target"]
+    header = (
+        ["measure", *(f.backend for f in results)] + (["pg/sqlite"] if len(results) == 2 else []) + ["target"]
+    )
     rows = []
     for name in names:
         values = [f.timings.get(name) for f in results]
-        cells = [f"{v * 1000:.1f} ms" if v is not None and v < 1 else (f"{v:.2f} s" if v is not None else "-")
-                 for v in values]
-        ratio = [f"{values[1] / values[0]:.2f}x" if None not in values and values[0] else "-"] if len(values) == 2 else []
+        cells = [
+            f"{v * 1000:.1f} ms" if v is not None and v < 1 else (f"{v:.2f} s" if v is not None else "-")
+            for v in values
+        ]
+        ratio = (
+            [f"{values[1] / values[0]:.2f}x" if None not in values and values[0] else "-"]
+            if len(values) == 2
+            else []
+        )
         target = TARGETS.get(name)
         ok = "" if target is None else (f"< {target * 1000:.0f} ms" if target < 1 else f"< {target:.0f} s")
         if target is not None:
@@ -322,7 +458,9 @@ def _report(results: list[Figures]) -> str:
         rows.append([name, *cells, *ratio, ok])
     counts = "; ".join(f"{f.backend}: " + ", ".join(f"{k} {v}" for k, v in f.counts.items()) for f in results)
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]
+    ]
     return "\n".join(lines) + "\n\n" + counts + "\n"
 
 
@@ -330,7 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--small", action="store_true", help="10k docs, 1k queries, 20k pairs, 100k labels")
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--ops", type=int, help="next_pair+save_label operations to time (default 1000, small 300)")
+    parser.add_argument(
+        "--ops", type=int, help="next_pair+save_label operations to time (default 1000, small 300)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database (prints its URL)")
     args = parser.parse_args(argv)
     size = Size(10_000, 1_000) if args.small else Size(100_000, 10_000)

@@ -39,24 +39,60 @@ from annotate_app.store.migrate import upgrade  # noqa: E402
 DATA = ROOT / "benchmarks" / ".data"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 PAIR = re.compile(r"^Query (\S+) · document (\S+)$")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 DEPTH = 50
-WORDS = ("battery", "invoice", "refund", "return", "warranty", "shipping", "order", "screen", "charger",
-         "repair", "receipt", "account", "password", "delivery", "exchange", "voucher")
+WORDS = (
+    "battery",
+    "invoice",
+    "refund",
+    "return",
+    "warranty",
+    "shipping",
+    "order",
+    "screen",
+    "charger",
+    "repair",
+    "receipt",
+    "account",
+    "password",
+    "delivery",
+    "exchange",
+    "voucher",
+)
 
 
 # ------------------------------------------------------------------------------------------------ setup
 def _files(pairs: int) -> dict[str, bytes]:
     queries = pairs // DEPTH
     docs = max(queries * 2, 1000)
-    doc_lines = "".join(json.dumps({"doc_id": f"D{i}", "title": f"{WORDS[i % 16]} guide {i}",
-                                    "text": " ".join(WORDS[(i * 7 + j) % 16] for j in range(60))}) + "\n"
-                        for i in range(docs))
-    query_lines = "".join(json.dumps({"query_id": f"q{j}", "text": f"{WORDS[j % 16]} {WORDS[(j * 5) % 16]}"})
-                          + "\n" for j in range(queries))
-    run = "".join(f"q{j} Q0 D{(j * 7919 + r * 4729) % docs} {r + 1} {DEPTH - r} bench\n"
-                  for j in range(queries) for r in range(DEPTH))
+    doc_lines = "".join(
+        json.dumps(
+            {
+                "doc_id": f"D{i}",
+                "title": f"{WORDS[i % 16]} guide {i}",
+                "text": " ".join(WORDS[(i * 7 + j) % 16] for j in range(60)),
+            }
+        )
+        + "\n"
+        for i in range(docs)
+    )
+    query_lines = "".join(
+        json.dumps({"query_id": f"q{j}", "text": f"{WORDS[j % 16]} {WORDS[(j * 5) % 16]}"}) + "\n"
+        for j in range(queries)
+    )
+    run = "".join(
+        f"q{j} Q0 D{(j * 7919 + r * 4729) % docs} {r + 1} {DEPTH - r} bench\n"
+        for j in range(queries)
+        for r in range(DEPTH)
+    )
     return {"docs": doc_lines.encode(), "queries": query_lines.encode(), "run": run.encode()}
 
 
@@ -69,8 +105,11 @@ def build(path: Path, pairs: int) -> dict[str, float]:
     upgrade(db)
     projects.create_project(db, SYSTEM, "bench", title="UI latency", guidelines="# Bench\n\nJudge quickly.")
     files = _files(pairs)
-    steps = (("docs", imports.import_documents, "docs.jsonl"),
-             ("queries", imports.import_queries, "queries.jsonl"), ("run", imports.import_run, "run.trec"))
+    steps = (
+        ("docs", imports.import_documents, "docs.jsonl"),
+        ("queries", imports.import_queries, "queries.jsonl"),
+        ("run", imports.import_run, "run.trec"),
+    )
     for kind, fn, name in steps:
         start = time.perf_counter()
         fn(db, SYSTEM, "bench", files[kind], filename=name)
@@ -136,8 +175,9 @@ def service_submits(path: Path, n: int, warmup: int) -> list[float]:
     times = []
     for i in range(warmup + n):
         start = time.perf_counter()
-        labels.save_label(db, actor, "bench", view.pair_id, grade=i % 4, reason=f"benchmark reason {i}",
-                          seconds=1.0)
+        labels.save_label(
+            db, actor, "bench", view.pair_id, grade=i % 4, reason=f"benchmark reason {i}", seconds=1.0
+        )
         view = queue.next_pair(db, actor, "bench")
         queue.my_progress(db, actor, "bench")
         if i >= warmup:
@@ -148,8 +188,12 @@ def service_submits(path: Path, n: int, warmup: int) -> list[float]:
 
 def _summary(name: str, times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
-    figures = {"median": statistics.median(ordered), "p95": ordered[max(0, round(0.95 * len(ordered)) - 1)],
-               "min": ordered[0], "max": ordered[-1]}
+    figures = {
+        "median": statistics.median(ordered),
+        "p95": ordered[max(0, round(0.95 * len(ordered)) - 1)],
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
     print(f"{name:<34} n={len(times):<4} " + "  ".join(f"{k} {v * 1000:7.1f} ms" for k, v in figures.items()))
     return figures
 
@@ -173,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{args.pairs} pairs, SQLite; submit key → next pair shown and app idle:")
     b = _summary("browser round trip", browser)
     s = _summary("services only (same work)", services)
-    print(f"{'ratio browser / services':<34} median {b['median'] / s['median']:.1f}x  "
-          f"p95 {b['p95'] / s['p95']:.1f}x")
+    print(
+        f"{'ratio browser / services':<34} median {b['median'] / s['median']:.1f}x  "
+        f"p95 {b['p95'] / s['p95']:.1f}x"
+    )
     verdict = "met" if b["median"] < 0.4 and b["p95"] < 0.8 else "NOT met"
     print(f"target median < 400 ms and p95 < 800 ms: {verdict}")
     return 0

@@ -19,10 +19,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["svg_bar_panels", "svg_intervals", "svg_sorted_bars", "svg_line_chart", "PALETTE", "GOOD", "BAD",
-           "NEUTRAL"]
+__all__ = [
+    "svg_bar_panels",
+    "svg_intervals",
+    "svg_sorted_bars",
+    "svg_line_chart",
+    "PALETTE",
+    "GOOD",
+    "BAD",
+    "NEUTRAL",
+]
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")  # Okabe-Ito
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+)  # Okabe-Ito
 GOOD, BAD, NEUTRAL = "#1a7f37", "#b42318", "#555"  # better, worse, neither
 
 
@@ -33,27 +50,32 @@ def _e(text: Any) -> str:
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:
-    return (f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0f}\" height=\"{height:.0f}\" "
-            f"viewBox=\"0 0 {width:.0f} {height:.0f}\" role=\"img\" aria-label=\"{_e(label)}\" "
-            f"font-family=\"sans-serif\" font-size=\"11\">" + "".join(body) + "</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{_e(label)}" '
+        f'font-family="sans-serif" font-size="11">' + "".join(body) + "</svg>"
+    )
 
 
 def _text(x: float, y: float, text: Any, anchor: str = "middle", extra: str = "") -> str:
-    return f"<text x=\"{x:.1f}\" y=\"{y:.1f}\" text-anchor=\"{anchor}\"{extra}>{_e(text)}</text>"
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{_e(text)}</text>'
 
 
 def _rect(x: float, y: float, w: float, h: float, fill: str, tip: str = "") -> str:
     title = f"<title>{_e(tip)}</title>" if tip else ""
-    return (f"<rect x=\"{x:.1f}\" y=\"{y:.1f}\" width=\"{max(w, 0):.1f}\" height=\"{max(h, 0):.1f}\" "
-            f"fill=\"{fill}\">{title}</rect>")
+    return (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{max(h, 0):.1f}" '
+        f'fill="{fill}">{title}</rect>'
+    )
 
 
 def _line(x1: float, y1: float, x2: float, y2: float, stroke: str = "#999", extra: str = "") -> str:
-    return f"<line x1=\"{x1:.1f}\" y1=\"{y1:.1f}\" x2=\"{x2:.1f}\" y2=\"{y2:.1f}\" stroke=\"{stroke}\"{extra}/>"
+    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}"{extra}/>'
 
 
-def _y_axis(top: float, bottom: float, left: float, right: float, lo: float, hi: float,
-            ticks: int = 5) -> list[str]:
+def _y_axis(
+    top: float, bottom: float, left: float, right: float, lo: float, hi: float, ticks: int = 5
+) -> list[str]:
     """Horizontal grid lines with labels at ``ticks`` evenly spaced values from ``lo`` to ``hi``."""
     out = []
     for v in np.linspace(lo, hi, ticks):
@@ -65,13 +87,17 @@ def _y_axis(top: float, bottom: float, left: float, right: float, lo: float, hi:
 def _legend(labels: Sequence[str], x: float, y: float) -> list[str]:
     out = []
     for i, label in enumerate(labels):
-        out += [_rect(x, y + 16 * i - 9, 10, 10, PALETTE[i % len(PALETTE)]), _text(x + 14, y + 16 * i, label, "start")]
+        out += [
+            _rect(x, y + 16 * i - 9, 10, 10, PALETTE[i % len(PALETTE)]),
+            _text(x + 14, y + 16 * i, label, "start"),
+        ]
     return out
 
 
 # -------------------------------------------------------------------------------------------------- charts
-def svg_bar_panels(panels: Sequence[tuple[str, Sequence[float], Sequence[str]]], series: Sequence[str], *,
-                   label: str) -> str:
+def svg_bar_panels(
+    panels: Sequence[tuple[str, Sequence[float], Sequence[str]]], series: Sequence[str], *, label: str
+) -> str:
     """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series`` (palette
     colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
 
@@ -94,8 +120,9 @@ def svg_bar_panels(panels: Sequence[tuple[str, Sequence[float], Sequence[str]]],
     return _svg(max(x - panel_gap + 16, 200), top + plot_h + 40 + 16 * len(series), body, label)
 
 
-def svg_intervals(labels: Sequence[str], points: np.ndarray, colors: Sequence[str], tips: Sequence[str], *,
-                  label: str) -> str:
+def svg_intervals(
+    labels: Sequence[str], points: np.ndarray, colors: Sequence[str], tips: Sequence[str], *, label: str
+) -> str:
     """One row per label: a dot at ``points[i, 0]`` and a whisker from ``points[i, 1]`` to ``points[i, 2]``
     (either left out when NaN), on a scale symmetric around a vertical zero line (1.1 × the largest
     magnitude; ±1 when nothing is finite)."""
@@ -109,17 +136,24 @@ def svg_intervals(labels: Sequence[str], points: np.ndarray, colors: Sequence[st
         y = 20 + i * row_h
         body.append(_text(left - 8, y + 4, name, "end"))
         if np.isfinite(lo):
-            body.append(_line(zero + lo * scale, y, zero + hi * scale, y, colors[i], " stroke-width=\"2\""))
+            body.append(_line(zero + lo * scale, y, zero + hi * scale, y, colors[i], ' stroke-width="2"'))
         if np.isfinite(point):
-            body.append(f"<circle cx=\"{zero + point * scale:.1f}\" cy=\"{y:.1f}\" r=\"4\" fill=\"{colors[i]}\">"
-                        f"<title>{_e(tips[i])}</title></circle>")
+            body.append(
+                f'<circle cx="{zero + point * scale:.1f}" cy="{y:.1f}" r="4" fill="{colors[i]}">'
+                f"<title>{_e(tips[i])}</title></circle>"
+            )
     axis_y = 24 + row_h * len(labels)
-    body += [_text(left, axis_y, f"{-extent:+.3g}"), _text(zero, axis_y, "0"), _text(width - 20, axis_y, f"{extent:+.3g}")]
+    body += [
+        _text(left, axis_y, f"{-extent:+.3g}"),
+        _text(zero, axis_y, "0"),
+        _text(width - 20, axis_y, f"{extent:+.3g}"),
+    ]
     return _svg(width, axis_y + 8, body, label)
 
 
-def svg_sorted_bars(values: np.ndarray, names: Sequence[str], *, label: str, tie: float,
-                    max_bars: int = 400) -> str:
+def svg_sorted_bars(
+    values: np.ndarray, names: Sequence[str], *, label: str, tie: float, max_bars: int = 400
+) -> str:
     """``values`` sorted from largest to smallest as bars from zero: up in green (> ``tie``), down in red
     (< -``tie``), thin grey marks for ties; tooltips ``name: +value``. Above ``max_bars`` values, ``max_bars``
     evenly spaced quantiles of the sorted values are drawn instead (tooltips without names)."""
@@ -140,7 +174,9 @@ def svg_sorted_bars(values: np.ndarray, names: Sequence[str], *, label: str, tie
     return _svg(width, 2 * half + 20, body, label)
 
 
-def svg_line_chart(series: Mapping[str, Sequence[float | None]], *, x_labels: Sequence[str], title: str) -> str:
+def svg_line_chart(
+    series: Mapping[str, Sequence[float | None]], *, x_labels: Sequence[str], title: str
+) -> str:
     """A standalone SVG line chart (one line per series, None for gaps), e.g. a measure's history across CI
     checks. Values on a shared y axis from min(0, lowest) to max(1, highest)."""
     values = np.array([list(s) for s in series.values()], dtype=np.float64).reshape(len(series), -1)
@@ -149,16 +185,28 @@ def svg_line_chart(series: Mapping[str, Sequence[float | None]], *, x_labels: Se
     left, top, plot_w, plot_h = 48, 28, 520, 180
     n = values.shape[1]
     x = left + (np.arange(n) * plot_w / max(n - 1, 1) if n > 1 else np.full(n, plot_w / 2))
-    body = [_text(left, 16, title, "start", " font-weight=\"bold\"")] + _y_axis(top, top + plot_h, left, left + plot_w, lo, hi)
+    body = [_text(left, 16, title, "start", ' font-weight="bold"')] + _y_axis(
+        top, top + plot_h, left, left + plot_w, lo, hi
+    )
     for i, row in enumerate(values):
         y = top + plot_h - (row - lo) / (hi - lo) * plot_h
         color = PALETTE[i % len(PALETTE)]
         ok = np.isfinite(y)
-        body.append(f"<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\""
-                    + " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(x[ok], y[ok], strict=True)) + "\"/>")
-        body += [f"<circle cx=\"{a:.1f}\" cy=\"{b:.1f}\" r=\"3\" fill=\"{color}\"><title>{_e(x_labels[j])}: "
-                 f"{row[j]:.4f}</title></circle>" for j, (a, b) in enumerate(zip(x, y, strict=True)) if ok[j]]
+        body.append(
+            f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+            + " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(x[ok], y[ok], strict=True))
+            + '"/>'
+        )
+        body += [
+            f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{color}"><title>{_e(x_labels[j])}: '
+            f"{row[j]:.4f}</title></circle>"
+            for j, (a, b) in enumerate(zip(x, y, strict=True))
+            if ok[j]
+        ]
     if n:
-        body += [_text(x[0], top + plot_h + 14, x_labels[0], "start"), _text(x[-1], top + plot_h + 14, x_labels[-1], "end")]
+        body += [
+            _text(x[0], top + plot_h + 14, x_labels[0], "start"),
+            _text(x[-1], top + plot_h + 14, x_labels[-1], "end"),
+        ]
     body += _legend(list(series), left, top + plot_h + 34)
     return _svg(left + plot_w + 20, top + plot_h + 44 + 16 * len(series), body, title)

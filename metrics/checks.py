@@ -82,25 +82,43 @@ class CheckResult:
         if self.passed:
             return f"PASS: {len(self.rows)} threshold{'s' if len(self.rows) > 1 else ''} met"
         fails = self.failures
-        return (f"FAIL: {len(fails)} of {len(self.rows)} threshold{'s' if len(self.rows) > 1 else ''} missed: "
-                + "; ".join(r.describe() for r in fails))
+        return (
+            f"FAIL: {len(fails)} of {len(self.rows)} threshold{'s' if len(self.rows) > 1 else ''} missed: "
+            + "; ".join(r.describe() for r in fails)
+        )
 
     def to_text(self) -> str:
         rows = [["measure", "value", "threshold", "result"]]
-        rows += [[r.measure, _fmt(r.value), f"{'>=' if r.bound == 'min' else '<='} {r.threshold:g}",
-                  "pass" if r.passed else "FAIL"] for r in self.rows]
+        rows += [
+            [
+                r.measure,
+                _fmt(r.value),
+                f"{'>=' if r.bound == 'min' else '<='} {r.threshold:g}",
+                "pass" if r.passed else "FAIL",
+            ]
+            for r in self.rows
+        ]
         return f"run {self.run} ({self.queries} queries)\n" + _grid(rows, "lrrl")
 
     def to_dict(self) -> dict[str, Any]:
-        return stats._json_ready({"run": self.run, "queries": self.queries, "passed": self.passed,
-                                  "rows": [asdict(r) for r in self.rows]})
+        return stats._json_ready(
+            {
+                "run": self.run,
+                "queries": self.queries,
+                "passed": self.passed,
+                "rows": [asdict(r) for r in self.rows],
+            }
+        )
 
 
 def _thresholds(items: Any, bound: str) -> list[tuple[Measure, float, str]]:
     if isinstance(items, str):
         items = [items]
-    pairs = ([(parse_measure(k), v) for k, v in items.items()] if isinstance(items, Mapping)
-             else [parse_threshold(t) for t in items])
+    pairs = (
+        [(parse_measure(k), v) for k, v in items.items()]
+        if isinstance(items, Mapping)
+        else [parse_threshold(t) for t in items]
+    )
     out = []
     for measure, value in pairs:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -109,7 +127,9 @@ def _thresholds(items: Any, bound: str) -> list[tuple[Measure, float, str]]:
     return out
 
 
-def check_thresholds(qrels: Any, run: Any, *, minimum: Any = (), maximum: Any = (), corpus: Any = None) -> CheckResult:
+def check_thresholds(
+    qrels: Any, run: Any, *, minimum: Any = (), maximum: Any = (), corpus: Any = None
+) -> CheckResult:
     """Score ``run`` and check its means: each ``minimum`` must be reached (mean >= value), each ``maximum``
     not exceeded (mean <= value). Thresholds: a mapping ``{measure: value}`` or texts ``"R@5=0.7"``. An
     undefined mean fails. A measure may have one minimum and one maximum.

@@ -58,10 +58,21 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "compare", "Report", "Comparison", "Settings", "named_runs", "LOWER_IS_BETTER",
-    "assessor_sensitivity", "Sensitivity", "majority_qrels",
-    "judging_coverage", "Coverage",
-    "check_thresholds", "parse_threshold", "CheckResult", "CheckRow",
+    "compare",
+    "Report",
+    "Comparison",
+    "Settings",
+    "named_runs",
+    "LOWER_IS_BETTER",
+    "assessor_sensitivity",
+    "Sensitivity",
+    "majority_qrels",
+    "judging_coverage",
+    "Coverage",
+    "check_thresholds",
+    "parse_threshold",
+    "CheckResult",
+    "CheckRow",
     "svg_line_chart",
 ]
 
@@ -97,7 +108,9 @@ class Settings:
         stats.check_probability(self.confidence, "confidence")
         correction = "none" if self.correction is None else self.correction
         if correction not in stats.CORRECTIONS:
-            raise QrelForgeError(f"correction must be one of {', '.join(stats.CORRECTIONS)}; got {self.correction!r}")
+            raise QrelForgeError(
+                f"correction must be one of {', '.join(stats.CORRECTIONS)}; got {self.correction!r}"
+            )
         object.__setattr__(self, "correction", correction)
 
     @property
@@ -143,8 +156,9 @@ class Comparison:
         return stats._json_ready(asdict(self))
 
 
-def _comparisons(results: dict[str, Result], baseline: str, measures: Sequence[Measure],
-                 settings: Settings) -> list[Comparison]:
+def _comparisons(
+    results: dict[str, Result], baseline: str, measures: Sequence[Measure], settings: Settings
+) -> list[Comparison]:
     cols = [(run, str(m)) for m in measures for run in results if run != baseline]
     diffs = np.column_stack([results[r].values[m] - results[baseline].values[m] for r, m in cols])
     tests = _run_tests(diffs, settings)
@@ -155,11 +169,23 @@ def _comparisons(results: dict[str, Result], baseline: str, measures: Sequence[M
     mean_diff = np.divide(np.nansum(diffs, 0), n, out=np.full(len(cols), np.nan), where=n > 0)
     for key in ("p_t", "p_permutation"):
         if key in tests:
-            tests[key + "_adjusted"] = _adjust_per_measure(tests[key], [m for _, m in cols], settings.correction)
+            tests[key + "_adjusted"] = _adjust_per_measure(
+                tests[key], [m for _, m in cols], settings.correction
+            )
     out = []
     for j, (run, measure) in enumerate(cols):
-        c = Comparison(run, measure, results[run].mean[measure], results[baseline].mean[measure], _py(mean_diff[j]),
-                       int(n[j]), int(wins[j]), int(ties[j]), int(losses[j]), **{k: _py(v[j]) for k, v in tests.items()})
+        c = Comparison(
+            run,
+            measure,
+            results[run].mean[measure],
+            results[baseline].mean[measure],
+            _py(mean_diff[j]),
+            int(n[j]),
+            int(wins[j]),
+            int(ties[j]),
+            int(losses[j]),
+            **{k: _py(v[j]) for k, v in tests.items()},
+        )
         out.append(_finish(c, settings))
     return out
 
@@ -172,8 +198,9 @@ def _run_tests(diffs: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
         perm = stats.permutation_test(diffs, n_permutations=settings.n_permutations, seed=settings.seed)
         out["p_permutation"], out["permutations"], out["exact"] = perm.p, perm.resamples, perm.exact
     if "bootstrap" in settings.tests:
-        out["ci_low"], out["ci_high"] = stats.bootstrap_ci(diffs, n_bootstrap=settings.n_bootstrap,
-                                                           seed=settings.seed, confidence=settings.confidence)
+        out["ci_low"], out["ci_high"] = stats.bootstrap_ci(
+            diffs, n_bootstrap=settings.n_bootstrap, seed=settings.seed, confidence=settings.confidence
+        )
     return out
 
 
@@ -201,10 +228,23 @@ def _finish(c: Comparison, settings: Settings) -> Comparison:
 
 
 # ------------------------------------------------------------------------------------------------ compare
-def compare(qrels: Any, runs: Any, measures: Iterable[str | Measure] | str, *, baseline: str | None = None,
-            tests: Sequence[str] = TESTS, n_permutations: int = 10_000, n_bootstrap: int = 10_000, seed: int = 0,
-            alpha: float = 0.05, confidence: float = 0.95, correction: str | None = "holm", corpus: Any = None,
-            strict: bool = False, chunk_map: Any = None) -> Report:
+def compare(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str,
+    *,
+    baseline: str | None = None,
+    tests: Sequence[str] = TESTS,
+    n_permutations: int = 10_000,
+    n_bootstrap: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    correction: str | None = "holm",
+    corpus: Any = None,
+    strict: bool = False,
+    chunk_map: Any = None,
+) -> Report:
     """Score ``runs`` on ``qrels`` and test each run against ``baseline``, measure by measure.
 
     ``runs``: ``{name: run}`` or a list of runs named by their tags; each run and ``qrels`` is anything
@@ -226,15 +266,24 @@ def compare(qrels: Any, runs: Any, measures: Iterable[str | Measure] | str, *, b
     >>> c.diff, (c.wins, c.ties, c.losses), c.p_permutation
     (0.25, (1, 1, 0), 1.0)
     """
-    settings = Settings(tuple(tests) if not isinstance(tests, str) else tests, n_permutations, n_bootstrap,
-                        seed, alpha, confidence, correction)
+    settings = Settings(
+        tuple(tests) if not isinstance(tests, str) else tests,
+        n_permutations,
+        n_bootstrap,
+        seed,
+        alpha,
+        confidence,
+        correction,
+    )
     specs = parse_measures(measures)
     named = named_runs(runs)
     baseline = _check_baseline(baseline, list(named))
     qrels = as_qrels(qrels)
     corpus = _read_corpus_once(corpus)
-    results = {name: evaluate(qrels, run, specs, corpus=corpus, strict=strict, chunk_map=chunk_map)
-               for name, run in named.items()}
+    results = {
+        name: evaluate(qrels, run, specs, corpus=corpus, strict=strict, chunk_map=chunk_map)
+        for name, run in named.items()
+    }
     for name, result in results.items():
         result.name = name
     return Report(results, baseline, specs, _comparisons(results, baseline, specs, settings), settings)
@@ -259,8 +308,14 @@ class Report:
     """The outcome of `compare`: numbers first (``means``, ``comparisons``, ``to_dataframe``), renderings
     second (``to_markdown``, ``to_html``, ``to_latex``, ``to_text``, ``to_dict``)."""
 
-    def __init__(self, results: dict[str, Result], baseline: str, measures: Sequence[Measure],
-                 comparisons: list[Comparison], settings: Settings):
+    def __init__(
+        self,
+        results: dict[str, Result],
+        baseline: str,
+        measures: Sequence[Measure],
+        comparisons: list[Comparison],
+        settings: Settings,
+    ):
         self.results = results
         self.baseline = baseline
         self.measures = tuple(measures)
@@ -293,8 +348,10 @@ class Report:
             if c.run == run and c.measure == name:
                 return c
         others = [r for r in self.runs if r != self.baseline]
-        raise QrelForgeError(f"no comparison for run {run!r} on {name!r}; runs compared: {others}, "
-                             f"measures: {self.measure_names}")
+        raise QrelForgeError(
+            f"no comparison for run {run!r} on {name!r}; runs compared: {others}, "
+            f"measures: {self.measure_names}"
+        )
 
     def best(self, measure: str) -> list[str]:
         """The runs with the best mean on ``measure`` (highest; lowest for FirstRel); ties all count."""
@@ -321,8 +378,12 @@ class Report:
         the baseline's value, the difference and the outcome (win/tie/loss; None for the baseline or an
         undefined pair). ``"wtl"``: one row per run, measure and outcome with its count (stacked bars).
         """
-        kinds = {"summary": self._summary_frame, "means": self._means_frame, "per_query": self._per_query_frame,
-                 "wtl": self._wtl_frame}
+        kinds = {
+            "summary": self._summary_frame,
+            "means": self._means_frame,
+            "per_query": self._per_query_frame,
+            "wtl": self._wtl_frame,
+        }
         if what not in kinds:
             raise QrelForgeError(f"what must be one of {', '.join(kinds)}; got {what!r}")
         return kinds[what]()
@@ -333,8 +394,14 @@ class Report:
         rows = []
         for run, result in self.results.items():
             for m in self.measure_names:
-                row = {"run": run, "measure": m, "baseline": run == self.baseline, "mean": self.means[run][m],
-                       "queries": result.n[m], "best": run in self.best(m)}
+                row = {
+                    "run": run,
+                    "measure": m,
+                    "baseline": run == self.baseline,
+                    "mean": self.means[run][m],
+                    "queries": result.n[m],
+                    "best": run in self.best(m),
+                }
                 if run != self.baseline:
                     extra = self.comparison(run, m).to_dict()
                     extra["pairs"] = extra.pop("n")
@@ -358,25 +425,45 @@ class Report:
                 value, ref = result.values[m], base.values[m]
                 diff = value - ref
                 outcome = _outcomes(diff * _sign(m)) if run != self.baseline else np.full(len(diff), None)
-                parts.append(pd.DataFrame({"run": run, "query_id": result.query_ids, "measure": m, "value": value,
-                                           "baseline_value": ref, "diff": diff, "outcome": outcome}))
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "run": run,
+                            "query_id": result.query_ids,
+                            "measure": m,
+                            "value": value,
+                            "baseline_value": ref,
+                            "diff": diff,
+                            "outcome": outcome,
+                        }
+                    )
+                )
         return pd.concat(parts, ignore_index=True)
 
     def _wtl_frame(self) -> pd.DataFrame:
         import pandas as pd
 
-        rows = [{"run": c.run, "measure": c.measure, "outcome": outcome, "count": count} for c in self.comparisons
-                for outcome, count in (("win", c.wins), ("tie", c.ties), ("loss", c.losses))]
+        rows = [
+            {"run": c.run, "measure": c.measure, "outcome": outcome, "count": count}
+            for c in self.comparisons
+            for outcome, count in (("win", c.wins), ("tie", c.ties), ("loss", c.losses))
+        ]
         return pd.DataFrame(rows, columns=["run", "measure", "outcome", "count"])
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
         """Everything as JSON-ready Python types (NaN → None)."""
-        out = {"baseline": self.baseline, "runs": self.runs, "measures": self.measure_names,
-               "queries": len(self.query_ids), "settings": asdict(self.settings),
-               "means": self.means, "n": {run: r.n for run, r in self.results.items()},
-               "counts": {run: r.counts.to_dict() for run, r in self.results.items()},
-               "best": {m: self.best(m) for m in self.measure_names},
-               "comparisons": [c.to_dict() for c in self.comparisons]}
+        out = {
+            "baseline": self.baseline,
+            "runs": self.runs,
+            "measures": self.measure_names,
+            "queries": len(self.query_ids),
+            "settings": asdict(self.settings),
+            "means": self.means,
+            "n": {run: r.n for run, r in self.results.items()},
+            "counts": {run: r.counts.to_dict() for run, r in self.results.items()},
+            "best": {m: self.best(m) for m in self.measure_names},
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
         if per_query:
             out["per_query"] = {run: r.per_query_dict() for run, r in self.results.items()}
         return stats._json_ready(out)
@@ -389,13 +476,17 @@ class Report:
         if test is None:
             return "No significance test was run."
         family = f"{others} comparison{'s' if others > 1 else ''} per measure"
-        correction = "" if s.correction == "none" else f", {s.correction.capitalize()}-adjusted over the {family}"
-        what = {"permutation": f"two-sided paired randomization test (sign flips, all 2^n when 2^n ≤ "
-                               f"{s.n_permutations:,}, else {s.n_permutations:,} random with seed {s.seed})"
-                               f"{correction}, p ≤ {s.alpha}",
-                "t": f"two-sided paired t-test{correction}, p ≤ {s.alpha}",
-                "bootstrap": f"the {s.confidence:.0%} bootstrap interval of the mean difference excludes 0, "
-                             "not adjusted for multiple comparisons"}[test]
+        correction = (
+            "" if s.correction == "none" else f", {s.correction.capitalize()}-adjusted over the {family}"
+        )
+        what = {
+            "permutation": f"two-sided paired randomization test (sign flips, all 2^n when 2^n ≤ "
+            f"{s.n_permutations:,}, else {s.n_permutations:,} random with seed {s.seed})"
+            f"{correction}, p ≤ {s.alpha}",
+            "t": f"two-sided paired t-test{correction}, p ≤ {s.alpha}",
+            "bootstrap": f"the {s.confidence:.0%} bootstrap interval of the mean difference excludes 0, "
+            "not adjusted for multiple comparisons",
+        }[test]
         return f"{UP} / {DOWN}: significantly better / worse than the baseline {self.baseline}: {what}."
 
     def to_markdown(self, *, digits: int = 4, max_queries: int = 50, title: str = "Run comparison") -> str:
@@ -419,5 +510,7 @@ class Report:
         return render_html(self, digits=digits, max_queries=max_queries, title=title)
 
     def __repr__(self) -> str:
-        return (f"Report(baseline={self.baseline!r}, runs={self.runs}, measures={self.measure_names}, "
-                f"{len(self.query_ids)} queries)")
+        return (
+            f"Report(baseline={self.baseline!r}, runs={self.runs}, measures={self.measure_names}, "
+            f"{len(self.query_ids)} queries)"
+        )

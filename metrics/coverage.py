@@ -44,8 +44,14 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
     judged, parts = {}, []
     for name, run in named.items():
         judged[name], rows = _unjudged_top(qrels, run, k)
-        parts.append((name, run.query_id.take(_ids.indices(rows)).to_pylist(), _rank_of(run, rows),
-                      run.doc_id.take(_ids.indices(rows)).to_pylist()))
+        parts.append(
+            (
+                name,
+                run.query_id.take(_ids.indices(rows)).to_pylist(),
+                _rank_of(run, rows),
+                run.doc_id.take(_ids.indices(rows)).to_pylist(),
+            )
+        )
     return Coverage(k, judged, parts)
 
 
@@ -79,13 +85,19 @@ class Coverage:
     """Judged@k per run, the unjudged top-k documents, and what each run adds to a depth-k pool. Tables via
     ``to_dataframe``: ``"judged"``, ``"unjudged"``, ``"pool"``."""
 
-    def __init__(self, k: int, judged: dict[str, tuple[float, int]], parts: list[tuple[str, Any, Any, list[str]]]):
+    def __init__(
+        self, k: int, judged: dict[str, tuple[float, int]], parts: list[tuple[str, Any, Any, list[str]]]
+    ):
         import pandas as pd
 
         self.k = k
-        self.judged = pd.DataFrame([{"run": r, f"Judged@{k}": v, "queries": n} for r, (v, n) in judged.items()])
-        frames = [pd.DataFrame({"run": name, "query_id": q, "rank": rank, "doc_id": docs})
-                  for name, q, rank, docs in parts]
+        self.judged = pd.DataFrame(
+            [{"run": r, f"Judged@{k}": v, "queries": n} for r, (v, n) in judged.items()]
+        )
+        frames = [
+            pd.DataFrame({"run": name, "query_id": q, "rank": rank, "doc_id": docs})
+            for name, q, rank, docs in parts
+        ]
         self.unjudged = pd.concat(frames, ignore_index=True).astype({"rank": np.int64})
         self.pool = self._pool(list(judged))
 
@@ -97,8 +109,13 @@ class Coverage:
         only = pairs[seen_by == 1].groupby("run").size()
         total = pairs.groupby("run").size()
         self.pool_total = int(len(pairs.drop_duplicates(["query_id", "doc_id"])))
-        return pd.DataFrame({"run": runs, "unjudged_pairs": [int(total.get(r, 0)) for r in runs],
-                             "only_this_run": [int(only.get(r, 0)) for r in runs]})
+        return pd.DataFrame(
+            {
+                "run": runs,
+                "unjudged_pairs": [int(total.get(r, 0)) for r in runs],
+                "only_this_run": [int(only.get(r, 0)) for r in runs],
+            }
+        )
 
     def to_dataframe(self, what: str = "judged") -> pd.DataFrame:
         tables = {"judged": self.judged, "unjudged": self.unjudged, "pool": self.pool}
@@ -107,8 +124,12 @@ class Coverage:
         return tables[what].copy()
 
     def to_dict(self, *, unjudged: bool = True) -> dict[str, Any]:
-        out = {"k": self.k, "judged": self.judged.to_dict(orient="records"),
-               "pool": self.pool.to_dict(orient="records"), "pool_total": self.pool_total}
+        out = {
+            "k": self.k,
+            "judged": self.judged.to_dict(orient="records"),
+            "pool": self.pool.to_dict(orient="records"),
+            "pool_total": self.pool_total,
+        }
         if unjudged:
             out["unjudged"] = self.unjudged.to_dict(orient="records")
         return stats._json_ready(out)
@@ -117,15 +138,30 @@ class Coverage:
         """Markdown: Judged@k and pool additions per run, then up to ``max_rows`` unjudged documents."""
         digits, max_rows = stats.check_int(digits, "digits", 0), stats.check_int(max_rows, "max_rows", 0)
         pool = self.pool.set_index("run")
-        rows = [[_md(j.run), _fmt(_py(j[2]), digits), str(j.queries), str(pool.loc[j.run, "unjudged_pairs"]),
-                 str(pool.loc[j.run, "only_this_run"])] for j in self.judged.itertuples()]
-        out = [f"# Judging coverage at depth {self.k}\n",
-               _table(["run", f"Judged@{self.k}", "queries", "unjudged pairs", "only this run"], rows, "lrrrr"),
-               f"A depth-{self.k} pool of these runs adds {self.pool_total} unjudged (query, document) pairs.\n"]
+        rows = [
+            [
+                _md(j.run),
+                _fmt(_py(j[2]), digits),
+                str(j.queries),
+                str(pool.loc[j.run, "unjudged_pairs"]),
+                str(pool.loc[j.run, "only_this_run"]),
+            ]
+            for j in self.judged.itertuples()
+        ]
+        out = [
+            f"# Judging coverage at depth {self.k}\n",
+            _table(["run", f"Judged@{self.k}", "queries", "unjudged pairs", "only this run"], rows, "lrrrr"),
+            f"A depth-{self.k} pool of these runs adds {self.pool_total} unjudged (query, document) pairs.\n",
+        ]
         shown = self.unjudged.head(max_rows)
         if len(shown):
-            out.append(_table(["run", "query", "rank", "document"], [[_md(u.run), _md(u.query_id), str(u.rank),
-                                                                        _md(u.doc_id)] for u in shown.itertuples()], "llrl"))
+            out.append(
+                _table(
+                    ["run", "query", "rank", "document"],
+                    [[_md(u.run), _md(u.query_id), str(u.rank), _md(u.doc_id)] for u in shown.itertuples()],
+                    "llrl",
+                )
+            )
         if len(self.unjudged) > max_rows:
             out.append(f"{len(self.unjudged) - max_rows} more unjudged documents not shown.\n")
         return "\n".join(out)

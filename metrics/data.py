@@ -36,7 +36,9 @@ def _is_score(value: Any) -> bool:
 def _check_id(value: Any, what: str, where: str, source: str) -> str:
     """An ID is a non-empty str without spaces, tabs or line breaks (it must survive a TREC file)."""
     if not isinstance(value, str):
-        raise FormatError(Problem(source, None, repr(value), f"{what} must be a str; got {type(value).__name__} {where}"))
+        raise FormatError(
+            Problem(source, None, repr(value), f"{what} must be a str; got {type(value).__name__} {where}")
+        )
     if not value:
         raise FormatError(Problem(source, None, value, f"{what} is empty {where}"))
     if _ids.BAD_ID_CHARS.search(value):
@@ -90,17 +92,23 @@ class Qrels(_Rows):
     def from_dict(cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "qrels") -> Qrels:
         """From ``{query_id: {doc_id: grade}}``. Grades must be ints (not bools)."""
         if not isinstance(mapping, Mapping):
-            raise FormatError(Problem(source, None, repr(type(mapping)), "qrels must be a mapping {qid: {doc_id: grade}}"))
+            raise FormatError(
+                Problem(source, None, repr(type(mapping)), "qrels must be a mapping {qid: {doc_id: grade}}")
+            )
         qs, ds, gs = [], [], []
         for qid, docs in mapping.items():
             _check_id(qid, "query_id", "", source)
             if not isinstance(docs, Mapping):
-                raise FormatError(Problem(source, None, repr(docs), f"judgments of query {qid!r} must be a mapping"))
+                raise FormatError(
+                    Problem(source, None, repr(docs), f"judgments of query {qid!r} must be a mapping")
+                )
             for doc, grade in docs.items():
                 _check_id(doc, "doc_id", f"for query {qid!r}", source)
                 if not _is_int(grade):
                     raise FormatError(
-                        Problem(source, None, repr(grade), f"grade of {doc!r} for query {qid!r} must be an int")
+                        Problem(
+                            source, None, repr(grade), f"grade of {doc!r} for query {qid!r} must be an int"
+                        )
                     )
                 qs.append(qid)
                 ds.append(doc)
@@ -118,12 +126,18 @@ class Qrels(_Rows):
         import pandas as pd
 
         return pd.DataFrame(
-            {"query_id": self.query_id.to_pylist(), "doc_id": self.doc_id.to_pylist(), "relevance": self.relevance}
+            {
+                "query_id": self.query_id.to_pylist(),
+                "doc_id": self.doc_id.to_pylist(),
+                "relevance": self.relevance,
+            }
         )
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.query_id.to_pylist(), self.doc_id.to_pylist(), self.relevance.tolist(), strict=True):
+        for q, d, g in zip(
+            self.query_id.to_pylist(), self.doc_id.to_pylist(), self.relevance.tolist(), strict=True
+        ):
             out.setdefault(q, {})[d] = g
         return out
 
@@ -145,8 +159,17 @@ class Run(_Rows):
 
     __slots__ = ("score", "name", "empty_queries")
 
-    def __init__(self, query_id, doc_id, score, *, name: str | None = None, source: str = "run",
-                 empty_queries: Sequence[str] = (), _validated: bool = False):
+    def __init__(
+        self,
+        query_id,
+        doc_id,
+        score,
+        *,
+        name: str | None = None,
+        source: str = "run",
+        empty_queries: Sequence[str] = (),
+        _validated: bool = False,
+    ):
         self.query_id = _ids.as_strings(query_id)
         self.doc_id = _ids.as_strings(doc_id)
         self._encoded = None
@@ -161,7 +184,9 @@ class Run(_Rows):
     def from_dict(cls, mapping: Mapping[str, Any], *, name: str | None = None, source: str = "run") -> Run:
         """From ``{qid: {doc_id: score}}`` or ranked lists ``{qid: [doc_id, ...]}`` (their order is kept)."""
         if not isinstance(mapping, Mapping):
-            raise FormatError(Problem(source, None, repr(type(mapping)), "run must be a mapping {qid: ranking}"))
+            raise FormatError(
+                Problem(source, None, repr(type(mapping)), "run must be a mapping {qid: ranking}")
+            )
         qs, ds, ss, empty = [], [], [], []
         for qid, ranking in mapping.items():
             _check_id(qid, "query_id", "", source)
@@ -186,8 +211,15 @@ class Run(_Rows):
 
         order = trec_order(self.query_codes()[0], self.score, self.doc_id)
         take = _ids.indices(order)
-        return Run(self.query_id.take(take), self.doc_id.take(take), self.score[order], name=self.name,
-                   source=self.source, empty_queries=self.empty_queries, _validated=True)
+        return Run(
+            self.query_id.take(take),
+            self.doc_id.take(take),
+            self.score[order],
+            name=self.name,
+            source=self.source,
+            empty_queries=self.empty_queries,
+            _validated=True,
+        )
 
     def to_dataframe(self) -> pd.DataFrame:
         """Rows in evaluation order with their 1-based ``rank`` within the query."""
@@ -198,12 +230,19 @@ class Run(_Rows):
         r = self.ranked()
         rank = position_within(r.query_codes()[0]) + 1
         return pd.DataFrame(
-            {"query_id": r.query_id.to_pylist(), "doc_id": r.doc_id.to_pylist(), "score": r.score, "rank": rank}
+            {
+                "query_id": r.query_id.to_pylist(),
+                "doc_id": r.doc_id.to_pylist(),
+                "score": r.score,
+                "rank": rank,
+            }
         )
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {q: {} for q in self.empty_queries}
-        for q, d, s in zip(self.query_id.to_pylist(), self.doc_id.to_pylist(), self.score.tolist(), strict=True):
+        for q, d, s in zip(
+            self.query_id.to_pylist(), self.doc_id.to_pylist(), self.score.tolist(), strict=True
+        ):
             out.setdefault(q, {})[d] = s
         return out
 
@@ -217,19 +256,34 @@ def _ranking_items(qid: str, ranking: Any, source: str) -> tuple[list[str], list
         scores = list(ranking.values())
         for doc, s in zip(docs, scores, strict=True):
             if not _is_score(s) or math.isnan(s):
-                raise FormatError(Problem(source, None, repr(s), f"score of {doc!r} for query {qid!r} must be a number"))
+                raise FormatError(
+                    Problem(source, None, repr(s), f"score of {doc!r} for query {qid!r} must be a number")
+                )
         return docs, [float(s) for s in scores]
     if isinstance(ranking, str) or not isinstance(ranking, Sequence):
         raise FormatError(
-            Problem(source, None, repr(ranking), f"ranking of query {qid!r} must be a list of doc IDs or a mapping")
+            Problem(
+                source,
+                None,
+                repr(ranking),
+                f"ranking of query {qid!r} must be a list of doc IDs or a mapping",
+            )
         )
-    docs = [_check_id(d, "doc_id", f"at position {i + 1} for query {qid!r}", source) for i, d in enumerate(ranking)]
+    docs = [
+        _check_id(d, "doc_id", f"at position {i + 1} for query {qid!r}", source)
+        for i, d in enumerate(ranking)
+    ]
     seen: dict[str, int] = {}
     for i, doc in enumerate(docs, 1):
         if doc in seen:
-            raise FormatError(Problem(
-                source, None, doc, f"duplicate document {doc!r} for query {qid!r} at positions {seen[doc]} and {i}"
-            ))
+            raise FormatError(
+                Problem(
+                    source,
+                    None,
+                    doc,
+                    f"duplicate document {doc!r} for query {qid!r} at positions {seen[doc]} and {i}",
+                )
+            )
         seen[doc] = i
     return docs, [float(len(docs) - i) for i in range(len(docs))]
 
@@ -238,7 +292,9 @@ def _frame_ids(df: Any, source: str, columns: tuple[str, ...]) -> tuple[pa.Array
     missing = [c for c in columns if c not in getattr(df, "columns", ())]
     if missing:
         have = list(getattr(df, "columns", []))
-        raise FormatError(Problem(source, None, repr(have), f"missing column{'s' if len(missing) > 1 else ''} {missing}"))
+        raise FormatError(
+            Problem(source, None, repr(have), f"missing column{'s' if len(missing) > 1 else ''} {missing}")
+        )
     return _frame_id_column(df, columns[0], source), _frame_id_column(df, columns[1], source)
 
 
@@ -264,7 +320,9 @@ def _frame_numbers(series: Any, column: str, source: str, *, integer: bool) -> n
     kind = series.dtype.kind
     if kind not in "iuf":
         bad = series.iloc[0] if len(series) else None
-        raise FormatError(Problem(source, None, repr(bad), f"{column} must be numeric; got dtype {series.dtype}"))
+        raise FormatError(
+            Problem(source, None, repr(bad), f"{column} must be numeric; got dtype {series.dtype}")
+        )
     values = series.to_numpy(dtype=np.float64)
     bad_rows = np.flatnonzero(np.isnan(values) | (integer & (values != np.round(values))))
     if len(bad_rows):
@@ -279,11 +337,19 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
     n = len(rows.query_id)
     values = rows.relevance if isinstance(rows, Qrels) else rows.score
     if len(rows.doc_id) != n or len(values) != n:
-        raise FormatError(Problem(rows.source, None, f"{n}/{len(rows.doc_id)}/{len(values)}",
-                                  f"query_id, doc_id and {value_name} must have equal lengths"))
+        raise FormatError(
+            Problem(
+                rows.source,
+                None,
+                f"{n}/{len(rows.doc_id)}/{len(values)}",
+                f"query_id, doc_id and {value_name} must have equal lengths",
+            )
+        )
     for column, what in ((rows.query_id, "query_id"), (rows.doc_id, "doc_id")):
         if column.null_count:
-            raise FormatError(Problem(rows.source, _first_null(column) + 1, "None", f"{what} is missing", "row"))
+            raise FormatError(
+                Problem(rows.source, _first_null(column) + 1, "None", f"{what} is missing", "row")
+            )
         bad = _ids.invalid_id_rows(column)
         if len(bad):
             row = int(bad[0])
@@ -299,8 +365,15 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
         row = int(dup[0])
         first = _ids.first_row_of(codes, rows.doc_id, row)
         doc, qid = rows.doc_id[row].as_py(), rows.query_id[row].as_py()
-        raise FormatError(Problem(rows.source, row + 1, doc,
-                                  f"duplicate document {doc!r} for query {qid!r} (first at row {first + 1})", "row"))
+        raise FormatError(
+            Problem(
+                rows.source,
+                row + 1,
+                doc,
+                f"duplicate document {doc!r} for query {qid!r} (first at row {first + 1})",
+                "row",
+            )
+        )
 
 
 def _first_null(column: pa.Array) -> int:

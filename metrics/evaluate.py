@@ -44,8 +44,17 @@ class Result:
     when it is defined for none. ``per_query`` is a DataFrame indexed by query ID, NaN where undefined.
     """
 
-    def __init__(self, measures: Sequence[Measure], query_ids: list[str], values: dict[str, np.ndarray],
-                 counts: Counts, *, name: str | None, missing: list[str], extra: list[str]):
+    def __init__(
+        self,
+        measures: Sequence[Measure],
+        query_ids: list[str],
+        values: dict[str, np.ndarray],
+        counts: Counts,
+        *,
+        name: str | None,
+        missing: list[str],
+        extra: list[str],
+    ):
         self.measures = tuple(measures)
         self.query_ids = query_ids
         self.values = values
@@ -56,7 +65,10 @@ class Result:
 
     @property
     def mean(self) -> dict[str, float | None]:
-        return {k: (float(np.mean(v[~np.isnan(v)])) if (~np.isnan(v)).any() else None) for k, v in self.values.items()}
+        return {
+            k: (float(np.mean(v[~np.isnan(v)])) if (~np.isnan(v)).any() else None)
+            for k, v in self.values.items()
+        }
 
     @property
     def n(self) -> dict[str, int]:
@@ -73,11 +85,18 @@ class Result:
     def per_query_dict(self) -> dict[str, dict[str, float | None]]:
         names = [str(m) for m in self.measures]
         columns = [self.values[n].tolist() for n in names]
-        return {q: {n: (None if v != v else v) for n, v in zip(names, row, strict=True)}
-                for q, row in zip(self.query_ids, zip(*columns, strict=True), strict=True)}
+        return {
+            q: {n: (None if v != v else v) for n, v in zip(names, row, strict=True)}
+            for q, row in zip(self.query_ids, zip(*columns, strict=True), strict=True)
+        }
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "mean": self.mean, "n": self.n, "counts": self.counts.to_dict()}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "mean": self.mean,
+            "n": self.n,
+            "counts": self.counts.to_dict(),
+        }
         if per_query:
             out["per_query"] = self.per_query_dict()
         return out
@@ -87,8 +106,15 @@ class Result:
         return f"Result({self.name!r}: {shown}; {self.counts.evaluated} queries)"
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str, *, corpus: Any = None,
-             strict: bool = False, chunk_map: Any = None) -> Result:
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str,
+    *,
+    corpus: Any = None,
+    strict: bool = False,
+    chunk_map: Any = None,
+) -> Result:
     """Score ``run`` against ``qrels`` on each of ``measures``, as ``trec_eval -c`` does.
 
     ``qrels``: a path (TREC or BEIR TSV), a DataFrame (``query_id``, ``doc_id``, ``relevance``), a mapping
@@ -123,18 +149,25 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str, *, c
     if strict and (missing or ranked.extra_queries):
         raise EvaluationError(_strict_message(run, missing, ranked.extra_queries))
     values = {str(m): compute(ranked, m) for m in specs}
-    counts = Counts(ranked.nq, len(missing), len(ranked.extra_queries), int((ranked.relevant_count(1) == 0).sum()))
-    return Result(specs, ranked.query_ids, values, counts, name=run.name, missing=missing,
-                  extra=ranked.extra_queries)
+    counts = Counts(
+        ranked.nq, len(missing), len(ranked.extra_queries), int((ranked.relevant_count(1) == 0).sum())
+    )
+    return Result(
+        specs, ranked.query_ids, values, counts, name=run.name, missing=missing, extra=ranked.extra_queries
+    )
 
 
 def _strict_message(run: Run, missing: list[str], extra: list[str]) -> str:
     parts = []
     if missing:
-        parts.append(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} missing from the run: "
-                     f"{_few(missing)}")
+        parts.append(
+            f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} missing from the run: "
+            f"{_few(missing)}"
+        )
     if extra:
-        parts.append(f"{len(extra)} run quer{'y' if len(extra) == 1 else 'ies'} not in the qrels: {_few(extra)}")
+        parts.append(
+            f"{len(extra)} run quer{'y' if len(extra) == 1 else 'ies'} not in the qrels: {_few(extra)}"
+        )
     return f"strict=True: {run.source}: " + "; ".join(parts)
 
 
@@ -184,7 +217,9 @@ def _corpus_ids(corpus: Any) -> pa.Array:
             raise EvaluationError(f"corpus DataFrame needs a 'doc_id' column; got {list(corpus.columns)}")
         corpus = corpus["doc_id"].astype(str).tolist()
     if isinstance(corpus, str) or not isinstance(corpus, Iterable):
-        raise EvaluationError(f"corpus must be a path, DataFrame or collection of doc IDs; got {type(corpus).__name__}")
+        raise EvaluationError(
+            f"corpus must be a path, DataFrame or collection of doc IDs; got {type(corpus).__name__}"
+        )
     return pa.array([str(d) for d in corpus], type=pa.string())
 
 
@@ -214,10 +249,14 @@ def _chunk_table(chunk_map: Any) -> tuple[pa.Array, pa.Array]:
         return read_chunk_map(chunk_map)
     if hasattr(chunk_map, "columns"):
         if not {"chunk_id", "doc_id"} <= set(chunk_map.columns):
-            raise EvaluationError(f"chunk_map DataFrame needs 'chunk_id' and 'doc_id'; got {list(chunk_map.columns)}")
+            raise EvaluationError(
+                f"chunk_map DataFrame needs 'chunk_id' and 'doc_id'; got {list(chunk_map.columns)}"
+            )
         chunk_map = dict(zip(chunk_map["chunk_id"].astype(str), chunk_map["doc_id"].astype(str), strict=True))
     if not isinstance(chunk_map, Mapping):
-        raise EvaluationError(f"chunk_map must be a mapping, DataFrame or path; got {type(chunk_map).__name__}")
+        raise EvaluationError(
+            f"chunk_map must be a mapping, DataFrame or path; got {type(chunk_map).__name__}"
+        )
     return pa.array(list(chunk_map), pa.string()), pa.array(list(chunk_map.values()), pa.string())
 
 
@@ -228,14 +267,23 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
     at = _ids.lookup(ranked.doc_id, chunks)
     if (at < 0).any():
         row = int(np.flatnonzero(at < 0)[0])
-        raise EvaluationError(f"{run.source}: chunk {ranked.doc_id[row].as_py()!r} of query "
-                              f"{ranked.query_id[row].as_py()!r} is not in the chunk map "
-                              f"({int((at < 0).sum())} unmapped in all)")
+        raise EvaluationError(
+            f"{run.source}: chunk {ranked.doc_id[row].as_py()!r} of query "
+            f"{ranked.query_id[row].as_py()!r} is not in the chunk map "
+            f"({int((at < 0).sum())} unmapped in all)"
+        )
     codes, _ = ranked.query_codes()
     mapped = docs.take(_ids.indices(at))
     keep = np.ones(len(at), dtype=bool)
     keep[_ids.duplicate_rows(codes, mapped)] = False
     take = _ids.indices(np.flatnonzero(keep))
     position = position_within(codes[keep])
-    return Run(ranked.query_id.take(take), mapped.take(take), -position.astype(np.float64), name=run.name,
-               source=run.source, empty_queries=run.empty_queries, _validated=True)
+    return Run(
+        ranked.query_id.take(take),
+        mapped.take(take),
+        -position.astype(np.float64),
+        name=run.name,
+        source=run.source,
+        empty_queries=run.empty_queries,
+        _validated=True,
+    )

@@ -39,8 +39,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "read_qrels", "read_run", "read_beir_qrels", "write_qrels", "write_run",
-    "read_corpus", "read_queries", "write_jsonl", "read_chunk_map", "line_of_row", "iter_run_chunks",
+    "read_qrels",
+    "read_run",
+    "read_beir_qrels",
+    "write_qrels",
+    "write_run",
+    "read_corpus",
+    "read_queries",
+    "write_jsonl",
+    "read_chunk_map",
+    "line_of_row",
+    "iter_run_chunks",
 ]
 
 Source = str | os.PathLike | IO[Any]
@@ -56,7 +65,9 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CSV_FIELD_LIMIT = 2**31 - 1
 _SCAN = 1 << 20
 _THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
-_MIN_RUN_LINE = 11  # "q Q0 d 1 1 t": the shortest run line, so a file of n bytes holds at most n // 11 + 1 rows
+_MIN_RUN_LINE = (
+    11  # "q Q0 d 1 1 t": the shortest run line, so a file of n bytes holds at most n // 11 + 1 rows
+)
 _MERGE_BLOCK = 1 << 16
 
 
@@ -206,7 +217,9 @@ class _Pairs:
     def check(self, problems: _Collector, number: int, text: str, qid: str, doc: str) -> bool:
         first = self.seen.setdefault((qid, doc), number)
         if first != number:
-            problems.add(number, text, f"duplicate document {doc!r} for query {qid!r} (first on line {first})")
+            problems.add(
+                number, text, f"duplicate document {doc!r} for query {qid!r} (first on line {first})"
+            )
             return False
         return True
 
@@ -256,10 +269,17 @@ def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -
     if not _plain_layout(src):
         return None
     threaded = src.size() > _THREADED_ABOVE
-    read = pacsv.ReadOptions(column_names=names, block_size=(16 if threaded else 1) << 20, use_threads=threaded)
+    read = pacsv.ReadOptions(
+        column_names=names, block_size=(16 if threaded else 1) << 20, use_threads=threaded
+    )
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)
-    convert = pacsv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
-                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
+    convert = pacsv.ConvertOptions(
+        column_types=types,
+        include_columns=list(types),
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
     try:
         with src.arrow_stream() as stream:
             return pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
@@ -592,7 +612,9 @@ def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
     frame = run.ranked()
     tag = tag or run.name or "qrelforge"
     if _SEP.search(tag) or not tag:
-        raise FormatError(Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs"))
+        raise FormatError(
+            Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs")
+        )
     ranks = (position_within(frame.query_codes()[0]) + 1).tolist()
     rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), ranks, frame.score.tolist(), strict=True)
     _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
@@ -631,7 +653,9 @@ def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
     import pandas as pd
 
     if format not in ("auto", "jsonl", "csv", "tsv"):
-        raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'"))
+        raise FormatError(
+            Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'")
+        )
     src = _resolve(source)
     fmt = format if format != "auto" else _record_format(src.name)
     problems = _Collector(src.name)
@@ -665,7 +689,9 @@ def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, 
             problems.add(number, text, "invalid JSON (a number has too many digits)")
         else:
             if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(obj):
-                problems.add(number, text, "invalid JSON (a \\u escape encodes a lone surrogate, not a character)")
+                problems.add(
+                    number, text, "invalid JSON (a \\u escape encodes a lone surrogate, not a character)"
+                )
             else:
                 yield number, text, obj
 
@@ -707,7 +733,9 @@ def _csv_records(reader: Any, problems: _Collector) -> Iterator[tuple[int, str, 
                 return
             continue
         if len(record) != len(header):
-            problems.add(number, ",".join(record), f"expected {len(header)} fields as in the header, got {len(record)}")
+            problems.add(
+                number, ",".join(record), f"expected {len(header)} fields as in the header, got {len(record)}"
+            )
             continue
         yield number, ",".join(record), dict(zip(header, record, strict=True))
 

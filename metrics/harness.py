@@ -203,7 +203,9 @@ def _result_items(value: Any) -> list[Any]:
 
 def _item(item: Any, pos: int, id_field: str) -> tuple[str, float | None]:
     """(doc ID, score or None) of one result: an ID, an ``(id, score)`` pair, a mapping or a document."""
-    if isinstance(item, tuple | list) and len(item) == 2 and _is_score(item[1]):  # (id, score), id may be an int
+    if (
+        isinstance(item, tuple | list) and len(item) == 2 and _is_score(item[1])
+    ):  # (id, score), id may be an int
         return _id_of(item[0], pos, id_field), _checked_score(item[1], pos)
     score = item.get("score") if isinstance(item, Mapping) else getattr(item, "score", None)
     return _id_of(item, pos, id_field), None if score is None else _checked_score(score, pos)

@@ -51,30 +51,121 @@ def register(definition: MeasureDef, *aliases: str) -> MeasureDef:
 
 
 for _d, _aliases in [
-    (MeasureDef("P", "required", ("rel",), False, "precision at k",
-                "relevant in top k / k (k even when fewer than k were returned)"), ("Precision",)),
-    (MeasureDef("R", "required", ("rel",), True, "recall at k", "relevant in top k / relevant judged"), ("Recall",)),
-    (MeasureDef("F1", "required", ("rel",), True, "F1 at k", "2·P@k·R@k / (P@k + R@k), 0 when both are 0"), ()),
-    (MeasureDef("nDCG", "optional", ("gain",), True, "normalized discounted cumulative gain",
-                "Σ gain_i / log2(i+1) over ranks i ≤ k, divided by the ideal ranking's; gain = grade (lin) or "
-                "2^grade − 1 (exp); grades ≤ 0 give no gain"), ("NDCG",)),
-    (MeasureDef("AP", "optional", ("rel",), True, "average precision",
-                "Σ P@i over relevant ranks i ≤ k, divided by all relevant judged"), ("MAP",)),
-    (MeasureDef("RR", "optional", ("rel",), False, "reciprocal rank",
-                "1 / rank of the first relevant document (within k), 0 when none"), ("MRR",)),
-    (MeasureDef("R-Prec", "none", ("rel",), True, "R-precision",
-                "relevant in top R / R, R = relevant judged"), ("Rprec", "RPrec")),
-    (MeasureDef("Success", "required", ("rel",), False, "success at k",
-                "1 if a relevant document is in the top k, else 0"), ()),
-    (MeasureDef("Judged", "required", (), False, "judged rate at k",
-                "judged documents in top k / min(k, returned); 0 when nothing was returned"), ()),
-    (MeasureDef("ContextPrecision", "required", ("rel",), True, "context precision at k (RAG)",
-                "Σ P@i over relevant ranks i ≤ k / relevant in top k; 0 when none in top k"), ("CtxP",)),
-    (MeasureDef("ContextRecall", "required", ("rel",), True, "context recall at k (RAG)",
-                "relevant in top k / relevant judged (equals R@k on human qrels)"), ("CtxR",)),
-    (MeasureDef("FirstRel", "none", ("rel",), False, "rank of the first relevant document",
-                "1-based rank of the first relevant document; undefined (None) when none was returned",
-                higher_is_better=False), ()),
+    (
+        MeasureDef(
+            "P",
+            "required",
+            ("rel",),
+            False,
+            "precision at k",
+            "relevant in top k / k (k even when fewer than k were returned)",
+        ),
+        ("Precision",),
+    ),
+    (
+        MeasureDef("R", "required", ("rel",), True, "recall at k", "relevant in top k / relevant judged"),
+        ("Recall",),
+    ),
+    (
+        MeasureDef("F1", "required", ("rel",), True, "F1 at k", "2·P@k·R@k / (P@k + R@k), 0 when both are 0"),
+        (),
+    ),
+    (
+        MeasureDef(
+            "nDCG",
+            "optional",
+            ("gain",),
+            True,
+            "normalized discounted cumulative gain",
+            "Σ gain_i / log2(i+1) over ranks i ≤ k, divided by the ideal ranking's; gain = grade (lin) or "
+            "2^grade − 1 (exp); grades ≤ 0 give no gain",
+        ),
+        ("NDCG",),
+    ),
+    (
+        MeasureDef(
+            "AP",
+            "optional",
+            ("rel",),
+            True,
+            "average precision",
+            "Σ P@i over relevant ranks i ≤ k, divided by all relevant judged",
+        ),
+        ("MAP",),
+    ),
+    (
+        MeasureDef(
+            "RR",
+            "optional",
+            ("rel",),
+            False,
+            "reciprocal rank",
+            "1 / rank of the first relevant document (within k), 0 when none",
+        ),
+        ("MRR",),
+    ),
+    (
+        MeasureDef(
+            "R-Prec", "none", ("rel",), True, "R-precision", "relevant in top R / R, R = relevant judged"
+        ),
+        ("Rprec", "RPrec"),
+    ),
+    (
+        MeasureDef(
+            "Success",
+            "required",
+            ("rel",),
+            False,
+            "success at k",
+            "1 if a relevant document is in the top k, else 0",
+        ),
+        (),
+    ),
+    (
+        MeasureDef(
+            "Judged",
+            "required",
+            (),
+            False,
+            "judged rate at k",
+            "judged documents in top k / min(k, returned); 0 when nothing was returned",
+        ),
+        (),
+    ),
+    (
+        MeasureDef(
+            "ContextPrecision",
+            "required",
+            ("rel",),
+            True,
+            "context precision at k (RAG)",
+            "Σ P@i over relevant ranks i ≤ k / relevant in top k; 0 when none in top k",
+        ),
+        ("CtxP",),
+    ),
+    (
+        MeasureDef(
+            "ContextRecall",
+            "required",
+            ("rel",),
+            True,
+            "context recall at k (RAG)",
+            "relevant in top k / relevant judged (equals R@k on human qrels)",
+        ),
+        ("CtxR",),
+    ),
+    (
+        MeasureDef(
+            "FirstRel",
+            "none",
+            ("rel",),
+            False,
+            "rank of the first relevant document",
+            "1-based rank of the first relevant document; undefined (None) when none was returned",
+            higher_is_better=False,
+        ),
+        (),
+    ),
 ]:
     register(_d, *_aliases)
 

@@ -84,16 +84,16 @@ class Ranked:
     query) are kept with their 0-based rank; ``returned`` keeps how many documents each query returned.
     """
 
-    query_ids: list[str]      # evaluated queries (those of the qrels), in qrels order
-    qidx: np.ndarray          # per judged row: index into query_ids
-    pos: np.ndarray           # per judged row: 0-based rank among everything the run returned
-    grade: np.ndarray         # per judged row: the judged grade
-    returned: np.ndarray      # per query: number of documents returned
-    in_run: np.ndarray        # per query: the run answered it (possibly with nothing)
-    qrels_qidx: np.ndarray    # per judgment: query index
-    qrels_grade: np.ndarray   # per judgment: grade
+    query_ids: list[str]  # evaluated queries (those of the qrels), in qrels order
+    qidx: np.ndarray  # per judged row: index into query_ids
+    pos: np.ndarray  # per judged row: 0-based rank among everything the run returned
+    grade: np.ndarray  # per judged row: the judged grade
+    returned: np.ndarray  # per query: number of documents returned
+    in_run: np.ndarray  # per query: the run answered it (possibly with nothing)
+    qrels_qidx: np.ndarray  # per judgment: query index
+    qrels_grade: np.ndarray  # per judgment: grade
     extra_queries: list[str]  # run queries without judgments (ignored)
-    row: np.ndarray           # per judged row: its row in the original run
+    row: np.ndarray  # per judged row: its row in the original run
 
     @property
     def nq(self) -> int:
@@ -125,8 +125,18 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
     extra = r_ids.filter(_ids.indices(to_qrels < 0)).to_pylist()
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
     qj = qidx[judged]
-    return Ranked(q_ids.to_pylist(), qj, (judged - _group_start(qidx, judged)).astype(np.int32), grade,
-                  returned, in_run, q_codes, qrels.relevance, extra, order[judged])
+    return Ranked(
+        q_ids.to_pylist(),
+        qj,
+        (judged - _group_start(qidx, judged)).astype(np.int32),
+        grade,
+        returned,
+        in_run,
+        q_codes,
+        qrels.relevance,
+        extra,
+        order[judged],
+    )
 
 
 def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -142,8 +152,14 @@ def position_within(groups: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))
 
 
-def _judged_rows(qrels: Qrels, q_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int, row_q: np.ndarray,
-                 row_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _judged_rows(
+    qrels: Qrels,
+    q_codes: np.ndarray,
+    doc_codes: np.ndarray,
+    n_docs: int,
+    row_q: np.ndarray,
+    row_doc: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """The rows whose (query, document) is judged, and their grades (``row_doc``: code among judged docs)."""
     width = np.int64(max(n_docs, 1))
     judged_keys = q_codes.astype(np.int64) * width + doc_codes
@@ -231,8 +247,9 @@ def _gains(grades: np.ndarray, kind: str) -> np.ndarray:
 
 def _ndcg(r: Ranked, m: Measure) -> np.ndarray:
     use = r.grade > 0 if m.cutoff is None else (r.grade > 0) & (r.pos < m.cutoff)
-    dcg = np.bincount(r.qidx, weights=np.where(use, _gains(r.grade, m.gain) / np.log2(r.pos + 2.0), 0.0),
-                      minlength=r.nq)
+    dcg = np.bincount(
+        r.qidx, weights=np.where(use, _gains(r.grade, m.gain) / np.log2(r.pos + 2.0), 0.0), minlength=r.nq
+    )
     return _divide(dcg, _ideal_dcg(r, m))
 
 
@@ -263,8 +280,16 @@ def _judged(r: Ranked, m: Measure) -> np.ndarray:
 
 
 COMPUTE: dict[str, Callable[[Ranked, Measure], np.ndarray]] = {
-    "P": _precision, "R": _recall, "F1": _f1, "AP": _average_precision, "RR": _reciprocal_rank,
-    "nDCG": _ndcg, "R-Prec": _r_precision, "Success": _success, "Judged": _judged, "FirstRel": _first_rel,
+    "P": _precision,
+    "R": _recall,
+    "F1": _f1,
+    "AP": _average_precision,
+    "RR": _reciprocal_rank,
+    "nDCG": _ndcg,
+    "R-Prec": _r_precision,
+    "Success": _success,
+    "Judged": _judged,
+    "FirstRel": _first_rel,
 }
 
 

@@ -29,7 +29,11 @@ def csv_safe(value: Any) -> Any:
     >>> csv_safe('=HYPERLINK("http://x")'), csv_safe("-1.5"), csv_safe("q1")
     ('\\'=HYPERLINK("http://x")', '-1.5', 'q1')
     """
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMERIC.fullmatch(value):
+    if (
+        isinstance(value, str)
+        and value[:1] in ("=", "+", "-", "@", "\t", "\r")
+        and not _NUMERIC.fullmatch(value)
+    ):
         return "'" + value
     return value
 
@@ -40,15 +44,21 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 def _grid(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in rows]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _notes(result: Result) -> str:
     c = result.counts
-    note = (f"{result.name}: {c.evaluated} queries evaluated, {c.missing} missing from the run (scored 0), "
-            f"{c.extra} extra in the run (ignored), {c.no_relevant} without relevant documents")
+    note = (
+        f"{result.name}: {c.evaluated} queries evaluated, {c.missing} missing from the run (scored 0), "
+        f"{c.extra} extra in the run (ignored), {c.no_relevant} without relevant documents"
+    )
     partial = [f"{k} over {n}" for k, n in result.n.items() if n != c.evaluated]
     return note + (f"; means taken {', '.join(partial)}" if partial else "") + "\n"
 
@@ -66,8 +76,10 @@ def table(results: Sequence[Result], measures: Sequence[Measure], *, per_query: 
 
 
 def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    payload = {"measures": [str(m) for m in measures],
-               "runs": [r.to_dict(per_query=per_query) for r in results]}
+    payload = {
+        "measures": [str(m) for m in measures],
+        "runs": [r.to_dict(per_query=per_query) for r in results],
+    }
     return json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
@@ -80,8 +92,12 @@ def to_csv(results: Sequence[Result], measures: Sequence[Measure], *, per_query:
     for r in results:
         if per_query:
             for q, v in r.per_query_dict().items():
-                writer.writerow([csv_safe(r.name), csv_safe(q), *("" if v[n] is None else repr(v[n]) for n in names)])
-        writer.writerow([csv_safe(r.name), "all", *("" if r.mean[n] is None else repr(r.mean[n]) for n in names)])
+                writer.writerow(
+                    [csv_safe(r.name), csv_safe(q), *("" if v[n] is None else repr(v[n]) for n in names)]
+                )
+        writer.writerow(
+            [csv_safe(r.name), "all", *("" if r.mean[n] is None else repr(r.mean[n]) for n in names)]
+        )
     return buf.getvalue()
 
 
@@ -93,8 +109,12 @@ def to_trec(results: Sequence[Result], measures: Sequence[Measure], *, per_query
         lines.append(f"{'runid':<22}\tall\t{r.name}")
         lines.append(f"{'num_q':<22}\tall\t{r.counts.evaluated}")
         if per_query:
-            lines += [f"{n:<22}\t{q}\t{v[n]:.4f}" for q, v in r.per_query_dict().items() for n in names
-                      if v[n] is not None]
+            lines += [
+                f"{n:<22}\t{q}\t{v[n]:.4f}"
+                for q, v in r.per_query_dict().items()
+                for n in names
+                if v[n] is not None
+            ]
         lines += [f"{n:<22}\tall\t{_fmt(r.mean[n])}" for n in names]
     return "\n".join(lines) + "\n"
 
@@ -102,8 +122,9 @@ def to_trec(results: Sequence[Result], measures: Sequence[Measure], *, per_query
 _RENDERERS = {"table": table, "json": to_json, "csv": to_csv, "trec": to_trec}
 
 
-def score_output(results: Sequence[Result], measures: Sequence[Measure], *, fmt: str = "table",
-                 per_query: bool = False) -> str:
+def score_output(
+    results: Sequence[Result], measures: Sequence[Measure], *, fmt: str = "table", per_query: bool = False
+) -> str:
     """Render results in one of ``table``, ``json``, ``csv``, ``trec``."""
     if fmt not in _RENDERERS:
         raise ValueError(f"fmt must be one of {', '.join(_RENDERERS)}; got {fmt!r}")

@@ -37,18 +37,31 @@ def _labels_frame(labels: Any, source: str = "labels") -> pd.DataFrame:
     frame = labels if hasattr(labels, "columns") else pd.DataFrame(list(labels))
     missing = [c for c in LABEL_COLUMNS if c not in frame.columns]
     if missing:
-        raise FormatError(Problem(source, None, repr(list(frame.columns)),
-                                  f"missing column{'s' if len(missing) > 1 else ''} {missing}"))
+        raise FormatError(
+            Problem(
+                source,
+                None,
+                repr(list(frame.columns)),
+                f"missing column{'s' if len(missing) > 1 else ''} {missing}",
+            )
+        )
     if not len(frame):
         raise QrelForgeError(f"{source} has no labels; nothing to score")
-    problems = [p for row, rec in enumerate(frame[list(LABEL_COLUMNS)].itertuples(index=False))
-                if (p := _label_problem(rec, source, row)) is not None]
+    problems = [
+        p
+        for row, rec in enumerate(frame[list(LABEL_COLUMNS)].itertuples(index=False))
+        if (p := _label_problem(rec, source, row)) is not None
+    ]
     if problems:
         raise FormatError(problems)
-    out = pd.DataFrame({"query_id": frame["query_id"].astype(str).to_numpy(dtype=object),
-                        "doc_id": frame["doc_id"].astype(str).to_numpy(dtype=object),
-                        "annotator": frame["annotator"].astype(str).to_numpy(dtype=object),
-                        "grade": frame["grade"].to_numpy().astype(np.int64)})
+    out = pd.DataFrame(
+        {
+            "query_id": frame["query_id"].astype(str).to_numpy(dtype=object),
+            "doc_id": frame["doc_id"].astype(str).to_numpy(dtype=object),
+            "annotator": frame["annotator"].astype(str).to_numpy(dtype=object),
+            "grade": frame["grade"].to_numpy().astype(np.int64),
+        }
+    )
     _no_duplicate_labels(out, source)
     return out
 
@@ -62,7 +75,9 @@ def _label_problem(rec: tuple, source: str, row: int) -> Problem | None:
         ok_int = isinstance(value, int | np.integer) and not isinstance(value, bool) and name == "annotator"
         if not ok_int and not (isinstance(value, str) and value.strip()):
             return Problem(source, row + 1, str(value), f"{name} must be a non-empty string", "row")
-    integral = isinstance(grade, int | np.integer) or (isinstance(grade, float | np.floating) and float(grade).is_integer())
+    integral = isinstance(grade, int | np.integer) or (
+        isinstance(grade, float | np.floating) and float(grade).is_integer()
+    )
     if isinstance(grade, bool | np.bool_) or not integral:
         return Problem(source, row + 1, str(grade), "grade must be an integer", "row")
     return None
@@ -73,11 +88,22 @@ def _no_duplicate_labels(frame: pd.DataFrame, source: str) -> None:
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
         q, d, a = frame.iloc[row][["query_id", "doc_id", "annotator"]]
-        first = int(np.flatnonzero(((frame["query_id"] == q) & (frame["doc_id"] == d) & (frame["annotator"] == a))
-                                   .to_numpy())[0])
-        raise FormatError(Problem(source, row + 1, f"{q} {d} {a}", f"duplicate label of {d!r} for query {q!r} by "
-                                  f"annotator {a!r} (first at row {first + 1}); pass each annotator's current "
-                                  "label only", "row"))
+        first = int(
+            np.flatnonzero(
+                ((frame["query_id"] == q) & (frame["doc_id"] == d) & (frame["annotator"] == a)).to_numpy()
+            )[0]
+        )
+        raise FormatError(
+            Problem(
+                source,
+                row + 1,
+                f"{q} {d} {a}",
+                f"duplicate label of {d!r} for query {q!r} by "
+                f"annotator {a!r} (first at row {first + 1}); pass each annotator's current "
+                "label only",
+                "row",
+            )
+        )
 
 
 def majority_qrels(labels: Any, *, tie: str = "lower") -> Qrels:
@@ -116,8 +142,13 @@ def _filled(own: pd.DataFrame, reference: pd.DataFrame, source: str) -> Qrels:
     keys = _pairs_index(own[["query_id", "doc_id"]])
     rest = reference[~_pairs_index(reference[["query_id", "doc_id"]]).isin(keys)]
     both = pd.concat([own, rest], ignore_index=True)
-    return Qrels(both["query_id"].tolist(), both["doc_id"].tolist(), both["relevance"].to_numpy(), source=source,
-                 _validated=True)
+    return Qrels(
+        both["query_id"].tolist(),
+        both["doc_id"].tolist(),
+        both["relevance"].to_numpy(),
+        source=source,
+        _validated=True,
+    )
 
 
 def _variants(labels: pd.DataFrame, release: Qrels | None, tie: str, fill: bool) -> dict[str, Qrels]:
@@ -125,18 +156,36 @@ def _variants(labels: pd.DataFrame, release: Qrels | None, tie: str, fill: bool)
     majority = majority_qrels(labels, tie=tie)
     reference = (release if release is not None else majority).to_dataframe()
     out: dict[str, Qrels] = {} if release is None else {"release": release}
-    out["majority"] = _filled(majority.to_dataframe(), reference, "majority") if fill and release else majority
+    out["majority"] = (
+        _filled(majority.to_dataframe(), reference, "majority") if fill and release else majority
+    )
     for annotator, own in labels.groupby("annotator", sort=True):
         own = own.rename(columns={"grade": "relevance"})[["query_id", "doc_id", "relevance"]]
-        out[f"annotator:{annotator}"] = (_filled(own, reference, f"annotator {annotator}") if fill else
-                                         Qrels(own["query_id"].tolist(), own["doc_id"].tolist(),
-                                               own["relevance"].to_numpy(), source=f"annotator {annotator}"))
+        out[f"annotator:{annotator}"] = (
+            _filled(own, reference, f"annotator {annotator}")
+            if fill
+            else Qrels(
+                own["query_id"].tolist(),
+                own["doc_id"].tolist(),
+                own["relevance"].to_numpy(),
+                source=f"annotator {annotator}",
+            )
+        )
     return out
 
 
-def assessor_sensitivity(labels: Any, runs: Any, measures: Iterable[str | Measure] | str, *, release: Any = None,
-                         tie: str = "lower", fill: bool = True, n_bootstrap: int = 0, seed: int = 0,
-                         confidence: float = 0.95) -> Sensitivity:
+def assessor_sensitivity(
+    labels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str,
+    *,
+    release: Any = None,
+    tie: str = "lower",
+    fill: bool = True,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Sensitivity:
     """Would the conclusion change if someone else had judged? Score ``runs`` under several qrels.
 
     ``labels``: a long table (DataFrame or records) with ``query_id``, ``doc_id``, ``annotator``, ``grade``,
@@ -176,8 +225,13 @@ class Sensitivity:
     system ranking moves. Tables via ``to_dataframe``: ``"scores"``, ``"spread"``, ``"tau"``, and after a
     bootstrap ``"bootstrap"`` and ``"bootstrap_tau"``."""
 
-    def __init__(self, results: dict[str, dict[str, Result]], reference: str, measures: Sequence[Measure],
-                 labels: pd.DataFrame):
+    def __init__(
+        self,
+        results: dict[str, dict[str, Result]],
+        reference: str,
+        measures: Sequence[Measure],
+        labels: pd.DataFrame,
+    ):
         self.results, self.reference, self.measures, self.labels = results, reference, tuple(measures), labels
         self.boot: dict[str, pd.DataFrame] | None = None
         self.boot_settings: dict[str, Any] | None = None
@@ -201,14 +255,20 @@ class Sensitivity:
                 raise QrelForgeError(f"no bootstrap was run; pass n_bootstrap > 0 to get {what!r}")
             return self.boot[what].copy()
         if what not in kinds:
-            raise QrelForgeError(f"what must be one of scores, spread, tau, bootstrap, bootstrap_tau; got {what!r}")
+            raise QrelForgeError(
+                f"what must be one of scores, spread, tau, bootstrap, bootstrap_tau; got {what!r}"
+            )
         return kinds[what]()
 
     def _scores(self) -> pd.DataFrame:
         import pandas as pd
 
-        rows = [{"qrels": v, "run": r, "measure": str(m), "mean": res.mean[str(m)], "queries": res.n[str(m)]}
-                for v, by_run in self.results.items() for r, res in by_run.items() for m in self.measures]
+        rows = [
+            {"qrels": v, "run": r, "measure": str(m), "mean": res.mean[str(m)], "queries": res.n[str(m)]}
+            for v, by_run in self.results.items()
+            for r, res in by_run.items()
+            for m in self.measures
+        ]
         return pd.DataFrame(rows)
 
     def _spread(self) -> pd.DataFrame:
@@ -222,10 +282,19 @@ class Sensitivity:
                 col = means[:, j]
                 ok = ~np.isnan(col)
                 lo, hi = (np.nanmin(col), np.nanmax(col)) if ok.any() else (np.nan, np.nan)
-                rows.append({"run": run, "measure": m, "reference": ref[j], "min": lo, "max": hi, "range": hi - lo,
-                             "std": float(np.std(col[ok])) if ok.any() else np.nan,
-                             "min_qrels": self.variants[int(np.nanargmin(col))] if ok.any() else None,
-                             "max_qrels": self.variants[int(np.nanargmax(col))] if ok.any() else None})
+                rows.append(
+                    {
+                        "run": run,
+                        "measure": m,
+                        "reference": ref[j],
+                        "min": lo,
+                        "max": hi,
+                        "range": hi - lo,
+                        "std": float(np.std(col[ok])) if ok.any() else np.nan,
+                        "min_qrels": self.variants[int(np.nanargmin(col))] if ok.any() else None,
+                        "max_qrels": self.variants[int(np.nanargmax(col))] if ok.any() else None,
+                    }
+                )
         return pd.DataFrame(rows)
 
     def _tau(self) -> pd.DataFrame:
@@ -237,7 +306,9 @@ class Sensitivity:
             ref = means[self.variants.index(self.reference)]
             for v, row in zip(self.variants, means, strict=True):
                 if v != self.reference:
-                    rows.append({"qrels": v, "measure": m, **_ranking_agreement(row, ref, self.runs, _sign(m))})
+                    rows.append(
+                        {"qrels": v, "measure": m, **_ranking_agreement(row, ref, self.runs, _sign(m))}
+                    )
         return pd.DataFrame(rows, columns=["qrels", "measure", "tau", "discordant", "top", "same_top"])
 
     def bootstrap(self, n_bootstrap: int, seed: int, confidence: float) -> None:
@@ -257,7 +328,10 @@ class Sensitivity:
         cube = np.stack([self._aligned(v, qids) for v in [*annotators, self.reference]])
         names = [a.removeprefix("annotator:") for a in annotators]
         labelled = self.labels.groupby("query_id")["annotator"].unique().to_dict()
-        judges = [np.array([names.index(a) for a in labelled.get(q, ()) if a in names], dtype=np.int64) for q in qids]
+        judges = [
+            np.array([names.index(a) for a in labelled.get(q, ()) if a in names], dtype=np.int64)
+            for q in qids
+        ]
         return cube, judges
 
     def _aligned(self, variant: str, qids: list[str]) -> np.ndarray:
@@ -271,21 +345,30 @@ class Sensitivity:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"reference": self.reference, "qrels": self.variants, "runs": self.runs,
-               "measures": [str(m) for m in self.measures],
-               "scores": self._scores().to_dict(orient="records"), "spread": self._spread().to_dict(orient="records"),
-               "tau": self._tau().to_dict(orient="records")}
+        out = {
+            "reference": self.reference,
+            "qrels": self.variants,
+            "runs": self.runs,
+            "measures": [str(m) for m in self.measures],
+            "scores": self._scores().to_dict(orient="records"),
+            "spread": self._spread().to_dict(orient="records"),
+            "tau": self._tau().to_dict(orient="records"),
+        }
         if self.boot is not None:
-            out["bootstrap"] = {"settings": self.boot_settings,
-                                **{k: v.to_dict(orient="records") for k, v in self.boot.items()}}
+            out["bootstrap"] = {
+                "settings": self.boot_settings,
+                **{k: v.to_dict(orient="records") for k, v in self.boot.items()},
+            }
         return stats._json_ready(out)
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """Markdown: scores per qrels variant, the spread per run, tau per variant (and the bootstrap)."""
         digits = stats.check_int(digits, "digits", 0)
-        parts = ["# Assessor sensitivity\n",
-                 f"Reference qrels: {_md(self.reference)} · {len(self.variants)} qrels variants · "
-                 f"{len(self.runs)} runs\n"]
+        parts = [
+            "# Assessor sensitivity\n",
+            f"Reference qrels: {_md(self.reference)} · {len(self.variants)} qrels variants · "
+            f"{len(self.runs)} runs\n",
+        ]
         for m in map(str, self.measures):
             parts += [f"## {_md(m)}\n", self._md_scores(m, digits), self._md_tau(m, digits)]
         if self.boot is not None:
@@ -297,7 +380,10 @@ class Sensitivity:
         spread = self._spread()
         spread = spread[spread["measure"] == measure].set_index("run")
         header = ["qrels", *map(_md, self.runs)]
-        rows = [[_md(v), *(_fmt(_py(x), digits) for x in row)] for v, row in zip(self.variants, means, strict=True)]
+        rows = [
+            [_md(v), *(_fmt(_py(x), digits) for x in row)]
+            for v, row in zip(self.variants, means, strict=True)
+        ]
         for stat in ("min", "max", "std"):
             rows.append([f"*{stat}*", *(_fmt(_py(spread.loc[r, stat]), digits) for r in self.runs)])
         return _table(header, rows, "l" + "r" * len(self.runs))
@@ -305,36 +391,71 @@ class Sensitivity:
     def _md_tau(self, measure: str, digits: int) -> str:
         tau = self._tau()
         tau = tau[tau["measure"] == measure]
-        rows = [[_md(t.qrels), _fmt(_py(t.tau), digits), str(t.discordant), _md(", ".join(t.top)),
-                 "yes" if t.same_top else "no"] for t in tau.itertuples()]
-        note = f"Kendall's tau-b between each variant's system ranking and the {_md(self.reference)} ranking.\n"
-        return _table(["qrels", "tau", "discordant pairs", "top run", "same top"], rows, "lrrll") + "\n" + note
+        rows = [
+            [
+                _md(t.qrels),
+                _fmt(_py(t.tau), digits),
+                str(t.discordant),
+                _md(", ".join(t.top)),
+                "yes" if t.same_top else "no",
+            ]
+            for t in tau.itertuples()
+        ]
+        note = (
+            f"Kendall's tau-b between each variant's system ranking and the {_md(self.reference)} ranking.\n"
+        )
+        return (
+            _table(["qrels", "tau", "discordant pairs", "top run", "same top"], rows, "lrrll") + "\n" + note
+        )
 
     def _md_boot(self, digits: int) -> str:
         s, boot = self.boot_settings, self.boot
-        rows = [[_md(b.run), _md(b.measure), _fmt(_py(b.mean), digits),
-                 f"[{_fmt(_py(b.ci_low), digits)}, {_fmt(_py(b.ci_high), digits)}]", f"{b.p_first:.3f}"]
-                for b in boot["bootstrap"].itertuples()]
-        taus = [[_md(b.measure), _fmt(_py(b.tau_mean), digits), f"[{_fmt(_py(b.tau_low), digits)}, "
-                 f"{_fmt(_py(b.tau_high), digits)}]", f"{b.p_same_ranking:.3f}"] for b in boot["bootstrap_tau"].itertuples()]
+        rows = [
+            [
+                _md(b.run),
+                _md(b.measure),
+                _fmt(_py(b.mean), digits),
+                f"[{_fmt(_py(b.ci_low), digits)}, {_fmt(_py(b.ci_high), digits)}]",
+                f"{b.p_first:.3f}",
+            ]
+            for b in boot["bootstrap"].itertuples()
+        ]
+        taus = [
+            [
+                _md(b.measure),
+                _fmt(_py(b.tau_mean), digits),
+                f"[{_fmt(_py(b.tau_low), digits)}, {_fmt(_py(b.tau_high), digits)}]",
+                f"{b.p_same_ranking:.3f}",
+            ]
+            for b in boot["bootstrap_tau"].itertuples()
+        ]
         level = f"{s['confidence']:.0%}"
-        return ("## Bootstrap over queries and annotators\n\n"
-                f"{s['n_bootstrap']:,} replicates, seed {s['seed']}.\n\n"
-                + _table(["run", "measure", "mean", f"{level} interval", "P(ranked first)"], rows, "llrcr") + "\n"
-                + _table(["measure", "mean tau", f"{level} interval", "P(same ranking)"], taus, "lrcr"))
+        return (
+            "## Bootstrap over queries and annotators\n\n"
+            f"{s['n_bootstrap']:,} replicates, seed {s['seed']}.\n\n"
+            + _table(["run", "measure", "mean", f"{level} interval", "P(ranked first)"], rows, "llrcr")
+            + "\n"
+            + _table(["measure", "mean tau", f"{level} interval", "P(same ranking)"], taus, "lrcr")
+        )
 
     def __repr__(self) -> str:
         return f"Sensitivity(reference={self.reference!r}, {len(self.variants)} qrels, runs={self.runs})"
 
 
-def _ranking_agreement(values: np.ndarray, reference: np.ndarray, runs: list[str], sign: float) -> dict[str, Any]:
+def _ranking_agreement(
+    values: np.ndarray, reference: np.ndarray, runs: list[str], sign: float
+) -> dict[str, Any]:
     ok = ~np.isnan(values) & ~np.isnan(reference)
     x, y = values[ok], reference[ok]
     i, j = np.triu_indices(len(x), k=1)
     discordant = int((np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) < 0).sum())
     top = _top(values, runs, sign)
-    return {"tau": stats.kendall_tau(x, y) if len(x) >= 2 else math.nan, "discordant": discordant,
-            "top": top, "same_top": top == _top(reference, runs, sign)}
+    return {
+        "tau": stats.kendall_tau(x, y) if len(x) >= 2 else math.nan,
+        "discordant": discordant,
+        "top": top,
+        "same_top": top == _top(reference, runs, sign),
+    }
 
 
 def _top(values: np.ndarray, runs: list[str], sign: float) -> list[str]:
@@ -344,8 +465,9 @@ def _top(values: np.ndarray, runs: list[str], sign: float) -> list[str]:
     return [r for r, v in zip(runs, values * sign, strict=True) if abs(v - best) <= _TIE]
 
 
-def _boot_means(values: np.ndarray, judges: list[np.ndarray], n_bootstrap: int,
-                rng: np.random.Generator) -> np.ndarray:
+def _boot_means(
+    values: np.ndarray, judges: list[np.ndarray], n_bootstrap: int, rng: np.random.Generator
+) -> np.ndarray:
     """(B, runs, measures) means: per replicate, queries drawn with replacement, each with one random judge."""
     n_var, n_runs, n_meas, nq = values.shape
     counts = np.array([len(j) for j in judges])
@@ -357,7 +479,9 @@ def _boot_means(values: np.ndarray, judges: list[np.ndarray], n_bootstrap: int,
         rows = min(chunk, n_bootstrap - start)
         q = rng.integers(0, nq, size=(rows, nq))
         pick = (rng.random((rows, nq)) * counts[q]).astype(np.int64)
-        variant = np.where(counts[q] > 0, flat[np.minimum(offsets[q] + pick, max(len(flat) - 1, 0))], n_var - 1)
+        variant = np.where(
+            counts[q] > 0, flat[np.minimum(offsets[q] + pick, max(len(flat) - 1, 0))], n_var - 1
+        )
         sample = values[variant, :, :, q]  # (rows, nq, runs, measures)
         with np.errstate(invalid="ignore"), _quiet():
             out[start : start + rows] = np.nanmean(sample, axis=1)
@@ -389,10 +513,15 @@ def _boot_tables(means: np.ndarray, s: Sensitivity, confidence: float) -> dict[s
         ref = s._means(m)[s.variants.index(s.reference)]
         tau = stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape))
         ok = np.isfinite(tau).any()
-        taus.append({"measure": m, "tau_mean": float(np.nanmean(tau)) if ok else np.nan,
-                     "tau_low": float(np.nanquantile(tau, q[0])) if ok else np.nan,
-                     "tau_high": float(np.nanquantile(tau, q[1])) if ok else np.nan,
-                     "p_same_ranking": float((tau >= 1 - 1e-12).mean())})
+        taus.append(
+            {
+                "measure": m,
+                "tau_mean": float(np.nanmean(tau)) if ok else np.nan,
+                "tau_low": float(np.nanquantile(tau, q[0])) if ok else np.nan,
+                "tau_high": float(np.nanquantile(tau, q[1])) if ok else np.nan,
+                "p_same_ranking": float((tau >= 1 - 1e-12).mean()),
+            }
+        )
     return {"bootstrap": pd.DataFrame(rows), "bootstrap_tau": pd.DataFrame(taus)}
 
 
@@ -406,5 +535,14 @@ def _boot_run_rows(means: np.ndarray, runs: list[str], measure: str, q: list[flo
         centre = np.nanmean(means, axis=0)
     first = np.abs(block - best) <= _TIE
     share = (first / np.maximum(first.sum(1, keepdims=True), 1)).mean(0)
-    return [{"run": run, "measure": measure, "mean": float(centre[i]), "ci_low": float(low[i]),
-             "ci_high": float(high[i]), "p_first": float(share[i])} for i, run in enumerate(runs)]
+    return [
+        {
+            "run": run,
+            "measure": measure,
+            "mean": float(centre[i]),
+            "ci_low": float(low[i]),
+            "ci_high": float(high[i]),
+            "p_first": float(share[i]),
+        }
+        for i, run in enumerate(runs)
+    ]

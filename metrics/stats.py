@@ -38,8 +38,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "PermutationResult", "paired_t", "permutation_test", "bootstrap_ci", "adjust", "kendall_tau",
-    "wilson_interval", "two_proportion_z", "ABReport", "ab_test", "check_int", "check_probability",
+    "PermutationResult",
+    "paired_t",
+    "permutation_test",
+    "bootstrap_ci",
+    "adjust",
+    "kendall_tau",
+    "wilson_interval",
+    "two_proportion_z",
+    "ABReport",
+    "ab_test",
+    "check_int",
+    "check_probability",
 ]
 
 _CELLS = 1 << 22  # float64 cells per random chunk (32 MiB)
@@ -186,8 +196,9 @@ def _random_patterns(n: int, count: int, rng: np.random.Generator) -> Iterator[n
 
 
 # ----------------------------------------------------------------------------------------- bootstrap
-def bootstrap_ci(diffs: Any, *, n_bootstrap: int = 10_000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_ci(
+    diffs: Any, *, n_bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of each column's mean difference: (low, high).
 
     Each of ``n_bootstrap`` resamples draws the kept queries with replacement (``default_rng([seed, 1])``);
@@ -322,8 +333,18 @@ class ABReport:
     Holm-adjusted when there are several treatment arms; a chi-square test across all arms when more than two.
     """
 
-    def __init__(self, arms: pd.DataFrame, tests: pd.DataFrame, *, control: str, alpha: float, confidence: float,
-                 dropped_users: list[str], dropped_rows: int, chi_square: tuple[float, float] | None):
+    def __init__(
+        self,
+        arms: pd.DataFrame,
+        tests: pd.DataFrame,
+        *,
+        control: str,
+        alpha: float,
+        confidence: float,
+        dropped_users: list[str],
+        dropped_rows: int,
+        chi_square: tuple[float, float] | None,
+    ):
         self.arms, self.tests, self.control = arms, tests, control
         self.alpha, self.confidence = alpha, confidence
         self.dropped_users, self.dropped_rows, self.chi_square = dropped_users, dropped_rows, chi_square
@@ -335,35 +356,66 @@ class ABReport:
         return (self.arms if what == "arms" else self.tests).copy()
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_ready({
-            "control": self.control, "alpha": self.alpha, "confidence": self.confidence,
-            "arms": self.arms.to_dict(orient="records"), "tests": self.tests.to_dict(orient="records"),
-            "chi_square": None if self.chi_square is None else dict(zip(("statistic", "p"), self.chi_square,
-                                                                         strict=True)),
-            "dropped_users": self.dropped_users, "dropped_rows": self.dropped_rows,
-        })
+        return _json_ready(
+            {
+                "control": self.control,
+                "alpha": self.alpha,
+                "confidence": self.confidence,
+                "arms": self.arms.to_dict(orient="records"),
+                "tests": self.tests.to_dict(orient="records"),
+                "chi_square": None
+                if self.chi_square is None
+                else dict(zip(("statistic", "p"), self.chi_square, strict=True)),
+                "dropped_users": self.dropped_users,
+                "dropped_rows": self.dropped_rows,
+            }
+        )
 
     def to_text(self) -> str:
         """Aligned plain-text tables and a verdict line per treatment arm."""
         pct = round(self.confidence * 100)
         arms = [["group", "users", "interactions", "satisfied", "rate", f"{pct}% CI (Wilson)"]]
-        arms += [[r.group, str(r.users), str(r.interactions), str(r.satisfied), f"{r.rate:.4f}",
-                  f"[{r.ci_low:.4f}, {r.ci_high:.4f}]"] for r in self.arms.itertuples()]
+        arms += [
+            [
+                r.group,
+                str(r.users),
+                str(r.interactions),
+                str(r.satisfied),
+                f"{r.rate:.4f}",
+                f"[{r.ci_low:.4f}, {r.ci_high:.4f}]",
+            ]
+            for r in self.arms.itertuples()
+        ]
         out = _grid(arms)
         tests = [["group", "vs", "diff", "z", "p", "p (Fisher)", "p (adj.)", "significant"]]
-        tests += [[r.group, r.control, f"{r.diff:+.4f}", f"{r.z:.3f}", _p(r.p), _p(r.p_fisher), _p(r.p_adjusted),
-                   "yes" if r.significant else "no"] for r in self.tests.itertuples()]
+        tests += [
+            [
+                r.group,
+                r.control,
+                f"{r.diff:+.4f}",
+                f"{r.z:.3f}",
+                _p(r.p),
+                _p(r.p_fisher),
+                _p(r.p_adjusted),
+                "yes" if r.significant else "no",
+            ]
+            for r in self.tests.itertuples()
+        ]
         out += "\n" + _grid(tests)
         if self.chi_square is not None:
             out += f"\nchi-square across {len(self.arms)} arms: {self.chi_square[0]:.3f}, p = {_p(self.chi_square[1])}\n"
         return out + "\n" + self._notes()
 
     def _notes(self) -> str:
-        notes = [f"significant: adjusted p <= {self.alpha} (two-proportion z-test; Fisher's exact test instead "
-                 "when an expected count is below 5); interactions are treated as independent"]
+        notes = [
+            f"significant: adjusted p <= {self.alpha} (two-proportion z-test; Fisher's exact test instead "
+            "when an expected count is below 5); interactions are treated as independent"
+        ]
         if self.dropped_users:
-            notes.append(f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} seen in more than one group "
-                         f"({self.dropped_rows} rows): {_few(self.dropped_users)}")
+            notes.append(
+                f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} seen in more than one group "
+                f"({self.dropped_rows} rows): {_few(self.dropped_users)}"
+            )
         return "".join(f"note: {n}\n" for n in notes)
 
     def __repr__(self) -> str:
@@ -382,8 +434,12 @@ def _few(items: Sequence[str], limit: int = 10) -> str:
 def _grid(rows: list[list[str]]) -> str:
     """Plain-text columns, two spaces apart: the first left-aligned, the others right-aligned."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in rows]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -400,8 +456,16 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def ab_test(log: Any, *, control: str | None = None, allow_mixed: bool = False, alpha: float = 0.05,
-            confidence: float = 0.95, source: str = "log", lines: Sequence[int] | None = None) -> ABReport:
+def ab_test(
+    log: Any,
+    *,
+    control: str | None = None,
+    allow_mixed: bool = False,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    source: str = "log",
+    lines: Sequence[int] | None = None,
+) -> ABReport:
     """Analyse an A/B interaction log: one row per interaction with ``user_id``, ``group``, ``query``,
     ``feedback`` (1 satisfied, 0 not) and ``timestamp`` (ISO 8601 text or epoch seconds).
 
@@ -430,8 +494,16 @@ def ab_test(log: Any, *, control: str | None = None, allow_mixed: bool = False, 
         raise QrelForgeError(f"control must be one of the groups {groups}; got {control!r}")
     tests = _arm_tests(arms, control, alpha)
     chi = _chi_square(arms) if len(groups) > 2 else None
-    return ABReport(arms, tests, control=control, alpha=alpha, confidence=confidence, dropped_users=dropped,
-                    dropped_rows=dropped_rows, chi_square=chi)
+    return ABReport(
+        arms,
+        tests,
+        control=control,
+        alpha=alpha,
+        confidence=confidence,
+        dropped_users=dropped,
+        dropped_rows=dropped_rows,
+        chi_square=chi,
+    )
 
 
 def _where(source: str, lines: Sequence[int] | None, row: int) -> tuple[int, str]:
@@ -450,17 +522,31 @@ def _ab_frame(log: Any, source: str, lines: Sequence[int] | None) -> pd.DataFram
         log = pd.DataFrame(list(log))
     missing = [c for c in AB_COLUMNS if c not in log.columns]
     if missing:
-        raise FormatError(Problem(source, None, repr(list(log.columns)), f"missing column{'s' if len(missing) > 1 else ''} {missing}"))
+        raise FormatError(
+            Problem(
+                source,
+                None,
+                repr(list(log.columns)),
+                f"missing column{'s' if len(missing) > 1 else ''} {missing}",
+            )
+        )
     if lines is not None and len(lines) != len(log):
         raise QrelForgeError(f"lines must give one line number per row: {len(lines)} for {len(log)} rows")
-    problems = [p for row, rec in enumerate(log[list(AB_COLUMNS)].itertuples(index=False))
-                if (p := _ab_row_problem(rec, source, lines, row)) is not None]
+    problems = [
+        p
+        for row, rec in enumerate(log[list(AB_COLUMNS)].itertuples(index=False))
+        if (p := _ab_row_problem(rec, source, lines, row)) is not None
+    ]
     if problems:
         raise FormatError(problems)
-    return pd.DataFrame({"user_id": log["user_id"].map(_id_text).to_numpy(dtype=object),
-                         "group": log["group"].map(_id_text).to_numpy(dtype=object),
-                         "feedback": log["feedback"].map(_feedback).to_numpy(dtype=np.int64),
-                         "row": np.arange(len(log))})
+    return pd.DataFrame(
+        {
+            "user_id": log["user_id"].map(_id_text).to_numpy(dtype=object),
+            "group": log["group"].map(_id_text).to_numpy(dtype=object),
+            "feedback": log["feedback"].map(_feedback).to_numpy(dtype=np.int64),
+            "row": np.arange(len(log)),
+        }
+    )
 
 
 def is_missing(value: Any) -> bool:
@@ -474,7 +560,11 @@ def is_missing(value: Any) -> bool:
 
 
 def _id_text(value: Any) -> str:
-    return str(value).strip() if isinstance(value, int | np.integer) and not isinstance(value, bool) else value.strip()
+    return (
+        str(value).strip()
+        if isinstance(value, int | np.integer) and not isinstance(value, bool)
+        else value.strip()
+    )
 
 
 def _feedback(value: Any) -> int | None:
@@ -517,7 +607,8 @@ def _ab_row_problem(rec: tuple, source: str, lines: Sequence[int] | None, row: i
             return Problem(source, line, "", f"{name} is missing", unit)
     for value, name in ((user, "user_id"), (group, "group")):
         if not (isinstance(value, str) and value.strip()) and not (
-                isinstance(value, int | np.integer) and not isinstance(value, bool)):
+            isinstance(value, int | np.integer) and not isinstance(value, bool)
+        ):
             return Problem(source, line, str(value), f"{name} must be a non-empty string", unit)
     if not isinstance(query, str) or not query.strip():
         return Problem(source, line, str(query), "query must be a non-empty string", unit)
@@ -528,16 +619,19 @@ def _ab_row_problem(rec: tuple, source: str, lines: Sequence[int] | None, row: i
     return None
 
 
-def _one_arm_per_user(frame: pd.DataFrame, source: str, lines: Sequence[int] | None,
-                      allow_mixed: bool) -> tuple[pd.DataFrame, list[str], int]:
+def _one_arm_per_user(
+    frame: pd.DataFrame, source: str, lines: Sequence[int] | None, allow_mixed: bool
+) -> tuple[pd.DataFrame, list[str], int]:
     arms_of = frame.groupby("user_id", sort=True)["group"].nunique()
     mixed = arms_of.index[arms_of > 1].tolist()
     if not mixed:
         return frame, [], 0
     if not allow_mixed:
         users = f"{len(mixed)} users appear" if len(mixed) > 1 else "1 user appears"
-        raise QrelForgeError(f"{source}: {users} in more than one group (allow_mixed=True, or --allow-mixed, drops "
-                             f"them): {_mixed_detail(frame, mixed, lines)}")
+        raise QrelForgeError(
+            f"{source}: {users} in more than one group (allow_mixed=True, or --allow-mixed, drops "
+            f"them): {_mixed_detail(frame, mixed, lines)}"
+        )
     keep = ~frame["user_id"].isin(mixed)
     return frame[keep], mixed, int((~keep).sum())
 
@@ -547,15 +641,20 @@ def _mixed_detail(frame: pd.DataFrame, mixed: list[str], lines: Sequence[int] | 
     parts = []
     for user in mixed[:limit]:
         firsts = frame[frame["user_id"] == user].drop_duplicates("group")
-        seen = [f"{group} at {' '.join(map(str, reversed(_where('', lines, int(row)))))}"
-                for group, row in zip(firsts["group"], firsts["row"], strict=True)]
+        seen = [
+            f"{group} at {' '.join(map(str, reversed(_where('', lines, int(row)))))}"
+            for group, row in zip(firsts["group"], firsts["row"], strict=True)
+        ]
         parts.append(f"{user!r} ({', '.join(seen)})")
     return "; ".join(parts) + (f" and {len(mixed) - limit} more" if len(mixed) > limit else "")
 
 
 def _arm_table(frame: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    arms = frame.groupby("group", sort=True).agg(users=("user_id", "nunique"), interactions=("feedback", "size"),
-                                                 satisfied=("feedback", "sum")).reset_index()
+    arms = (
+        frame.groupby("group", sort=True)
+        .agg(users=("user_id", "nunique"), interactions=("feedback", "size"), satisfied=("feedback", "sum"))
+        .reset_index()
+    )
     arms["rate"] = arms["satisfied"] / arms["interactions"]
     arms["ci_low"], arms["ci_high"] = wilson_interval(arms["satisfied"], arms["interactions"], confidence)
     return arms
@@ -569,9 +668,19 @@ def _arm_tests(arms: pd.DataFrame, control: str, alpha: float) -> pd.DataFrame:
     for arm in arms.itertuples():
         if arm.group == control:
             continue
-        z, p = two_proportion_z(int(arm.satisfied), int(arm.interactions), int(base.satisfied), int(base.interactions))
-        rows.append({"group": arm.group, "control": control, "diff": arm.rate - base.rate, "z": z, "p": p,
-                     "p_fisher": _fisher_if_small(arm, base)})
+        z, p = two_proportion_z(
+            int(arm.satisfied), int(arm.interactions), int(base.satisfied), int(base.interactions)
+        )
+        rows.append(
+            {
+                "group": arm.group,
+                "control": control,
+                "diff": arm.rate - base.rate,
+                "z": z,
+                "p": p,
+                "p_fisher": _fisher_if_small(arm, base),
+            }
+        )
     tests = pd.DataFrame(rows)
     primary = tests["p_fisher"].where(tests["p_fisher"].notna(), tests["p"])
     tests["p_adjusted"] = adjust(primary.to_numpy(dtype=np.float64), "holm")
@@ -583,8 +692,13 @@ def _fisher_if_small(arm: Any, base: Any) -> float:
     """Fisher's exact p when a cell of the 2x2 table has an expected count below 5, else NaN."""
     from scipy.stats import fisher_exact
 
-    table = np.array([[arm.satisfied, arm.interactions - arm.satisfied],
-                      [base.satisfied, base.interactions - base.satisfied]], dtype=np.float64)
+    table = np.array(
+        [
+            [arm.satisfied, arm.interactions - arm.satisfied],
+            [base.satisfied, base.interactions - base.satisfied],
+        ],
+        dtype=np.float64,
+    )
     expected = table.sum(1)[:, None] * table.sum(0)[None, :] / table.sum()
     return float(fisher_exact(table.astype(np.int64)).pvalue) if (expected < 5).any() else math.nan
 

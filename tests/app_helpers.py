@@ -21,9 +21,23 @@ PASSWORDS = {"alice": "alice-demo", "bob": "bob-demo", "rita": "rita-demo", "adm
 # within the relevant grades, so binary Cohen's kappa is 0.657 (< 0.7) and three pairs need adjudication.
 BOB_FLIPS = {("q1", "D1"): 0, ("q1", "D3"): 1, ("q3", "D6"): 3}
 
-__all__ = ["APP", "SAMPLE", "COOKIE_SECRET", "PASSWORDS", "BOB_FLIPS", "demo_template", "app_db", "app_as",
-           "sample_grades", "judge_all", "labelled_db", "released_db", "clear_streamlit_caches", "plain",
-           "texts"]
+__all__ = [
+    "APP",
+    "SAMPLE",
+    "COOKIE_SECRET",
+    "PASSWORDS",
+    "BOB_FLIPS",
+    "demo_template",
+    "app_db",
+    "app_as",
+    "sample_grades",
+    "judge_all",
+    "labelled_db",
+    "released_db",
+    "clear_streamlit_caches",
+    "plain",
+    "texts",
+]
 
 
 def plain(markdown: str) -> str:
@@ -138,8 +152,9 @@ def judge_all(db, flips: dict[tuple[str, str], int] | None = None) -> None:
                 continue
             key = (view.query_id, view.doc_id)
             grade = wrong.get(key, truth[key]) if name == "bob" else truth[key]
-            labels.save_label(db, actor, "demo", view.pair_id, grade=grade, reason=f"{name} judged {key}",
-                              seconds=3.0)
+            labels.save_label(
+                db, actor, "demo", view.pair_id, grade=grade, reason=f"{name} judged {key}", seconds=3.0
+            )
 
 
 @pytest.fixture
@@ -159,7 +174,8 @@ def released_db(labelled_db):
     truth = sample_grades()
     for item in gate.disagreements(labelled_db, rita, "demo"):
         grade = truth[(item.query_id, item.doc_id)]
-        adjudication.adjudicate(labelled_db, rita, "demo", item.pair_id, grade=grade,
-                                reason="as the sample says")
+        adjudication.adjudicate(
+            labelled_db, rita, "demo", item.pair_id, grade=grade, reason="as the sample says"
+        )
     releases.create_release(labelled_db, rita, "demo", justification="kappa below 0.7 on a 12-pair corpus")
     return labelled_db

@@ -23,15 +23,37 @@ import pytest
 from app_helpers import APP, COOKIE_SECRET, PASSWORDS, ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 PAIR = re.compile(r"^Query (\S+) · document (\S+)$")
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "IDLE", "SCREENSHOTS", "PAIR", "Server", "start_server",
-           "stop_server", "servers", "app_server", "browser_type_launch_args", "idle", "login", "shot",
-           "current_pair", "go"]
+__all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "IDLE",
+    "SCREENSHOTS",
+    "PAIR",
+    "Server",
+    "start_server",
+    "stop_server",
+    "servers",
+    "app_server",
+    "browser_type_launch_args",
+    "idle",
+    "login",
+    "shot",
+    "current_pair",
+    "go",
+]
 
 
 @dataclass
@@ -41,19 +63,44 @@ class Server:
     log: Path
 
 
-def start_server(folder: Path, database: Path, *, timeout: float = 90.0,
-                 extra_env: dict | None = None) -> Server:
+def start_server(
+    folder: Path, database: Path, *, timeout: float = 90.0, extra_env: dict | None = None
+) -> Server:
     """Start the app on a free port with ``database``; returns when /_stcore/health answers ok."""
-    env = {**os.environ, "QRELFORGE_DATA_DIR": str(folder), "QRELFORGE_DATABASE_URL": f"sqlite:///{database}",
-           "QRELFORGE_COOKIE_SECRET": COOKIE_SECRET, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
+    env = {
+        **os.environ,
+        "QRELFORGE_DATA_DIR": str(folder),
+        "QRELFORGE_DATABASE_URL": f"sqlite:///{database}",
+        "QRELFORGE_COOKIE_SECRET": COOKIE_SECRET,
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
     log = folder / "server.log"
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
-               "--server.address", "127.0.0.1", "--server.port", "0", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-               "--client.toolbarMode", "minimal"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        "0",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+    ]
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True
+        )
     server = Server("", process, log)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -114,8 +161,11 @@ def app_server(servers, demo_template, tmp_path) -> Server:
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright launches Debian's Chromium (never a downloaded browser); missing, the tests fail."""
     if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is missing at {CHROMIUM}: run `make test` (it installs Debian's chromium) or "
-                    "`apt-get install chromium`; never `playwright install`", pytrace=False)
+        pytest.fail(
+            f"Chromium is missing at {CHROMIUM}: run `make test` (it installs Debian's chromium) or "
+            "`apt-get install chromium`; never `playwright install`",
+            pytrace=False,
+        )
     return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
 
 
@@ -155,8 +205,11 @@ def current_pair(page) -> tuple[str, str] | None:
     """(query_id, doc_id) on the card, or None when the card says nothing is left."""
     from playwright.sync_api import expect
 
-    card = page.get_by_text(PAIR).or_(page.get_by_text("Nothing left to judge")).or_(
-        page.get_by_text("No disagreement waits"))
+    card = (
+        page.get_by_text(PAIR)
+        .or_(page.get_by_text("Nothing left to judge"))
+        .or_(page.get_by_text("No disagreement waits"))
+    )
     expect(card.first).to_be_visible()
     text = card.first.inner_text().strip()
     found = PAIR.match(text)

@@ -22,26 +22,75 @@ from pathlib import Path
 from typing import Any
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_corpus"
-PASSWORDS = {"alice": "alice-demo", "bob": "bob-demo", "rita": "rita-demo", "admin": "admin-demo",
-             "carol": "carol-password", "gone": "gone-password", "stale": "stale-password"}
+PASSWORDS = {
+    "alice": "alice-demo",
+    "bob": "bob-demo",
+    "rita": "rita-demo",
+    "admin": "admin-demo",
+    "carol": "carol-password",
+    "gone": "gone-password",
+    "stale": "stale-password",
+}
 CALLERS = ("alice", "alice_as_admin", "carol", "rita", "admin", "system", "gone", "stale", "forged_system")
 
 # Who gets through each level: "ok" (the call runs), "denied" (PermissionDenied) or "hidden" (NotFound: the
 # project is invisible to a non-member annotator).
 _UNTRUSTED = {"gone": "denied", "stale": "denied", "forged_system": "denied"}
 LEVELS = {
-    "judge": {"alice": "ok", "alice_as_admin": "ok", "carol": "hidden", "rita": "denied", "admin": "denied",
-              "system": "denied", **_UNTRUSTED},
-    "member": {"alice": "ok", "alice_as_admin": "ok", "carol": "hidden", "rita": "ok", "admin": "ok",
-               "system": "ok", **_UNTRUSTED},
-    "anyone": {"alice": "ok", "alice_as_admin": "ok", "carol": "ok", "rita": "ok", "admin": "ok", "system": "ok",
-               **_UNTRUSTED},
-    "reviewer": {"alice": "denied", "alice_as_admin": "denied", "carol": "denied", "rita": "ok", "admin": "ok",
-                 "system": "ok", **_UNTRUSTED},
-    "admin": {"alice": "denied", "alice_as_admin": "denied", "carol": "denied", "rita": "denied", "admin": "ok",
-              "system": "ok", **_UNTRUSTED},
-    "self": {"alice": "ok", "alice_as_admin": "ok", "carol": "ok", "rita": "ok", "admin": "ok", "system": "denied",
-             **_UNTRUSTED},
+    "judge": {
+        "alice": "ok",
+        "alice_as_admin": "ok",
+        "carol": "hidden",
+        "rita": "denied",
+        "admin": "denied",
+        "system": "denied",
+        **_UNTRUSTED,
+    },
+    "member": {
+        "alice": "ok",
+        "alice_as_admin": "ok",
+        "carol": "hidden",
+        "rita": "ok",
+        "admin": "ok",
+        "system": "ok",
+        **_UNTRUSTED,
+    },
+    "anyone": {
+        "alice": "ok",
+        "alice_as_admin": "ok",
+        "carol": "ok",
+        "rita": "ok",
+        "admin": "ok",
+        "system": "ok",
+        **_UNTRUSTED,
+    },
+    "reviewer": {
+        "alice": "denied",
+        "alice_as_admin": "denied",
+        "carol": "denied",
+        "rita": "ok",
+        "admin": "ok",
+        "system": "ok",
+        **_UNTRUSTED,
+    },
+    "admin": {
+        "alice": "denied",
+        "alice_as_admin": "denied",
+        "carol": "denied",
+        "rita": "denied",
+        "admin": "ok",
+        "system": "ok",
+        **_UNTRUSTED,
+    },
+    "self": {
+        "alice": "ok",
+        "alice_as_admin": "ok",
+        "carol": "ok",
+        "rita": "ok",
+        "admin": "ok",
+        "system": "denied",
+        **_UNTRUSTED,
+    },
 }
 
 
@@ -121,7 +170,9 @@ CALLS = (
     Call("pooling", "list_pairs", "reviewer", ("demo",)),
     Call("projects", "set_guidelines", "reviewer", ("demo", "# New guidelines")),
     Call("projects", "list_members", "reviewer", ("demo",)),
-    Call("releases", "create_release", "reviewer", ("demo",), {"justification": "accepted for the test world"}),
+    Call(
+        "releases", "create_release", "reviewer", ("demo",), {"justification": "accepted for the test world"}
+    ),
     Call("releases", "list_releases", "reviewer", ("demo",)),
     Call("releases", "get_release", "reviewer", ("demo",)),
     Call("releases", "release_qrels", "reviewer", ("demo",)),
@@ -157,9 +208,11 @@ CALLS = (
 )
 
 # Service functions that take no caller (they make one).
-NOT_CALLS = {"auth.*": "authenticate/resolve_actor make the caller; tested in test_access_control",
-             "sso.*": "sso_actor makes the caller from a verified e-mail, username_for takes none; tested in "
-                      "test_app_login (single sign-on)"}
+NOT_CALLS = {
+    "auth.*": "authenticate/resolve_actor make the caller; tested in test_access_control",
+    "sso.*": "sso_actor makes the caller from a verified e-mail, username_for takes none; tested in "
+    "test_app_login (single sign-on)",
+}
 
 
 @dataclass
@@ -224,7 +277,9 @@ def log_in_callers(db) -> dict:
     from annotate_app.services import users
     from annotate_app.services.auth import SYSTEM, Actor, Role, authenticate
 
-    actors = {u: authenticate(db, u, PASSWORDS[u]) for u in ("alice", "carol", "rita", "admin", "gone", "stale")}
+    actors = {
+        u: authenticate(db, u, PASSWORDS[u]) for u in ("alice", "carol", "rita", "admin", "gone", "stale")
+    }
     users.deactivate(db, SYSTEM, "gone")
     users.reset_password(db, SYSTEM, "stale", "a reset password")
     actors["alice_as_admin"] = dataclasses.replace(actors["alice"], role=Role.ADMIN)

@@ -17,8 +17,17 @@ import pytest
 PG_ADMIN_URL = os.environ.get("QRELFORGE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
 
-__all__ = ["PG_ADMIN_URL", "BACKENDS", "pg_session_url", "sqlite_template", "db_url", "db", "fast_hashing",
-           "demo", "actors"]
+__all__ = [
+    "PG_ADMIN_URL",
+    "BACKENDS",
+    "pg_session_url",
+    "sqlite_template",
+    "db_url",
+    "db",
+    "fast_hashing",
+    "demo",
+    "actors",
+]
 
 
 def _psycopg_dsn(url: str) -> str:
@@ -40,9 +49,11 @@ def pg_session_url(worker_id: str) -> str:
     try:
         admin = psycopg.connect(_psycopg_dsn(PG_ADMIN_URL), autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL is unreachable at {make_url(PG_ADMIN_URL).render_as_string()} ({exc}); start it "
-                    "(pg_ctlcluster --skip-systemctl-redirect 15 main start) or set QRELFORGE_TEST_PG_URL",
-                    pytrace=False)
+        pytest.fail(
+            f"PostgreSQL is unreachable at {make_url(PG_ADMIN_URL).render_as_string()} ({exc}); start it "
+            "(pg_ctlcluster --skip-systemctl-redirect 15 main start) or set QRELFORGE_TEST_PG_URL",
+            pytrace=False,
+        )
     with admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -125,8 +136,9 @@ def actors(demo) -> dict:
     return {name: authenticate(demo, name, password) for name, _, password in DEMO_USERS}
 
 
-def synthetic_project(db, name: str, *, queries: int, docs: int, n: int = 2, annotators: int = 0,
-                      prefix: str = "a", **settings) -> list:
+def synthetic_project(
+    db, name: str, *, queries: int, docs: int, n: int = 2, annotators: int = 0, prefix: str = "a", **settings
+) -> list:
     """A project whose pool is every (query, document) pair: ``queries`` × ``docs`` pairs, N = ``n``; creates
     ``annotators`` member users (``a00``, ``a01``, ...) and returns their actors."""
     import json
@@ -135,9 +147,12 @@ def synthetic_project(db, name: str, *, queries: int, docs: int, n: int = 2, ann
     from annotate_app.services.auth import SYSTEM, authenticate
 
     projects.create_project(db, SYSTEM, name, annotators_per_pair=n, **settings)
-    doc_lines = "".join(json.dumps({"doc_id": f"D{i}", "title": f"t{i}", "text": f"text {i}"}) + "\n"
-                        for i in range(docs))
-    query_lines = "".join(json.dumps({"query_id": f"q{j}", "text": f"query {j}"}) + "\n" for j in range(queries))
+    doc_lines = "".join(
+        json.dumps({"doc_id": f"D{i}", "title": f"t{i}", "text": f"text {i}"}) + "\n" for i in range(docs)
+    )
+    query_lines = "".join(
+        json.dumps({"query_id": f"q{j}", "text": f"query {j}"}) + "\n" for j in range(queries)
+    )
     run = "".join(f"q{j} Q0 D{i} {i + 1} {docs - i} sys\n" for j in range(queries) for i in range(docs))
     imports.import_documents(db, SYSTEM, name, doc_lines.encode(), filename="docs.jsonl")
     imports.import_queries(db, SYSTEM, name, query_lines.encode(), filename="queries.jsonl")

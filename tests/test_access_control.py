@@ -38,8 +38,23 @@ from annotate_app.services.auth import LOCK_MAX, MAX_FAILED_LOGINS, SYSTEM, auth
 from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
 from annotate_app.store.models import utcnow
 
-SERVICE_MODULES = ("adjudication", "audit", "backup", "demo", "export", "gate", "imports", "labels", "pooling",
-                   "projects", "queue", "releases", "scoring", "status", "users")
+SERVICE_MODULES = (
+    "adjudication",
+    "audit",
+    "backup",
+    "demo",
+    "export",
+    "gate",
+    "imports",
+    "labels",
+    "pooling",
+    "projects",
+    "queue",
+    "releases",
+    "scoring",
+    "status",
+    "users",
+)
 
 
 # ------------------------------------------------------------------------------------------------ world
@@ -100,7 +115,9 @@ def expected_refusal(call, caller: str) -> tuple[type, str]:
         return PermissionDenied, rf"^{caller} is not an annotator of project 'work'$"
     if call.level == "self":
         return PermissionDenied, r"^the system actor has no password$"
-    role = {"alice": "annotator", "alice_as_admin": "annotator", "carol": "annotator", "rita": "reviewer"}[caller]
+    role = {"alice": "annotator", "alice_as_admin": "annotator", "carol": "annotator", "rita": "reviewer"}[
+        caller
+    ]
     name = "alice" if caller == "alice_as_admin" else caller
     return PermissionDenied, rf"^{name} \({role}\) may not .+: {call.level} role required$"
 
@@ -133,8 +150,9 @@ def test_the_table_lists_every_public_service_call():
         mod = importlib.import_module(f"annotate_app.services.{module}")
         for name in mod.__all__:
             fn = getattr(mod, name)
-            if inspect.isfunction(fn) and (list(inspect.signature(fn).parameters)[:2] == ["db", "actor"]
-                                           or name == "load_demo"):
+            if inspect.isfunction(fn) and (
+                list(inspect.signature(fn).parameters)[:2] == ["db", "actor"] or name == "load_demo"
+            ):
                 found.add(f"{module}.{name}")
     assert found == listed
     assert {"auth.*", "sso.*"} == set(NOT_CALLS)
@@ -153,16 +171,22 @@ def test_annotators_never_see_other_annotators_labels(new_world):
     assert [x.annotator for x in labels.pair_history(world.db, rita, "work", view.pair_id)] == ["bob"]
     mine = labels.my_labels(world.db, alice, "work")
     assert {x.annotator for x in mine} == {"alice"}
-    held = queue.next_pair(world.db, alice, "work")  # alice's own open claim: a fresh view, nobody's label in it
+    held = queue.next_pair(
+        world.db, alice, "work"
+    )  # alice's own open claim: a fresh view, nobody's label in it
     assert held.current is None and "bob's private reason" not in repr(held)
 
 
 # ------------------------------------------------------------------------------------- sessions
-@pytest.mark.parametrize("change", [
-    lambda db: users.reset_password(db, SYSTEM, "alice", "a reset password"),
-    lambda db: users.set_role(db, SYSTEM, "alice", "reviewer"),
-    lambda db: users.deactivate(db, SYSTEM, "alice"),
-], ids=["password reset", "role change", "deactivation"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda db: users.reset_password(db, SYSTEM, "alice", "a reset password"),
+        lambda db: users.set_role(db, SYSTEM, "alice", "reviewer"),
+        lambda db: users.deactivate(db, SYSTEM, "alice"),
+    ],
+    ids=["password reset", "role change", "deactivation"],
+)
 def test_a_changed_user_loses_every_session(new_world, change):
     world = new_world()
     alice = world.actors["alice"]
@@ -189,7 +213,9 @@ def test_login_throttling_locks_doubles_caps_and_unlocks(demo):
     for _ in range(MAX_FAILED_LOGINS - 1):
         with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
             authenticate(demo, "alice", "wrong password", now=now)
-    assert authenticate(demo, "alice", "alice-demo", now=now).username == "alice"  # a success resets the count
+    assert (
+        authenticate(demo, "alice", "alice-demo", now=now).username == "alice"
+    )  # a success resets the count
     for _ in range(MAX_FAILED_LOGINS):
         with pytest.raises(PermissionDenied, match=r"^invalid username or password$"):
             authenticate(demo, "alice", "wrong password", now=now)

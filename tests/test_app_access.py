@@ -43,8 +43,21 @@ CALLERS = {
     "deactivated": ("admin", "deactivate"),
     "password changed": ("admin", "reset password"),
 }
-DATA = ("dataframe", "table", "metric", "vega_lite_chart", "arrow_vega_lite_chart", "text_area",
-        "download_button", "markdown", "progress", "selectbox", "number_input", "tabs", "expander")
+DATA = (
+    "dataframe",
+    "table",
+    "metric",
+    "vega_lite_chart",
+    "arrow_vega_lite_chart",
+    "text_area",
+    "download_button",
+    "markdown",
+    "progress",
+    "selectbox",
+    "number_input",
+    "tabs",
+    "expander",
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +73,14 @@ def released_file(tmp_path_factory, demo_template) -> Path:
     rita = authenticate(db, "rita", PASSWORDS["rita"])
     truth = sample_grades()
     for item in gate.disagreements(db, rita, "demo"):
-        adjudication.adjudicate(db, rita, "demo", item.pair_id, grade=truth[(item.query_id, item.doc_id)],
-                                reason="as the sample says")
+        adjudication.adjudicate(
+            db,
+            rita,
+            "demo",
+            item.pair_id,
+            grade=truth[(item.query_id, item.doc_id)],
+            reason="as the sample says",
+        )
     releases.create_release(db, rita, "demo", justification="kappa below 0.7 on a 12-pair corpus")
     db.dispose()
     return path
@@ -125,7 +144,8 @@ def test_who_sees_which_page(released, caller, view):
         assert titles == []
         need = "admin" if ALLOWED[view] == {D} else "reviewer"
         assert [plain(e.value) for e in at.error] == [
-            f"Not allowed: this page needs the {need} role; {user} is {caller}."]
+            f"Not allowed: this page needs the {need} role; {user} is {caller}."
+        ]
         assert _kinds(at.main) == ["error"]  # nothing else: no data, no widget
     else:
         assert titles == ["QrelForge"] and [b.label for b in at.button] == ["Log in"]
@@ -135,12 +155,15 @@ def test_who_sees_which_page(released, caller, view):
         assert [plain(i.value) for i in at.info] == ([auth.ENDED] if change else [])
 
 
-@pytest.mark.parametrize(("user", "view", "title"), [
-    ("rita", "views/release.py", "Release"),
-    ("admin", "views/audit.py", "Audit log"),
-    ("alice", "views/my_labels.py", "My labels"),
-    ("alice", "views/release.py", None),
-])
+@pytest.mark.parametrize(
+    ("user", "view", "title"),
+    [
+        ("rita", "views/release.py", "Release"),
+        ("admin", "views/audit.py", "Audit log"),
+        ("alice", "views/my_labels.py", "My labels"),
+        ("alice", "views/release.py", None),
+    ],
+)
 def test_a_deep_link_shows_the_login_form_then_its_page(released, user, view, title):
     """Logged out, a page's URL shows the login form (not "Page not found") and keeps its URL: after the login
     the same URL opens that page, or says "Not allowed" (never the content)."""
@@ -150,7 +173,8 @@ def test_a_deep_link_shows_the_login_form_then_its_page(released, user, view, ti
     assert [t.value for t in at.title] == ([title] if title else [])
     if title is None:
         assert [plain(e.value) for e in at.error] == [
-            "Not allowed: this page needs the reviewer role; alice is annotator."]
+            "Not allowed: this page needs the reviewer role; alice is annotator."
+        ]
         assert _kinds(at.main) == ["error"]
 
 

@@ -25,10 +25,13 @@ def test_users_page_lists_and_adds_users(app_db):
     assert "carol" in at.dataframe[0].value["username"].tolist()
 
 
-@pytest.mark.parametrize(("password", "message"), [
-    ("short", "password must be 8 to 1024 characters; got 5 characters"),
-    ("dave", "password must be 8 to 1024 characters; got 4 characters"),
-])
+@pytest.mark.parametrize(
+    ("password", "message"),
+    [
+        ("short", "password must be 8 to 1024 characters; got 5 characters"),
+        ("dave", "password must be 8 to 1024 characters; got 4 characters"),
+    ],
+)
 def test_a_bad_new_user_shows_the_service_message(app_db, password, message):
     at = app_as(app_db, "admin", "views/admin_users.py")
     at.text_input(key=state.NEW_USER_NAME).input("dave")
@@ -84,7 +87,8 @@ def test_a_bad_setting_is_refused_with_the_service_message(app_db):
     next(n for n in at.number_input if n.label.startswith("Relevance cut-off")).set_value(9)
     _form_button(at, state.SETTINGS_FORM, "Save settings").click().run()
     assert texts(at.error) == [
-        "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 9"]
+        "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 9"
+    ]
 
 
 def test_create_a_project(app_db):
@@ -94,7 +98,9 @@ def test_create_a_project(app_db):
     _form_button(at, state.NEW_PROJECT_FORM, "Create project").click().run()
     assert plain(at.success[0].value) == "Project faq created; pick it in the sidebar."
     assert at.sidebar.selectbox(key=state.PROJECT).options == [
-        "demo · Demo: after-sales help centre (sample corpus)", "faq · FAQ search"]
+        "demo · Demo: after-sales help centre (sample corpus)",
+        "faq · FAQ search",
+    ]
 
 
 def _upload(at, monkeypatch, name: str, data: bytes) -> None:
@@ -131,10 +137,13 @@ def test_a_valid_import_previews_then_imports_and_an_unknown_id_is_refused(app_d
 def test_pooling_and_pairs_by_hand(app_db):
     at = app_as(app_db, "admin", "views/admin_data.py")
     _form_button(at, state.POOL_FORM, "Pool").click().run()
-    assert plain(at.success[0].value) == ("pooled scheme_a, scheme_b at depth 10: 0 new pairs, 12 already in "
-                                          "the pool, 0 over the budget.")
-    for query, doc, action, reason in (("q1", "D5", "add", "asked by a reviewer"),
-                                       ("q1", "D1", "exclude", "duplicate document")):
+    assert plain(at.success[0].value) == (
+        "pooled scheme_a, scheme_b at depth 10: 0 new pairs, 12 already in the pool, 0 over the budget."
+    )
+    for query, doc, action, reason in (
+        ("q1", "D5", "add", "asked by a reviewer"),
+        ("q1", "D1", "exclude", "duplicate document"),
+    ):
         at.text_input(key=state.PAIR_QUERY).input(query)
         at.text_input(key=state.PAIR_DOC).input(doc)
         at.selectbox(key=state.PAIR_ACTION).select(action)

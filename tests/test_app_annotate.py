@@ -41,8 +41,12 @@ def test_the_card_shows_guidelines_pair_highlight_grades_and_progress(app_db):
     assert "Judging guidelines (demo)" in at.expander[0].markdown[0].value
     assert _pair(at) == ("q1", "D1")
     assert any(":orange-background[" in m.value for m in at.markdown)  # query terms highlighted
-    assert [plain(b.label) for b in at.main.button][:4] == ["0 · Not relevant", "1 · Related, does not answer",
-                                                     "2 · Partly answers", "3 · Fully answers"]
+    assert [plain(b.label) for b in at.main.button][:4] == [
+        "0 · Not relevant",
+        "1 · Related, does not answer",
+        "2 · Partly answers",
+        "3 · Fully answers",
+    ]
     assert at.get("progress")[0].proto.text == "0 / 12 judged"
 
 
@@ -65,15 +69,19 @@ def test_submit_saves_the_label_and_shows_the_next_pair(app_db):
     alice = authenticate(app_db, "alice", "alice-demo")
     saved = labels.my_labels(app_db, alice, "demo")
     assert [(x.doc_id, x.grade, x.reason, x.unsure, x.version) for x in saved] == [
-        ("D1", 2, "describes the power-off step", True, 1)]
+        ("D1", 2, "describes the power-off step", True, 1)
+    ]
     assert 0 <= saved[0].seconds < 60
 
 
-@pytest.mark.parametrize(("grade", "reason", "message"), [
-    (2, "ok", "reason must have at least 5 characters; got 2"),
-    (2, "    ", "reason must have at least 5 characters; got 0"),
-    (None, "a fine reason", "Pick a grade first (buttons or keys 0/1/2/3)."),
-])
+@pytest.mark.parametrize(
+    ("grade", "reason", "message"),
+    [
+        (2, "ok", "reason must have at least 5 characters; got 2"),
+        (2, "    ", "reason must have at least 5 characters; got 0"),
+        (None, "a fine reason", "Pick a grade first (buttons or keys 0/1/2/3)."),
+    ],
+)
 def test_validation_errors_keep_the_pair_and_the_text(app_db, grade, reason, message):
     at = app_as(app_db, "alice")
     view = _view(at)
@@ -130,7 +138,9 @@ def test_a_stale_label_is_shown_as_such(app_db):
     queue.release_stale_claims(app_db, SYSTEM, "demo", older_than_minutes=0)  # free her open claim on D2
     at = app_as(app_db, "alice")
     assert _pair(at) == ("q1", "D1")
-    stale = "The document changed since you judged it (your grade was 2 · Partly answers on version 1; it is now"
+    stale = (
+        "The document changed since you judged it (your grade was 2 · Partly answers on version 1; it is now"
+    )
     assert plain(at.warning[0].value).startswith(stale)
     assert queue.my_progress(app_db, alice, "demo").stale == 1
 

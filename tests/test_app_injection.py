@@ -62,8 +62,11 @@ def test_run_names_are_escaped_wherever_markdown_shows_them(score_page):
     shown = list(score_page.table[0].value.index)
     notes = [c.value for c in score_page.caption if "missing from the run" in c.value]
     labels = [e.label for e in score_page.expander if "unjudged documents" in e.label]
-    for names in (shown, [line.split(": ")[0] for line in notes[0].split("  \n")],
-                  [label.split(": ")[0] for label in labels]):
+    for names in (
+        shown,
+        [line.split(": ")[0] for line in notes[0].split("  \n")],
+        [label.split(": ")[0] for label in labels],
+    ):
         assert sorted(names) == expected
     assert {plain(name) for name in shown} >= {name for name, _ in NAMES}
 
@@ -77,7 +80,9 @@ def test_the_comparison_legend_escapes_the_baseline(score_page):
 def test_the_score_csv_cannot_run_a_formula(score_page):
     rows = list(csv.reader(io.StringIO(score_page.downloads["Download the table (CSV)"].decode())))
     assert rows[0][0] == "run"
-    assert sorted(row[0] for row in rows[1:]) == sorted(["scheme_a", "scheme_b", *(cell for _, cell in NAMES)])
+    assert sorted(row[0] for row in rows[1:]) == sorted(
+        ["scheme_a", "scheme_b", *(cell for _, cell in NAMES)]
+    )
 
 
 def test_admin_set_grade_labels_are_escaped_on_the_grade_buttons(app_db):

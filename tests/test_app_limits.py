@@ -36,8 +36,10 @@ def test_the_data_page_refuses_an_import_over_its_limit(app_db, monkeypatch, siz
     assert calls[-1]["max_upload_size"] == 1  # the browser refuses bigger files itself
     imports = [b for b in at.main.button if b.label == "Import"]
     if refused:
-        assert texts(at.error) == ["big.jsonl is 1.0 MB: files here are limited to 1 MB. Import bigger files on "
-                                   "the server with `qrelforge import KIND FILE` (it streams them)."]
+        assert texts(at.error) == [
+            "big.jsonl is 1.0 MB: files here are limited to 1 MB. Import bigger files on "
+            "the server with `qrelforge import KIND FILE` (it streams them)."
+        ]
         assert not imports and not at.success
     else:
         assert not at.error and imports
@@ -48,23 +50,39 @@ def test_the_score_page_refuses_a_run_over_its_limit_and_reads_the_others(releas
     monkeypatch.setenv("QRELFORGE_RUN_UPLOAD_MAX_MB", "1")
     at = app_as(released_db, "rita", "views/score.py")
     line = b"q1 Q0 D1 1 0.9 huge\n"
-    calls = fake_uploads(monkeypatch, [("huge.trec", line * (MIB // len(line) + 1)),
-                                    ("mine.trec", b"q1 Q0 D2 1 0.9 mine\nq1 Q0 D1 2 0.5 mine\n")], many=True)
+    calls = fake_uploads(
+        monkeypatch,
+        [
+            ("huge.trec", line * (MIB // len(line) + 1)),
+            ("mine.trec", b"q1 Q0 D2 1 0.9 mine\nq1 Q0 D1 2 0.5 mine\n"),
+        ],
+        many=True,
+    )
     at.run()
     assert calls[-1]["max_upload_size"] == 1
-    assert texts(at.error) == ["huge.trec is 1.0 MB: files here are limited to 1 MB. Import it on the Data page "
-                               "or with `qrelforge import run FILE`, then pick it in Runs."]
+    assert texts(at.error) == [
+        "huge.trec is 1.0 MB: files here are limited to 1 MB. Import it on the Data page "
+        "or with `qrelforge import run FILE`, then pick it in Runs."
+    ]
     assert at.table[0].value.index.tolist() == ["scheme_a", "scheme_b", "mine"]
 
 
-@pytest.mark.parametrize(("env", "expected"), [
-    ({}, (200, 50)),
-    ({"QRELFORGE_IMPORT_MAX_MB": "20", "QRELFORGE_RUN_UPLOAD_MAX_MB": "5"}, (20, 5)),
-    ({"QRELFORGE_IMPORT_MAX_MB": "5000"}, (200, 50)),  # never above Streamlit's server.maxUploadSize (200)
-    ({"QRELFORGE_IMPORT_MAX_MB": "0"}, "QRELFORGE_IMPORT_MAX_MB must be at least 1; got '0'"),
-    ({"QRELFORGE_RUN_UPLOAD_MAX_MB": "1.5"},
-     "QRELFORGE_RUN_UPLOAD_MAX_MB must be a whole number of megabytes; got '1.5'"),
-])
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, (200, 50)),
+        ({"QRELFORGE_IMPORT_MAX_MB": "20", "QRELFORGE_RUN_UPLOAD_MAX_MB": "5"}, (20, 5)),
+        (
+            {"QRELFORGE_IMPORT_MAX_MB": "5000"},
+            (200, 50),
+        ),  # never above Streamlit's server.maxUploadSize (200)
+        ({"QRELFORGE_IMPORT_MAX_MB": "0"}, "QRELFORGE_IMPORT_MAX_MB must be at least 1; got '0'"),
+        (
+            {"QRELFORGE_RUN_UPLOAD_MAX_MB": "1.5"},
+            "QRELFORGE_RUN_UPLOAD_MAX_MB must be a whole number of megabytes; got '1.5'",
+        ),
+    ],
+)
 def test_upload_limit_settings(app_db, monkeypatch, env, expected):
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -25,12 +25,29 @@ def test_logged_out_sees_only_the_login_form(app_db):
     assert not at.sidebar.get("page_link")
 
 
-@pytest.mark.parametrize(("user", "landing", "links"), [
-    ("alice", "Annotate", ["Annotate", "My labels"]),
-    ("rita", "Agreement", ["Annotate", "My labels", "Agreement", "Adjudicate", "Release", "Score"]),
-    ("admin", "Agreement", ["Annotate", "My labels", "Agreement", "Adjudicate", "Release", "Score", "Users",
-                            "Project", "Data", "Audit log"]),
-])
+@pytest.mark.parametrize(
+    ("user", "landing", "links"),
+    [
+        ("alice", "Annotate", ["Annotate", "My labels"]),
+        ("rita", "Agreement", ["Annotate", "My labels", "Agreement", "Adjudicate", "Release", "Score"]),
+        (
+            "admin",
+            "Agreement",
+            [
+                "Annotate",
+                "My labels",
+                "Agreement",
+                "Adjudicate",
+                "Release",
+                "Score",
+                "Users",
+                "Project",
+                "Data",
+                "Audit log",
+            ],
+        ),
+    ],
+)
 def test_login_lands_on_the_role_page_with_its_links(app_db, user, landing, links):
     at = _login(app_as(app_db), user, f"{user}-demo")
     assert not at.exception
@@ -41,8 +58,9 @@ def test_login_lands_on_the_role_page_with_its_links(app_db, user, landing, link
     assert state.LOGIN_PASSWORD not in at.session_state
 
 
-@pytest.mark.parametrize(("username", "password"), [("alice", "wrong-password"), ("nobody", "alice-demo"),
-                                                    ("", "")])
+@pytest.mark.parametrize(
+    ("username", "password"), [("alice", "wrong-password"), ("nobody", "alice-demo"), ("", "")]
+)
 def test_a_wrong_login_shows_the_service_message(app_db, username, password):
     at = _login(app_as(app_db), username, password)
     assert texts(at.error) == ["invalid username or password"]
@@ -99,9 +117,11 @@ def test_a_valid_cookie_logs_in_a_new_session(app_db, monkeypatch):
 def test_a_bad_cookie_is_ignored_and_expired(app_db, monkeypatch, kind):
     import time
 
-    token = {"other secret": lambda: _token(app_db, "rita", secret="another-secret-0123456789abcdef"),
-             "expired": lambda: _token(app_db, "rita", issued=time.time() - 13 * 3600),
-             "garbage": lambda: "not.a.token"}[kind]()
+    token = {
+        "other secret": lambda: _token(app_db, "rita", secret="another-secret-0123456789abcdef"),
+        "expired": lambda: _token(app_db, "rita", issued=time.time() - 13 * 3600),
+        "garbage": lambda: "not.a.token",
+    }[kind]()
     _with_cookie(monkeypatch, token)
     at = app_as(app_db)
     assert [t.value for t in at.title] == ["QrelForge"]
@@ -147,8 +167,13 @@ def test_the_cookie_secret_file_is_created_once_with_0600(app_db, monkeypatch, t
     assert resources.cookie_secret() == first == path.read_text().strip()
 
 
-AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32, "client_id": "qf",
-        "client_secret": "s", "server_metadata_url": "https://idp.example.com/.well-known/openid-configuration"}
+AUTH = {
+    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+    "cookie_secret": "x" * 32,
+    "client_id": "qf",
+    "client_secret": "s",
+    "server_metadata_url": "https://idp.example.com/.well-known/openid-configuration",
+}
 
 
 def _sso_app(user: dict | None):
@@ -166,10 +191,13 @@ def test_single_sign_on_offers_its_button_when_configured(app_db):
     assert [b.label for b in at.button] == ["Log in", "Log in with single sign-on"]
 
 
-@pytest.mark.parametrize(("email", "user", "landing"), [
-    ("rita@example.com", "rita", "Agreement"),
-    ("alice@example.org", "alice", "Annotate"),
-])
+@pytest.mark.parametrize(
+    ("email", "user", "landing"),
+    [
+        ("rita@example.com", "rita", "Agreement"),
+        ("alice@example.org", "alice", "Annotate"),
+    ],
+)
 def test_single_sign_on_maps_a_verified_email_to_its_user(app_db, email, user, landing):
     at = _sso_app({"is_logged_in": True, "email": email, "email_verified": True})
     assert [t.value for t in at.title] == [landing]
@@ -177,12 +205,17 @@ def test_single_sign_on_maps_a_verified_email_to_its_user(app_db, email, user, l
     assert at.session_state[state.LOGIN_METHOD] == "sso"
 
 
-@pytest.mark.parametrize(("claims", "notice"), [
-    ({"email": "mallory@evil.example"}, "mallory@evil.example has no QrelForge user."),
-    ({"email": "alice@example.org", "email_verified": False}, "alice@example.org has no QrelForge user."),
-    ({"email": "ghost@example.org"}, "ghost@example.org has no active QrelForge account; ask an admin to create "
-                                     "user 'ghost'"),
-])
+@pytest.mark.parametrize(
+    ("claims", "notice"),
+    [
+        ({"email": "mallory@evil.example"}, "mallory@evil.example has no QrelForge user."),
+        ({"email": "alice@example.org", "email_verified": False}, "alice@example.org has no QrelForge user."),
+        (
+            {"email": "ghost@example.org"},
+            "ghost@example.org has no active QrelForge account; ask an admin to create user 'ghost'",
+        ),
+    ],
+)
 def test_single_sign_on_never_creates_or_guesses_users(app_db, claims, notice):
     at = _sso_app({"is_logged_in": True, **claims})
     assert [t.value for t in at.title] == ["QrelForge"]

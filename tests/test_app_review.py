@@ -45,8 +45,9 @@ def test_agreement_shows_the_statistic_band_gate_heatmap_and_per_query(labelled_
     assert metrics["Cohen's kappa (mean pairwise)"] == ("0.657", "substantial")
     assert metrics["Threshold"][0] == "0.700"
     assert metrics["Pairs compared"] == ("12", "3 disagreements")
-    assert plain(at.warning[0].value).startswith("Gate not passed: cohen 0.657 (substantial) is below the "
-                                                 "threshold 0.700")
+    assert plain(at.warning[0].value).startswith(
+        "Gate not passed: cohen 0.657 (substantial) is below the threshold 0.700"
+    )
     assert len(at.get("vega_lite_chart")) == 3  # kappa heatmap, per query, confusion
     per_query = at.dataframe[0].value
     assert per_query["query_id"].tolist() == ["q1", "q2", "q3"]
@@ -56,8 +57,10 @@ def test_agreement_shows_the_statistic_band_gate_heatmap_and_per_query(labelled_
 def test_agreement_confusion_of_any_two_annotators(labelled_db):
     at = app_as(labelled_db, "rita")
     at.selectbox(key=state.AGREE_B).select("alice").run()
-    assert "Rows (A): alice's grades; columns (B): alice's grades; 12 shared pairs; Cohen's kappa 1.000" in \
-        at.main.caption[-1].value
+    assert (
+        "Rows (A): alice's grades; columns (B): alice's grades; 12 shared pairs; Cohen's kappa 1.000"
+        in at.main.caption[-1].value
+    )
 
 
 def test_adjudicate_shows_labels_side_by_side_then_saves_the_final_grade(labelled_db):
@@ -104,8 +107,14 @@ def _adjudicate_all(db) -> None:
     rita = authenticate(db, "rita", "rita-demo")
     truth = sample_grades()
     for item in gate.disagreements(db, rita, "demo"):
-        adjudication.adjudicate(db, rita, "demo", item.pair_id, grade=truth[(item.query_id, item.doc_id)],
-                                reason="as in the sample qrels")
+        adjudication.adjudicate(
+            db,
+            rita,
+            "demo",
+            item.pair_id,
+            grade=truth[(item.query_id, item.doc_id)],
+            reason="as in the sample qrels",
+        )
 
 
 def test_release_below_the_threshold_needs_a_justification(labelled_db):
@@ -114,8 +123,10 @@ def test_release_below_the_threshold_needs_a_justification(labelled_db):
     low = "cohen 0.657 is below the threshold 0.700: a release needs a written justification"
     assert plain(at.warning[0].value).startswith(low)
     at.main.button[-1].click().run()
-    assert texts(at.error) == ["cohen 0.657 is below the threshold 0.700: a release needs a written "
-                                           "justification of at least 20 characters"]
+    assert texts(at.error) == [
+        "cohen 0.657 is below the threshold 0.700: a release needs a written "
+        "justification of at least 20 characters"
+    ]
     at.text_area(key=state.RELEASE_JUSTIFICATION).input("a 12-pair demo; kappa is noisy here").run()
     at.main.button[-1].click().run()
     assert plain(at.success[0].value).startswith("Release 1 created: 12 qrels, content sha256 ")

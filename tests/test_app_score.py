@@ -60,8 +60,10 @@ def _upload(at, monkeypatch, files: list[tuple[str, bytes]]) -> None:
     import streamlit as st
     from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 
-    records = [UploadedFile(UploadedFileRec(f"id{i}", name, "text/plain", data), None)
-               for i, (name, data) in enumerate(files)]
+    records = [
+        UploadedFile(UploadedFileRec(f"id{i}", name, "text/plain", data), None)
+        for i, (name, data) in enumerate(files)
+    ]
     with monkeypatch.context() as patch:
         patch.setattr(st, "file_uploader", lambda *args, **kwargs: records)
         at.run()

@@ -66,13 +66,25 @@ def _fill(db, folder: Path) -> None:
     queue.skip(db, alice, "work", ids["X"], reason="cannot tell from the text")
     projects.set_guidelines(db, SYSTEM, "demo", "# Guidelines v2\n\n'quotes', \"doubles\", 100% _and_ \\")
     imports.import_qrels(db, SYSTEM, "demo", SAMPLE / "qrels.trec", name="legacy")
-    imports.import_chunk_map(db, SYSTEM, "work", b'{"chunk_id": "D1#0", "doc_id": "D1"}\n', filename="c.jsonl")
+    imports.import_chunk_map(
+        db, SYSTEM, "work", b'{"chunk_id": "D1#0", "doc_id": "D1"}\n', filename="c.jsonl"
+    )
     docs = [json.loads(line) for line in (SAMPLE / "docs.jsonl").read_text().splitlines()]
     docs[0]["text"] += " (revised)"
-    imports.import_documents(db, SYSTEM, "work", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
-                             .encode(), filename="docs-v2.jsonl")
-    releases.create_release(db, SYSTEM, "demo", justification="second release after the guidelines changed",
-                            note="v2 'note' with ;-- and %")
+    imports.import_documents(
+        db,
+        SYSTEM,
+        "work",
+        "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs).encode(),
+        filename="docs-v2.jsonl",
+    )
+    releases.create_release(
+        db,
+        SYSTEM,
+        "demo",
+        justification="second release after the guidelines changed",
+        note="v2 'note' with ;-- and %",
+    )
 
 
 @pytest.fixture
@@ -90,7 +102,9 @@ def exports(db) -> dict[str, bytes]:
     for p in projects.list_projects(db, SYSTEM):
         for r in releases.list_releases(db, SYSTEM, p.name):
             for fmt in export.FORMATS:
-                out[f"{p.name} v{r.version} {fmt}"] = export.export_release(db, SYSTEM, p.name, r.version, format=fmt)
+                out[f"{p.name} v{r.version} {fmt}"] = export.export_release(
+                    db, SYSTEM, p.name, r.version, format=fmt
+                )
         out[f"{p.name} labels"] = export.export_labels_csv(db, SYSTEM, p.name)
     return out
 
@@ -115,12 +129,17 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_everything(rich, pg, tmp_path):
     for name in a:
         if name != "audit_log":
             assert a[name] == b[name], name
-    assert b["audit_log"][:len(a["audit_log"])] == a["audit_log"]  # then the restore and the exports made since
-    assert [json.loads(x)[4] for x in b["audit_log"][len(a["audit_log"]):]] == \
-        ["backup_restored"] + ["release_exported"] * 6
+    assert (
+        b["audit_log"][: len(a["audit_log"])] == a["audit_log"]
+    )  # then the restore and the exports made since
+    assert [json.loads(x)[4] for x in b["audit_log"][len(a["audit_log"]) :]] == ["backup_restored"] + [
+        "release_exported"
+    ] * 6
     for release in releases.list_releases(back, SYSTEM, "demo"):
         qrels = releases.release_qrels(back, SYSTEM, "demo", release.version)
-        canonical = releases.canonical_trec(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance)
+        canonical = releases.canonical_trec(
+            qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance
+        )
         assert releases.sha256_text(canonical) == release.content_hash
     back.dispose()
 
@@ -144,13 +163,20 @@ def test_a_non_empty_target_needs_force_and_force_replaces_it(rich, db, tmp_path
 
     load_demo(db)
     alice = authenticate(db, "alice", "alice-demo")
-    labels.save_label(db, alice, "demo", queue.next_pair(db, alice, "demo").pair_id, grade=1, reason="mine, old")
+    labels.save_label(
+        db, alice, "demo", queue.next_pair(db, alice, "demo").pair_id, grade=1, reason="mine, old"
+    )
     before = fingerprint(db)
-    with pytest.raises(Conflict, match=r"^the database is not empty \(4 users, 1 projects, .*; restore into an "
-                                       r"empty database, or force it to replace everything$"):
+    with pytest.raises(
+        Conflict,
+        match=r"^the database is not empty \(4 users, 1 projects, .*; restore into an "
+        r"empty database, or force it to replace everything$",
+    ):
         backup.restore(db, SYSTEM, tmp_path / "good.zip")
     assert fingerprint(db) == before
-    backup.restore(db, SYSTEM, tmp_path / "good.zip", force=True)  # labels (immutable) are replaced, not updated
+    backup.restore(
+        db, SYSTEM, tmp_path / "good.zip", force=True
+    )  # labels (immutable) are replaced, not updated
     assert exports(db) == exports(rich)
     with db.write() as s, pytest.raises(DBAPIError, match="immutable"):
         s.execute(text("DELETE FROM labels"))
@@ -199,21 +225,43 @@ def _manifest(archive: Path, out: Path, change) -> None:
 
 
 BAD_ARCHIVES = {
-    "not a zip": (lambda a, o: o.write_bytes(b"PK\x03\x04 not really"), r"^.+bad\.zip: not a QrelForge backup \("),
-    "damaged": (_flip_byte, r"tables/labels\.jsonl does not match the manifest \(.*\): the archive is damaged$"),
-    "newer schema": (lambda a, o: _manifest(a, o, lambda m: m.update(schema_revision="9999")),
-                     r"backup of schema '9999'; this QrelForge is at '0001' \(restore it with the version"),
+    "not a zip": (
+        lambda a, o: o.write_bytes(b"PK\x03\x04 not really"),
+        r"^.+bad\.zip: not a QrelForge backup \(",
+    ),
+    "damaged": (
+        _flip_byte,
+        r"tables/labels\.jsonl does not match the manifest \(.*\): the archive is damaged$",
+    ),
+    "newer schema": (
+        lambda a, o: _manifest(a, o, lambda m: m.update(schema_revision="9999")),
+        r"backup of schema '9999'; this QrelForge is at '0001' \(restore it with the version",
+    ),
     "missing table": (lambda a, o: _manifest(a, o, lambda m: m["tables"].pop()), r"the archive's tables \["),
-    "wrong type": (lambda a, o: _rewrite(a, o, "labels", lambda ls: [ls[0].replace(",", ',"x",', 1)] + ls[1:]),
-                   r"tables/labels\.jsonl:1: expected a list of \d+ values"),
-    "bad time": (lambda a, o: _rewrite(a, o, "users", lambda ls: [re.sub(r'"\d{4}-[^"]+"', '"yesterday"', ls[0], count=1)]
-                                       + ls[1:]), r"tables/users\.jsonl:1: column \w+: expected an ISO 8601 time"),
-    "NUL": (lambda a, o: _rewrite(a, o, "queries", lambda ls: [ls[0].replace('"q1"', '"q\\u00001"', 1)] + ls[1:]),
-            r"tables/queries\.jsonl:1: column external_id: text contains a NUL character"),
-    "orphan": (lambda a, o: _rewrite(a, o, "labels", lambda ls: [re.sub(r"^\[(\d+),(\d+),", r"[\1,99999,", ls[0])]
-                                     + ls[1:]), r"the archive does not fit the database \("),
-    "duplicate id": (lambda a, o: _rewrite(a, o, "labels", lambda ls: ls + ls[:1]),
-                     r"the archive does not fit the database \("),
+    "wrong type": (
+        lambda a, o: _rewrite(a, o, "labels", lambda ls: [ls[0].replace(",", ',"x",', 1)] + ls[1:]),
+        r"tables/labels\.jsonl:1: expected a list of \d+ values",
+    ),
+    "bad time": (
+        lambda a, o: _rewrite(
+            a, o, "users", lambda ls: [re.sub(r'"\d{4}-[^"]+"', '"yesterday"', ls[0], count=1)] + ls[1:]
+        ),
+        r"tables/users\.jsonl:1: column \w+: expected an ISO 8601 time",
+    ),
+    "NUL": (
+        lambda a, o: _rewrite(a, o, "queries", lambda ls: [ls[0].replace('"q1"', '"q\\u00001"', 1)] + ls[1:]),
+        r"tables/queries\.jsonl:1: column external_id: text contains a NUL character",
+    ),
+    "orphan": (
+        lambda a, o: _rewrite(
+            a, o, "labels", lambda ls: [re.sub(r"^\[(\d+),(\d+),", r"[\1,99999,", ls[0])] + ls[1:]
+        ),
+        r"the archive does not fit the database \(",
+    ),
+    "duplicate id": (
+        lambda a, o: _rewrite(a, o, "labels", lambda ls: ls + ls[:1]),
+        r"the archive does not fit the database \(",
+    ),
 }
 
 
@@ -235,7 +283,9 @@ def test_backup_never_leaves_a_partial_file_and_does_not_overwrite(rich, tmp_pat
         backup.backup(rich, SYSTEM, target)
     assert target.read_text() == "precious"
     bob = authenticate(rich, "bob", "bob-demo")
-    with pytest.raises(PermissionDenied, match=r"^bob \(annotator\) may not back up the database: admin role required$"):
+    with pytest.raises(
+        PermissionDenied, match=r"^bob \(annotator\) may not back up the database: admin role required$"
+    ):
         backup.backup(rich, bob, tmp_path / "b.zip")
     assert not (tmp_path / "b.zip").exists() and not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
@@ -247,9 +297,14 @@ def test_cli_backup_and_restore(rich, tmp_path, capsys, monkeypatch):
     archive = tmp_path / "cli.zip"
     assert main(["backup", str(archive), "--db", source]) == 0
     out = capsys.readouterr().out
-    assert re.fullmatch(rf"{re.escape(str(archive))}: \d+ rows in 21 tables, schema 0001, sha256 [0-9a-f]{{64}}\n", out)
+    assert re.fullmatch(
+        rf"{re.escape(str(archive))}: \d+ rows in 21 tables, schema 0001, sha256 [0-9a-f]{{64}}\n", out
+    )
     assert main(["backup", str(archive), "--db", source]) == 2
-    assert capsys.readouterr().err == f"qrelforge: error: {archive} already exists; choose another file or overwrite it\n"
+    assert (
+        capsys.readouterr().err
+        == f"qrelforge: error: {archive} already exists; choose another file or overwrite it\n"
+    )
     fresh = f"sqlite:///{tmp_path / 'new' / 'fresh.db'}"  # not even initialised: restore creates the schema
     assert main(["restore", str(archive), "--db", fresh]) == 0
     assert capsys.readouterr().out.startswith(f"restored {archive}: ")
@@ -259,4 +314,6 @@ def test_cli_backup_and_restore(rich, tmp_path, capsys, monkeypatch):
     shutil.copyfile(archive, tmp_path / "junk.zip")
     (tmp_path / "junk.zip").write_bytes(b"junk")
     assert main(["restore", str(tmp_path / "junk.zip"), "--db", fresh]) == 2
-    assert capsys.readouterr().err.startswith(f"qrelforge: error: {tmp_path / 'junk.zip'}: not a QrelForge backup (")
+    assert capsys.readouterr().err.startswith(
+        f"qrelforge: error: {tmp_path / 'junk.zip'}: not a QrelForge backup ("
+    )

@@ -20,20 +20,26 @@ from metrics.harness import load_queries
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_corpus"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("A 型设备更换电池，30天内 E-Mail", ["a", "型设", "设备", "备更", "更换", "换电", "电池", "30", "天内", "e", "mail"]),
-    ("退货", ["退货"]),
-    ("单 字", ["单", "字"]),                                   # a lone CJK character is a unigram
-    ("电池battery电池", ["电池", "battery", "电池"]),         # script changes end a run
-    ("Ｂａｔｔｅｒｙ１２", ["battery12"]),                    # NFKC: full-width letters and digits
-    ("snake_case mp3 2026-03", ["snake", "case", "mp3", "2026", "03"]),
-    ("Ünïcode ÉTÉ Привет", ["ünïcode", "été", "привет"]),
-    ("ひらがな", ["ひら", "らが", "がな"]),                     # kana: bigrams too
-    ("한국어", ["한국", "국어"]),                               # Hangul syllables
-    ("\U00020000\U00020001", ["\U00020000\U00020001"]),       # CJK Extension B
-    ("", []),
-    ("，。！？ ...", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "A 型设备更换电池，30天内 E-Mail",
+            ["a", "型设", "设备", "备更", "更换", "换电", "电池", "30", "天内", "e", "mail"],
+        ),
+        ("退货", ["退货"]),
+        ("单 字", ["单", "字"]),  # a lone CJK character is a unigram
+        ("电池battery电池", ["电池", "battery", "电池"]),  # script changes end a run
+        ("Ｂａｔｔｅｒｙ１２", ["battery12"]),  # NFKC: full-width letters and digits
+        ("snake_case mp3 2026-03", ["snake", "case", "mp3", "2026", "03"]),
+        ("Ünïcode ÉTÉ Привет", ["ünïcode", "été", "привет"]),
+        ("ひらがな", ["ひら", "らが", "がな"]),  # kana: bigrams too
+        ("한국어", ["한국", "국어"]),  # Hangul syllables
+        ("\U00020000\U00020001", ["\U00020000\U00020001"]),  # CJK Extension B
+        ("", []),
+        ("，。！？ ...", []),
+    ],
+)
 def test_tokenize(text, expected):
     assert tokenize(text) == expected
 
@@ -45,7 +51,17 @@ def test_tokenize_rejects_non_text():
 
 def test_tokenizer_on_the_sample_corpus():
     docs = read_corpus(SAMPLE / "docs.jsonl").set_index("doc_id")
-    assert tokenize(docs.loc["D3", "title"]) == ["普通", "通商", "商品", "品退", "退货", "条件", "件与", "与凭", "凭证"]
+    assert tokenize(docs.loc["D3", "title"]) == [
+        "普通",
+        "通商",
+        "商品",
+        "品退",
+        "退货",
+        "条件",
+        "件与",
+        "与凭",
+        "凭证",
+    ]
     _, queries = load_queries(SAMPLE / "queries.jsonl")
     shared = set(tokenize(queries[1])) & set(tokenize(docs.loc["D3", "title"] + docs.loc["D3", "text"]))
     assert {"普通", "商品", "退货", "条件"} <= shared
@@ -66,8 +82,9 @@ def test_hand_worked_score():
 def test_scores_equal_bm25s_on_the_sample_corpus(k1, b):
     corpus = read_corpus(SAMPLE / "docs.jsonl")
     reference = bm25s.BM25(k1=k1, b=b, method="lucene")
-    reference.index([tokenize(t + "\n" + x) for t, x in zip(corpus.title, corpus.text, strict=True)],
-                    show_progress=False)
+    reference.index(
+        [tokenize(t + "\n" + x) for t, x in zip(corpus.title, corpus.text, strict=True)], show_progress=False
+    )
     _, queries = load_queries(SAMPLE / "queries.jsonl")
     ours = BM25Index(corpus, k1=k1, b=b).scores(queries).toarray()
     for i, text in enumerate(queries):
@@ -137,25 +154,37 @@ def test_scores_are_written_in_their_shortest_form(tmp_path):
     assert path.read_text().splitlines()[0] == "q1 Q0 D1 1 4.793848 bm25"
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: BM25Index({"D1": "x"}, k1=-1), "k1 must be a number >= 0.0; got -1"),
-    (lambda: BM25Index({"D1": "x"}, k1="1"), "k1 must be a number >= 0.0; got '1'"),
-    (lambda: BM25Index({"D1": "x"}, b=2), "b must be a number in [0.0, 1.0]; got 2"),
-    (lambda: BM25Index({"D1": "x"}, b=float("nan")), "b must be a number in [0.0, 1.0]; got nan"),
-    (lambda: BM25Index({}), "corpus has no documents"),
-    (lambda: BM25Index({"D 1": "x"}), "corpus doc_id must be a non-empty str without spaces; got 'D 1'"),
-    (lambda: BM25Index({"D1": 5}), "corpus text of 'D1' must be a str; got int"),
-    (lambda: BM25Index(["D1"]), "corpus must be a path, DataFrame or mapping {doc_id: text}; got list"),
-    (lambda: BM25Index(pd.DataFrame({"doc_id": ["D1"], "text": ["x"]})),
-     "corpus DataFrame is missing column(s) ['title']; has ['doc_id', 'text']"),
-    (lambda: BM25Index(pd.DataFrame({"doc_id": ["D1", "D1"], "title": ["", ""], "text": ["x", "y"]})),
-     "corpus row 2: duplicate doc_id 'D1'"),
-    (lambda: BM25Index(pd.DataFrame({"doc_id": ["D1"], "title": [3], "text": ["x"]})),
-     "corpus row 1: fields ['title', 'text'] must be strings; got 3"),
-    (lambda: BM25Index({"D1": "x"}).run({"q1": "x"}, k=0), "k must be an int >= 1; got 0"),
-    (lambda: BM25Index({"D1": "x"}).run({"q1": "x"}, batch_size=0), "batch_size must be an int >= 1; got 0"),
-    (lambda: BM25Index({"D1": "x"}).search("x", k=2.5), "k must be an int >= 1; got 2.5"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: BM25Index({"D1": "x"}, k1=-1), "k1 must be a number >= 0.0; got -1"),
+        (lambda: BM25Index({"D1": "x"}, k1="1"), "k1 must be a number >= 0.0; got '1'"),
+        (lambda: BM25Index({"D1": "x"}, b=2), "b must be a number in [0.0, 1.0]; got 2"),
+        (lambda: BM25Index({"D1": "x"}, b=float("nan")), "b must be a number in [0.0, 1.0]; got nan"),
+        (lambda: BM25Index({}), "corpus has no documents"),
+        (lambda: BM25Index({"D 1": "x"}), "corpus doc_id must be a non-empty str without spaces; got 'D 1'"),
+        (lambda: BM25Index({"D1": 5}), "corpus text of 'D1' must be a str; got int"),
+        (lambda: BM25Index(["D1"]), "corpus must be a path, DataFrame or mapping {doc_id: text}; got list"),
+        (
+            lambda: BM25Index(pd.DataFrame({"doc_id": ["D1"], "text": ["x"]})),
+            "corpus DataFrame is missing column(s) ['title']; has ['doc_id', 'text']",
+        ),
+        (
+            lambda: BM25Index(pd.DataFrame({"doc_id": ["D1", "D1"], "title": ["", ""], "text": ["x", "y"]})),
+            "corpus row 2: duplicate doc_id 'D1'",
+        ),
+        (
+            lambda: BM25Index(pd.DataFrame({"doc_id": ["D1"], "title": [3], "text": ["x"]})),
+            "corpus row 1: fields ['title', 'text'] must be strings; got 3",
+        ),
+        (lambda: BM25Index({"D1": "x"}).run({"q1": "x"}, k=0), "k must be an int >= 1; got 0"),
+        (
+            lambda: BM25Index({"D1": "x"}).run({"q1": "x"}, batch_size=0),
+            "batch_size must be an int >= 1; got 0",
+        ),
+        (lambda: BM25Index({"D1": "x"}).search("x", k=2.5), "k must be an int >= 1; got 2.5"),
+    ],
+)
 def test_bad_input(call, message):
     with pytest.raises(QrelForgeError, match=re.escape(message)):
         call()

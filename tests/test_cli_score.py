@@ -24,7 +24,11 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
 def test_table_shows_both_schemes_and_the_query_counts(capsys):
     code, out, _ = run_cli(capsys, "score", QRELS, RUN_A, RUN_B, "-m", "P@3", "-m", "R@3")
     assert code == 0
-    assert out.splitlines()[:3] == ["run          P@3     R@3", "scheme_a  0.3333  0.6667", "scheme_b  0.5556  1.0000"]
+    assert out.splitlines()[:3] == [
+        "run          P@3     R@3",
+        "scheme_a  0.3333  0.6667",
+        "scheme_b  0.5556  1.0000",
+    ]
     assert "scheme_b: 3 queries evaluated, 0 missing from the run (scored 0)" in out
 
 
@@ -34,8 +38,9 @@ def test_default_measures(capsys):
 
 
 def test_json_with_per_query(capsys):
-    code, out, _ = run_cli(capsys, "score", QRELS, RUN_A, RUN_B, "-m", "P@3", "-m", "R@3", "--format", "json",
-                           "--per-query")
+    code, out, _ = run_cli(
+        capsys, "score", QRELS, RUN_A, RUN_B, "-m", "P@3", "-m", "R@3", "--format", "json", "--per-query"
+    )
     data = json.loads(out)
     assert code == 0 and data["measures"] == ["P@3", "R@3"]
     assert [r["name"] for r in data["runs"]] == ["scheme_a", "scheme_b"]
@@ -77,7 +82,10 @@ def test_output_file(tmp_path, capsys):
     [
         (["-m", "P@0"], "qrelforge: error: cutoff must be an int >= 1; got 0 in 'P@0'"),
         (["-m", "Foo@3"], "qrelforge: error: unknown measure 'Foo' in 'Foo@3'"),
-        (["--corpus", "{small}"], "run_a.trec:1: unknown document ID 'D1' for query 'q1': not in the corpus (6 unknown"),
+        (
+            ["--corpus", "{small}"],
+            "run_a.trec:1: unknown document ID 'D1' for query 'q1': not in the corpus (6 unknown",
+        ),
         (["--corpus", str(SAMPLE / "queries.jsonl")], "queries.jsonl:1: missing doc_id (or _id, docid, id)"),
         (["--strict", "--corpus", str(SAMPLE / "docs.jsonl")], None),
     ],
@@ -96,13 +104,18 @@ def test_malformed_run_file_names_its_line(tmp_path, capsys):
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 D1 1 0.9 s\nq1 Q0 D2 2 abc s\n")
     code, _, err = run_cli(capsys, "score", QRELS, str(bad))
-    assert code == 2 and err == f"qrelforge: error: {bad}:2: score is not a number: 'abc': 'q1 Q0 D2 2 abc s'\n"
+    assert (
+        code == 2 and err == f"qrelforge: error: {bad}:2: score is not a number: 'abc': 'q1 Q0 D2 2 abc s'\n"
+    )
 
 
 def test_console_script_exit_status_and_no_traceback(tmp_path):
     exe = Path(sys.executable).with_name("qrelforge")
-    ok = subprocess.run([str(exe), "score", QRELS, RUN_B, "-m", "P@3"], capture_output=True, text=True, check=False)
+    ok = subprocess.run(
+        [str(exe), "score", QRELS, RUN_B, "-m", "P@3"], capture_output=True, text=True, check=False
+    )
     assert ok.returncode == 0 and "0.5556" in ok.stdout
-    bad = subprocess.run([str(exe), "score", QRELS, str(tmp_path / "nope.trec")], capture_output=True, text=True,
-                         check=False)
+    bad = subprocess.run(
+        [str(exe), "score", QRELS, str(tmp_path / "nope.trec")], capture_output=True, text=True, check=False
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr

@@ -26,10 +26,13 @@ def sample_report():
 
 
 # ------------------------------------------------------------------------------------ seed 000 by hand
-@pytest.mark.parametrize("measure, base, other", [
-    ("P@3", [1 / 3, 1 / 3, 1 / 3], [2 / 3, 1 / 3, 2 / 3]),
-    ("R@3", [1 / 2, 1, 1 / 2], [1, 1, 1]),
-])
+@pytest.mark.parametrize(
+    "measure, base, other",
+    [
+        ("P@3", [1 / 3, 1 / 3, 1 / 3], [2 / 3, 1 / 3, 2 / 3]),
+        ("R@3", [1 / 2, 1, 1 / 2], [1, 1, 1]),
+    ],
+)
 def test_seed_000_per_query_values_and_outcomes(sample_report, measure, base, other):
     frame = sample_report.to_dataframe("per_query")
     b = frame[(frame.run == "scheme_b") & (frame.measure == measure)].set_index("query_id")
@@ -87,7 +90,9 @@ def test_planted_degradation_is_flagged_worse():
     assert c.significant and c.direction == "worse" and c.wins == 0
 
 
-@pytest.mark.parametrize("tests", [("t", "permutation", "bootstrap"), ("t",), ("bootstrap",), ("permutation",)])
+@pytest.mark.parametrize(
+    "tests", [("t", "permutation", "bootstrap"), ("t",), ("bootstrap",), ("permutation",)]
+)
 def test_identical_runs_are_not_significant(tests):
     qrels, a, _ = planted()
     report = compare(qrels, {"A": a, "copy": dict(a)}, ["nDCG@10", "P@5"], baseline="A", tests=tests)
@@ -107,7 +112,9 @@ def test_fixed_seed_is_reproducible_and_the_seed_matters():
     runs = {"A": a, "B": b}
 
     def ps(seed: int) -> tuple[float, float]:
-        c = compare(qrels, runs, ["nDCG@10"], seed=seed, n_permutations=2000, n_bootstrap=2000).comparison("B", "nDCG@10")
+        c = compare(qrels, runs, ["nDCG@10"], seed=seed, n_permutations=2000, n_bootstrap=2000).comparison(
+            "B", "nDCG@10"
+        )
         return c.p_permutation, c.ci_low
 
     assert ps(7) == ps(7)
@@ -130,13 +137,18 @@ def test_pairs_undefined_in_either_run_are_dropped_and_counted():
     r, p, first = (report.comparison("b", m) for m in ("R@1", "P@1", "FirstRel"))
     assert (r.n, r.wins, r.ties, r.losses) == (3, 1, 1, 1)  # q3 has no relevant document: R undefined
     assert (p.n, p.wins, p.ties, p.losses) == (4, 1, 2, 1)
-    assert first.n == 1 and (first.wins, first.ties, first.losses) == (0, 1, 0)  # only q1 has FirstRel in both
+    assert first.n == 1 and (first.wins, first.ties, first.losses) == (
+        0,
+        1,
+        0,
+    )  # only q1 has FirstRel in both
 
 
 def test_first_rel_lower_is_better():
     qrels = {"q1": {"D1": 1}, "q2": {"D2": 1}}
-    report = compare(qrels, {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}},
-                     ["FirstRel"])
+    report = compare(
+        qrels, {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}}, ["FirstRel"]
+    )
     c = report.comparison("b", "FirstRel")
     assert c.diff == -0.5 and (c.wins, c.ties, c.losses) == (1, 1, 0)
     assert report.best("FirstRel") == ["b"]
@@ -151,7 +163,9 @@ def test_holm_is_applied_per_measure_across_runs():
         rows = [report.comparison(r, m) for r in ("B", "C", "D")]
         for test in ("p_t", "p_permutation"):
             raw = [getattr(x, test) for x in rows]
-            assert [getattr(x, test + "_adjusted") for x in rows] == pytest.approx(adjust(raw, "holm").tolist())
+            assert [getattr(x, test + "_adjusted") for x in rows] == pytest.approx(
+                adjust(raw, "holm").tolist()
+            )
 
 
 @pytest.mark.parametrize("correction, factor", [("bonferroni", 2), ("none", 1), (None, 1)])
@@ -166,11 +180,17 @@ def test_other_corrections(correction, factor):
 def test_dataframes_are_chart_ready(sample_report):
     summary = sample_report.to_dataframe()
     assert summary[["run", "measure"]].values.tolist()[:2] == [["scheme_a", "P@3"], ["scheme_a", "R@3"]]
-    assert {"mean", "queries", "best", "diff", "ci_low", "p_permutation_adjusted", "pairs", "wins"} <= set(summary)
+    assert {"mean", "queries", "best", "diff", "ci_low", "p_permutation_adjusted", "pairs", "wins"} <= set(
+        summary
+    )
     means = sample_report.to_dataframe("means")
     assert means.loc["scheme_b", "R@3"] == 1.0 and list(means.columns) == ["P@3", "R@3", "nDCG@3"]
     wtl = sample_report.to_dataframe("wtl")
-    assert wtl[wtl.measure == "P@3"][["outcome", "count"]].values.tolist() == [["win", 2], ["tie", 1], ["loss", 0]]
+    assert wtl[wtl.measure == "P@3"][["outcome", "count"]].values.tolist() == [
+        ["win", 2],
+        ["tie", 1],
+        ["loss", 0],
+    ]
     assert len(sample_report.to_dataframe("per_query")) == 2 * 3 * 3
 
 
@@ -186,9 +206,11 @@ def test_to_dict_is_json_with_nulls_for_undefined():
 
 def test_text_table(sample_report):
     lines = sample_report.to_text().splitlines()
-    assert lines[2:5] == ["run                       P@3       R@3    nDCG@3",
-                          "scheme_a (baseline)  0.3333    0.6667    0.6378",
-                          "scheme_b             0.5556*   1.0000*   1.0000*"]
+    assert lines[2:5] == [
+        "run                       P@3       R@3    nDCG@3",
+        "scheme_a (baseline)  0.3333    0.6667    0.6378",
+        "scheme_b             0.5556*   1.0000*   1.0000*",
+    ]
 
 
 def test_markdown_flags_significant_differences_and_escapes_names():
@@ -202,7 +224,9 @@ def test_html_is_self_contained_and_escaped():
     qrels, a, b = planted(n_queries=10)
     evil = '<script>alert("x")</script>&'
     page = compare(qrels, {"A": a, evil: b}, ["P@5", "nDCG@10"]).to_html()
-    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 1 + 2 + 2  # means, differences, per query
+    assert (
+        page.startswith("<!DOCTYPE html>") and page.count("<svg") == 1 + 2 + 2
+    )  # means, differences, per query
     assert "<script" not in page and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;" in page
     without_ns = page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert not re.search(r"https?:|<link|@import|url\(|src=", without_ns)
@@ -233,39 +257,57 @@ def test_runs_accepts_mappings_lists_of_runs_and_dataframes():
     qrels, a, b = planted(n_queries=6)
     ra, rb = Run.from_dict(a, name="ra"), Run.from_dict(b, name="rb")
     by_list = compare(qrels, [ra, rb], ["P@5"], n_permutations=100, n_bootstrap=100)
-    by_frame = compare(qrels, {"x": ra.to_dataframe(), "y": rb}, ["P@5"], baseline="y", n_permutations=100,
-                       n_bootstrap=100)
+    by_frame = compare(
+        qrels, {"x": ra.to_dataframe(), "y": rb}, ["P@5"], baseline="y", n_permutations=100, n_bootstrap=100
+    )
     assert by_list.runs == ["ra", "rb"] and by_list.baseline == "ra"
     assert by_frame.runs == ["x", "y"] and by_frame.comparison("x", "P@5").diff == pytest.approx(
-        -by_list.comparison("rb", "P@5").diff)
+        -by_list.comparison("rb", "P@5").diff
+    )
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"baseline": "nope"}, "baseline must name one of the runs ['a', 'b']; got 'nope'"),
-    ({"tests": ("t", "wilcoxon")}, "tests must be distinct names among ('t', 'permutation', 'bootstrap'); got ('t', 'wilcoxon')"),
-    ({"tests": ("t", "t")}, "tests must be distinct names among ('t', 'permutation', 'bootstrap'); got ('t', 't')"),
-    ({"n_permutations": 0}, "n_permutations must be an int >= 1; got 0"),
-    ({"n_bootstrap": True}, "n_bootstrap must be an int >= 1; got True"),
-    ({"seed": -1}, "seed must be an int >= 0; got -1"),
-    ({"alpha": 1.5}, "alpha must be a number strictly between 0 and 1; got 1.5"),
-    ({"confidence": 0}, "confidence must be a number strictly between 0 and 1; got 0"),
-    ({"correction": "fdr"}, "correction must be one of holm, bonferroni, none; got 'fdr'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"baseline": "nope"}, "baseline must name one of the runs ['a', 'b']; got 'nope'"),
+        (
+            {"tests": ("t", "wilcoxon")},
+            "tests must be distinct names among ('t', 'permutation', 'bootstrap'); got ('t', 'wilcoxon')",
+        ),
+        (
+            {"tests": ("t", "t")},
+            "tests must be distinct names among ('t', 'permutation', 'bootstrap'); got ('t', 't')",
+        ),
+        ({"n_permutations": 0}, "n_permutations must be an int >= 1; got 0"),
+        ({"n_bootstrap": True}, "n_bootstrap must be an int >= 1; got True"),
+        ({"seed": -1}, "seed must be an int >= 0; got -1"),
+        ({"alpha": 1.5}, "alpha must be a number strictly between 0 and 1; got 1.5"),
+        ({"confidence": 0}, "confidence must be a number strictly between 0 and 1; got 0"),
+        ({"correction": "fdr"}, "correction must be one of holm, bonferroni, none; got 'fdr'"),
+    ],
+)
 def test_bad_options(kwargs, message):
     runs = {"a": {"q1": ["D1"]}, "b": {"q1": ["D2"]}}
     with pytest.raises(ValueError, match=re.escape(message)):
         compare({"q1": {"D1": 1}}, runs, ["P@1"], **kwargs)
 
 
-@pytest.mark.parametrize("runs, message", [
-    ({"a": {"q1": ["D1"]}}, "runs must hold at least 2 runs; got 1"),
-    ([Run.from_dict({"q1": ["D1"]}), Run.from_dict({"q1": ["D2"]})],
-     "runs[0] has no name; pass runs as a mapping {name: run}"),
-    ([Run.from_dict({"q1": ["D1"]}, name="x"), Run.from_dict({"q1": ["D2"]}, name="x")],
-     "runs[0] and runs[1] are both named 'x'; pass runs as a mapping {name: run} to name them apart"),
-    ({"": {"q1": ["D1"]}, "b": {"q1": ["D2"]}}, "run names must be non-empty strings; got ''"),
-    (RUN_A, "runs must be a mapping {name: run} or a list of runs; got str"),
-])
+@pytest.mark.parametrize(
+    "runs, message",
+    [
+        ({"a": {"q1": ["D1"]}}, "runs must hold at least 2 runs; got 1"),
+        (
+            [Run.from_dict({"q1": ["D1"]}), Run.from_dict({"q1": ["D2"]})],
+            "runs[0] has no name; pass runs as a mapping {name: run}",
+        ),
+        (
+            [Run.from_dict({"q1": ["D1"]}, name="x"), Run.from_dict({"q1": ["D2"]}, name="x")],
+            "runs[0] and runs[1] are both named 'x'; pass runs as a mapping {name: run} to name them apart",
+        ),
+        ({"": {"q1": ["D1"]}, "b": {"q1": ["D2"]}}, "run names must be non-empty strings; got ''"),
+        (RUN_A, "runs must be a mapping {name: run} or a list of runs; got str"),
+    ],
+)
 def test_bad_runs(runs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         compare({"q1": {"D1": 1}}, runs, ["P@1"])
@@ -274,10 +316,17 @@ def test_bad_runs(runs, message):
 def test_bad_measure_and_report_lookups(sample_report):
     with pytest.raises(ValueError, match=re.escape("unknown measure 'P10'")):
         compare(QRELS, [RUN_A, RUN_B], ["P10"])
-    with pytest.raises(ValueError, match=re.escape("no comparison for run 'scheme_a' on 'P@3'; runs compared: "
-                                                   "['scheme_b'], measures: ['P@3', 'R@3', 'nDCG@3']")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "no comparison for run 'scheme_a' on 'P@3'; runs compared: "
+            "['scheme_b'], measures: ['P@3', 'R@3', 'nDCG@3']"
+        ),
+    ):
         sample_report.comparison("scheme_a", "P@3")
-    with pytest.raises(ValueError, match=re.escape("what must be one of summary, means, per_query, wtl; got 'x'")):
+    with pytest.raises(
+        ValueError, match=re.escape("what must be one of summary, means, per_query, wtl; got 'x'")
+    ):
         sample_report.to_dataframe("x")
     with pytest.raises(ValueError, match=re.escape("max_queries must be an int >= 0; got -1")):
         sample_report.to_markdown(max_queries=-1)

@@ -35,7 +35,9 @@ ACK = re.compile(r"ACK (\d+) (\S+) (\d+) (\d+)\n")
 def _big_docs(path: Path, n: int = 20_000, prefix: str = "X") -> Path:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
-            f.write(json.dumps({"doc_id": f"{prefix}{i}", "title": f"t{i}", "text": "lorem ipsum " * 40}) + "\n")
+            f.write(
+                json.dumps({"doc_id": f"{prefix}{i}", "title": f"t{i}", "text": "lorem ipsum " * 40}) + "\n"
+            )
     return path
 
 
@@ -61,7 +63,10 @@ class Watch:
     def written(self) -> int:
         if self.wal is not None:
             return self.wal.stat().st_size if self.wal.exists() else 0
-        return _count(self.db, "SELECT pg_total_relation_size('documents') + pg_total_relation_size('document_versions')")
+        return _count(
+            self.db,
+            "SELECT pg_total_relation_size('documents') + pg_total_relation_size('document_versions')",
+        )
 
     def grew(self) -> bool:
         return self.written() - self.base > SPILL
@@ -92,8 +97,13 @@ def _settle(db) -> None:
 
 
 def _child_url(url: str) -> str:
-    return url if url.startswith("sqlite") else make_url(url).update_query_dict(
-        {"application_name": "qf-crash-test"}).render_as_string(hide_password=False)
+    return (
+        url
+        if url.startswith("sqlite")
+        else make_url(url)
+        .update_query_dict({"application_name": "qf-crash-test"})
+        .render_as_string(hide_password=False)
+    )
 
 
 def _sqlite_intact(db) -> None:
@@ -112,8 +122,18 @@ def test_an_import_killed_mid_file_leaves_nothing(db, db_url, tmp_path):
     before = fingerprint(db)
     watch = Watch(db, db_url)
     watch.start()
-    argv = [sys.executable, "-m", "annotate_app.cli", "import", "docs", str(docs), "--db", _child_url(db_url),
-            "-p", "crash"]
+    argv = [
+        sys.executable,
+        "-m",
+        "annotate_app.cli",
+        "import",
+        "docs",
+        str(docs),
+        "--db",
+        _child_url(db_url),
+        "-p",
+        "crash",
+    ]
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen_nothing = []
 
@@ -186,8 +206,13 @@ def test_writers_killed_mid_transaction_keep_every_acknowledged_label(db, db_url
     docs = _big_docs(tmp_path / "docs.jsonl")
     watch = Watch(db, db_url)
     watch.start()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, _child_url(db_url), str(docs), "100"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, _child_url(db_url), str(docs), "100"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))
     reader.start()
@@ -197,11 +222,23 @@ def test_writers_killed_mid_transaction_keep_every_acknowledged_label(db, db_url
     acked = [tuple(int(x) if x.isdigit() else x for x in m.groups()) for m in map(ACK.fullmatch, lines) if m]
     assert len(acked) >= 100
     with db.read() as s:
-        stored = set(s.execute(text("SELECT l.pair_id, u.username, l.version, l.grade FROM labels l "
-                                    "JOIN users u ON u.id = l.annotator_id")).all())
-        mismatched = s.execute(text("SELECT count(*) FROM pairs p WHERE p.claimed <> (SELECT count(*) FROM "
-                                    "assignments a WHERE a.pair_id = p.id AND a.slot IS NOT NULL)")).scalar()
-        orphans = s.execute(text("SELECT count(*) FROM assignments WHERE status = 'done' AND label_id IS NULL"))
+        stored = set(
+            s.execute(
+                text(
+                    "SELECT l.pair_id, u.username, l.version, l.grade FROM labels l "
+                    "JOIN users u ON u.id = l.annotator_id"
+                )
+            ).all()
+        )
+        mismatched = s.execute(
+            text(
+                "SELECT count(*) FROM pairs p WHERE p.claimed <> (SELECT count(*) FROM "
+                "assignments a WHERE a.pair_id = p.id AND a.slot IS NOT NULL)"
+            )
+        ).scalar()
+        orphans = s.execute(
+            text("SELECT count(*) FROM assignments WHERE status = 'done' AND label_id IS NULL")
+        )
         orphans = orphans.scalar()
     assert set(acked) <= stored, set(acked) - stored
     assert len(stored) - len(acked) <= 4  # at most one committed-but-unprinted label per annotator

@@ -63,8 +63,14 @@ TRACES = """() => ({
   payload_images: [...document.querySelectorAll('img')].filter(i => i.getAttribute('src') === 'x').length,
   frames: document.querySelectorAll('iframe, object, embed').length,
 })"""
-CLEAN = {"pwned": "undefined", "scripts": [], "handlers": [], "javascript_links": [], "payload_images": 0,
-         "frames": 0}
+CLEAN = {
+    "pwned": "undefined",
+    "scripts": [],
+    "handlers": [],
+    "javascript_links": [],
+    "payload_images": 0,
+    "frames": 0,
+}
 NO_COOKIE = f"() => !/(^|; ){auth.COOKIE}=[^;]/.test(document.cookie)"  # no login cookie, or an empty one
 TITLES = {spec.path: spec.title for spec in nav.PAGES}
 USERS = {A: "alice", R: "rita", D: "admin"}
@@ -81,7 +87,9 @@ def new_page(browser):
         context.set_default_timeout(30_000)
         contexts.append(context)
         page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(f"{dialog.type}: {dialog.message}"), dialog.dismiss()))
+        page.on(
+            "dialog", lambda dialog: (dialogs.append(f"{dialog.type}: {dialog.message}"), dialog.dismiss())
+        )
         return page
 
     make.dialogs = dialogs
@@ -136,7 +144,9 @@ def test_hostile_text_renders_as_inert_text(new_page, attack_server):
     assert f"Second {HOSTILE}" in text and f"Second text {HOSTILE_TEXT}" in text  # the card's title and text
     rules = guidelines.inner_text()  # Markdown by design: raw HTML shows as typed, links are defused
     assert all(payload in rules for payload in (SCRIPT, IMG, SVG, COMMENT))
-    assert {link.get_attribute("href") for link in guidelines.get_by_role("link", name="click").all()} == {"#"}
+    assert {link.get_attribute("href") for link in guidelines.get_by_role("link", name="click").all()} == {
+        "#"
+    }
 
     rita = new_page()
     login(rita, url, "rita")
@@ -191,7 +201,9 @@ def test_every_page_url_obeys_the_role(new_page, app_server):
     for role, views in BROWSER_CASES.items():
         page = new_page()
         if role is not None:
-            page.context.add_cookies([{"name": auth.COOKIE, "value": login_token(db, USERS[role]), "url": url}])
+            page.context.add_cookies(
+                [{"name": auth.COOKIE, "value": login_token(db, USERS[role]), "url": url}]
+            )
         for view in views:
             go(page, f"{url}/{Path(view).stem}")
             _expect_outcome(page, role, view)

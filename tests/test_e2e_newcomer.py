@@ -101,8 +101,9 @@ def test_newcomer_flow(browser, app_server):
 
     # 2. rita sees a kappa below the threshold, then adjudicates every disagreement to the sample grades
     login(rita, url, "rita")
-    expect(rita.get_by_text("Gate not passed: cohen 0.657 (substantial) is below the threshold 0.700")) \
-        .to_be_visible()
+    expect(
+        rita.get_by_text("Gate not passed: cohen 0.657 (substantial) is below the threshold 0.700")
+    ).to_be_visible()
     expect(rita.get_by_test_id("stVegaLiteChart")).to_have_count(3)
     shot(rita, "06-agreement")
     _nav(rita, "Adjudicate")
@@ -122,8 +123,9 @@ def test_newcomer_flow(browser, app_server):
     _nav(rita, "Release")
     low = "cohen 0.657 is below the threshold 0.700: a release needs a written justification"
     expect(rita.get_by_text(low)).to_be_visible()
-    rita.get_by_label(re.compile("^Justification")).fill("12-pair demo corpus; two of the three "
-                                                         "disagreements were clear annotator slips")
+    rita.get_by_label(re.compile("^Justification")).fill(
+        "12-pair demo corpus; two of the three disagreements were clear annotator slips"
+    )
     rita.get_by_role("button", name="Create release").click()
     expect(rita.get_by_text(re.compile(r"^Release 1 created: 12 qrels"))).to_be_visible()
     idle(rita)

@@ -10,9 +10,18 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.e2e
 expect.set_options(timeout=30_000)
 
-PAGES = [("annotate", "Annotate"), ("my_labels", "My labels"), ("agreement", "Agreement"),
-         ("adjudicate", "Adjudicate"), ("release", "Release"), ("score", "Score"), ("admin_users", "Users"),
-         ("admin_project", "Project"), ("admin_data", "Data"), ("audit", "Audit log")]
+PAGES = [
+    ("annotate", "Annotate"),
+    ("my_labels", "My labels"),
+    ("agreement", "Agreement"),
+    ("adjudicate", "Adjudicate"),
+    ("release", "Release"),
+    ("score", "Score"),
+    ("admin_users", "Users"),
+    ("admin_project", "Project"),
+    ("admin_data", "Data"),
+    ("audit", "Audit log"),
+]
 
 
 def _page(browser):

@@ -37,8 +37,9 @@ def test_seed_000_figures(run, per_query, macro):
 
 @pytest.mark.parametrize("run_file, macro", [("run_a.trec", (0.333, 0.667)), ("run_b.trec", (0.556, 1.0))])
 def test_sample_corpus_files_give_the_seed_figures(run_file, macro):
-    result = evaluate(SAMPLE / "qrels.trec", SAMPLE / run_file, ["P@3", "R@3"], corpus=SAMPLE / "docs.jsonl",
-                      strict=True)
+    result = evaluate(
+        SAMPLE / "qrels.trec", SAMPLE / run_file, ["P@3", "R@3"], corpus=SAMPLE / "docs.jsonl", strict=True
+    )
     assert (round(result.mean["P@3"], 3), round(result.mean["R@3"], 3)) == macro
 
 
@@ -62,9 +63,19 @@ def test_ranking_order_matters_to_rr_but_not_to_p_and_r():
 
 def test_recall_is_undefined_for_a_query_without_relevant_documents():
     qrels = {**LABELS, "q4": {"D4": 0}}
-    result = evaluate(qrels, {**SCHEME_B, "q4": ["D4"]}, ["P@3", "R@3", "AP", "nDCG@3", "R-Prec", "F1@3", "RR"])
+    result = evaluate(
+        qrels, {**SCHEME_B, "q4": ["D4"]}, ["P@3", "R@3", "AP", "nDCG@3", "R-Prec", "F1@3", "RR"]
+    )
     q4 = result.per_query_dict()["q4"]
-    assert q4 == {"P@3": 0.0, "R@3": None, "AP": None, "nDCG@3": None, "R-Prec": None, "F1@3": None, "RR": 0.0}
+    assert q4 == {
+        "P@3": 0.0,
+        "R@3": None,
+        "AP": None,
+        "nDCG@3": None,
+        "R-Prec": None,
+        "F1@3": None,
+        "RR": 0.0,
+    }
     assert math.isnan(result.per_query.loc["q4", "R@3"])
     assert result.mean["R@3"] == 1.0 and result.n["R@3"] == 3  # left out of the mean, and said so
     assert result.mean["P@3"] == pytest.approx((2 / 3 + 1 / 3 + 2 / 3 + 0) / 4) and result.n["P@3"] == 4
@@ -97,7 +108,11 @@ def test_exponential_gain():
 def test_relevance_threshold():
     qrels = {"q": {"D1": 1, "D2": 2, "D3": 3}}
     result = evaluate(qrels, {"q": ["D1", "D2", "D3"]}, ["P(rel=2)@3", "R(rel=3)@1", "RR(rel=3)"])
-    assert result.mean == {"P(rel=2)@3": pytest.approx(2 / 3), "R(rel=3)@1": 0.0, "RR(rel=3)": pytest.approx(1 / 3)}
+    assert result.mean == {
+        "P(rel=2)@3": pytest.approx(2 / 3),
+        "R(rel=3)@1": 0.0,
+        "RR(rel=3)": pytest.approx(1 / 3),
+    }
 
 
 def test_ties_are_broken_by_doc_id_descending_and_rank_column_is_ignored(tmp_path):
@@ -139,17 +154,38 @@ def test_strict_mode_rejects_missing_and_extra_queries(run, message):
 @pytest.mark.parametrize(
     "qrels, run, kwargs, error, message",
     [
-        (LABELS, {"q1": ["D1", "D1", "D2"]}, {}, FormatError, "duplicate document 'D1' for query 'q1' at positions 1 and 2"),
-        (LABELS, {"q1": ["D99"]}, {"corpus": CORPUS}, EvaluationError,
-         "run row 1: unknown document ID 'D99' for query 'q1': not in the corpus"),
-        ({"q1": {"D99": 1}}, {"q1": ["D1"]}, {"corpus": CORPUS}, EvaluationError,
-         "qrels row 1: unknown document ID 'D99' for query 'q1': not in the corpus"),
+        (
+            LABELS,
+            {"q1": ["D1", "D1", "D2"]},
+            {},
+            FormatError,
+            "duplicate document 'D1' for query 'q1' at positions 1 and 2",
+        ),
+        (
+            LABELS,
+            {"q1": ["D99"]},
+            {"corpus": CORPUS},
+            EvaluationError,
+            "run row 1: unknown document ID 'D99' for query 'q1': not in the corpus",
+        ),
+        (
+            {"q1": {"D99": 1}},
+            {"q1": ["D1"]},
+            {"corpus": CORPUS},
+            EvaluationError,
+            "qrels row 1: unknown document ID 'D99' for query 'q1': not in the corpus",
+        ),
         (LABELS, SCHEME_A, {"strict": 1}, EvaluationError, "strict must be a bool; got 1"),
         ({}, SCHEME_A, {}, EvaluationError, "qrels 'qrels' has no judgments; nothing to evaluate"),
         ([1], SCHEME_A, {}, EvaluationError, "qrels must be a path, DataFrame, mapping or Qrels; got list"),
         (LABELS, 3, {}, EvaluationError, "run must be a path, DataFrame, mapping or Run; got int"),
-        (LABELS, SCHEME_A, {"corpus": 5}, EvaluationError,
-         "corpus must be a path, DataFrame or collection of doc IDs; got int"),
+        (
+            LABELS,
+            SCHEME_A,
+            {"corpus": 5},
+            EvaluationError,
+            "corpus must be a path, DataFrame or collection of doc IDs; got int",
+        ),
     ],
 )
 def test_errors(qrels, run, kwargs, error, message):
@@ -158,7 +194,10 @@ def test_errors(qrels, run, kwargs, error, message):
 
 
 def test_bad_measure_and_bad_k():
-    for measures, message in [(["P@0"], "cutoff must be an int >= 1; got 0"), (["Foo"], "unknown measure 'Foo'")]:
+    for measures, message in [
+        (["P@0"], "cutoff must be an int >= 1; got 0"),
+        (["Foo"], "unknown measure 'Foo'"),
+    ]:
         with pytest.raises(MeasureError, match=re.escape(message)):
             evaluate(LABELS, SCHEME_A, measures)
 
@@ -166,7 +205,9 @@ def test_bad_measure_and_bad_k():
 def test_unknown_document_in_a_run_file_names_its_line(tmp_path):
     path = tmp_path / "r.trec"
     path.write_text("q1 Q0 D1 1 0.9 s\n\nq1 Q0 D99 2 0.5 s\n")
-    with pytest.raises(EvaluationError, match=re.escape(f"{path}:3: unknown document ID 'D99' for query 'q1'")):
+    with pytest.raises(
+        EvaluationError, match=re.escape(f"{path}:3: unknown document ID 'D99' for query 'q1'")
+    ):
         evaluate(LABELS, path, ["P@3"], corpus=CORPUS)
 
 
@@ -178,7 +219,9 @@ def test_chunks_map_back_to_documents_keeping_the_first_chunk():
 
 
 def test_unmapped_chunk_is_an_error():
-    with pytest.raises(EvaluationError, match=re.escape("run: chunk 'X#0' of query 'q1' is not in the chunk map")):
+    with pytest.raises(
+        EvaluationError, match=re.escape("run: chunk 'X#0' of query 'q1' is not in the chunk map")
+    ):
         evaluate(LABELS, {"q1": ["X#0"]}, ["P@3"], chunk_map={"D1#0": "D1"})
 
 
@@ -188,7 +231,9 @@ def test_inputs_of_every_kind_agree():
     results = [
         evaluate(SAMPLE / "qrels.trec", SAMPLE / "run_b.trec", ["P@3", "nDCG@3"]),
         evaluate(qrels_df, run_df, ["P@3", "nDCG@3"]),
-        evaluate(Qrels.from_dataframe(qrels_df).to_dict(), Run.from_dataframe(run_df).to_dict(), ["P@3", "nDCG@3"]),
+        evaluate(
+            Qrels.from_dataframe(qrels_df).to_dict(), Run.from_dataframe(run_df).to_dict(), ["P@3", "nDCG@3"]
+        ),
     ]
     assert results[0].mean == results[1].mean == results[2].mean
 

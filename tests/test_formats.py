@@ -79,12 +79,17 @@ def test_run_name_falls_back_to_the_file_name_and_can_be_given(tmp_path):
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("q1 Q0 D1 1 0.9\n", "run.trec:1: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q1 Q0 D1 1 0.9'"),
+        (
+            "q1 Q0 D1 1 0.9\n",
+            "run.trec:1: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q1 Q0 D1 1 0.9'",
+        ),
         ("q1 Q0 D1 1 high sys\n", "run.trec:1: score is not a number: 'high': 'q1 Q0 D1 1 high sys'"),
         ("q1 Q0 D1 1 nan sys\n", "run.trec:1: score is not a number: 'nan'"),
         ("q1 Q0 D1 1 1_000 sys\n", "run.trec:1: score is not a number: '1_000'"),
-        ("q1 Q0 D1 1 0.9 s\nq1 Q0 D2 2 0.8 s\nq1 Q0 D1 3 0.1 s\n",
-         "run.trec:3: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 0.1 s'"),
+        (
+            "q1 Q0 D1 1 0.9 s\nq1 Q0 D2 2 0.8 s\nq1 Q0 D1 3 0.1 s\n",
+            "run.trec:3: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 0.1 s'",
+        ),
         (b"q1 Q0 D\xff 1 0.9 s\n", "run.trec:1: not valid UTF-8 (byte 8)"),
         ("q1 Q0 D1\r 1 0.9 s\n", "run.trec:1: carriage return inside a line"),
     ],
@@ -107,15 +112,22 @@ def test_every_bad_line_is_reported_and_nothing_is_returned(tmp_path):
 def test_duplicate_in_a_large_single_space_file_still_names_its_line(tmp_path):
     lines = [f"q{i // 100} Q0 D{i % 100} {i % 100 + 1} {1 - (i % 100) / 100} s" for i in range(5000)]
     lines.append("q7 Q0 D42 101 0.001 s")
-    with pytest.raises(FormatError, match=re.escape("run.trec:5001: duplicate document 'D42' for query 'q7' "
-                                                    "(first on line 743)")):
+    with pytest.raises(
+        FormatError,
+        match=re.escape("run.trec:5001: duplicate document 'D42' for query 'q7' (first on line 743)"),
+    ):
         read_run(write(tmp_path, "run.trec", "\n".join(lines) + "\n"))
 
 
 def test_vectorized_and_line_readers_agree_on_a_large_file(tmp_path):
     rng = np.random.default_rng(0)
-    rows = [f"q{q} Q0 doc{d} 0 {float(s)!r} tag" for q in range(50) for d, s in
-            zip(rng.choice(10_000, 200, replace=False), np.round(rng.normal(size=200), 3), strict=True)]
+    rows = [
+        f"q{q} Q0 doc{d} 0 {float(s)!r} tag"
+        for q in range(50)
+        for d, s in zip(
+            rng.choice(10_000, 200, replace=False), np.round(rng.normal(size=200), 3), strict=True
+        )
+    ]
     fast = read_run(write(tmp_path, "fast.trec", "\n".join(rows) + "\n"))
     slow = read_run(write(tmp_path, "slow.trec", "\n".join(rows).replace(" ", "\t") + "\n"))
     assert fast.to_dict() == slow.to_dict() and len(fast) == 10_000
@@ -125,9 +137,14 @@ def test_vectorized_and_line_readers_agree_on_a_large_file(tmp_path):
 QRELS_TEXT = "q1 0 D1 2\nq1 0 D2 0\nq2 0 D3 -1\n"
 
 
-@pytest.mark.parametrize("content", [QRELS_TEXT, QRELS_TEXT.replace(" ", "\t"), QRELS_TEXT.replace("\n", "\r\n")])
+@pytest.mark.parametrize(
+    "content", [QRELS_TEXT, QRELS_TEXT.replace(" ", "\t"), QRELS_TEXT.replace("\n", "\r\n")]
+)
 def test_trec_qrels(tmp_path, content):
-    assert read_qrels(write(tmp_path, "qrels.txt", content)).to_dict() == {"q1": {"D1": 2, "D2": 0}, "q2": {"D3": -1}}
+    assert read_qrels(write(tmp_path, "qrels.txt", content)).to_dict() == {
+        "q1": {"D1": 2, "D2": 0},
+        "q2": {"D3": -1},
+    }
 
 
 @pytest.mark.parametrize(
@@ -159,7 +176,10 @@ def test_beir_qrels_by_extension_and_by_content(tmp_path):
     [
         ("q1\tD1\t2\n", "test.tsv:1: missing header line 'query-id<TAB>corpus-id<TAB>score'"),
         ("h\th\th\nq1\t\t2\n", "test.tsv:2: empty corpus-id"),
-        ("h\th\th\nq1\tD1\n", "test.tsv:2: expected 3 tab-separated fields (query-id corpus-id score), got 2"),
+        (
+            "h\th\th\nq1\tD1\n",
+            "test.tsv:2: expected 3 tab-separated fields (query-id corpus-id score), got 2",
+        ),
         ("h\th\th\nq1\tD1\tx\n", "test.tsv:2: relevance grade is not an integer: 'x'"),
     ],
 )
@@ -213,12 +233,19 @@ def test_sample_corpus_reads_utf8_and_round_trips(tmp_path):
 @pytest.mark.parametrize(
     "name, content, message",
     [
-        ("d.jsonl", '{"doc_id": "D1", "text": "a"}\n{"doc_id": "D1", "text": "b"}\n',
-         "d.jsonl:2: duplicate doc_id 'D1' (first on line 1)"),
+        (
+            "d.jsonl",
+            '{"doc_id": "D1", "text": "a"}\n{"doc_id": "D1", "text": "b"}\n',
+            "d.jsonl:2: duplicate doc_id 'D1' (first on line 1)",
+        ),
         ("d.jsonl", '{"doc_id": "D1", "text": "a"\n', "d.jsonl:1: invalid JSON"),
         ("d.jsonl", '{"title": "x", "text": "a"}\n', "d.jsonl:1: missing doc_id (or _id, docid, id)"),
         ("d.jsonl", '{"doc_id": "", "text": "a"}\n', "d.jsonl:1: doc_id must be a non-empty string; got ''"),
-        ("d.jsonl", '{"doc_id": "D 1", "text": "a"}\n', "d.jsonl:1: doc_id must not contain spaces, tabs or line breaks"),
+        (
+            "d.jsonl",
+            '{"doc_id": "D 1", "text": "a"}\n',
+            "d.jsonl:1: doc_id must not contain spaces, tabs or line breaks",
+        ),
         ("d.jsonl", '{"doc_id": "D1"}\n', "d.jsonl:1: missing text"),
         ("d.jsonl", '{"doc_id": "D1", "text": 3}\n', "d.jsonl:1: text must be a string; got int"),
         ("d.jsonl", "[1, 2]\n", "d.jsonl:1: expected a JSON object, got list"),
@@ -251,14 +278,24 @@ def test_chunk_map(tmp_path):
 @pytest.mark.parametrize(
     "build, message",
     [
-        (lambda: Run.from_dict({"q1": ["D1", "D1", "D2"]}),
-         "run: duplicate document 'D1' for query 'q1' at positions 1 and 2"),
-        (lambda: Run.from_dict({"q1": ["D1", 3]}), "run: doc_id must be a str; got int at position 2 for query 'q1'"),
-        (lambda: Run.from_dict({"q1": ["D1", " "]}),
-         "run: doc_id contains a space, tab or line break at position 2 for query 'q1'"),
+        (
+            lambda: Run.from_dict({"q1": ["D1", "D1", "D2"]}),
+            "run: duplicate document 'D1' for query 'q1' at positions 1 and 2",
+        ),
+        (
+            lambda: Run.from_dict({"q1": ["D1", 3]}),
+            "run: doc_id must be a str; got int at position 2 for query 'q1'",
+        ),
+        (
+            lambda: Run.from_dict({"q1": ["D1", " "]}),
+            "run: doc_id contains a space, tab or line break at position 2 for query 'q1'",
+        ),
         (lambda: Run.from_dict({"q1": ["D1", ""]}), "run: doc_id is empty at position 2 for query 'q1'"),
         (lambda: Run.from_dict({"q1": {"D1": True}}), "run: score of 'D1' for query 'q1' must be a number"),
-        (lambda: Run.from_dict({"q1": "D1"}), "run: ranking of query 'q1' must be a list of doc IDs or a mapping"),
+        (
+            lambda: Run.from_dict({"q1": "D1"}),
+            "run: ranking of query 'q1' must be a list of doc IDs or a mapping",
+        ),
         (lambda: Run.from_dict({1: ["D1"]}), "run: query_id must be a str; got int"),
         (lambda: Qrels.from_dict({"q1": {"D1": 1.0}}), "qrels: grade of 'D1' for query 'q1' must be an int"),
         (lambda: Qrels.from_dict({"q1": {"D1": True}}), "qrels: grade of 'D1' for query 'q1' must be an int"),
@@ -273,15 +310,20 @@ def test_in_memory_inputs_are_validated(build, message):
 def test_dataframe_inputs():
     import pandas as pd
 
-    qrels = Qrels.from_dataframe(pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"], "relevance": [1, 0]}))
+    qrels = Qrels.from_dataframe(
+        pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    )
     assert qrels.to_dict() == {"1": {"a": 1, "b": 0}}
     bad = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
-    with pytest.raises(FormatError, match=re.escape("DataFrame row 2: duplicate document 'a' for query 'q' "
-                                                    "(first at row 1)")):
+    with pytest.raises(
+        FormatError, match=re.escape("DataFrame row 2: duplicate document 'a' for query 'q' (first at row 1)")
+    ):
         Run.from_dataframe(bad)
     with pytest.raises(FormatError, match=re.escape("missing column ['relevance']")):
         Qrels.from_dataframe(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"]}))
-    with pytest.raises(FormatError, match=re.escape("DataFrame row 1: relevance must be an integer grade: '1.5'")):
+    with pytest.raises(
+        FormatError, match=re.escape("DataFrame row 1: relevance must be an integer grade: '1.5'")
+    ):
         Qrels.from_dataframe(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1.5]}))
     with pytest.raises(FormatError, match=re.escape("DataFrame row 2: score must be a number (not NaN)")):
         Run.from_dataframe(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, None]}))

@@ -59,7 +59,9 @@ def test_hand_worked_example(method, options, expected):
     assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-12)
 
 
-@pytest.mark.parametrize(("function", "options"), [(rrf, {"k": 1}), (combsum, {}), (combmnz, {"norm": "zscore"})])
+@pytest.mark.parametrize(
+    ("function", "options"), [(rrf, {"k": 1}), (combsum, {}), (combmnz, {"norm": "zscore"})]
+)
 def test_functions_match_fuse(function, options):
     method = function.__name__
     assert function([A, B], **options).to_dict() == fuse([A, B], method=method, **options).to_dict()
@@ -72,14 +74,17 @@ def test_input_ranks_follow_trec_order_not_the_rank_column():
     assert _ranking(fused) == [("D2", 1.0), ("D1", 0.5), ("D3", pytest.approx(1 / 3))]
 
 
-@pytest.mark.parametrize(("scores", "method", "expected"), [
-    ({"D1": 3.0, "D2": 2.0, "D3": 1.0}, "minmax", {"D1": 1.0, "D2": 0.5, "D3": 0.0}),
-    ({"D1": 5.0}, "minmax", {"D1": 1.0}),                            # one document: max = min -> 1
-    ({"D1": 2.0, "D2": 2.0}, "minmax", {"D2": 1.0, "D1": 1.0}),      # all equal -> 1
-    ({"D1": 4.0, "D2": 0.0}, "zscore", {"D1": 1.0, "D2": -1.0}),     # mean 2, std 2
-    ({"D1": 7.0}, "zscore", {"D1": 0.0}),                            # std 0 -> 0
-    ({"D1": -1.5, "D2": 4.0}, "none", {"D2": 4.0, "D1": -1.5}),
-])
+@pytest.mark.parametrize(
+    ("scores", "method", "expected"),
+    [
+        ({"D1": 3.0, "D2": 2.0, "D3": 1.0}, "minmax", {"D1": 1.0, "D2": 0.5, "D3": 0.0}),
+        ({"D1": 5.0}, "minmax", {"D1": 1.0}),  # one document: max = min -> 1
+        ({"D1": 2.0, "D2": 2.0}, "minmax", {"D2": 1.0, "D1": 1.0}),  # all equal -> 1
+        ({"D1": 4.0, "D2": 0.0}, "zscore", {"D1": 1.0, "D2": -1.0}),  # mean 2, std 2
+        ({"D1": 7.0}, "zscore", {"D1": 0.0}),  # std 0 -> 0
+        ({"D1": -1.5, "D2": 4.0}, "none", {"D2": 4.0, "D1": -1.5}),
+    ],
+)
 def test_normalize(scores, method, expected):
     assert normalize({"q1": scores}, method=method).to_dict() == {"q1": expected}
 
@@ -99,7 +104,9 @@ def test_equal_contributions_give_exactly_equal_scores_whatever_the_run_order():
     runs = [{"q": {"X": 0.1, "Y": 0.3}}, {"q": {"X": 0.2, "Y": 0.2}}, {"q": {"X": 0.3, "Y": 0.1}}]
     forward = combsum(runs, norm="none")
     backward = combsum(runs[::-1], norm="none")
-    assert forward.to_dict() == backward.to_dict() == {"q": {"Y": 0.6000000000000001, "X": 0.6000000000000001}}
+    assert (
+        forward.to_dict() == backward.to_dict() == {"q": {"Y": 0.6000000000000001, "X": 0.6000000000000001}}
+    )
 
 
 def test_accepts_what_evaluate_accepts_and_scores_with_evaluate(tmp_path):
@@ -112,21 +119,32 @@ def test_accepts_what_evaluate_accepts_and_scores_with_evaluate(tmp_path):
     assert result.mean == {"P@1": 1.0, "RR": 1.0}
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: fuse([]), "runs must be a non-empty list of runs; got list []"),
-    (lambda: fuse(A), "runs must be a non-empty list of runs; got dict"),
-    (lambda: fuse([A], method="borda"), "method must be one of 'rrf', 'combsum', 'combmnz'; got 'borda'"),
-    (lambda: fuse([A], method="combsum", norm="l2"), "norm must be one of 'minmax', 'zscore', 'none'; got 'l2'"),
-    (lambda: fuse([A], norm="minmax"), "norm applies to combsum and combmnz, not to rrf; got norm='minmax'"),
-    (lambda: rrf([A], k=-1), "k must be a finite number >= 0; got -1"),
-    (lambda: rrf([A], k=True), "k must be a finite number >= 0; got True"),
-    (lambda: rrf([A], k=float("inf")), "k must be a finite number >= 0; got inf"),
-    (lambda: combsum([A], depth=0), "depth must be an int >= 1 or None; got 0"),
-    (lambda: combsum([A], depth=2.5), "depth must be an int >= 1 or None; got 2.5"),
-    (lambda: normalize(A, method="max"), "method must be one of 'minmax', 'zscore', 'none'; got 'max'"),
-    (lambda: combsum([{"q1": {"D1": float("inf"), "D2": 1.0}}]),
-     "run: score inf of 'D1' for query 'q1' must be finite for norm='minmax'"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: fuse([]), "runs must be a non-empty list of runs; got list []"),
+        (lambda: fuse(A), "runs must be a non-empty list of runs; got dict"),
+        (lambda: fuse([A], method="borda"), "method must be one of 'rrf', 'combsum', 'combmnz'; got 'borda'"),
+        (
+            lambda: fuse([A], method="combsum", norm="l2"),
+            "norm must be one of 'minmax', 'zscore', 'none'; got 'l2'",
+        ),
+        (
+            lambda: fuse([A], norm="minmax"),
+            "norm applies to combsum and combmnz, not to rrf; got norm='minmax'",
+        ),
+        (lambda: rrf([A], k=-1), "k must be a finite number >= 0; got -1"),
+        (lambda: rrf([A], k=True), "k must be a finite number >= 0; got True"),
+        (lambda: rrf([A], k=float("inf")), "k must be a finite number >= 0; got inf"),
+        (lambda: combsum([A], depth=0), "depth must be an int >= 1 or None; got 0"),
+        (lambda: combsum([A], depth=2.5), "depth must be an int >= 1 or None; got 2.5"),
+        (lambda: normalize(A, method="max"), "method must be one of 'minmax', 'zscore', 'none'; got 'max'"),
+        (
+            lambda: combsum([{"q1": {"D1": float("inf"), "D2": 1.0}}]),
+            "run: score inf of 'D1' for query 'q1' must be finite for norm='minmax'",
+        ),
+    ],
+)
 def test_errors_name_the_parameter_and_the_value(call, message):
     with pytest.raises(QrelForgeError, match=re.escape(message)):
         call()

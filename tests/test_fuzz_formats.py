@@ -32,12 +32,18 @@ from metrics import (
 )
 
 # QF_FUZZ_EXAMPLES=5000 for a long hunt; the default keeps `make test` fast.
-FUZZ = settings(max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "150")), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 # IDs: anything printable without spaces, tabs or line ends (Chinese, punctuation, look-alikes included).
-ID = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters=" \t\r\n\x85\u2028\u2029"),
-             min_size=1, max_size=12)
-SCORE = st.one_of(st.floats(allow_nan=False, width=64), st.integers(-10**6, 10**6).map(float))
+ID = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters=" \t\r\n\x85\u2028\u2029"),
+    min_size=1,
+    max_size=12,
+)
+SCORE = st.one_of(st.floats(allow_nan=False, width=64), st.integers(-(10**6), 10**6).map(float))
 SEP = st.sampled_from([" ", "\t", "  ", " \t ", "\t\t"])
 
 
@@ -168,7 +174,9 @@ def test_nan_and_foreign_numbers_are_errors_naming_the_line(score):
 
 def test_a_million_duplicate_lines_fail_fast_naming_line_two():
     data = b"q1 Q0 D1 1 1.0 s\n" * 1_000_000
-    with pytest.raises(FormatError, match=r"<stream>:2: duplicate document 'D1' for query 'q1' \(first on line 1\)"):
+    with pytest.raises(
+        FormatError, match=r"<stream>:2: duplicate document 'D1' for query 'q1' \(first on line 1\)"
+    ):
         read_run(io.BytesIO(data))
 
 

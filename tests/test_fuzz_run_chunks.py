@@ -20,15 +20,26 @@ import metrics.formats as formats
 from metrics import FormatError, read_run
 from metrics.formats import iter_run_chunks
 
-FUZZ = settings(max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "150")), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 SEP = st.sampled_from([" ", " ", " ", "\t", "  ", " \t "])
 # Few IDs, so that pairs repeat (across pieces too); an ID may look like a BOM'd or non-ASCII one.
 QID = st.sampled_from(["q1", "q2", "q3", "问题"])
 DOC = st.sampled_from(["D1", "D2", "D3", "文档", "\ufeffD1"])
 SCORE = st.sampled_from(["1", "0.5", "-2", "1e3", "inf", "3", "0.25"])
-BAD = st.sampled_from([b"q1 Q0 D1 1", b"q1 Q0 D2 1 nan t", b"q1 Q0 D3 1 x t", b"q2 Q0 D\xff 1 1 t",
-                       b"q2 Q0 D1\r 1 1 t", b"q3 Q0 D2 1 1"])
+BAD = st.sampled_from(
+    [
+        b"q1 Q0 D1 1",
+        b"q1 Q0 D2 1 nan t",
+        b"q1 Q0 D3 1 x t",
+        b"q2 Q0 D\xff 1 1 t",
+        b"q2 Q0 D1\r 1 1 t",
+        b"q3 Q0 D2 1 1",
+    ]
+)
 
 
 @st.composite
@@ -57,8 +68,12 @@ def outcome(read):
     except FormatError as exc:
         return "error", [str(p) for p in exc.problems]
     pieces = pieces if isinstance(pieces, list) else [pieces]
-    rows = ([q for p in pieces for q in p.query_id.to_pylist()], [d for p in pieces for d in p.doc_id.to_pylist()],
-            [s for p in pieces for s in p.score.tolist()], {p.name for p in pieces})
+    rows = (
+        [q for p in pieces for q in p.query_id.to_pylist()],
+        [d for p in pieces for d in p.doc_id.to_pylist()],
+        [s for p in pieces for s in p.score.tolist()],
+        {p.name for p in pieces},
+    )
     return "rows", rows
 
 
@@ -96,12 +111,22 @@ def test_a_gzip_file_is_read_in_pieces(tmp_path, rows):
     assert outcome(lambda: pieces) == outcome(lambda: read_run(path))
 
 
-@pytest.mark.parametrize(("data", "rows", "message"), [
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\n\nq1 Q0 D1 1 1 t\n", 1,
-     "<stream>:4: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 1 1 t'"),
-    (b"q1 Q0 D1 1 1 t\n" * 3 + b"q1 Q0 D9 1\n", 2, "<stream>:2: duplicate document 'D1' for query 'q1'"),
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\nq1 Q0 D3 1 nan t\n", 2, "<stream>:3: score is not a number: 'nan'"),
-])
+@pytest.mark.parametrize(
+    ("data", "rows", "message"),
+    [
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\n\nq1 Q0 D1 1 1 t\n",
+            1,
+            "<stream>:4: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 1 1 t'",
+        ),
+        (b"q1 Q0 D1 1 1 t\n" * 3 + b"q1 Q0 D9 1\n", 2, "<stream>:2: duplicate document 'D1' for query 'q1'"),
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\nq1 Q0 D3 1 nan t\n",
+            2,
+            "<stream>:3: score is not a number: 'nan'",
+        ),
+    ],
+)
 def test_errors_name_the_line_in_the_whole_file(data, rows, message):
     with pytest.raises(FormatError, match="^" + re.escape(message)):
         list(iter_run_chunks(io.BytesIO(data), rows=rows))

@@ -55,24 +55,31 @@ RANKED = {"q1": {"D2": 2.0, "D1": 1.0}, "q2": {"D2": 2.0, "D1": 1.0}}
 SCORED = {"q1": {"D1": 0.9, "D2": 0.4}, "q2": {"D1": 0.9, "D2": 0.4}}
 
 
-@pytest.mark.parametrize(("retriever", "options", "expected"), [
-    (lambda t: ["D2", "D1"], {}, RANKED),                                     # IDs: rank-derived scores 2, 1
-    (lambda t: iter(["D2", "D1"]), {}, RANKED),                               # a generator
-    (lambda t: ("D2", "D1"), {}, RANKED),
-    (lambda t: [("D2", 0.4), ("D1", 0.9)], {}, SCORED),                       # (id, score) pairs: scores order
-    (lambda t: [["D2", 0.4], ["D1", 0.9]], {}, SCORED),                       # JSON-style pairs
-    (lambda t: {"D2": 0.4, "D1": 0.9}, {}, SCORED),                           # a mapping {id: score}
-    (lambda t: [2, 1], {}, {"q1": {"2": 2.0, "1": 1.0}, "q2": {"2": 2.0, "1": 1.0}}),   # int IDs -> str
-    (lambda t: [(7, 0.2), (3, 0.5)], {}, {"q1": {"3": 0.5, "7": 0.2}, "q2": {"3": 0.5, "7": 0.2}}),  # FAISS-like
-    (lambda t: np.array(["D2", "D1"]), {}, RANKED),
-    (Invoker(), {}, RANKED),                                                  # .invoke, metadata["id"]
-    (Searcher(), {}, SCORED),                                                 # .search
-    (Retriever(), {}, RANKED),                                                # .retrieve, mappings with score
-    (lambda t: [Doc({"doc_id": "D2"}), Doc({"doc_id": "D1"})], {"id_field": "doc_id"}, RANKED),
-    (lambda t: [Doc({}, id="D2"), Doc({}, id="D1")], {}, RANKED),             # no metadata id: the .id attribute
-    (lambda t: [SimpleNamespace(id="D2", score=0.4), SimpleNamespace(id="D1", score=0.9)], {}, SCORED),
-    (lambda t: [(Doc({"id": "D2"}), 0.4), (Doc({"id": "D1"}), 0.9)], {}, SCORED),   # (document, score)
-])
+@pytest.mark.parametrize(
+    ("retriever", "options", "expected"),
+    [
+        (lambda t: ["D2", "D1"], {}, RANKED),  # IDs: rank-derived scores 2, 1
+        (lambda t: iter(["D2", "D1"]), {}, RANKED),  # a generator
+        (lambda t: ("D2", "D1"), {}, RANKED),
+        (lambda t: [("D2", 0.4), ("D1", 0.9)], {}, SCORED),  # (id, score) pairs: scores order
+        (lambda t: [["D2", 0.4], ["D1", 0.9]], {}, SCORED),  # JSON-style pairs
+        (lambda t: {"D2": 0.4, "D1": 0.9}, {}, SCORED),  # a mapping {id: score}
+        (lambda t: [2, 1], {}, {"q1": {"2": 2.0, "1": 1.0}, "q2": {"2": 2.0, "1": 1.0}}),  # int IDs -> str
+        (
+            lambda t: [(7, 0.2), (3, 0.5)],
+            {},
+            {"q1": {"3": 0.5, "7": 0.2}, "q2": {"3": 0.5, "7": 0.2}},
+        ),  # FAISS-like
+        (lambda t: np.array(["D2", "D1"]), {}, RANKED),
+        (Invoker(), {}, RANKED),  # .invoke, metadata["id"]
+        (Searcher(), {}, SCORED),  # .search
+        (Retriever(), {}, RANKED),  # .retrieve, mappings with score
+        (lambda t: [Doc({"doc_id": "D2"}), Doc({"doc_id": "D1"})], {"id_field": "doc_id"}, RANKED),
+        (lambda t: [Doc({}, id="D2"), Doc({}, id="D1")], {}, RANKED),  # no metadata id: the .id attribute
+        (lambda t: [SimpleNamespace(id="D2", score=0.4), SimpleNamespace(id="D1", score=0.9)], {}, SCORED),
+        (lambda t: [(Doc({"id": "D2"}), 0.4), (Doc({"id": "D1"}), 0.9)], {}, SCORED),  # (document, score)
+    ],
+)
 def test_retriever_shapes(retriever, options, expected):
     result = _run(retriever, **options)
     assert result.run.to_dict() == expected and not result.failures
@@ -122,21 +129,42 @@ def test_an_empty_answer_is_answered_not_failed():
     assert result.run.empty_queries == ("q2",) and not result.failures and result.summary()["empty"] == 1
 
 
-@pytest.mark.parametrize(("retriever", "error"), [
-    (lambda t: None, "RetrieverOutputError('returned a NoneType; expected a list of results')"),
-    (lambda t: "D1", "RetrieverOutputError('returned a str; expected a list of results')"),
-    (lambda t: 42, "RetrieverOutputError('returned a int; expected a list of results')"),
-    (lambda t: pd.DataFrame({"id": ["D1"]}), "RetrieverOutputError('returned a DataFrame; expected a list of results')"),
-    (lambda t: [Doc({"source": "a.txt", "page": 1})],
-     "RetrieverOutputError(\"result 1: no ID in metadata['id'] or .id of a Doc (metadata keys: ['page', 'source'])\")"),
-    (lambda t: ["D1", None], "RetrieverOutputError(\"result 2: no ID in metadata['id'] or .id of a NoneType\")"),
-    (lambda t: ["D1", "D 2"],
-     "RetrieverOutputError(\"result 2: document ID must be a non-empty str without spaces; got 'D 2'\")"),
-    (lambda t: [("D1", 0.5), "D2"], "RetrieverOutputError('result 2: some results have scores and others do not')"),
-    (lambda t: [("D1", float("nan"))], "RetrieverOutputError('result 1: score must be a number (not NaN); got nan')"),
-    (lambda t: [{"id": "D1", "score": "high"}],
-     "RetrieverOutputError(\"result 1: score must be a number (not NaN); got 'high'\")"),
-])
+@pytest.mark.parametrize(
+    ("retriever", "error"),
+    [
+        (lambda t: None, "RetrieverOutputError('returned a NoneType; expected a list of results')"),
+        (lambda t: "D1", "RetrieverOutputError('returned a str; expected a list of results')"),
+        (lambda t: 42, "RetrieverOutputError('returned a int; expected a list of results')"),
+        (
+            lambda t: pd.DataFrame({"id": ["D1"]}),
+            "RetrieverOutputError('returned a DataFrame; expected a list of results')",
+        ),
+        (
+            lambda t: [Doc({"source": "a.txt", "page": 1})],
+            "RetrieverOutputError(\"result 1: no ID in metadata['id'] or .id of a Doc (metadata keys: ['page', 'source'])\")",
+        ),
+        (
+            lambda t: ["D1", None],
+            "RetrieverOutputError(\"result 2: no ID in metadata['id'] or .id of a NoneType\")",
+        ),
+        (
+            lambda t: ["D1", "D 2"],
+            "RetrieverOutputError(\"result 2: document ID must be a non-empty str without spaces; got 'D 2'\")",
+        ),
+        (
+            lambda t: [("D1", 0.5), "D2"],
+            "RetrieverOutputError('result 2: some results have scores and others do not')",
+        ),
+        (
+            lambda t: [("D1", float("nan"))],
+            "RetrieverOutputError('result 1: score must be a number (not NaN); got nan')",
+        ),
+        (
+            lambda t: [{"id": "D1", "score": "high"}],
+            "RetrieverOutputError(\"result 1: score must be a number (not NaN); got 'high'\")",
+        ),
+    ],
+)
 def test_unreadable_output_fails_the_query_with_a_clear_error(retriever, error):
     result = _run(retriever, {"q1": "x"})
     assert result.failures == [Failure("q1", error)] and len(result.run) == 0
@@ -164,10 +192,21 @@ def test_results_do_not_depend_on_the_number_of_workers(workers):
 def test_latency_summary_median_and_p95():
     # latencies 1, 2, 3, 4 ms: median 2.5; p95 at position 0.95 x 3 = 2.85 -> 3 + 0.85 x (4 - 3) = 3.85
     run = Run.from_dict({"a": ["D1"], "b": ["D1"], "c": ["D1"], "d": ["D1"]}, name="r")
-    result = RetrievalResult(run, ["a", "b", "c", "d"], np.array([0.004, 0.001, 0.003, 0.002]), np.ones(4, int), [],
-                             [], k=10, workers=1, wall=0.01)
+    result = RetrievalResult(
+        run,
+        ["a", "b", "c", "d"],
+        np.array([0.004, 0.001, 0.003, 0.002]),
+        np.ones(4, int),
+        [],
+        [],
+        k=10,
+        workers=1,
+        wall=0.01,
+    )
     summary = result.summary()
-    assert summary["latency_median_ms"] == pytest.approx(2.5) and summary["latency_p95_ms"] == pytest.approx(3.85)
+    assert summary["latency_median_ms"] == pytest.approx(2.5) and summary["latency_p95_ms"] == pytest.approx(
+        3.85
+    )
     assert summary["latency_max_ms"] == pytest.approx(4.0)
     assert "latency median 2.50 ms, p95 3.85 ms" in str(result)
 
@@ -192,8 +231,12 @@ def test_to_dataframe_and_write_trec(tmp_path):
 def test_queries_as_mapping_dataframe_or_path(form):
     path = SAMPLE / "queries.jsonl"
     frame = pd.read_json(path, lines=True)
-    queries = {"mapping": dict(zip(frame.query_id, frame.text, strict=True)), "frame": frame, "path": str(path),
-               "stream": io.BytesIO(path.read_bytes())}[form]
+    queries = {
+        "mapping": dict(zip(frame.query_id, frame.text, strict=True)),
+        "frame": frame,
+        "path": str(path),
+        "stream": io.BytesIO(path.read_bytes()),
+    }[form]
     ids, texts = load_queries(queries)
     assert ids == ["q1", "q2", "q3"] and texts[1] == "普通商品退货需要满足什么条件"
 
@@ -204,29 +247,41 @@ def test_bm25_index_as_a_retriever_matches_its_batch_run():
     assert result.run.to_dict() == index.run(SAMPLE / "queries.jsonl", k=3).to_dict()
 
 
-@pytest.mark.parametrize(("queries", "message"), [
-    ({}, "queries is empty: nothing to retrieve"),
-    (["q1"], "queries must be a mapping {qid: text}, a DataFrame or a path; got list"),
-    ({"q 1": "x"}, "queries row 1: query_id must be a non-empty str without spaces; got 'q 1'"),
-    ({"q1": "x", "": "y"}, "queries row 2: query_id must be a non-empty str without spaces; got ''"),
-    ({"q1": None}, "queries row 1: text of 'q1' must be a str; got NoneType"),
-    (pd.DataFrame({"query_id": ["q1", "q1"], "text": ["a", "b"]}), "queries row 2: duplicate query_id 'q1' (first on row 1)"),
-    (pd.DataFrame({"qid": ["q1"], "text": ["a"]}), "queries DataFrame is missing column(s) ['query_id']; has ['qid', 'text']"),
-])
+@pytest.mark.parametrize(
+    ("queries", "message"),
+    [
+        ({}, "queries is empty: nothing to retrieve"),
+        (["q1"], "queries must be a mapping {qid: text}, a DataFrame or a path; got list"),
+        ({"q 1": "x"}, "queries row 1: query_id must be a non-empty str without spaces; got 'q 1'"),
+        ({"q1": "x", "": "y"}, "queries row 2: query_id must be a non-empty str without spaces; got ''"),
+        ({"q1": None}, "queries row 1: text of 'q1' must be a str; got NoneType"),
+        (
+            pd.DataFrame({"query_id": ["q1", "q1"], "text": ["a", "b"]}),
+            "queries row 2: duplicate query_id 'q1' (first on row 1)",
+        ),
+        (
+            pd.DataFrame({"qid": ["q1"], "text": ["a"]}),
+            "queries DataFrame is missing column(s) ['query_id']; has ['qid', 'text']",
+        ),
+    ],
+)
 def test_bad_queries(queries, message):
     with pytest.raises(QrelForgeError, match=re.escape(message)):
         load_queries(queries)
 
 
-@pytest.mark.parametrize(("retriever", "options", "message"), [
-    (42, {}, "retriever must be callable or have an .invoke, .retrieve or .search method; got int"),
-    (flaky, {"k": 0}, "k must be an int >= 1; got 0"),
-    (flaky, {"k": True}, "k must be an int >= 1; got True"),
-    (flaky, {"workers": 0}, "workers must be an int >= 1; got 0"),
-    (flaky, {"workers": 2.0}, "workers must be an int >= 1; got 2.0"),
-    (flaky, {"id_field": ""}, "id_field must be a non-empty str; got ''"),
-    (flaky, {"name": "my run"}, "name must be a non-empty str without spaces; got 'my run'"),
-])
+@pytest.mark.parametrize(
+    ("retriever", "options", "message"),
+    [
+        (42, {}, "retriever must be callable or have an .invoke, .retrieve or .search method; got int"),
+        (flaky, {"k": 0}, "k must be an int >= 1; got 0"),
+        (flaky, {"k": True}, "k must be an int >= 1; got True"),
+        (flaky, {"workers": 0}, "workers must be an int >= 1; got 0"),
+        (flaky, {"workers": 2.0}, "workers must be an int >= 1; got 2.0"),
+        (flaky, {"id_field": ""}, "id_field must be a non-empty str; got ''"),
+        (flaky, {"name": "my run"}, "name must be a non-empty str without spaces; got 'my run'"),
+    ],
+)
 def test_bad_arguments(retriever, options, message):
     with pytest.raises(QrelForgeError, match=re.escape(message)):
         run_retriever(retriever, QUERIES, progress=False, **options)

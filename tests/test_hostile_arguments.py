@@ -59,8 +59,10 @@ def test_every_call_survives_hostile_arguments(db, tmp_path):
         except ServiceError:
             pass
         except Exception as exc:  # noqa: BLE001 - the point is to catch anything else
-            escaped.append(f"{call.key}{call.args}{ {k: str(v)[:20] for k, v in call.kwargs.items()} }: "
-                           f"{type(exc).__name__}: {str(exc)[:160]}")
+            escaped.append(
+                f"{call.key}{call.args}{ {k: str(v)[:20] for k, v in call.kwargs.items()} }: "
+                f"{type(exc).__name__}: {str(exc)[:160]}"
+            )
     assert not escaped, "\n".join(escaped[:40])
 
 
@@ -68,11 +70,19 @@ def _pair_ids(db) -> dict:
     from sqlalchemy import text
 
     with db.read() as s:
-        x = s.execute(text("SELECT a.pair_id FROM assignments a JOIN users u ON u.id = a.annotator_id "
-                           "WHERE u.username = 'alice' AND a.status = 'active'")).scalar()
-        y = s.execute(text("SELECT a.pair_id FROM assignments a JOIN users u ON u.id = a.annotator_id "
-                           "JOIN projects p ON p.id = a.project_id WHERE u.username = 'alice' "
-                           "AND a.status = 'done' AND p.name = 'work'")).scalar()
+        x = s.execute(
+            text(
+                "SELECT a.pair_id FROM assignments a JOIN users u ON u.id = a.annotator_id "
+                "WHERE u.username = 'alice' AND a.status = 'active'"
+            )
+        ).scalar()
+        y = s.execute(
+            text(
+                "SELECT a.pair_id FROM assignments a JOIN users u ON u.id = a.annotator_id "
+                "JOIN projects p ON p.id = a.project_id WHERE u.username = 'alice' "
+                "AND a.status = 'done' AND p.name = 'work'"
+            )
+        ).scalar()
         d = s.execute(text("SELECT pair_id FROM adjudications")).scalar()
     return {"X": x, "Y": y, "D": d}
 
@@ -84,15 +94,24 @@ FREE_TEXT = {  # field -> a call storing ``value`` there (on the demo)
     "reason": lambda db, v: pooling.exclude_pair(db, SYSTEM, "demo", "q1", "D1", reason=v),
     "note": lambda db, v: pooling.add_pair(db, SYSTEM, "demo", "q1", "D6", note=v),
     "justification": lambda db, v: releases.create_release(db, SYSTEM, "demo", justification=v),
-    "skip reason": lambda db, v: queue.skip(db, authenticate(db, "alice", "alice-demo"), "demo",
-                                            queue.next_pair(db, authenticate(db, "alice", "alice-demo"), "demo").pair_id,
-                                            reason=v),
+    "skip reason": lambda db, v: queue.skip(
+        db,
+        authenticate(db, "alice", "alice-demo"),
+        "demo",
+        queue.next_pair(db, authenticate(db, "alice", "alice-demo"), "demo").pair_id,
+        reason=v,
+    ),
 }
 
 
-@pytest.mark.parametrize(("value", "why"), [("a\x00b", "contains a NUL character (U+0000)"),
-                                            ("\ud800x", "contains a lone surrogate (not a Unicode character)")],
-                         ids=["NUL", "surrogate"])
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("a\x00b", "contains a NUL character (U+0000)"),
+        ("\ud800x", "contains a lone surrogate (not a Unicode character)"),
+    ],
+    ids=["NUL", "surrogate"],
+)
 @pytest.mark.parametrize("field", list(FREE_TEXT))
 def test_unstorable_text_is_refused_in_every_free_text_field(demo, field, value, why):
     before = fingerprint(demo)

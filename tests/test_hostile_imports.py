@@ -29,18 +29,41 @@ from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
 from metrics import FormatError, read_corpus, read_qrels, read_queries, read_run
 
-FUZZ = settings(max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "30")), deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                       HealthCheck.data_too_large])
-HOSTILE_TEXT = ['=HYPERLINK("http://evil.example","click")', "+1+1", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1",
-                "'; DROP TABLE documents; --", 'a "quoted", comma\nand newline', "100% _wild_ \\", "<script>x</script>",
-                "中文，全角＝１", "a\x00b", "\u202eevil", "x" * 150_000]
-IDS = st.one_of(st.sampled_from([f"D{i}" for i in range(8)]),
-                st.sampled_from(["=1+1", "D'1", "D;--", "D\x00", "D 1", "d" * 300, "D\u200b", "%_"]))
+FUZZ = settings(
+    max_examples=int(os.environ.get("QF_FUZZ_EXAMPLES", "30")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+HOSTILE_TEXT = [
+    '=HYPERLINK("http://evil.example","click")',
+    "+1+1",
+    "-2+3",
+    "@SUM(A1:A9)",
+    "\t=1",
+    "\r=1",
+    "'; DROP TABLE documents; --",
+    'a "quoted", comma\nand newline',
+    "100% _wild_ \\",
+    "<script>x</script>",
+    "中文，全角＝１",
+    "a\x00b",
+    "\u202eevil",
+    "x" * 150_000,
+]
+IDS = st.one_of(
+    st.sampled_from([f"D{i}" for i in range(8)]),
+    st.sampled_from(["=1+1", "D'1", "D;--", "D\x00", "D 1", "d" * 300, "D\u200b", "%_"]),
+)
 TEXT = st.one_of(st.text(max_size=30), st.sampled_from(HOSTILE_TEXT))
 EXTRA = st.one_of(st.none(), st.floats(), st.text(max_size=10), st.lists(st.floats(), max_size=2))
-MUTATIONS = st.lists(st.sampled_from(["bom", "crlf", "badutf8", "truncate", "nul", "dup", "gzip", "random"]),
-                     max_size=2)
+MUTATIONS = st.lists(
+    st.sampled_from(["bom", "crlf", "badutf8", "truncate", "nul", "dup", "gzip", "random"]), max_size=2
+)
 
 
 # ----------------------------------------------------------------------------------------------- files
@@ -59,7 +82,9 @@ def _records(rows, kind: str) -> list[dict]:
 
 def _serialise(records: list[dict], fmt: str) -> bytes:
     if fmt == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8", "surrogatepass")
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode(
+            "utf-8", "surrogatepass"
+        )
     buffer = io.StringIO()
     columns = list(dict.fromkeys(k for r in records for k in r)) or ["doc_id", "text"]
     writer = csv.writer(buffer, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
@@ -83,7 +108,7 @@ def _mutate(data: bytes, mutations: list[str], draw) -> bytes:
         elif m == "gzip":
             data = gzip.compress(data, mtime=0)
         elif m == "dup":  # the last line again
-            data += data[data.rfind(b"\n", 0, max(len(data) - 1, 0)) + 1:]
+            data += data[data.rfind(b"\n", 0, max(len(data) - 1, 0)) + 1 :]
         else:
             data = draw(st.binary(max_size=200))
     return data
@@ -109,7 +134,7 @@ def trec_files(draw, kind: str):
         if kind == "qrels":
             fields[3] = value
         sep = draw(st.sampled_from([" ", "\t", "  "]))
-        lines.append(sep.join(fields[:draw(st.integers(n_fields - 1, n_fields))]))
+        lines.append(sep.join(fields[: draw(st.integers(n_fields - 1, n_fields))]))
     data = ("\n".join(lines) + "\n").encode("utf-8")
     return f"upload.{'trec' if kind == 'run' else 'qrels'}", _mutate(data, draw(MUTATIONS), draw)
 
@@ -154,8 +179,10 @@ def _attempt(db, import_call, name: str, data: bytes):
 
 
 def _current_docs(db) -> dict[str, tuple[str, str]]:
-    sql = ("SELECT d.external_id, v.title, v.text FROM documents d JOIN document_versions v "
-           "ON v.document_id = d.id AND v.version = d.version")
+    sql = (
+        "SELECT d.external_id, v.title, v.text FROM documents d JOIN document_versions v "
+        "ON v.document_id = d.id AND v.version = d.version"
+    )
     with db.read() as s:
         return {r[0]: (r[1], r[2]) for r in s.execute(text(sql))}
 
@@ -174,8 +201,9 @@ def _clean(value):
 @example(("upload.csv", b"doc_id,text,text\nD1,a,b\n"))
 def test_documents_import_completely_or_not_at_all(project, upload):
     name, data = upload
-    report = _attempt(project, lambda: imports.import_documents(project, SYSTEM, "p", data, filename=name),
-                      name, data)
+    report = _attempt(
+        project, lambda: imports.import_documents(project, SYSTEM, "p", data, filename=name), name, data
+    )
     if report is not None:
         expected = read_corpus(_stream(name, data))
         stored = _current_docs(project)
@@ -187,7 +215,9 @@ def test_documents_import_completely_or_not_at_all(project, upload):
 @given(record_files("queries"))
 def test_queries_import_completely_or_not_at_all(project, upload):
     name, data = upload
-    report = _attempt(project, lambda: imports.import_queries(project, SYSTEM, "p", data, filename=name), name, data)
+    report = _attempt(
+        project, lambda: imports.import_queries(project, SYSTEM, "p", data, filename=name), name, data
+    )
     if report is not None:
         with project.read() as s:
             stored = dict(s.execute(text("SELECT external_id, text FROM queries")).all())
@@ -200,12 +230,18 @@ def test_queries_import_completely_or_not_at_all(project, upload):
 def test_runs_import_completely_or_not_at_all(project, upload):
     name, data = upload
     run_name = f"run-{uuid.uuid4().hex[:8]}"
-    report = _attempt(project, lambda: imports.import_run(project, SYSTEM, "p", data, name=run_name, filename=name),
-                      name, data)
+    report = _attempt(
+        project,
+        lambda: imports.import_run(project, SYSTEM, "p", data, name=run_name, filename=name),
+        name,
+        data,
+    )
     if report is not None:
         with project.read() as s:
-            n = s.execute(text("SELECT count(*) FROM run_entries e JOIN runs r ON r.id = e.run_id WHERE r.name = :n"),
-                          {"n": run_name}).scalar()
+            n = s.execute(
+                text("SELECT count(*) FROM run_entries e JOIN runs r ON r.id = e.run_id WHERE r.name = :n"),
+                {"n": run_name},
+            ).scalar()
         assert n == report.added == len(read_run(_stream(name, data)))
 
 
@@ -214,32 +250,72 @@ def test_runs_import_completely_or_not_at_all(project, upload):
 def test_prior_qrels_import_completely_or_not_at_all(project, upload):
     name, data = upload
     prior = f"prior-{uuid.uuid4().hex[:8]}"
-    report = _attempt(project, lambda: imports.import_qrels(project, SYSTEM, "p", data, name=prior, filename=name),
-                      name, data)
+    report = _attempt(
+        project,
+        lambda: imports.import_qrels(project, SYSTEM, "p", data, name=prior, filename=name),
+        name,
+        data,
+    )
     if report is not None:
         with project.read() as s:
-            n = s.execute(text("SELECT count(*) FROM prior_judgments WHERE source = :n"), {"n": prior}).scalar()
+            n = s.execute(
+                text("SELECT count(*) FROM prior_judgments WHERE source = :n"), {"n": prior}
+            ).scalar()
         assert n == report.added == len(read_qrels(_stream(name, data)))
 
 
 # ---------------------------------------------------------------------------------- worked examples
-@pytest.mark.parametrize(("name", "data", "message"), [
-    ("d.jsonl", b'{"doc_id": "D1", "text": "\\ud800"}\n',
-     'd.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character): \'{"doc_id": "D1", '),
-    ("d.jsonl", b'{"doc_id": "D1", "text": "a\\u0000b"}\n', "d.jsonl:1: text contains a NUL character (U+0000)"),
-    ("d.csv", b"doc_id,text\nD1,ok\nD\x002,bad\n", "d.csv:3: doc_id contains a NUL character (U+0000)"),
-    ("d.jsonl", b'{"doc_id": "D1", "text": "ok"}\n{"doc_id": "D2", "text": "x", "n": Infinity}\n',
-     "d.jsonl:2: a metadata field holds NaN or infinity (not valid JSON)"),
-    ("d.jsonl", b'{"doc_id": "D1", "text": "x", "n": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n",
-     "d.jsonl:1: invalid JSON (nested too deeply)"),
-    ("d.jsonl", b'{"doc_id": "D1", "text": "x", "n": ' + b"7" * 5000 + b"}\n",
-     "d.jsonl:1: invalid JSON (a number has too many digits)"),
-    ("d.csv", b"doc_id,text,text\nD1,a,b\n", "d.csv:1: column 'text' appears twice in the header"),
-    ("d.tsv", b"doc_id\ttext\n" + b"D1\tok\n" * 2, "d.tsv:3: duplicate doc_id 'D1' (first on line 2)"),
-    ("d.jsonl", b'{"doc_id": "' + b"d" * 300 + b'", "text": "x"}\n', "d.jsonl:1: doc_id longer than 255 characters"),
-    ("d.csv", b"\xef\xbb\xbfdoc_id,text\r\nD1,ok\r\nD2,\xff\r\n", "d.csv:3: not valid UTF-8 (byte "),
-], ids=["surrogate", "NUL text", "NUL id", "infinity", "deep", "digits", "header", "duplicate", "long id",
-        "bad UTF-8"])
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "\\ud800"}\n',
+            'd.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character): \'{"doc_id": "D1", ',
+        ),
+        (
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "a\\u0000b"}\n',
+            "d.jsonl:1: text contains a NUL character (U+0000)",
+        ),
+        ("d.csv", b"doc_id,text\nD1,ok\nD\x002,bad\n", "d.csv:3: doc_id contains a NUL character (U+0000)"),
+        (
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "ok"}\n{"doc_id": "D2", "text": "x", "n": Infinity}\n',
+            "d.jsonl:2: a metadata field holds NaN or infinity (not valid JSON)",
+        ),
+        (
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "x", "n": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n",
+            "d.jsonl:1: invalid JSON (nested too deeply)",
+        ),
+        (
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "x", "n": ' + b"7" * 5000 + b"}\n",
+            "d.jsonl:1: invalid JSON (a number has too many digits)",
+        ),
+        ("d.csv", b"doc_id,text,text\nD1,a,b\n", "d.csv:1: column 'text' appears twice in the header"),
+        ("d.tsv", b"doc_id\ttext\n" + b"D1\tok\n" * 2, "d.tsv:3: duplicate doc_id 'D1' (first on line 2)"),
+        (
+            "d.jsonl",
+            b'{"doc_id": "' + b"d" * 300 + b'", "text": "x"}\n',
+            "d.jsonl:1: doc_id longer than 255 characters",
+        ),
+        ("d.csv", b"\xef\xbb\xbfdoc_id,text\r\nD1,ok\r\nD2,\xff\r\n", "d.csv:3: not valid UTF-8 (byte "),
+    ],
+    ids=[
+        "surrogate",
+        "NUL text",
+        "NUL id",
+        "infinity",
+        "deep",
+        "digits",
+        "header",
+        "duplicate",
+        "long id",
+        "bad UTF-8",
+    ],
+)
 def test_bad_documents_name_their_line_and_import_nothing(project, name, data, message):
     before = fingerprint(project)
     with pytest.raises(InvalidInput, match="^" + re.escape(message)):
@@ -259,8 +335,10 @@ def test_hostile_text_is_data_stored_verbatim(project, fmt):
     stored = _current_docs(project)
     for rec in records:
         expected = rec["text"].replace("\n", "\r\n") if fmt != "jsonl" else rec["text"]
-        assert stored[rec["doc_id"]] == (rec["title"].replace("\n", "\r\n") if fmt != "jsonl" else rec["title"],
-                                         expected)
+        assert stored[rec["doc_id"]] == (
+            rec["title"].replace("\n", "\r\n") if fmt != "jsonl" else rec["title"],
+            expected,
+        )
 
 
 def test_formats_reader_agrees_on_what_a_file_holds():
@@ -273,21 +351,54 @@ def test_formats_reader_agrees_on_what_a_file_holds():
 
 
 # -------------------------------------------------------------------------- reader regressions (metrics)
-@pytest.mark.parametrize(("read", "name", "data", "message"), [
-    (read_qrels, "q.trec", b"q1 0 D1 " + b"9" * 5000 + b"\n",
-     "q.trec:1: relevance grade out of the 64-bit integer range: '999999999999999999999999999999'"),
-    (read_qrels, "q.trec", b"q1 0 D1 9223372036854775808\n",
-     "q.trec:1: relevance grade out of the 64-bit integer range: '9223372036854775808'"),
-    (read_qrels, "q.tsv", b"query-id\tcorpus-id\tscore\nq1\tD1\t-9223372036854775809\n",
-     "q.tsv:2: relevance grade out of the 64-bit integer range"),
-    (read_corpus, "d.jsonl", b'{"doc_id": "D1", "text": "x", "n": ' + b"[" * 100_000 + b"}\n",
-     "d.jsonl:1: invalid JSON (nested too deeply)"),
-    (read_corpus, "d.jsonl", b'{"doc_id": "D1", "text": "x", "n": ' + b"1" * 5000 + b"}\n",
-     "d.jsonl:1: invalid JSON (a number has too many digits)"),
-    (read_queries, "q.jsonl", b'{"query_id": "q1", "text": "\\udfff"}\n',
-     "q.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character)"),
-    (read_corpus, "d.tsv", b"doc_id\ttext\tdoc_id\nD1\tx\tD2\n", "d.tsv:1: column 'doc_id' appears twice in the header"),
-], ids=["grade digits", "grade int64", "BEIR grade", "deep JSON", "JSON digits", "surrogate", "header"])
+@pytest.mark.parametrize(
+    ("read", "name", "data", "message"),
+    [
+        (
+            read_qrels,
+            "q.trec",
+            b"q1 0 D1 " + b"9" * 5000 + b"\n",
+            "q.trec:1: relevance grade out of the 64-bit integer range: '999999999999999999999999999999'",
+        ),
+        (
+            read_qrels,
+            "q.trec",
+            b"q1 0 D1 9223372036854775808\n",
+            "q.trec:1: relevance grade out of the 64-bit integer range: '9223372036854775808'",
+        ),
+        (
+            read_qrels,
+            "q.tsv",
+            b"query-id\tcorpus-id\tscore\nq1\tD1\t-9223372036854775809\n",
+            "q.tsv:2: relevance grade out of the 64-bit integer range",
+        ),
+        (
+            read_corpus,
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "x", "n": ' + b"[" * 100_000 + b"}\n",
+            "d.jsonl:1: invalid JSON (nested too deeply)",
+        ),
+        (
+            read_corpus,
+            "d.jsonl",
+            b'{"doc_id": "D1", "text": "x", "n": ' + b"1" * 5000 + b"}\n",
+            "d.jsonl:1: invalid JSON (a number has too many digits)",
+        ),
+        (
+            read_queries,
+            "q.jsonl",
+            b'{"query_id": "q1", "text": "\\udfff"}\n',
+            "q.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character)",
+        ),
+        (
+            read_corpus,
+            "d.tsv",
+            b"doc_id\ttext\tdoc_id\nD1\tx\tD2\n",
+            "d.tsv:1: column 'doc_id' appears twice in the header",
+        ),
+    ],
+    ids=["grade digits", "grade int64", "BEIR grade", "deep JSON", "JSON digits", "surrogate", "header"],
+)
 def test_readers_turn_every_hostile_line_into_a_line_error(read, name, data, message):
     """Found by the service-level fuzzing above: before, these escaped `metrics.formats` as ValueError,
     OverflowError, RecursionError or UnicodeEncodeError (a duplicate header column was read silently, the last
@@ -301,9 +412,14 @@ def test_a_csv_field_longer_than_the_csv_modules_default_is_read():
     assert len(frame.loc[0, "text"]) == 300_000
 
 
-@pytest.mark.parametrize(("chunk", "reason"), [("c\\u0000", "chunk_id contains a NUL character (U+0000)"),
-                                               ("c" * 300, "chunk_id longer than 255 characters")],
-                         ids=["NUL", "long"])
+@pytest.mark.parametrize(
+    ("chunk", "reason"),
+    [
+        ("c\\u0000", "chunk_id contains a NUL character (U+0000)"),
+        ("c" * 300, "chunk_id longer than 255 characters"),
+    ],
+    ids=["NUL", "long"],
+)
 def test_a_chunk_id_the_database_cannot_store_is_a_line_error(project, chunk, reason):
     before = fingerprint(project)
     data = b'{"chunk_id": "ok", "doc_id": "D1"}\n{"chunk_id": "' + chunk.encode() + b'", "doc_id": "D2"}\n'

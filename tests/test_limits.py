@@ -48,10 +48,16 @@ report = imports.import_run(db, SYSTEM, "big", run)
 print(json.dumps([status("VmHWM") - before, report.added]))
 """
 
+
 def _import_in_child(db_url: str, run: Path, warm: Path) -> list[int]:
     """[peak RSS growth, entries added] of importing ``run`` in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", CHILD, db_url, str(run), str(warm)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, db_url, str(run), str(warm)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout)
 
@@ -77,7 +83,9 @@ def test_a_large_run_is_streamed_not_loaded_whole(tmp_path, fast_hashing):
         with open(path, "w") as f:
             for q in queries:
                 for r in range(per_query):
-                    f.write(f"q{q} Q0 doc{(q * 7919 + r * 104_729) % docs:07d} {r + 1} {1000 - r * 0.001:.4f} {tag}\n")
+                    f.write(
+                        f"q{q} Q0 doc{(q * 7919 + r * 104_729) % docs:07d} {r + 1} {1000 - r * 0.001:.4f} {tag}\n"
+                    )
     warm.write_text("q0 Q0 D0 1 1 warm\n")
     db.dispose()
     figures = []
@@ -89,6 +97,8 @@ def test_a_large_run_is_streamed_not_loaded_whole(tmp_path, fast_hashing):
     assert (added_small, added_large) == (150 * per_query, 600 * per_query)
     extra = large.stat().st_size - small.stat().st_size
     marginal = (grew_large - grew_small) / extra
-    print(f"peak growth: {grew_small / 1e6:.0f} MB for {small.stat().st_size / 1e6:.0f} MB, "
-          f"{grew_large / 1e6:.0f} MB for {large.stat().st_size / 1e6:.0f} MB: {marginal:.2f} per extra byte")
+    print(
+        f"peak growth: {grew_small / 1e6:.0f} MB for {small.stat().st_size / 1e6:.0f} MB, "
+        f"{grew_large / 1e6:.0f} MB for {large.stat().st_size / 1e6:.0f} MB: {marginal:.2f} per extra byte"
+    )
     assert marginal < 1.5, f"each extra byte of the file cost {marginal:.2f} bytes of memory"

@@ -13,13 +13,33 @@ from metrics.measures import AP, P, nDCG
 @pytest.mark.parametrize(
     "text, canonical",
     [
-        ("P@10", "P@10"), ("R@100", "R@100"), ("F1@5", "F1@5"), ("nDCG@10", "nDCG@10"), ("nDCG", "nDCG"),
-        ("nDCG(gain=exp)@10", "nDCG(gain=exp)@10"), ("nDCG(gain=lin)@10", "nDCG@10"), ("AP", "AP"),
-        ("AP@10", "AP@10"), ("RR", "RR"), ("RR@10", "RR@10"), ("R-Prec", "R-Prec"), ("Success@1", "Success@1"),
-        ("Judged@10", "Judged@10"), ("FirstRel", "FirstRel"), ("P(rel=2)@5", "P(rel=2)@5"),
-        ("P(rel=1)@5", "P@5"), ("MAP", "AP"), ("MRR", "RR"), ("MRR@10", "RR@10"), ("Recall@5", "R@5"),
-        ("Precision@3", "P@3"), ("NDCG@10", "nDCG@10"), ("map", "AP"), ("Rprec", "R-Prec"),
-        ("AP(rel=3)@100", "AP(rel=3)@100"), (" P@10 ", "P@10"),
+        ("P@10", "P@10"),
+        ("R@100", "R@100"),
+        ("F1@5", "F1@5"),
+        ("nDCG@10", "nDCG@10"),
+        ("nDCG", "nDCG"),
+        ("nDCG(gain=exp)@10", "nDCG(gain=exp)@10"),
+        ("nDCG(gain=lin)@10", "nDCG@10"),
+        ("AP", "AP"),
+        ("AP@10", "AP@10"),
+        ("RR", "RR"),
+        ("RR@10", "RR@10"),
+        ("R-Prec", "R-Prec"),
+        ("Success@1", "Success@1"),
+        ("Judged@10", "Judged@10"),
+        ("FirstRel", "FirstRel"),
+        ("P(rel=2)@5", "P(rel=2)@5"),
+        ("P(rel=1)@5", "P@5"),
+        ("MAP", "AP"),
+        ("MRR", "RR"),
+        ("MRR@10", "RR@10"),
+        ("Recall@5", "R@5"),
+        ("Precision@3", "P@3"),
+        ("NDCG@10", "nDCG@10"),
+        ("map", "AP"),
+        ("Rprec", "R-Prec"),
+        ("AP(rel=3)@100", "AP(rel=3)@100"),
+        (" P@10 ", "P@10"),
     ],
 )
 def test_parse_prints_back_canonical_text(text, canonical):
@@ -86,7 +106,10 @@ def test_specs_are_frozen():
 
 def test_parse_measures_keeps_order_and_drops_repeats():
     assert [str(m) for m in parse_measures(["P@5", "MAP", "Precision@5", "AP", "nDCG@10"])] == [
-        "P@5", "AP", "nDCG@10"]
+        "P@5",
+        "AP",
+        "nDCG@10",
+    ]
     assert [str(m) for m in parse_measures("RR")] == ["RR"]
 
 

@@ -22,9 +22,15 @@ with warnings.catch_warnings():
 
 SEEDS = range(12)
 TREC = {  # our name -> (pytrec_eval measure family, key in its output)
-    "P@{k}": ("P", "P_{k}"), "R@{k}": ("recall", "recall_{k}"), "AP": ("map", "map"),
-    "AP@{k}": ("map_cut", "map_cut_{k}"), "RR": ("recip_rank", "recip_rank"), "nDCG": ("ndcg", "ndcg"),
-    "nDCG@{k}": ("ndcg_cut", "ndcg_cut_{k}"), "R-Prec": ("Rprec", "Rprec"), "Success@{k}": ("success", "success_{k}"),
+    "P@{k}": ("P", "P_{k}"),
+    "R@{k}": ("recall", "recall_{k}"),
+    "AP": ("map", "map"),
+    "AP@{k}": ("map_cut", "map_cut_{k}"),
+    "RR": ("recip_rank", "recip_rank"),
+    "nDCG": ("ndcg", "ndcg"),
+    "nDCG@{k}": ("ndcg_cut", "ndcg_cut_{k}"),
+    "R-Prec": ("Rprec", "Rprec"),
+    "Success@{k}": ("success", "success_{k}"),
 }
 CUTOFFS = (5, 10)  # cutoffs pytrec_eval computes by default for every family
 
@@ -52,7 +58,13 @@ def our_names(rel: int) -> dict[str, tuple[str, str]]:
     tag = "" if rel == 1 else f"(rel={rel})"
     out = {}
     for ours, (family, key) in TREC.items():
-        name = ours if ours.startswith("nDCG") else ours.replace("@", tag + "@", 1) if "@" in ours else ours + tag
+        name = (
+            ours
+            if ours.startswith("nDCG")
+            else ours.replace("@", tag + "@", 1)
+            if "@" in ours
+            else ours + tag
+        )
         for k in CUTOFFS if "{k}" in ours else (None,):
             out[name.format(k=k)] = (family, key.format(k=k))
     return out
@@ -92,15 +104,29 @@ def test_missing_queries_score_zero_and_extra_are_ignored(seed):
         assert per_query[qid]["AP"] == (0.0 if defined else None)
 
 
-IR_MEASURES = ["P@5", "P(rel=2)@10", "R@10", "AP", "AP(rel=2)", "RR", "RR@5", "nDCG@10", "nDCG", "R-Prec",
-               "Success@5", "Judged@10"]
+IR_MEASURES = [
+    "P@5",
+    "P(rel=2)@10",
+    "R@10",
+    "AP",
+    "AP(rel=2)",
+    "RR",
+    "RR@5",
+    "nDCG@10",
+    "nDCG",
+    "R-Prec",
+    "Success@5",
+    "Judged@10",
+]
 
 
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_matches_ir_measures_per_query(seed):
     qrels, run = random_case(seed)
     # Judged@k: ir_measures breaks score ties by doc ID ascending, trec_eval (and we) descending; untie scores.
-    untied = {q: {d: s + i * 1e-3 for i, (d, s) in enumerate(sorted(docs.items()))} for q, docs in run.items()}
+    untied = {
+        q: {d: s + i * 1e-3 for i, (d, s) in enumerate(sorted(docs.items()))} for q, docs in run.items()
+    }
     ours = evaluate(qrels, untied, IR_MEASURES).per_query_dict()
     parsed = [ir_measures.parse_measure(m.replace("R-Prec", "Rprec")) for m in IR_MEASURES]
     compared = 0

@@ -16,10 +16,10 @@ from metrics import agreement as ag
 # (grades of one pair, N, cut-off) -> (complete, unanimous, majority, disagreement, accepted grade)
 VERDICTS = [
     ([2, 2], 2, 1, (True, True, False, False, 2)),
-    ([2, 3], 2, 1, (True, False, False, True, -1)),   # N = 2: any difference is a disagreement
+    ([2, 3], 2, 1, (True, False, False, True, -1)),  # N = 2: any difference is a disagreement
     ([0, 3], 2, 1, (True, False, False, True, -1)),
-    ([3], 2, 1, (False, False, False, False, 3)),       # incomplete: no verdict yet
-    ([2, 2, 3], 3, 1, (True, False, True, False, 2)),   # majority on one side of the cut-off
+    ([3], 2, 1, (False, False, False, False, 3)),  # incomplete: no verdict yet
+    ([2, 2, 3], 3, 1, (True, False, True, False, 2)),  # majority on one side of the cut-off
     ([0, 0, 3], 3, 1, (True, False, False, True, -1)),  # majority but straddles the cut-off
     ([0, 0, 3], 3, 4, (True, False, True, False, 0)),
     ([0, 1, 2], 3, 1, (True, False, False, True, -1)),  # no majority
@@ -28,23 +28,54 @@ VERDICTS = [
 
 @pytest.mark.parametrize(("grades", "n", "cutoff", "expected"), VERDICTS)
 def test_verdicts(grades, n, cutoff, expected):
-    table = pd.DataFrame({"pair_id": [7] * len(grades), "annotator_id": range(len(grades)), "grade": grades,
-                          "label_id": range(10, 10 + len(grades)), "stale": [0] * len(grades)})
+    table = pd.DataFrame(
+        {
+            "pair_id": [7] * len(grades),
+            "annotator_id": range(len(grades)),
+            "grade": grades,
+            "label_id": range(10, 10 + len(grades)),
+            "stale": [0] * len(grades),
+        }
+    )
     row = gate.classify(table, n, cutoff).iloc[0]
-    assert (bool(row.complete), bool(row.unanimous), bool(row.majority), bool(row.disagreement), row.grade) == expected
+    assert (
+        bool(row.complete),
+        bool(row.unanimous),
+        bool(row.majority),
+        bool(row.disagreement),
+        row.grade,
+    ) == expected
     assert row.label_state == ",".join(str(i) for i in range(10, 10 + len(grades)))
 
 
 # The sample qrels as alice's grades; bob differs on two pairs.
-SAMPLE = {("q1", "D1"): 2, ("q1", "D2"): 3, ("q1", "D3"): 0, ("q1", "D4"): 0, ("q2", "D1"): 0, ("q2", "D3"): 3,
-          ("q2", "D4"): 0, ("q2", "D6"): 0, ("q3", "D3"): 0, ("q3", "D4"): 0, ("q3", "D5"): 3, ("q3", "D6"): 2}
+SAMPLE = {
+    ("q1", "D1"): 2,
+    ("q1", "D2"): 3,
+    ("q1", "D3"): 0,
+    ("q1", "D4"): 0,
+    ("q2", "D1"): 0,
+    ("q2", "D3"): 3,
+    ("q2", "D4"): 0,
+    ("q2", "D6"): 0,
+    ("q3", "D3"): 0,
+    ("q3", "D4"): 0,
+    ("q3", "D5"): 3,
+    ("q3", "D6"): 2,
+}
 BOB = {**SAMPLE, ("q1", "D1"): 3, ("q2", "D4"): 2}
 
 
 def judge(db, actor, grades: dict) -> None:
     while (view := queue.next_pair(db, actor, "demo")) is not None:
-        labels.save_label(db, actor, "demo", view.pair_id, grade=grades[(view.query_id, view.doc_id)],
-                          reason=f"{actor.username} read it")
+        labels.save_label(
+            db,
+            actor,
+            "demo",
+            view.pair_id,
+            grade=grades[(view.query_id, view.doc_id)],
+            reason=f"{actor.username} read it",
+        )
 
 
 @pytest.fixture
@@ -58,8 +89,11 @@ def _reference(settings_mode: str) -> dict:
     rows = [(k, "alice", v) for k, v in SAMPLE.items()] + [(k, "bob", v) for k, v in BOB.items()]
     table = pd.DataFrame(rows, columns=["item", "rater", "label"])
     table["item"] = table["item"].astype(str)
-    opts = {"labels": [0, 1, 2, 3], "cutoff": 1} if settings_mode == "binary" else {"labels": [0, 1, 2, 3],
-                                                                                     "weights": "linear"}
+    opts = (
+        {"labels": [0, 1, 2, 3], "cutoff": 1}
+        if settings_mode == "binary"
+        else {"labels": [0, 1, 2, 3], "weights": "linear"}
+    )
     return ag.agreement_summary(table, level="nominal" if settings_mode == "binary" else "ordinal", **opts)
 
 
@@ -82,11 +116,18 @@ def test_binary_figures_by_hand(judged, actors):
     summary = gate.agreement(judged, actors["rita"], "demo")
     # binary at cut-off 1: bob's (q2, D4) = 2 is the only relevance flip; 11/12 agree
     assert summary.percent_agreement == pytest.approx(11 / 12)
-    assert (summary.statistic, summary.threshold, summary.mode, summary.weights) == ("cohen", 0.7, "binary", None)
+    assert (summary.statistic, summary.threshold, summary.mode, summary.weights) == (
+        "cohen",
+        0.7,
+        "binary",
+        None,
+    )
     assert summary.passes and summary.band == ag.interpret(summary.value)
 
 
-@pytest.mark.parametrize(("statistic", "key"), [("fleiss", "fleiss_kappa"), ("krippendorff", "krippendorff_alpha")])
+@pytest.mark.parametrize(
+    ("statistic", "key"), [("fleiss", "fleiss_kappa"), ("krippendorff", "krippendorff_alpha")]
+)
 def test_statistic_choice(judged, actors, statistic, key):
     projects.update_settings(judged, SYSTEM, "demo", statistic=statistic)
     assert gate.agreement(judged, actors["rita"], "demo").value == pytest.approx(_reference("binary")[key])
@@ -96,8 +137,10 @@ def test_disagreement_queue_worst_first(judged, actors):
     queue_ = gate.disagreements(judged, actors["rita"], "demo")
     assert [(d.query_id, d.doc_id) for d in queue_] == [("q2", "D4"), ("q1", "D1")]  # 0 vs 2 before 2 vs 3
     first = queue_[0]
-    assert [(x.annotator, x.grade, x.reason) for x in first.labels] == [("alice", 0, "alice read it"),
-                                                                        ("bob", 2, "bob read it")]
+    assert [(x.annotator, x.grade, x.reason) for x in first.labels] == [
+        ("alice", 0, "alice read it"),
+        ("bob", 2, "bob read it"),
+    ]
     assert first.doc_title and first.query_text and first.adjudication is None and not first.resolved
     assert first.spread == 2.0
 
@@ -122,7 +165,9 @@ def test_only_disagreements_can_be_adjudicated(judged, actors):
         adjudication.adjudicate(judged, rita, "demo", unanimous, grade=3, reason="I know better")
     worst = gate.disagreements(judged, rita, "demo")[0]
     with pytest.raises(PermissionDenied, match=re.escape("alice (annotator) may not adjudicate")):
-        adjudication.adjudicate(judged, actors["alice"], "demo", worst.pair_id, grade=3, reason="mine is right")
+        adjudication.adjudicate(
+            judged, actors["alice"], "demo", worst.pair_id, grade=3, reason="mine is right"
+        )
 
 
 def test_confusion_between_two_annotators(judged, actors):

@@ -38,17 +38,21 @@ def test_documents_import_and_reimport(project):
     assert (again.added, again.changed, again.unchanged) == (0, 0, 6)
     assert _count(project, "documents") == 6 and _count(project, "document_versions") == 6
     with project.read() as s:
-        meta, version = s.execute(text("SELECT meta, source_version FROM document_versions WHERE version = 1 "
-                                       "ORDER BY id LIMIT 1")).one()
+        meta, version = s.execute(
+            text("SELECT meta, source_version FROM document_versions WHERE version = 1 ORDER BY id LIMIT 1")
+        ).one()
     assert (json.loads(meta) if isinstance(meta, str) else meta)["title_en"].startswith("Model A")
     assert version == "2026-03"
 
 
-@pytest.mark.parametrize(("name", "content"), [
-    ("docs.csv", "doc_id,title,text\nD1,t,hello\nD2,t2,world\n"),
-    ("docs.tsv", "doc_id\ttitle\ttext\nD1\tt\thello\nD2\tt2\tworld\n"),
-    ("docs.jsonl", '{"_id": "D1", "text": "hello"}\n\n{"id": 2, "text": "world"}\n'),
-])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("docs.csv", "doc_id,title,text\nD1,t,hello\nD2,t2,world\n"),
+        ("docs.tsv", "doc_id\ttitle\ttext\nD1\tt\thello\nD2\tt2\tworld\n"),
+        ("docs.jsonl", '{"_id": "D1", "text": "hello"}\n\n{"id": 2, "text": "world"}\n'),
+    ],
+)
 def test_documents_in_every_format(project, name, content):
     assert imports.import_documents(project, SYSTEM, "p", content.encode(), filename=name).added == 2
 
@@ -59,8 +63,8 @@ def test_bad_file_imports_nothing_and_reports_every_line(project):
         imports.import_documents(project, SYSTEM, "p", bad, filename="up.jsonl")
     assert [str(p) for p in info.value.problems] == [
         "up.jsonl:2: invalid JSON (Expecting value at column 1): 'not json'",
-        "up.jsonl:3: duplicate doc_id 'D1' (first on line 1): '{\"doc_id\": \"D1\", \"text\": \"dup\"}'",
-        "up.jsonl:4: missing text: '{\"doc_id\": \"D3\"}'",
+        'up.jsonl:3: duplicate doc_id \'D1\' (first on line 1): \'{"doc_id": "D1", "text": "dup"}\'',
+        'up.jsonl:4: missing text: \'{"doc_id": "D3"}\'',
     ]
     assert str(info.value).endswith("(and 2 more problems)")
     assert _count(project, "documents") == 0 and _count(project, "imports") == 0
@@ -85,7 +89,10 @@ def test_changed_document_gets_a_new_version_and_flags_labels(db):
     assert back.doc_text.endswith("(updated)")
     labels.save_label(db, alice, "demo", back.pair_id, grade=3, reason="now fully answers")
     history = labels.pair_history(db, alice, "demo", view.pair_id)
-    assert [(h.version, h.grade, h.doc_version, h.stale) for h in history] == [(2, 3, 2, False), (1, 2, 1, True)]
+    assert [(h.version, h.grade, h.doc_version, h.stale) for h in history] == [
+        (2, 3, 2, False),
+        (1, 2, 1, True),
+    ]
 
 
 def test_queries_change_only_without_labels(demo, actors):
@@ -95,7 +102,9 @@ def test_queries_change_only_without_labels(demo, actors):
     view = queue.next_pair(demo, actors["alice"], "demo")
     labels.save_label(demo, actors["alice"], "demo", view.pair_id, grade=1, reason="related only")
     edited = [dict(q, text="changed") if q["query_id"] == view.query_id else q for q in queries]
-    with pytest.raises(InvalidInput, match=re.escape(f"q.jsonl:1: query {view.query_id!r} already has labels")):
+    with pytest.raises(
+        InvalidInput, match=re.escape(f"q.jsonl:1: query {view.query_id!r} already has labels")
+    ):
         imports.import_queries(demo, SYSTEM, "demo", _jsonl(*edited), filename="q.jsonl")
 
 
@@ -105,8 +114,10 @@ def test_run_import_checks_ids_and_is_idempotent(project):
     bad = b"q1 Q0 D1 1 0.9 s\n\nq9 Q0 D1 2 0.8 s\nq1 Q0 D99 3 0.7 s\n"
     with pytest.raises(InvalidInput) as info:
         imports.import_run(project, SYSTEM, "p", bad, filename="bad.trec")
-    assert [str(p) for p in info.value.problems] == ["bad.trec:3: unknown query 'q9': 'q9 Q0 D1 2 0.8 s'",
-                                                     "bad.trec:4: unknown document 'D99': 'q1 Q0 D99 3 0.7 s'"]
+    assert [str(p) for p in info.value.problems] == [
+        "bad.trec:3: unknown query 'q9': 'q9 Q0 D1 2 0.8 s'",
+        "bad.trec:4: unknown document 'D99': 'q1 Q0 D99 3 0.7 s'",
+    ]
     report = imports.import_run(project, SYSTEM, "p", SAMPLE / "run_a.trec")
     assert (report.name, report.added) == ("scheme_a", 9)
     assert imports.import_run(project, SYSTEM, "p", SAMPLE / "run_a.trec").unchanged == 9
@@ -114,9 +125,13 @@ def test_run_import_checks_ids_and_is_idempotent(project):
         imports.import_run(project, SYSTEM, "p", SAMPLE / "run_b.trec", name="scheme_a")
     assert imports.list_runs(project, SYSTEM, "p") == [("scheme_a", 9)]
     with project.read() as s:
-        ranks = s.execute(text("SELECT d.external_id, e.rank FROM run_entries e JOIN documents d "
-                               "ON d.id = e.document_id JOIN queries q ON q.id = e.query_id "
-                               "WHERE q.external_id = 'q1' ORDER BY e.rank")).all()
+        ranks = s.execute(
+            text(
+                "SELECT d.external_id, e.rank FROM run_entries e JOIN documents d "
+                "ON d.id = e.document_id JOIN queries q ON q.id = e.query_id "
+                "WHERE q.external_id = 'q1' ORDER BY e.rank"
+            )
+        ).all()
     assert [tuple(r) for r in ranks] == [("D1", 1), ("D3", 2), ("D4", 3)]
 
 
@@ -134,12 +149,18 @@ def test_prior_qrels(project):
 def test_chunk_map_and_chunk_level_run(project):
     imports.import_documents(project, SYSTEM, "p", SAMPLE / "docs.jsonl")
     imports.import_queries(project, SYSTEM, "p", SAMPLE / "queries.jsonl")
-    chunks = _jsonl({"chunk_id": "D1#1", "doc_id": "D1"}, {"chunk_id": "D1#2", "doc_id": "D1"},
-                    {"chunk_id": "D2#1", "doc_id": "D2"})
+    chunks = _jsonl(
+        {"chunk_id": "D1#1", "doc_id": "D1"},
+        {"chunk_id": "D1#2", "doc_id": "D1"},
+        {"chunk_id": "D2#1", "doc_id": "D2"},
+    )
     assert imports.import_chunk_map(project, SYSTEM, "p", chunks, filename="chunks.jsonl").added == 3
-    with pytest.raises(InvalidInput, match=re.escape("map.jsonl:1: chunk 'D1#1' is already mapped to another")):
-        imports.import_chunk_map(project, SYSTEM, "p", _jsonl({"chunk_id": "D1#1", "doc_id": "D2"}),
-                                 filename="map.jsonl")
+    with pytest.raises(
+        InvalidInput, match=re.escape("map.jsonl:1: chunk 'D1#1' is already mapped to another")
+    ):
+        imports.import_chunk_map(
+            project, SYSTEM, "p", _jsonl({"chunk_id": "D1#1", "doc_id": "D2"}), filename="map.jsonl"
+        )
     run = b"q1 Q0 D1#2 1 0.9 chunky\nq1 Q0 D2#1 2 0.8 chunky\nq1 Q0 D1#1 3 0.7 chunky\n"
     report = imports.import_run(project, SYSTEM, "p", run, filename="run.trec", chunks=True)
     assert report.added == 2  # D1 keeps its best chunk
@@ -149,7 +170,12 @@ def test_chunk_map_and_chunk_level_run(project):
 
 def test_preview_writes_nothing(project):
     good = imports.preview(project, SYSTEM, "documents", SAMPLE / "docs.jsonl", limit=2)
-    assert (good.ok, good.n_rows, good.columns[:3], len(good.sample)) == (True, 6, ("doc_id", "title", "text"), 2)
+    assert (good.ok, good.n_rows, good.columns[:3], len(good.sample)) == (
+        True,
+        6,
+        ("doc_id", "title", "text"),
+        2,
+    )
     bad = imports.preview(project, SYSTEM, "run", b"q1 Q0 D1 1\n", filename="r.trec")
     assert bad.problems == ("r.trec:1: expected 6 fields (qid Q0 docid rank score tag), got 4: 'q1 Q0 D1 1'",)
     assert _count(project, "documents") == 0

@@ -29,11 +29,18 @@ def _pairs(db) -> set[tuple[str, str]]:
     return set(zip(frame["query_id"], frame["doc_id"], strict=True))
 
 
-@pytest.mark.parametrize(("depth", "runs", "expected"), [
-    (1, ["scheme_a"], {("q1", "D1"), ("q2", "D3"), ("q3", "D4")}),
-    (1, None, {("q1", "D1"), ("q1", "D2"), ("q2", "D3"), ("q3", "D4"), ("q3", "D5")}),
-    (2, ["scheme_b"], {("q1", "D2"), ("q1", "D1"), ("q2", "D3"), ("q2", "D4"), ("q3", "D5"), ("q3", "D6")}),
-])
+@pytest.mark.parametrize(
+    ("depth", "runs", "expected"),
+    [
+        (1, ["scheme_a"], {("q1", "D1"), ("q2", "D3"), ("q3", "D4")}),
+        (1, None, {("q1", "D1"), ("q1", "D2"), ("q2", "D3"), ("q3", "D4"), ("q3", "D5")}),
+        (
+            2,
+            ["scheme_b"],
+            {("q1", "D2"), ("q1", "D1"), ("q2", "D3"), ("q2", "D4"), ("q3", "D5"), ("q3", "D6")},
+        ),
+    ],
+)
 def test_depth_k_union(sample, depth, runs, expected):
     report = pooling.pool(sample, SYSTEM, "p", depth=depth, runs=runs)
     assert _pairs(sample) == expected and report.added == len(expected)
@@ -52,7 +59,10 @@ def test_a_new_run_adds_only_unjudged_pairs_and_records_its_sources(sample):
     pooling.pool(sample, SYSTEM, "p", depth=2, runs=["scheme_a"])
     report = pooling.pool(sample, SYSTEM, "p", depth=2, runs=["scheme_b"])
     assert (report.added, report.already_pooled) == (3, 3)  # (q1,D1), (q2,D3), (q3,D5) came from scheme_a
-    assert pooling.get_pair_info(sample, SYSTEM, "p", "q2", "D3").sources == (("scheme_a", 1), ("scheme_b", 1))
+    assert pooling.get_pair_info(sample, SYSTEM, "p", "q2", "D3").sources == (
+        ("scheme_a", 1),
+        ("scheme_b", 1),
+    )
     again = pooling.pool(sample, SYSTEM, "p", depth=2)
     assert (again.added, again.already_pooled) == (0, 9)
 
@@ -72,12 +82,23 @@ def test_skip_prior_judged_pairs(sample):
     assert ("q1", "D1") not in _pairs(sample)
 
 
-@pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"depth": 0}, InvalidInput, "depth must be an int >= 1; got 0"),
-    ({"depth": 3, "budget": 0}, InvalidInput, "budget must be an int >= 1 or None; got 0"),
-    ({"depth": 3, "runs": ["nope"]}, NotFound, "run 'nope' does not exist in project 'p' (runs: scheme_a, scheme_b)"),
-    ({"depth": 3, "runs": "scheme_a"}, InvalidInput, "runs must be a non-empty list of run names; got 'scheme_a'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"depth": 0}, InvalidInput, "depth must be an int >= 1; got 0"),
+        ({"depth": 3, "budget": 0}, InvalidInput, "budget must be an int >= 1 or None; got 0"),
+        (
+            {"depth": 3, "runs": ["nope"]},
+            NotFound,
+            "run 'nope' does not exist in project 'p' (runs: scheme_a, scheme_b)",
+        ),
+        (
+            {"depth": 3, "runs": "scheme_a"},
+            InvalidInput,
+            "runs must be a non-empty list of run names; got 'scheme_a'",
+        ),
+    ],
+)
 def test_pool_arguments(sample, kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):
         pooling.pool(sample, SYSTEM, "p", **kwargs)
@@ -102,7 +123,9 @@ def test_manual_pairs(sample, actors, demo):
 
 def test_exclusion_frees_claims_and_hides_the_pair(actors, demo):
     view = queue.next_pair(demo, actors["alice"], "demo")
-    info = pooling.exclude_pair(demo, actors["rita"], "demo", view.query_id, view.doc_id, reason="duplicate text")
+    info = pooling.exclude_pair(
+        demo, actors["rita"], "demo", view.query_id, view.doc_id, reason="duplicate text"
+    )
     assert info.excluded
     nxt = queue.next_pair(demo, actors["alice"], "demo")
     assert nxt.pair_id != view.pair_id

@@ -15,24 +15,41 @@ from annotate_app.services.types import DEFAULT_GRADE_SCALE, ProjectSettings
 def test_defaults_follow_the_issue(db):
     info = projects.create_project(db, SYSTEM, "p1", title="First")
     s = info.settings
-    assert (s.grade_scale, s.annotators_per_pair, s.statistic, s.threshold) == (DEFAULT_GRADE_SCALE, 2, "cohen", 0.7)
+    assert (s.grade_scale, s.annotators_per_pair, s.statistic, s.threshold) == (
+        DEFAULT_GRADE_SCALE,
+        2,
+        "cohen",
+        0.7,
+    )
     assert s.grades == (0, 1, 2, 3) and s.agreement_mode == "binary" and info.guidelines_version is None
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"annotators_per_pair": 0}, "annotators_per_pair must be an int in [1, 50]; got 0"),
-    ({"annotators_per_pair": True}, "annotators_per_pair must be an int in [1, 50]; got True"),
-    ({"threshold": 1.5}, "threshold must be a number in [-1, 1]; got 1.5"),
-    ({"threshold": float("nan")}, "threshold must be a number in [-1, 1]; got nan"),
-    ({"statistic": "scott"}, "statistic must be one of 'cohen', 'fleiss', 'krippendorff'; got 'scott'"),
-    ({"agreement_mode": "fuzzy"}, "agreement_mode must be one of 'binary', 'weighted'; got 'fuzzy'"),
-    ({"relevance_cutoff": 0}, "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 0"),
-    ({"relevance_cutoff": 4}, "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 4"),
-    ({"grade_scale": [(0, "no")]}, "grade_scale must be 2 to 20 (grade, label) pairs; got [(0, 'no')]"),
-    ({"grade_scale": [(1, "a"), (0, "b")]}, "grade_scale grades must increase strictly; got [1, 0]"),
-    ({"grade_scale": [(0, "a"), (1, "")]}, "grade_scale entries must be (int grade, non-empty label); got (1, '')"),
-    ({"colour": "red"}, "unknown setting 'colour'"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"annotators_per_pair": 0}, "annotators_per_pair must be an int in [1, 50]; got 0"),
+        ({"annotators_per_pair": True}, "annotators_per_pair must be an int in [1, 50]; got True"),
+        ({"threshold": 1.5}, "threshold must be a number in [-1, 1]; got 1.5"),
+        ({"threshold": float("nan")}, "threshold must be a number in [-1, 1]; got nan"),
+        ({"statistic": "scott"}, "statistic must be one of 'cohen', 'fleiss', 'krippendorff'; got 'scott'"),
+        ({"agreement_mode": "fuzzy"}, "agreement_mode must be one of 'binary', 'weighted'; got 'fuzzy'"),
+        (
+            {"relevance_cutoff": 0},
+            "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 0",
+        ),
+        (
+            {"relevance_cutoff": 4},
+            "relevance_cutoff must be above the lowest grade 0 and at most the highest 3; got 4",
+        ),
+        ({"grade_scale": [(0, "no")]}, "grade_scale must be 2 to 20 (grade, label) pairs; got [(0, 'no')]"),
+        ({"grade_scale": [(1, "a"), (0, "b")]}, "grade_scale grades must increase strictly; got [1, 0]"),
+        (
+            {"grade_scale": [(0, "a"), (1, "")]},
+            "grade_scale entries must be (int grade, non-empty label); got (1, '')",
+        ),
+        ({"colour": "red"}, "unknown setting 'colour'"),
+    ],
+)
 def test_settings_are_validated(db, changes, message):
     with pytest.raises(InvalidInput, match=re.escape(message)):
         projects.create_project(db, SYSTEM, "p1", **changes)
@@ -60,7 +77,10 @@ def test_update_settings_and_guards(actors, demo):
     renamed = [(g, label.upper()) for g, label in DEFAULT_GRADE_SCALE]
     info = projects.update_settings(demo, SYSTEM, "demo", grade_scale=renamed)
     assert info.settings.grade_scale[0] == (0, "NOT RELEVANT")
-    assert projects.update_settings(demo, SYSTEM, "demo", annotators_per_pair=1).settings.annotators_per_pair == 1
+    assert (
+        projects.update_settings(demo, SYSTEM, "demo", annotators_per_pair=1).settings.annotators_per_pair
+        == 1
+    )
 
 
 def test_cannot_drop_n_below_live_claims(actors, demo):
@@ -68,7 +88,9 @@ def test_cannot_drop_n_below_live_claims(actors, demo):
     while (view := queue.next_pair(demo, alice, "demo")) is not None:
         labels.save_label(demo, alice, "demo", view.pair_id, grade=0, reason="not relevant")
     assert queue.next_pair(demo, bob, "demo") is not None  # a second claim on one pair
-    with pytest.raises(Conflict, match="annotators_per_pair cannot drop to 1: a pair already has 2 annotators"):
+    with pytest.raises(
+        Conflict, match="annotators_per_pair cannot drop to 1: a pair already has 2 annotators"
+    ):
         projects.update_settings(demo, SYSTEM, "demo", annotators_per_pair=1)
 
 

@@ -71,13 +71,26 @@ def _other_pair(db, pair_id: int) -> int:
 def test_edits_add_versions(actors, demo):
     alice = actors["alice"]
     view = queue.next_pair(demo, alice, "demo")
-    first = labels.save_label(demo, alice, "demo", view.pair_id, grade=1, reason="related", unsure=True, seconds=12.5)
-    assert (first.version, first.grade, first.unsure, first.seconds, first.annotator) == (1, 1, True, 12.5, "alice")
-    edit = labels.save_label(demo, alice, "demo", view.pair_id, grade=2, reason="partly answers", expected_version=1)
+    first = labels.save_label(
+        demo, alice, "demo", view.pair_id, grade=1, reason="related", unsure=True, seconds=12.5
+    )
+    assert (first.version, first.grade, first.unsure, first.seconds, first.annotator) == (
+        1,
+        1,
+        True,
+        12.5,
+        "alice",
+    )
+    edit = labels.save_label(
+        demo, alice, "demo", view.pair_id, grade=2, reason="partly answers", expected_version=1
+    )
     assert edit.version == 2
     with pytest.raises(Conflict, match="your claim changed meanwhile"):
         labels.save_label(demo, alice, "demo", view.pair_id, grade=3, reason="stale tab", expected_version=1)
-    assert [(x.version, x.grade) for x in labels.pair_history(demo, alice, "demo", view.pair_id)] == [(2, 2), (1, 1)]
+    assert [(x.version, x.grade) for x in labels.pair_history(demo, alice, "demo", view.pair_id)] == [
+        (2, 2),
+        (1, 1),
+    ]
     mine = labels.my_labels(demo, alice, "demo")
     assert [(x.pair_id, x.version, x.grade) for x in mine] == [(view.pair_id, 2, 2)]
     again = queue.get_pair(demo, alice, "demo", view.pair_id)
@@ -86,14 +99,17 @@ def test_edits_add_versions(actors, demo):
         assert s.execute(text("SELECT count(*) FROM labels")).scalar() == 2
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"grade": 4}, "grade must be one of [0, 1, 2, 3]; got 4"),
-    ({"grade": True}, "grade must be one of [0, 1, 2, 3]; got True"),
-    ({"reason": "ok"}, "reason must have at least 5 characters; got 2"),
-    ({"reason": "     "}, "reason must have at least 5 characters; got 0"),
-    ({"seconds": -1}, "seconds must be a number in [0, 86400] or None; got -1"),
-    ({"unsure": "yes"}, "unsure must be a bool; got 'yes'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"grade": 4}, "grade must be one of [0, 1, 2, 3]; got 4"),
+        ({"grade": True}, "grade must be one of [0, 1, 2, 3]; got True"),
+        ({"reason": "ok"}, "reason must have at least 5 characters; got 2"),
+        ({"reason": "     "}, "reason must have at least 5 characters; got 0"),
+        ({"seconds": -1}, "seconds must be a number in [0, 86400] or None; got -1"),
+        ({"unsure": "yes"}, "unsure must be a bool; got 'yes'"),
+    ],
+)
 def test_label_validation(actors, demo, kwargs, message):
     view = queue.next_pair(demo, actors["alice"], "demo")
     args = {"grade": 1, "reason": "a fine reason", **kwargs}
@@ -112,7 +128,12 @@ def test_skip_frees_the_slot_for_someone_else(actors, demo):
     assert view.pair_id not in _drain(demo, alice)
     assert view.pair_id in _drain(demo, bob)
     progress = queue.my_progress(demo, alice, "demo")
-    assert (progress.done, progress.skipped, progress.available, progress.progress.fraction) == (11, 1, 0, 1.0)
+    assert (progress.done, progress.skipped, progress.available, progress.progress.fraction) == (
+        11,
+        1,
+        0,
+        1.0,
+    )
 
 
 def test_cannot_skip_a_labelled_pair(actors, demo):
@@ -128,9 +149,14 @@ def test_abandoned_claims_expire(actors, demo):
     held = queue.next_pair(demo, alice, "demo")
     assert len(_drain(demo, bob)) == 11  # alice's claim is not bob's to take yet
     with demo.write() as s:
-        s.execute(text("UPDATE assignments SET assigned_at = :t WHERE status = 'active'"),
-                  {"t": (utcnow() - timedelta(hours=2)).replace(tzinfo=None) if demo.is_sqlite
-                   else utcnow() - timedelta(hours=2)})
+        s.execute(
+            text("UPDATE assignments SET assigned_at = :t WHERE status = 'active'"),
+            {
+                "t": (utcnow() - timedelta(hours=2)).replace(tzinfo=None)
+                if demo.is_sqlite
+                else utcnow() - timedelta(hours=2)
+            },
+        )
     taken = queue.next_pair(demo, bob, "demo")
     assert taken.pair_id == held.pair_id  # the queue ran dry, so the 2-hour-old claim went to bob
     with pytest.raises(Conflict, match="no longer assigned to alice \\(expired\\)"):

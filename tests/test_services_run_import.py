@@ -30,9 +30,13 @@ def project(db):
 
 def _entries(db) -> list[tuple]:
     with db.read() as s:
-        rows = s.execute(text("SELECT r.name, q.external_id, d.external_id, e.rank, e.score FROM run_entries e "
-                              "JOIN runs r ON r.id = e.run_id JOIN queries q ON q.id = e.query_id "
-                              "JOIN documents d ON d.id = e.document_id ORDER BY r.name, q.external_id, e.rank"))
+        rows = s.execute(
+            text(
+                "SELECT r.name, q.external_id, d.external_id, e.rank, e.score FROM run_entries e "
+                "JOIN runs r ON r.id = e.run_id JOIN queries q ON q.id = e.query_id "
+                "JOIN documents d ON d.id = e.document_id ORDER BY r.name, q.external_id, e.rank"
+            )
+        )
         return [tuple(r) for r in rows]
 
 
@@ -76,28 +80,48 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
     monkeypatch.setattr(imports, "RUN_PIECE_ROWS", piece)
     chunks = "".join(f'{{"chunk_id": "{d}#{i}", "doc_id": "{d}"}}\n' for d in ("D1", "D2") for i in (1, 2))
     imports.import_chunk_map(project, SYSTEM, "p", chunks.encode(), filename="chunks.jsonl")
-    run = (b"q1 Q0 D1#2 1 0.9 c\nq2 Q0 D2#1 1 0.4 c\nq1 Q0 D2#1 2 0.8 c\n"
-           b"q1 Q0 D1#1 3 0.7 c\nq2 Q0 D1#1 2 0.3 c\nq2 Q0 D2#2 3 0.6 c\n")
+    run = (
+        b"q1 Q0 D1#2 1 0.9 c\nq2 Q0 D2#1 1 0.4 c\nq1 Q0 D2#1 2 0.8 c\n"
+        b"q1 Q0 D1#1 3 0.7 c\nq2 Q0 D1#1 2 0.3 c\nq2 Q0 D2#2 3 0.6 c\n"
+    )
     assert imports.import_run(project, SYSTEM, "p", run, filename="run.trec", chunks=True).added == 4
     # a mapped run ranks documents by their best chunk's rank: the stored score is minus the 0-based position
-    assert _entries(project) == [("c", "q1", "D1", 1, 0.0), ("c", "q1", "D2", 2, -1.0),
-                                 ("c", "q2", "D2", 1, 0.0), ("c", "q2", "D1", 2, -1.0)]
+    assert _entries(project) == [
+        ("c", "q1", "D1", 1, 0.0),
+        ("c", "q1", "D2", 2, -1.0),
+        ("c", "q2", "D2", 1, 0.0),
+        ("c", "q2", "D1", 2, -1.0),
+    ]
 
 
-@pytest.mark.parametrize(("run", "problems"), [
-    # a format error in the last piece, after three pieces were written
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\nq3 Q0 D2 2 x t\n",
-     ["run.trec:6: score is not a number: 'x': 'q3 Q0 D2 2 x t'"]),
-    # a duplicate pair whose first occurrence is two pieces earlier
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq1 Q0 D1 3 1 t\n",
-     ["run.trec:5: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 1 t'"]),
-    # an unknown document early and a format error later: the format error is reported, as for a whole read
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1\n",
-     ["run.trec:5: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q3 Q0 D1 1 1'"]),
-    # unknown IDs in two pieces, each named with its line
-    (b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq9 Q0 D2 2 1 t\n",
-     ["run.trec:2: unknown document 'D99': 'q1 Q0 D99 2 1 t'", "run.trec:4: unknown query 'q9': 'q9 Q0 D2 2 1 t'"]),
-])
+@pytest.mark.parametrize(
+    ("run", "problems"),
+    [
+        # a format error in the last piece, after three pieces were written
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\nq3 Q0 D2 2 x t\n",
+            ["run.trec:6: score is not a number: 'x': 'q3 Q0 D2 2 x t'"],
+        ),
+        # a duplicate pair whose first occurrence is two pieces earlier
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq1 Q0 D1 3 1 t\n",
+            ["run.trec:5: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 1 t'"],
+        ),
+        # an unknown document early and a format error later: the format error is reported, as for a whole read
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1\n",
+            ["run.trec:5: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q3 Q0 D1 1 1'"],
+        ),
+        # unknown IDs in two pieces, each named with its line
+        (
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq9 Q0 D2 2 1 t\n",
+            [
+                "run.trec:2: unknown document 'D99': 'q1 Q0 D99 2 1 t'",
+                "run.trec:4: unknown query 'q9': 'q9 Q0 D2 2 1 t'",
+            ],
+        ),
+    ],
+)
 def test_a_bad_line_in_a_late_piece_imports_nothing(project, monkeypatch, run, problems):
     monkeypatch.setattr(imports, "RUN_PIECE_ROWS", 2)
     with pytest.raises(InvalidInput) as info:

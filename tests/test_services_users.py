@@ -22,8 +22,15 @@ from annotate_app.store.models import utcnow
 
 
 def test_create_and_log_in(db):
-    info = users.create_user(db, SYSTEM, "  Alice ", "correct horse", role="reviewer", display_name="Alice A.")
-    assert (info.username, info.role, info.display_name, info.active) == ("alice", "reviewer", "Alice A.", True)
+    info = users.create_user(
+        db, SYSTEM, "  Alice ", "correct horse", role="reviewer", display_name="Alice A."
+    )
+    assert (info.username, info.role, info.display_name, info.active) == (
+        "alice",
+        "reviewer",
+        "Alice A.",
+        True,
+    )
     me = authenticate(db, "ALICE", "correct horse")
     assert (me.username, me.role, me.session_version) == ("alice", Role.REVIEWER, 1)
     assert users.get_user(db, me, "alice").last_login_at is not None
@@ -33,14 +40,20 @@ def test_real_hashes_are_argon2id():
     assert hash_password("correct horse").startswith("$argon2id$")
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"username": "x"}, "username must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); got 'x'"),
-    ({"username": "system"}, "(not 'system'); got 'system'"),
-    ({"username": "a b"}, "got 'a b'"),
-    ({"password": "short"}, "password must be 8 to 1024 characters; got 5 characters"),
-    ({"password": "Carol123", "username": "carol123"}, "password must not be the username"),
-    ({"role": "owner"}, "role must be 'annotator', 'reviewer' or 'admin'; got 'owner'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"username": "x"},
+            "username must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); got 'x'",
+        ),
+        ({"username": "system"}, "(not 'system'); got 'system'"),
+        ({"username": "a b"}, "got 'a b'"),
+        ({"password": "short"}, "password must be 8 to 1024 characters; got 5 characters"),
+        ({"password": "Carol123", "username": "carol123"}, "password must not be the username"),
+        ({"role": "owner"}, "role must be 'annotator', 'reviewer' or 'admin'; got 'owner'"),
+    ],
+)
 def test_create_user_validates(db, kwargs, message):
     args = {"username": "carol", "password": "long enough", "role": "annotator", **kwargs}
     with pytest.raises(InvalidInput, match=re.escape(message)):
@@ -54,14 +67,17 @@ def test_duplicate_user(db):
 
 
 @pytest.mark.parametrize("who", ["alice", "rita"])
-@pytest.mark.parametrize("call", [
-    lambda db, a: users.create_user(db, a, "eve", "long enough"),
-    lambda db, a: users.list_users(db, a),
-    lambda db, a: users.set_role(db, a, "bob", "admin"),
-    lambda db, a: users.reset_password(db, a, "bob", "new password"),
-    lambda db, a: users.deactivate(db, a, "bob"),
-    lambda db, a: audit.audit_log(db, a),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda db, a: users.create_user(db, a, "eve", "long enough"),
+        lambda db, a: users.list_users(db, a),
+        lambda db, a: users.set_role(db, a, "bob", "admin"),
+        lambda db, a: users.reset_password(db, a, "bob", "new password"),
+        lambda db, a: users.deactivate(db, a, "bob"),
+        lambda db, a: audit.audit_log(db, a),
+    ],
+)
 def test_only_admins_administer_users(demo, actors, who, call):
     role = "annotator" if who == "alice" else "reviewer"
     with pytest.raises(PermissionDenied, match=re.escape(f"{who} ({role}) may not")):
@@ -74,11 +90,14 @@ def test_forged_system_actor_is_refused(demo):
         users.list_users(demo, forged)
 
 
-@pytest.mark.parametrize("change", [
-    lambda db: users.reset_password(db, SYSTEM, "alice", "another password"),
-    lambda db: users.set_role(db, SYSTEM, "alice", "reviewer"),
-    lambda db: users.deactivate(db, SYSTEM, "alice"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda db: users.reset_password(db, SYSTEM, "alice", "another password"),
+        lambda db: users.set_role(db, SYSTEM, "alice", "reviewer"),
+        lambda db: users.deactivate(db, SYSTEM, "alice"),
+    ],
+)
 def test_changes_end_existing_sessions(demo, actors, change):
     db, alice = demo, actors["alice"]
     change(db)
@@ -164,4 +183,8 @@ def test_user_listing_and_visibility(demo, actors):
 def test_audit_records_user_changes(demo):
     users.set_role(demo, SYSTEM, "bob", "reviewer")
     entry = audit.audit_log(demo, SYSTEM, action="role_changed")[0]
-    assert (entry.actor, entry.target, entry.details) == ("system", "bob", {"from": "annotator", "to": "reviewer"})
+    assert (entry.actor, entry.target, entry.details) == (
+        "system",
+        "bob",
+        {"from": "annotator", "to": "reviewer"},
+    )

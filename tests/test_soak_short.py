@@ -33,7 +33,13 @@ def test_short_soak(soak, db_url, fast_hashing):
         db.dispose()
     print("\n" + soak.render([report]))
     assert report.errors == []
-    assert (report.lost, report.phantom, report.over_assigned, report.duplicates, report.stale_cache) == (0, 0, 0, 0, 0)
+    assert (report.lost, report.phantom, report.over_assigned, report.duplicates, report.stale_cache) == (
+        0,
+        0,
+        0,
+        0,
+        0,
+    )
     assert report.releases == 2 and report.unreproducible_releases == 0
     assert report.labels >= 1000 and report.edits > 0 and report.skips > 0
     assert report.latency["adjudicate"]["n"] > 0

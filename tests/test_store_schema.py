@@ -16,7 +16,10 @@ from annotate_app.store.models import IMMUTABLE_TABLES, Base
 
 def test_migrations_create_exactly_the_models(db):
     with db.engine.connect() as conn:
-        assert compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata) == []
+        assert (
+            compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+            == []
+        )
     assert current_revision(db) == head_revision()
 
 
@@ -39,8 +42,12 @@ def test_every_foreign_key_is_indexed():
 @pytest.mark.parametrize("statement", ["UPDATE {t} SET id = id", "DELETE FROM {t}"])
 def test_immutable_tables_refuse_update_and_delete(demo, table, statement):
     with demo.write() as s:
-        s.execute(text("INSERT INTO audit_log (at, actor_name, action, target, details) "
-                       "VALUES (CURRENT_TIMESTAMP, 'x', 'test', '', '{}')"))
+        s.execute(
+            text(
+                "INSERT INTO audit_log (at, actor_name, action, target, details) "
+                "VALUES (CURRENT_TIMESTAMP, 'x', 'test', '', '{}')"
+            )
+        )
     if table != "audit_log":
         _label_and_release(demo)
     with pytest.raises((IntegrityError, DBAPIError), match="immutable"), demo.write() as s:
@@ -61,7 +68,10 @@ def _label_and_release(db):
 def test_sqlite_connection_settings(tmp_path):
     db = Database(f"sqlite:///{tmp_path}/sub/dir/x.db")
     with db.read() as s:
-        pragma = {p: s.execute(text(f"PRAGMA {p}")).scalar() for p in ("journal_mode", "foreign_keys", "busy_timeout")}
+        pragma = {
+            p: s.execute(text(f"PRAGMA {p}")).scalar()
+            for p in ("journal_mode", "foreign_keys", "busy_timeout")
+        }
     assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30000}
     assert (tmp_path / "sub" / "dir" / "x.db").exists()
     db.dispose()
@@ -83,9 +93,12 @@ def test_sqlite_write_transactions_take_the_lock_up_front(tmp_path):
     db.dispose()
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("mysql://x@y/z", "database URL must be sqlite:// or postgresql+psycopg://; got 'mysql://x@y/z'"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://x@y/z", "database URL must be sqlite:// or postgresql+psycopg://; got 'mysql://x@y/z'"),
+    ],
+)
 def test_bad_database_url(url, message):
     import re
 
@@ -97,12 +110,18 @@ def test_safe_url_hides_the_password():
     assert safe_url("postgresql+psycopg://u:secret@h/db") == "postgresql+psycopg://u:***@h/db"
 
 
-@pytest.mark.parametrize(("env", "url"), [
-    ({}, "sqlite:///data/qrelforge.db"),
-    ({"QRELFORGE_DATA_DIR": "/srv/qf"}, "sqlite:////srv/qf/qrelforge.db"),
-    ({"QRELFORGE_DATABASE_URL": "postgresql+psycopg://u@h/q", "QRELFORGE_DATA_DIR": "/x"}, "postgresql+psycopg://u@h/q"),
-    ({"QRELFORGE_DATABASE_URL": ""}, "sqlite:///data/qrelforge.db"),
-])
+@pytest.mark.parametrize(
+    ("env", "url"),
+    [
+        ({}, "sqlite:///data/qrelforge.db"),
+        ({"QRELFORGE_DATA_DIR": "/srv/qf"}, "sqlite:////srv/qf/qrelforge.db"),
+        (
+            {"QRELFORGE_DATABASE_URL": "postgresql+psycopg://u@h/q", "QRELFORGE_DATA_DIR": "/x"},
+            "postgresql+psycopg://u@h/q",
+        ),
+        ({"QRELFORGE_DATABASE_URL": ""}, "sqlite:///data/qrelforge.db"),
+    ],
+)
 def test_settings_from_environment(env, url):
     assert load_settings(env).database_url == url
 
@@ -113,9 +132,20 @@ def test_bulk_integer_columns(db, rows):
 
     with db.write() as s:
         for _ in range(rows):
-            s.execute(text("INSERT INTO audit_log (at, actor_name, action, target, details) "
-                           "VALUES (CURRENT_TIMESTAMP, 'x', 'a', '', '{}')"))
+            s.execute(
+                text(
+                    "INSERT INTO audit_log (at, actor_name, action, target, details) "
+                    "VALUES (CURRENT_TIMESTAMP, 'x', 'a', '', '{}')"
+                )
+            )
     with db.read() as s:
-        data = int_columns(s, "SELECT id, id * 2, CASE WHEN id > 1 THEN 1 ELSE 0 END FROM audit_log "
-                              "WHERE actor_name = %s ORDER BY id", "x", ncols=3)
-    assert data.dtype.name == "int64" and data.tolist() == [[i, 2 * i, int(i > 1)] for i in range(1, rows + 1)]
+        data = int_columns(
+            s,
+            "SELECT id, id * 2, CASE WHEN id > 1 THEN 1 ELSE 0 END FROM audit_log "
+            "WHERE actor_name = %s ORDER BY id",
+            "x",
+            ncols=3,
+        )
+    assert data.dtype.name == "int64" and data.tolist() == [
+        [i, 2 * i, int(i > 1)] for i in range(1, rows + 1)
+    ]

@@ -16,11 +16,20 @@ PEER = Path(__file__).resolve().parents[2] / "shared" / "peer-tests" / "trec_eva
 if not PEER.is_dir():  # the checkout may sit elsewhere; CI has ../shared next to it
     PEER = Path("/work/shared/peer-tests/trec_eval")
 
-CUTS = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000), "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-        "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000), "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-        "success": (1, 5, 10)}
-OURS = {"P": "P{rel}@{k}", "recall": "R{rel}@{k}", "map_cut": "AP{rel}@{k}", "ndcg_cut": "nDCG@{k}",
-        "success": "Success{rel}@{k}"}
+CUTS = {
+    "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "success": (1, 5, 10),
+}
+OURS = {
+    "P": "P{rel}@{k}",
+    "recall": "R{rel}@{k}",
+    "map_cut": "AP{rel}@{k}",
+    "ndcg_cut": "nDCG@{k}",
+    "success": "Success{rel}@{k}",
+}
 
 
 def _measure_map(rel: int) -> dict[str, str]:

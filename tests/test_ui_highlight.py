@@ -47,17 +47,20 @@ def test_hostile_text_is_fully_escaped(text):
         assert ch not in rendered.replace("\\" + ch, "")
 
 
-@pytest.mark.parametrize(("name", "escaped"), [
-    ("scheme_a", "scheme_a"),  # intraword _ and - are plain text in Markdown: kept readable
-    ("bm25-k1_2", "bm25-k1_2"),
-    ("_a_", "\\_a\\_"),
-    ("a__b", "a\\_\\_b"),
-    ("-x", "\\-x"),
-    ("[run](javascript:x)", "\\[run\\]\\(javascript\\:x\\)"),
-    ("<b>x</b>", "\\<b\\>x\\<\\/b\\>"),
-    ('=HYPERLINK("u")', '\\=HYPERLINK\\(\\"u\\"\\)'),
-    (7, "7"),
-])
+@pytest.mark.parametrize(
+    ("name", "escaped"),
+    [
+        ("scheme_a", "scheme_a"),  # intraword _ and - are plain text in Markdown: kept readable
+        ("bm25-k1_2", "bm25-k1_2"),
+        ("_a_", "\\_a\\_"),
+        ("a__b", "a\\_\\_b"),
+        ("-x", "\\-x"),
+        ("[run](javascript:x)", "\\[run\\]\\(javascript\\:x\\)"),
+        ("<b>x</b>", "\\<b\\>x\\<\\/b\\>"),
+        ('=HYPERLINK("u")', '\\=HYPERLINK\\(\\"u\\"\\)'),
+        (7, "7"),
+    ],
+)
 def test_escape_name_keeps_intraword_underscores_and_escapes_the_rest(name, escaped):
     assert escape_name(name) == escaped
     for ch in "<>[]():`*$!=":

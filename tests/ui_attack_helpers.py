@@ -21,8 +21,8 @@ from app_helpers import COOKIE_SECRET, PASSWORDS
 
 # Each payload would set window.__pwned (and open a dialog) if the browser ran it.
 SCRIPT = "<script>window.__pwned=1;alert(1)</script>"
-IMG = "<img src=x onerror=\"window.__pwned=1;alert(1)\">"
-SVG = "<svg onload=\"window.__pwned=1;alert(1)\"></svg>"
+IMG = '<img src=x onerror="window.__pwned=1;alert(1)">'
+SVG = '<svg onload="window.__pwned=1;alert(1)"></svg>'
 LINK = "[click](javascript:window.__pwned=1;alert(1))"
 COMMENT = "<!-- x -->"
 DIRECTIVE = ":red[x]"
@@ -56,9 +56,34 @@ ALLOWED = {  # page → the roles that may open it
     "views/audit.py": {D},
 }
 
-__all__ = ["SCRIPT", "IMG", "SVG", "LINK", "COMMENT", "DIRECTIVE", "MATH", "PAYLOADS", "HOSTILE", "HOSTILE_TEXT",
-           "GUIDELINES", "EVIL_DOC", "EVIL_DOC2", "EVIL_QUERY", "EVIL_RUN", "PROJECT", "A", "R", "D", "ALLOWED", "build_attack_project", "login_token", "fake_uploads",
-           "build_big_project", "BIG_PROJECT", "BIG_N"]
+__all__ = [
+    "SCRIPT",
+    "IMG",
+    "SVG",
+    "LINK",
+    "COMMENT",
+    "DIRECTIVE",
+    "MATH",
+    "PAYLOADS",
+    "HOSTILE",
+    "HOSTILE_TEXT",
+    "GUIDELINES",
+    "EVIL_DOC",
+    "EVIL_DOC2",
+    "EVIL_QUERY",
+    "EVIL_RUN",
+    "PROJECT",
+    "A",
+    "R",
+    "D",
+    "ALLOWED",
+    "build_attack_project",
+    "login_token",
+    "fake_uploads",
+    "build_big_project",
+    "BIG_PROJECT",
+    "BIG_N",
+]
 
 
 def fake_uploads(monkeypatch, files: list[tuple[str, bytes]], *, many: bool) -> list[dict]:
@@ -67,8 +92,10 @@ def fake_uploads(monkeypatch, files: list[tuple[str, bytes]], *, many: bool) -> 
     import streamlit as st
     from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
 
-    records = [UploadedFile(UploadedFileRec(f"id{i}", name, "text/plain", data), None)
-               for i, (name, data) in enumerate(files)]
+    records = [
+        UploadedFile(UploadedFileRec(f"id{i}", name, "text/plain", data), None)
+        for i, (name, data) in enumerate(files)
+    ]
     calls: list[dict] = []
 
     def fake(*args, **kwargs):
@@ -106,14 +133,26 @@ def _corpus(db, admin) -> None:
     from annotate_app.services import imports, projects
 
     projects.create_project(db, admin, PROJECT, title=HOSTILE, guidelines=GUIDELINES)
-    docs = [{"doc_id": EVIL_DOC, "title": "Title " + HOSTILE, "text": HOSTILE_TEXT},
-            {"doc_id": EVIL_DOC2, "title": "Second " + HOSTILE, "text": "Second text " + HOSTILE_TEXT},
-            {"doc_id": "plain", "title": "Plain", "text": "nothing to see"}]
+    docs = [
+        {"doc_id": EVIL_DOC, "title": "Title " + HOSTILE, "text": HOSTILE_TEXT},
+        {"doc_id": EVIL_DOC2, "title": "Second " + HOSTILE, "text": "Second text " + HOSTILE_TEXT},
+        {"doc_id": "plain", "title": "Plain", "text": "nothing to see"},
+    ]
     imports.import_documents(db, admin, PROJECT, _jsonl(docs), filename="docs.jsonl")
-    imports.import_queries(db, admin, PROJECT, _jsonl([{"query_id": EVIL_QUERY, "text": "click x " + HOSTILE}]),
-                           filename="queries.jsonl")
-    for name, order in ((EVIL_RUN, (EVIL_DOC, "plain", EVIL_DOC2)), ("plain_run", ("plain", EVIL_DOC2, EVIL_DOC))):
-        lines = "".join(f"{EVIL_QUERY} Q0 {doc} {rank} {3 - rank} {name}\n" for rank, doc in enumerate(order, 1))
+    imports.import_queries(
+        db,
+        admin,
+        PROJECT,
+        _jsonl([{"query_id": EVIL_QUERY, "text": "click x " + HOSTILE}]),
+        filename="queries.jsonl",
+    )
+    for name, order in (
+        (EVIL_RUN, (EVIL_DOC, "plain", EVIL_DOC2)),
+        ("plain_run", ("plain", EVIL_DOC2, EVIL_DOC)),
+    ):
+        lines = "".join(
+            f"{EVIL_QUERY} Q0 {doc} {rank} {3 - rank} {name}\n" for rank, doc in enumerate(order, 1)
+        )
         imports.import_run(db, admin, PROJECT, lines.encode(), filename="run.trec")
     projects.assign(db, admin, PROJECT, ["alice", "bob"])
 
@@ -131,8 +170,9 @@ def _edit(db, who, pair_id: int, grade: int, reason: str) -> None:
     from annotate_app.services import labels, queue
 
     current = queue.get_pair(db, who, PROJECT, pair_id).current.version
-    labels.save_label(db, who, PROJECT, pair_id, grade=grade, reason=reason, seconds=2.0,
-                      expected_version=current)
+    labels.save_label(
+        db, who, PROJECT, pair_id, grade=grade, reason=reason, seconds=2.0, expected_version=current
+    )
 
 
 def build_attack_project(db) -> dict[str, int]:
@@ -142,16 +182,23 @@ def build_attack_project(db) -> dict[str, int]:
 
     who = {name: authenticate(db, name, PASSWORDS[name]) for name in ("admin", "alice", "bob", "rita")}
     _corpus(db, who["admin"])
-    pairs = {doc: pooling.add_pair(db, who["admin"], PROJECT, EVIL_QUERY, doc, note="Note " + HOSTILE).pair_id
-             for doc in (EVIL_DOC, "plain")}
+    pairs = {
+        doc: pooling.add_pair(db, who["admin"], PROJECT, EVIL_QUERY, doc, note="Note " + HOSTILE).pair_id
+        for doc in (EVIL_DOC, "plain")
+    }
     for name, grade in (("alice", 2), ("bob", 0)):
-        _judge_queue(db, who[name], {EVIL_DOC: (grade, f"{name} says " + HOSTILE_TEXT),
-                                     "plain": (0, f"{name} plain " + HOSTILE)})
+        _judge_queue(
+            db,
+            who[name],
+            {EVIL_DOC: (grade, f"{name} says " + HOSTILE_TEXT), "plain": (0, f"{name} plain " + HOSTILE)},
+        )
     adjudication.adjudicate(db, who["rita"], PROJECT, pairs[EVIL_DOC], grade=2, reason="Final " + HOSTILE)
-    releases.create_release(db, who["rita"], PROJECT, justification="Because " + HOSTILE_TEXT,
-                            note="Note " + HOSTILE)
-    pairs[EVIL_DOC2] = pooling.add_pair(db, who["admin"], PROJECT, EVIL_QUERY, EVIL_DOC2,
-                                        note="Later " + HOSTILE).pair_id
+    releases.create_release(
+        db, who["rita"], PROJECT, justification="Because " + HOSTILE_TEXT, note="Note " + HOSTILE
+    )
+    pairs[EVIL_DOC2] = pooling.add_pair(
+        db, who["admin"], PROJECT, EVIL_QUERY, EVIL_DOC2, note="Later " + HOSTILE
+    ).pair_id
     _judge_queue(db, who["bob"], {EVIL_DOC2: (3, "bob later " + HOSTILE)})
     _edit(db, who["bob"], pairs[EVIL_DOC], 1, "bob changed his mind " + HOSTILE_TEXT)
     return pairs
@@ -171,8 +218,9 @@ def build_big_project(db) -> None:
     from annotate_app.services.auth import SYSTEM
 
     projects.create_project(db, SYSTEM, BIG_PROJECT, title="one query, 100 000 candidates")
-    imports.import_queries(db, SYSTEM, BIG_PROJECT, _jsonl([{"query_id": "q1", "text": "candidate"}]),
-                           filename="queries.jsonl")
+    imports.import_queries(
+        db, SYSTEM, BIG_PROJECT, _jsonl([{"query_id": "q1", "text": "candidate"}]), filename="queries.jsonl"
+    )
     _bulk_candidates(db)
     projects.assign(db, SYSTEM, BIG_PROJECT, ["alice"])
 
@@ -189,15 +237,54 @@ def _bulk_candidates(db) -> None:
     with db.write() as s:
         project = store_projects.find(s, BIG_PROJECT).id
         sha = {i: hashlib.sha256(f"t{i}\x1fcandidate".encode()).hexdigest() for i in range(BIG_N)}
-        bulk_insert(s, Document.__table__, [
-            {"project_id": project, "external_id": f"d{i:06d}", "version": 1, "content_sha256": sha[i],
-             "updated_at": now} for i in range(BIG_N)])
+        bulk_insert(
+            s,
+            Document.__table__,
+            [
+                {
+                    "project_id": project,
+                    "external_id": f"d{i:06d}",
+                    "version": 1,
+                    "content_sha256": sha[i],
+                    "updated_at": now,
+                }
+                for i in range(BIG_N)
+            ],
+        )
         docs = doc_index(s, project)
-        bulk_insert(s, DocumentVersion.__table__, [
-            {"document_id": docs[f"d{i:06d}"][0], "version": 1, "title": f"t{i}", "text": "candidate",
-             "meta": {}, "source_version": None, "content_sha256": sha[i], "source": "bulk", "created_at": now}
-            for i in range(BIG_N)])
+        bulk_insert(
+            s,
+            DocumentVersion.__table__,
+            [
+                {
+                    "document_id": docs[f"d{i:06d}"][0],
+                    "version": 1,
+                    "title": f"t{i}",
+                    "text": "candidate",
+                    "meta": {},
+                    "source_version": None,
+                    "content_sha256": sha[i],
+                    "source": "bulk",
+                    "created_at": now,
+                }
+                for i in range(BIG_N)
+            ],
+        )
         [(query, _)] = query_index(s, project).values()
-        bulk_insert(s, Pair.__table__, [
-            {"project_id": project, "query_id": query, "document_id": docs[f"d{i:06d}"][0], "origin": "manual",
-             "note": "", "claimed": 0, "excluded": False, "created_at": now} for i in range(BIG_N)])
+        bulk_insert(
+            s,
+            Pair.__table__,
+            [
+                {
+                    "project_id": project,
+                    "query_id": query,
+                    "document_id": docs[f"d{i:06d}"][0],
+                    "origin": "manual",
+                    "note": "",
+                    "claimed": 0,
+                    "excluded": False,
+                    "created_at": now,
+                }
+                for i in range(BIG_N)
+            ],
+        )

@@ -26,13 +26,20 @@ __all__ = ["adjudicate", "get_adjudication"]
 
 def _pair_labels(s, project_id: int, pair_id: int) -> pd.DataFrame:
     rows = jq.label_rows(s, project_id=project_id, pair_id=pair_id, current_only=True)
-    return pd.DataFrame({"pair_id": [r["pair_id"] for r in rows], "annotator_id": range(len(rows)),
-                         "grade": [r["grade"] for r in rows], "label_id": [r["label_id"] for r in rows],
-                         "stale": [int(r["doc_version"] != r["current_doc_version"]) for r in rows]})
+    return pd.DataFrame(
+        {
+            "pair_id": [r["pair_id"] for r in rows],
+            "annotator_id": range(len(rows)),
+            "grade": [r["grade"] for r in rows],
+            "label_id": [r["label_id"] for r in rows],
+            "stale": [int(r["doc_version"] != r["current_doc_version"]) for r in rows],
+        }
+    )
 
 
-def adjudicate(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, grade: int,
-               reason: str) -> AdjudicationInfo:
+def adjudicate(
+    db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, grade: int, reason: str
+) -> AdjudicationInfo:
     """Record the final grade of a disagreement (reviewer). Conflict if the pair is not a current
     disagreement (incomplete, unanimous, accepted by majority, or excluded)."""
     check_int(pair_id, "pair_id")
@@ -46,16 +53,33 @@ def adjudicate(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *,
             raise Conflict(f"pair {pair_id} is excluded")
         verdict = classify(_pair_labels(s, proj.id, pair_id), proj.annotators_per_pair, proj.relevance_cutoff)
         if verdict.empty or not bool(verdict["disagreement"].iloc[0]):
-            raise Conflict(f"pair {pair_id} is not a disagreement (it needs all {proj.annotators_per_pair} labels "
-                           "and labels that disagree)")
-        row = jq.insert_adjudication(s, project_id=proj.id, pair_id=pair_id, reviewer_id=actor.user_id,
-                                     grade=value, reason=text, label_state=verdict["label_state"].iloc[0])
-        audit(s, actor, "adjudicated", project_id=proj.id, target=f"{content['query_id']} {content['doc_id']}",
-              details={"pair_id": pair_id, "grade": value})
+            raise Conflict(
+                f"pair {pair_id} is not a disagreement (it needs all {proj.annotators_per_pair} labels "
+                "and labels that disagree)"
+            )
+        row = jq.insert_adjudication(
+            s,
+            project_id=proj.id,
+            pair_id=pair_id,
+            reviewer_id=actor.user_id,
+            grade=value,
+            reason=text,
+            label_state=verdict["label_state"].iloc[0],
+        )
+        audit(
+            s,
+            actor,
+            "adjudicated",
+            project_id=proj.id,
+            target=f"{content['query_id']} {content['doc_id']}",
+            details={"pair_id": pair_id, "grade": value},
+        )
         return adjudication_info(s, row, True)
 
 
-def get_adjudication(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> AdjudicationInfo | None:
+def get_adjudication(
+    db: Database, actor: Actor, project: ProjectRef, pair_id: int
+) -> AdjudicationInfo | None:
     """The latest adjudication of a pair (reviewer), with whether it is still valid; None if none."""
     check_int(pair_id, "pair_id")
     with db.read() as s:

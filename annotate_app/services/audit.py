@@ -13,8 +13,15 @@ from annotate_app.store.db import Database
 __all__ = ["audit_log"]
 
 
-def audit_log(db: Database, actor: Actor, *, project: ProjectRef | None = None, action: str | None = None,
-              limit: int = 100, before_id: int | None = None) -> list[AuditInfo]:
+def audit_log(
+    db: Database,
+    actor: Actor,
+    *,
+    project: ProjectRef | None = None,
+    action: str | None = None,
+    limit: int = 100,
+    before_id: int | None = None,
+) -> list[AuditInfo]:
     """Audit entries, newest first (admin); page with ``before_id`` = the last ``id`` seen."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise InvalidInput(f"limit must be an int in [1, 10000]; got {limit!r}")
@@ -28,4 +35,7 @@ def audit_log(db: Database, actor: Actor, *, project: ProjectRef | None = None, 
         else:
             authorize(s, actor, Role.ADMIN, "read the audit log")
         rows = q.audit_entries(s, project_id=project_id, action=action, limit=limit, before_id=before_id)
-        return [AuditInfo(r.id, r.at, r.actor_name, r.action, r.project_id, r.target, dict(r.details)) for r in rows]
+        return [
+            AuditInfo(r.id, r.at, r.actor_name, r.action, r.project_id, r.target, dict(r.details))
+            for r in rows
+        ]

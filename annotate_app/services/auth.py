@@ -33,8 +33,20 @@ from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import User, utcnow
 
-__all__ = ["Role", "Actor", "SYSTEM", "authenticate", "resolve_actor", "authorize", "hash_password",
-           "verify_password", "check_password", "check_username", "audit", "MAX_FAILED_LOGINS"]
+__all__ = [
+    "Role",
+    "Actor",
+    "SYSTEM",
+    "authenticate",
+    "resolve_actor",
+    "authorize",
+    "hash_password",
+    "verify_password",
+    "check_password",
+    "check_username",
+    "audit",
+    "MAX_FAILED_LOGINS",
+]
 
 MAX_FAILED_LOGINS = 5
 LOCK_BASE = timedelta(seconds=30)
@@ -107,8 +119,9 @@ def check_username(username: str) -> str:
     """The normalised (lower-case) username: 2–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit."""
     name = username.strip().lower() if isinstance(username, str) else username
     if not isinstance(name, str) or not _USERNAME.fullmatch(name) or name == SYSTEM.username:
-        raise InvalidInput("username must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); "
-                           f"got {username!r}")
+        raise InvalidInput(
+            f"username must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); got {username!r}"
+        )
     return name
 
 
@@ -144,15 +157,27 @@ def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> N
         if failures >= MAX_FAILED_LOGINS:
             delay = min(LOCK_BASE * 2 ** (failures - MAX_FAILED_LOGINS), LOCK_MAX)
             q.set_fields(s, user_id, locked_until=now + delay)
-        q.add_audit(s, actor_id=user_id, actor_name=name, action="login_failed", project_id=None,
-                    details={"failed_logins": failures})
+        q.add_audit(
+            s,
+            actor_id=user_id,
+            actor_name=name,
+            action="login_failed",
+            project_id=None,
+            details={"failed_logins": failures},
+        )
 
 
 def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None:
     shown = "".join("?" if unstorable(c) else c for c in name[:64]) or "?"  # whatever was typed, storable
     with db.write() as s:
-        q.add_audit(s, actor_id=user_id, actor_name=shown, action="login_failed", project_id=None,
-                    details={"why": why})
+        q.add_audit(
+            s,
+            actor_id=user_id,
+            actor_name=shown,
+            action="login_failed",
+            project_id=None,
+            details={"why": why},
+        )
 
 
 def _register_success(db: Database, user_id: int, password: str, stored_hash: str, now: datetime) -> Actor:
@@ -187,12 +212,28 @@ def authorize(s: Session, actor: Actor, minimum: Role | str, action: str) -> Use
     if user is None or not user.active or user.session_version != actor.session_version:
         raise PermissionDenied(f"{action}: session of {actor.username!r} expired; log in again")
     if Role(user.role).rank < minimum.rank:
-        raise PermissionDenied(f"{user.username} ({user.role}) may not {action}: {minimum.value} role required")
+        raise PermissionDenied(
+            f"{user.username} ({user.role}) may not {action}: {minimum.value} role required"
+        )
     return user
 
 
-def audit(s: Session, actor: Actor, action: str, *, project_id: int | None = None, target: str = "",
-          details: dict | None = None) -> None:
+def audit(
+    s: Session,
+    actor: Actor,
+    action: str,
+    *,
+    project_id: int | None = None,
+    target: str = "",
+    details: dict | None = None,
+) -> None:
     """Append an audit entry in the caller's transaction."""
-    q.add_audit(s, actor_id=actor.user_id, actor_name=actor.username, action=action, project_id=project_id,
-                target=target, details=details)
+    q.add_audit(
+        s,
+        actor_id=actor.user_id,
+        actor_name=actor.username,
+        action=action,
+        project_id=project_id,
+        target=target,
+        details=details,
+    )

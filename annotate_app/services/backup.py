@@ -65,8 +65,10 @@ class BackupInfo:
 
     def __str__(self) -> str:
         total = sum(self.tables.values())
-        return (f"{self.path}: {total} rows in {len(self.tables)} tables, schema {self.schema_revision}, "
-                f"sha256 {self.sha256}")
+        return (
+            f"{self.path}: {total} rows in {len(self.tables)} tables, schema {self.schema_revision}, "
+            f"sha256 {self.sha256}"
+        )
 
 
 def _file_sha256(path: Path) -> str:
@@ -90,14 +92,23 @@ def backup(db: Database, actor: Actor, dest: str | os.PathLike, *, overwrite: bo
     counts = {t["name"]: t["rows"] for t in manifest["tables"]}
     info = BackupInfo(str(path), manifest["schema_revision"], counts, _file_sha256(path))
     with db.write() as s:
-        audit(s, actor, "backup_created", target=str(path)[:1000], details={"sha256": info.sha256, "rows": counts})
+        audit(
+            s,
+            actor,
+            "backup_created",
+            target=str(path)[:1000],
+            details={"sha256": info.sha256, "rows": counts},
+        )
     return info
 
 
 def _write_archive(db: Database, actor: Actor, path: Path) -> dict:
     revision = current_revision(db)
     entries = []
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive, db.read(snapshot=True) as s:
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive,
+        db.read(snapshot=True) as s,
+    ):
         authorize(s, actor, Role.ADMIN, "back up the database")
         for table in q.tables():
             member = f"tables/{table.name}.jsonl"
@@ -108,10 +119,23 @@ def _write_archive(db: Database, actor: Actor, path: Path) -> dict:
                     digest.update(line)
                     out.write(line)
                     n += 1
-            entries.append({"name": table.name, "member": member, "columns": q.columns(table), "rows": n,
-                            "sha256": digest.hexdigest()})
-        manifest = {"format": FORMAT, "version": VERSION, "schema_revision": revision,
-                    "created_at": utcnow().isoformat(), "source_dialect": db.dialect, "tables": entries}
+            entries.append(
+                {
+                    "name": table.name,
+                    "member": member,
+                    "columns": q.columns(table),
+                    "rows": n,
+                    "sha256": digest.hexdigest(),
+                }
+            )
+        manifest = {
+            "format": FORMAT,
+            "version": VERSION,
+            "schema_revision": revision,
+            "created_at": utcnow().isoformat(),
+            "source_dialect": db.dialect,
+            "tables": entries,
+        }
         archive.writestr("manifest.json", json.dumps(manifest, indent=1))
     return manifest
 
@@ -137,21 +161,33 @@ def _check_manifest(path: Path, manifest: Any) -> None:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput(f"{path}: not a QrelForge backup (manifest format is not {FORMAT!r})")
     if manifest.get("version") != VERSION:
-        raise InvalidInput(f"{path}: backup format version {manifest.get('version')!r}; this QrelForge reads "
-                           f"version {VERSION}")
+        raise InvalidInput(
+            f"{path}: backup format version {manifest.get('version')!r}; this QrelForge reads "
+            f"version {VERSION}"
+        )
     if manifest.get("schema_revision") != head_revision():
-        raise InvalidInput(f"{path}: backup of schema {manifest.get('schema_revision')!r}; this QrelForge is at "
-                           f"{head_revision()!r} (restore it with the version that wrote it, then upgrade)")
+        raise InvalidInput(
+            f"{path}: backup of schema {manifest.get('schema_revision')!r}; this QrelForge is at "
+            f"{head_revision()!r} (restore it with the version that wrote it, then upgrade)"
+        )
     entries = manifest.get("tables")
     expected = {t.name: q.columns(t) for t in q.tables()}
-    names = [t.get("name") if isinstance(t, dict) else None for t in entries] if isinstance(entries, list) else []
+    names = (
+        [t.get("name") if isinstance(t, dict) else None for t in entries] if isinstance(entries, list) else []
+    )
     if sorted(map(str, names)) != sorted(expected):
         raise InvalidInput(f"{path}: the archive's tables {names} are not the schema's {sorted(expected)}")
     for entry in entries:
-        ok = isinstance(entry.get("rows"), int) and isinstance(entry.get("sha256"), str) \
+        ok = (
+            isinstance(entry.get("rows"), int)
+            and isinstance(entry.get("sha256"), str)
             and entry.get("member") == f"tables/{entry['name']}.jsonl"
-        if not ok or not isinstance(entry.get("columns"), list) \
-                or sorted(map(str, entry["columns"])) != sorted(expected[entry["name"]]):
+        )
+        if (
+            not ok
+            or not isinstance(entry.get("columns"), list)
+            or sorted(map(str, entry["columns"])) != sorted(expected[entry["name"]])
+        ):
             raise InvalidInput(f"{path}: manifest entry of table {entry['name']!r} does not match the schema")
 
 
@@ -188,9 +224,11 @@ def _verify(archive: zipfile.ZipFile, path: Path, manifest: dict) -> None:
             digest.update(line)
             n += 1
         if digest.hexdigest() != entry["sha256"] or n != entry["rows"]:
-            raise InvalidInput(f"{path}: {entry['member']} does not match the manifest ({n} rows, sha256 "
-                               f"{digest.hexdigest()[:16]}...; expected {entry['rows']} rows, "
-                               f"{entry['sha256'][:16]}...): the archive is damaged")
+            raise InvalidInput(
+                f"{path}: {entry['member']} does not match the manifest ({n} rows, sha256 "
+                f"{digest.hexdigest()[:16]}...; expected {entry['rows']} rows, "
+                f"{entry['sha256'][:16]}...): the archive is damaged"
+            )
         for _ in _rows(archive, path, entry):
             pass
 
@@ -202,8 +240,10 @@ def restore(db: Database, actor: Actor, source: str | os.PathLike, *, force: boo
     path = Path(source)
     manifest = read_manifest(path)
     if current_revision(db) != manifest["schema_revision"]:
-        raise Conflict(f"the database is at schema {current_revision(db)!r}, the backup at "
-                       f"{manifest['schema_revision']!r}; run `qrelforge init` first")
+        raise Conflict(
+            f"the database is at schema {current_revision(db)!r}, the backup at "
+            f"{manifest['schema_revision']!r}; run `qrelforge init` first"
+        )
     with zipfile.ZipFile(path) as archive:
         _verify(archive, path, manifest)
         try:
@@ -221,8 +261,10 @@ def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict,
     present = {name: n for name, n in q.counts(s).items() if n}
     if present and not force:
         shown = ", ".join(f"{n} {name}" for name, n in present.items())
-        raise Conflict(f"the database is not empty ({shown}); restore into an empty database, or force it to "
-                       "replace everything")
+        raise Conflict(
+            f"the database is not empty ({shown}); restore into an empty database, or force it to "
+            "replace everything"
+        )
     if present:
         q.wipe(s)
     q.defer_constraints(s)
@@ -236,7 +278,16 @@ def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict,
                 batch = []
         q.load(s, table, batch)
     q.reset_sequences(s)
-    uq.add_audit(s, actor_id=None, actor_name=actor.username, action="backup_restored", project_id=None,
-                 target=str(path)[:1000], details={"replaced": present, "source_dialect":
-                                                   manifest.get("source_dialect"), "created_at":
-                                                   manifest.get("created_at")})
+    uq.add_audit(
+        s,
+        actor_id=None,
+        actor_name=actor.username,
+        action="backup_restored",
+        project_id=None,
+        target=str(path)[:1000],
+        details={
+            "replaced": present,
+            "source_dialect": manifest.get("source_dialect"),
+            "created_at": manifest.get("created_at"),
+        },
+    )

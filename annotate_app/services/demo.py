@@ -32,8 +32,12 @@ from annotate_app.store.db import Database
 __all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR"]
 
 DEMO_PROJECT = "demo"
-DEMO_USERS = (("alice", "annotator", "alice-demo"), ("bob", "annotator", "bob-demo"),
-              ("rita", "reviewer", "rita-demo"), ("admin", "admin", "admin-demo"))
+DEMO_USERS = (
+    ("alice", "annotator", "alice-demo"),
+    ("bob", "annotator", "bob-demo"),
+    ("rita", "reviewer", "rita-demo"),
+    ("admin", "admin", "admin-demo"),
+)
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_corpus"
 GUIDELINES = """# Judging guidelines (demo)
 
@@ -60,11 +64,14 @@ class DemoInfo:
     reset: bool
 
 
-def load_demo(db: Database, *, reset: bool = False, sample_dir: str | Path | None = None,
-              actor: Actor = SYSTEM) -> DemoInfo:
+def load_demo(
+    db: Database, *, reset: bool = False, sample_dir: str | Path | None = None, actor: Actor = SYSTEM
+) -> DemoInfo:
     """Load (or complete) the demo; see the module doc. Runs the migrations first."""
     folder = Path(sample_dir) if sample_dir is not None else SAMPLE_DIR
-    missing = [f for f in ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec") if not (folder / f).is_file()]
+    missing = [
+        f for f in ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec") if not (folder / f).is_file()
+    ]
     if missing:
         raise InvalidInput(f"sample corpus folder {str(folder)!r} lacks {missing[0]}")
     if reset:
@@ -72,8 +79,13 @@ def load_demo(db: Database, *, reset: bool = False, sample_dir: str | Path | Non
     migrate.upgrade(db)
     created = _users(db, actor)
     if DEMO_PROJECT not in {p.name for p in projects.list_projects(db, actor)}:
-        projects.create_project(db, actor, DEMO_PROJECT, title="Demo: after-sales help centre (sample corpus)",
-                                guidelines=GUIDELINES)
+        projects.create_project(
+            db,
+            actor,
+            DEMO_PROJECT,
+            title="Demo: after-sales help centre (sample corpus)",
+            guidelines=GUIDELINES,
+        )
     imports.import_documents(db, actor, DEMO_PROJECT, folder / "docs.jsonl")
     imports.import_queries(db, actor, DEMO_PROJECT, folder / "queries.jsonl")
     for run in ("run_a.trec", "run_b.trec"):

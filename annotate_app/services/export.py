@@ -32,8 +32,9 @@ __all__ = ["export_release", "export_labels_csv", "FORMATS"]
 FORMATS = ("trec", "beir", "jsonl")
 
 
-def export_release(db: Database, actor: Actor, project: ProjectRef, version: int | None = None, *,
-                   format: str = "trec") -> bytes:
+def export_release(
+    db: Database, actor: Actor, project: ProjectRef, version: int | None = None, *, format: str = "trec"
+) -> bytes:
     """A release (default: the latest) as ``"trec"``, ``"beir"`` or ``"jsonl"`` bytes (reviewer)."""
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}; got {format!r}")
@@ -47,8 +48,14 @@ def export_release(db: Database, actor: Actor, project: ProjectRef, version: int
             data = "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
         else:
             data = _jsonl(s, rows, release.version)
-        audit(s, actor, "release_exported", project_id=proj.id, target=f"{proj.name} v{release.version}",
-              details={"format": format})
+        audit(
+            s,
+            actor,
+            "release_exported",
+            project_id=proj.id,
+            target=f"{proj.name} v{release.version}",
+            details={"format": format},
+        )
     return data.encode("utf-8")
 
 
@@ -67,18 +74,37 @@ def _jsonl(s, rows: list[tuple], version: int) -> str:
     sources, origins = pq.pair_sources(s, pair_ids), jq.pair_origins(s, pair_ids)
     out = []
     for qid, did, grade, kind, ids, adj, pair in rows:
-        record = {"query_id": qid, "doc_id": did, "relevance": grade, "kind": kind, "release": version,
-                  "origin": origins.get(pair), "sources": [{"run": n, "rank": r} for n, r in sources.get(pair, [])],
-                  "labels": [labels[int(i)] for i in ids.split(",") if i],
-                  "adjudication": adjudications.get(adj) if adj is not None else None}
+        record = {
+            "query_id": qid,
+            "doc_id": did,
+            "relevance": grade,
+            "kind": kind,
+            "release": version,
+            "origin": origins.get(pair),
+            "sources": [{"run": n, "rank": r} for n, r in sources.get(pair, [])],
+            "labels": [labels[int(i)] for i in ids.split(",") if i],
+            "adjudication": adjudications.get(adj) if adj is not None else None,
+        }
         out.append(json.dumps(record, ensure_ascii=False) + "\n")
     return "".join(out)
 
 
 def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:
     """Every label version of the project (history included) as CSV, formula-injection safe (reviewer)."""
-    header = ["query_id", "doc_id", "annotator", "version", "grade", "reason", "unsure", "seconds", "doc_version",
-              "current_doc_version", "guidelines_version", "created_at"]
+    header = [
+        "query_id",
+        "doc_id",
+        "annotator",
+        "version",
+        "grade",
+        "reason",
+        "unsure",
+        "seconds",
+        "doc_version",
+        "current_doc_version",
+        "guidelines_version",
+        "created_at",
+    ]
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export labels")
         rows = jq.all_label_rows(s, proj.id)

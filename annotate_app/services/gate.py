@@ -95,13 +95,17 @@ def load_state(s: Session, project: Project, *, all_states: bool = False) -> Gat
     excluded = pairs.index[pairs["excluded"].to_numpy()]
     if len(excluded):
         labels = labels[~labels["pair_id"].isin(excluded)].reset_index(drop=True)
-    verdicts = classify(labels.drop(columns="label_id"), settings.annotators_per_pair, settings.relevance_cutoff)
+    verdicts = classify(
+        labels.drop(columns="label_id"), settings.annotators_per_pair, settings.relevance_cutoff
+    )
     wanted = verdicts.index[verdicts["complete" if all_states else "disagreement"].to_numpy()]
     states = label_states(labels[labels["pair_id"].isin(wanted)])
     verdicts["label_state"] = states.reindex(verdicts.index).to_numpy()
     names = uq.names_of(s, labels["annotator_id"].unique().tolist())
     adjudications = pd.DataFrame(jq.latest_adjudications(s, project.id)).set_index("pair_id")
-    return GateState(project, settings, labels, pairs, verdicts, adjudications, names, jq.query_names(s, project.id))
+    return GateState(
+        project, settings, labels, pairs, verdicts, adjudications, names, jq.query_names(s, project.id)
+    )
 
 
 def classify(labels: pd.DataFrame, n: int, cutoff: int) -> pd.DataFrame:
@@ -126,15 +130,28 @@ def classify(labels: pd.DataFrame, n: int, cutoff: int) -> pd.DataFrame:
     unanimous = low == high
     majority = ~unanimous & (2 * top_count > count) & ~((low < cutoff) & (high >= cutoff))
     complete = count >= n
-    stale = np.bincount(codes, weights=labels["stale"].to_numpy(dtype=np.float64), minlength=len(pair_ids)) > 0
+    stale = (
+        np.bincount(codes, weights=labels["stale"].to_numpy(dtype=np.float64), minlength=len(pair_ids)) > 0
+    )
     index = pd.Index(pair_ids, name="pair_id")
-    states = label_states(labels).reindex(index).to_numpy() if "label_id" in labels \
+    states = (
+        label_states(labels).reindex(index).to_numpy()
+        if "label_id" in labels
         else np.full(len(pair_ids), None, dtype=object)
-    return pd.DataFrame({
-        "n_labels": count, "complete": complete, "unanimous": complete & unanimous,
-        "majority": complete & majority, "disagreement": complete & ~unanimous & ~majority,
-        "grade": np.where(unanimous | majority, top_grade, -1), "stale": stale, "label_state": states,
-    }, index=index)
+    )
+    return pd.DataFrame(
+        {
+            "n_labels": count,
+            "complete": complete,
+            "unanimous": complete & unanimous,
+            "majority": complete & majority,
+            "disagreement": complete & ~unanimous & ~majority,
+            "grade": np.where(unanimous | majority, top_grade, -1),
+            "stale": stale,
+            "label_state": states,
+        },
+        index=index,
+    )
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -178,9 +195,14 @@ def _table(state: GateState) -> pd.DataFrame:
     rater = annotator id, label = grade, query_id = internal query id."""
     complete = state.verdicts["complete"].reindex(state.labels["pair_id"].to_numpy()).to_numpy(dtype=bool)
     table = state.labels[complete]
-    return pd.DataFrame({"item": table["pair_id"].to_numpy(), "rater": table["annotator_id"].to_numpy(),
-                         "label": table["grade"].to_numpy(),
-                         "query_id": state.pairs["query_id"].reindex(table["pair_id"].to_numpy()).to_numpy()})
+    return pd.DataFrame(
+        {
+            "item": table["pair_id"].to_numpy(),
+            "rater": table["annotator_id"].to_numpy(),
+            "label": table["grade"].to_numpy(),
+            "query_id": state.pairs["query_id"].reindex(table["pair_id"].to_numpy()).to_numpy(),
+        }
+    )
 
 
 def _options(settings: ProjectSettings) -> dict:
@@ -204,11 +226,19 @@ def summarize(state: GateState) -> AgreementSummary:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             per_query = ag.group_agreement(table, group="query_id", level=level, **opts)
-    notes = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMetricWarning)))
+    notes = tuple(
+        dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMetricWarning))
+    )
     per_query["query_id"] = per_query["query_id"].map(state.queries)
     per_query = per_query.sort_values("query_id", kind="stable").reset_index(drop=True)
-    return _summary(state, figures, _named(pairwise.kappa, state.names), _named(pairwise.n_items, state.names),
-                    per_query, notes)
+    return _summary(
+        state,
+        figures,
+        _named(pairwise.kappa, state.names),
+        _named(pairwise.n_items, state.names),
+        per_query,
+        notes,
+    )
 
 
 def _named(matrix: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
@@ -224,29 +254,66 @@ def _statistic(settings: ProjectSettings, figures: dict) -> float:
     return math.nan if value is None else float(value)
 
 
-def _summary(state: GateState, figures: dict, kappa: pd.DataFrame, shared: pd.DataFrame, per_query: pd.DataFrame,
-             notes: tuple) -> AgreementSummary:
+def _summary(
+    state: GateState,
+    figures: dict,
+    kappa: pd.DataFrame,
+    shared: pd.DataFrame,
+    per_query: pd.DataFrame,
+    notes: tuple,
+) -> AgreementSummary:
     settings = state.settings
     value = _statistic(settings, figures)
     fleiss = figures["fleiss_kappa"]
     return AgreementSummary(
-        settings.statistic, value, settings.threshold, bool(value >= settings.threshold), ag.interpret(value),
-        settings.agreement_mode, settings.weights if settings.agreement_mode == "weighted" else None,
-        int(figures["n_items"]), int(figures["n_raters"]), int(figures["n_ratings"]),
-        float(figures["percent_agreement"]), float(figures["mean_pairwise_kappa"]),
-        None if fleiss is None else float(fleiss), float(figures["krippendorff_alpha"]),
-        int(state.verdicts["disagreement"].sum()), len(state.unresolved()),
-        kappa, shared, per_query, notes)
+        settings.statistic,
+        value,
+        settings.threshold,
+        bool(value >= settings.threshold),
+        ag.interpret(value),
+        settings.agreement_mode,
+        settings.weights if settings.agreement_mode == "weighted" else None,
+        int(figures["n_items"]),
+        int(figures["n_raters"]),
+        int(figures["n_ratings"]),
+        float(figures["percent_agreement"]),
+        float(figures["mean_pairwise_kappa"]),
+        None if fleiss is None else float(fleiss),
+        float(figures["krippendorff_alpha"]),
+        int(state.verdicts["disagreement"].sum()),
+        len(state.unresolved()),
+        kappa,
+        shared,
+        per_query,
+        notes,
+    )
 
 
 def _empty_summary(state: GateState, why: str) -> AgreementSummary:
     settings, nan = state.settings, math.nan
     empty = pd.DataFrame()
-    return AgreementSummary(settings.statistic, nan, settings.threshold, False, "undefined", settings.agreement_mode,
-                            settings.weights if settings.agreement_mode == "weighted" else None,
-                            len(state.complete), len(state.names), int(state.complete["n_labels"].sum()), nan,
-                            nan, None, nan, int(state.verdicts["disagreement"].sum()), len(state.unresolved()),
-                            empty, empty, empty, (f"no agreement yet: {why}",))
+    return AgreementSummary(
+        settings.statistic,
+        nan,
+        settings.threshold,
+        False,
+        "undefined",
+        settings.agreement_mode,
+        settings.weights if settings.agreement_mode == "weighted" else None,
+        len(state.complete),
+        len(state.names),
+        int(state.complete["n_labels"].sum()),
+        nan,
+        nan,
+        None,
+        nan,
+        int(state.verdicts["disagreement"].sum()),
+        len(state.unresolved()),
+        empty,
+        empty,
+        empty,
+        (f"no agreement yet: {why}",),
+    )
 
 
 def agreement(db: Database, actor: Actor, project: ProjectRef) -> AgreementSummary:
@@ -259,8 +326,15 @@ def agreement(db: Database, actor: Actor, project: ProjectRef) -> AgreementSumma
 
 
 # ------------------------------------------------------------------------------------ disagreements
-def disagreements(db: Database, actor: Actor, project: ProjectRef, *, include_resolved: bool = False,
-                  limit: int = 50, offset: int = 0) -> list[Disagreement]:
+def disagreements(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    *,
+    include_resolved: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[Disagreement]:
     """The disagreement queue (reviewer), worst first: by weighted disagreement between the grades, then grade
     spread, then pair. Each item shows every annotator's grade and reason side by side, the adjudication if any,
     and prior judgments of the pair. Resolved (validly adjudicated) pairs are left out unless asked for."""
@@ -270,9 +344,11 @@ def disagreements(db: Database, actor: Actor, project: ProjectRef, *, include_re
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see disagreements")
         state = load_state(s, proj)
         ranked = _ranked_disagreements(state, include_resolved)
-        page = ranked.iloc[offset:offset + limit]
-        return [_disagreement(s, state, int(r.item), float(r.disagreement), float(r.spread))
-                for r in page.itertuples(index=False)]
+        page = ranked.iloc[offset : offset + limit]
+        return [
+            _disagreement(s, state, int(r.item), float(r.disagreement), float(r.spread))
+            for r in page.itertuples(index=False)
+        ]
 
 
 def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFrame:
@@ -285,7 +361,9 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
     table = table[table["item"].isin(ids)]
     weights = state.settings.weights
     per_item = ag.item_agreement(table, labels=list(state.settings.grades), weights=weights)
-    return per_item.sort_values(["disagreement", "spread", "item"], ascending=[False, False, True], kind="stable")
+    return per_item.sort_values(
+        ["disagreement", "spread", "item"], ascending=[False, False, True], kind="stable"
+    )
 
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
@@ -295,17 +373,32 @@ def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spre
     adj = jq.adjudication_of(s, state.project.id, pair_id)
     info = None if adj is None else adjudication_info(s, adj, state.adjudication_valid(pair_id))
     priors = tuple(jq.priors(s, [pair_id]).get(pair_id, []))
-    return Disagreement(pair_id, content["query_id"], content["query_text"], content["doc_id"],
-                        content["doc_title"], content["doc_text"], labels, score, spread, info, priors)
+    return Disagreement(
+        pair_id,
+        content["query_id"],
+        content["query_text"],
+        content["doc_id"],
+        content["doc_title"],
+        content["doc_text"],
+        labels,
+        score,
+        spread,
+        info,
+        priors,
+    )
 
 
 def adjudication_info(s: Session, adj: Adjudication, valid: bool) -> AdjudicationInfo:
-    reviewer = uq.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system") if adj.reviewer_id else "system"
+    reviewer = (
+        uq.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system") if adj.reviewer_id else "system"
+    )
     return AdjudicationInfo(adj.pair_id, reviewer, adj.grade, adj.reason, adj.created_at, valid)
 
 
 # ---------------------------------------------------------------------------------------- confusion
-def confusion(db: Database, actor: Actor, project: ProjectRef, annotator_a: str, annotator_b: str) -> Confusion:
+def confusion(
+    db: Database, actor: Actor, project: ProjectRef, annotator_a: str, annotator_b: str
+) -> Confusion:
     """How two annotators' grades cross on the pairs both labelled (reviewer), with their Cohen's kappa in the
     project's agreement mode (NaN when undefined)."""
     check_text(annotator_a, "annotator_a")
@@ -322,7 +415,8 @@ def confusion(db: Database, actor: Actor, project: ProjectRef, annotator_a: str,
     both = grades.reindex(columns=[ids[annotator_a], ids[annotator_b]]).dropna()
     scale = list(state.settings.grades)
     table = pd.crosstab(both.iloc[:, 0].astype(int), both.iloc[:, 1].astype(int)).reindex(
-        index=scale, columns=scale, fill_value=0)
+        index=scale, columns=scale, fill_value=0
+    )
     table.index.name, table.columns.name = annotator_a, annotator_b
     return Confusion(annotator_a, annotator_b, table, len(both), _pair_kappa(both, state.settings))
 
@@ -344,10 +438,15 @@ def _pair_kappa(both: pd.DataFrame, settings: ProjectSettings) -> float:
 def compute_blockers(state: GateState, summary: AgreementSummary) -> Blockers:
     verdicts = state.verdicts
     live = int((~state.pairs["excluded"]).sum())
-    return Blockers(missing_labels=live - int(verdicts["complete"].sum()),
-                    stale_labels=int(state.labels["stale"].astype(bool).sum()),
-                    unadjudicated=len(state.unresolved()), no_pairs=not bool(verdicts["complete"].any()),
-                    agreement=summary.value, threshold=summary.threshold, statistic=summary.statistic)
+    return Blockers(
+        missing_labels=live - int(verdicts["complete"].sum()),
+        stale_labels=int(state.labels["stale"].astype(bool).sum()),
+        unadjudicated=len(state.unresolved()),
+        no_pairs=not bool(verdicts["complete"].any()),
+        agreement=summary.value,
+        threshold=summary.threshold,
+        statistic=summary.statistic,
+    )
 
 
 def blockers(db: Database, actor: Actor, project: ProjectRef) -> Blockers:

@@ -55,8 +55,16 @@ from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import Project, utcnow
 from metrics.errors import FormatError, Problem
 
-__all__ = ["import_documents", "import_queries", "import_run", "import_qrels", "import_chunk_map", "preview",
-           "list_runs", "Source"]
+__all__ = [
+    "import_documents",
+    "import_queries",
+    "import_run",
+    "import_qrels",
+    "import_chunk_map",
+    "preview",
+    "list_runs",
+    "Source",
+]
 
 Source = str | os.PathLike | bytes | IO[Any]
 _RESERVED_DOC = ("doc_id", "title", "text", "version")
@@ -134,7 +142,9 @@ def _parse(parse, file: _File, **kw: Any):
 
 def _invalid(file: _File, exc: FormatError) -> InvalidInput:
     """The reader's problems as `InvalidInput`, naming the file as the caller named it."""
-    problems = [p if p.source == file.name else dataclasses.replace(p, source=file.name) for p in exc.problems]
+    problems = [
+        p if p.source == file.name else dataclasses.replace(p, source=file.name) for p in exc.problems
+    ]
     return InvalidInput(str(problems[0]), problems)
 
 
@@ -245,12 +255,19 @@ def _doc_record(rec: dict) -> dict:
     meta = {k: v for k, v in rec.items() if k not in _RESERVED_DOC and v is not None}
     version = rec.get("version")
     title, text = rec.get("title") or "", rec["text"]
-    return {"external_id": rec["doc_id"], "title": title, "text": text, "meta": meta,
-            "source_version": None if version is None else str(version)[:255], "sha": _sha(title, text)}
+    return {
+        "external_id": rec["doc_id"],
+        "title": title,
+        "text": text,
+        "meta": meta,
+        "source_version": None if version is None else str(version)[:255],
+        "sha": _sha(title, text),
+    }
 
 
-def import_documents(db: Database, actor: Actor, project: ProjectRef, source: Source, *,
-                     filename: str | None = None) -> ImportReport:
+def import_documents(
+    db: Database, actor: Actor, project: ProjectRef, source: Source, *, filename: str | None = None
+) -> ImportReport:
     """Import documents (admin): new IDs are added, changed ones get a new version, the rest is unchanged."""
     file = _read(source, filename)
     records = _doc_records(file)
@@ -258,28 +275,56 @@ def import_documents(db: Database, actor: Actor, project: ProjectRef, source: So
         _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
         existing = q.doc_index(s, proj.id)
         new = [r for r in records if r["external_id"] not in existing]
-        changed = [r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]]
+        changed = [
+            r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
+        ]
         _add_documents(s, proj.id, new, file.name)
         stale = _change_documents(s, changed, existing, file.name)
-        report = ImportReport("documents", file.name, Path(file.name).name, len(new), len(changed),
-                              len(records) - len(new) - len(changed), stale)
+        report = ImportReport(
+            "documents",
+            file.name,
+            Path(file.name).name,
+            len(new),
+            len(changed),
+            len(records) - len(new) - len(changed),
+            stale,
+        )
         _record(s, actor, proj, "documents", file, report)
         return report
 
 
 def _version_row(doc_id: int, version: int, rec: dict, source: str, now) -> dict:
-    return {"document_id": doc_id, "version": version, "title": rec["title"], "text": rec["text"],
-            "meta": rec["meta"], "source_version": rec["source_version"], "content_sha256": rec["sha"],
-            "source": source[:1000], "created_at": now}
+    return {
+        "document_id": doc_id,
+        "version": version,
+        "title": rec["title"],
+        "text": rec["text"],
+        "meta": rec["meta"],
+        "source_version": rec["source_version"],
+        "content_sha256": rec["sha"],
+        "source": source[:1000],
+        "created_at": now,
+    }
 
 
 def _add_documents(s: Session, project_id: int, records: list[dict], source: str) -> None:
     if not records:
         return
     now = utcnow()
-    ids = q.insert_documents(s, project_id, [{"project_id": project_id, "external_id": r["external_id"],
-                                              "version": 1, "content_sha256": r["sha"], "updated_at": now}
-                                             for r in records])
+    ids = q.insert_documents(
+        s,
+        project_id,
+        [
+            {
+                "project_id": project_id,
+                "external_id": r["external_id"],
+                "version": 1,
+                "content_sha256": r["sha"],
+                "updated_at": now,
+            }
+            for r in records
+        ],
+    )
     q.insert_versions(s, [_version_row(ids[r["external_id"]], 1, r, source, now) for r in records])
 
 
@@ -290,7 +335,9 @@ def _change_documents(s: Session, records: list[dict], existing: dict, source: s
     updates, versions = [], []
     for r in records:
         doc_id, version, _ = existing[r["external_id"]]
-        updates.append({"b_id": doc_id, "version": version + 1, "content_sha256": r["sha"], "updated_at": now})
+        updates.append(
+            {"b_id": doc_id, "version": version + 1, "content_sha256": r["sha"], "updated_at": now}
+        )
         versions.append(_version_row(doc_id, version + 1, r, source, now))
     q.update_documents(s, updates)
     q.insert_versions(s, versions)
@@ -298,10 +345,21 @@ def _change_documents(s: Session, records: list[dict], existing: dict, source: s
 
 
 def _record(s: Session, actor: Actor, project: Project, kind: str, file: _File, report: ImportReport) -> None:
-    counts = {"added": report.added, "changed": report.changed, "unchanged": report.unchanged,
-              "stale_labels": report.stale_labels}
-    q.record_import(s, project_id=project.id, kind=kind, source=report.name[:1000], file_sha256=file.sha256,
-                    counts=counts, created_by=actor.user_id)
+    counts = {
+        "added": report.added,
+        "changed": report.changed,
+        "unchanged": report.unchanged,
+        "stale_labels": report.stale_labels,
+    }
+    q.record_import(
+        s,
+        project_id=project.id,
+        kind=kind,
+        source=report.name[:1000],
+        file_sha256=file.sha256,
+        counts=counts,
+        created_by=actor.user_id,
+    )
     audit(s, actor, f"import_{kind}", project_id=project.id, target=file.name, details=counts)
 
 
@@ -309,18 +367,23 @@ def _record(s: Session, actor: Actor, project: Project, kind: str, file: _File, 
 def _query_records(file: _File) -> list[dict]:
     from metrics.formats import read_queries
 
-    records = [_cleaned(r) for r in _parse(read_queries, file, format=_record_format(file.name)).to_dict(
-        orient="records")]
+    records = [
+        _cleaned(r)
+        for r in _parse(read_queries, file, format=_record_format(file.name)).to_dict(orient="records")
+    ]
     _fail(_problems(file, _record_problems(records, "query_id")))
     out = []
     for rec in records:
         meta = {k: v for k, v in rec.items() if k not in ("query_id", "text") and v is not None}
-        out.append({"external_id": rec["query_id"], "text": rec["text"], "meta": meta, "sha": _sha(rec["text"])})
+        out.append(
+            {"external_id": rec["query_id"], "text": rec["text"], "meta": meta, "sha": _sha(rec["text"])}
+        )
     return out
 
 
-def import_queries(db: Database, actor: Actor, project: ProjectRef, source: Source, *,
-                   filename: str | None = None) -> ImportReport:
+def import_queries(
+    db: Database, actor: Actor, project: ProjectRef, source: Source, *, filename: str | None = None
+) -> ImportReport:
     """Import queries (admin). A changed text is accepted only for a query without labels."""
     file = _read(source, filename)
     records = _query_records(file)
@@ -328,28 +391,70 @@ def import_queries(db: Database, actor: Actor, project: ProjectRef, source: Sour
         _, proj = open_project(s, actor, project, Role.ADMIN, "import queries")
         existing = q.query_index(s, proj.id)
         new = [r for r in records if r["external_id"] not in existing]
-        changed = [r for r in records if r["external_id"] in existing and existing[r["external_id"]][1] != r["sha"]]
+        changed = [
+            r for r in records if r["external_id"] in existing and existing[r["external_id"]][1] != r["sha"]
+        ]
         _refuse_labelled_changes(s, file, records, changed, existing)
         now = utcnow()
-        q.insert_queries(s, [{"project_id": proj.id, "external_id": r["external_id"], "text": r["text"],
-                              "meta": r["meta"], "content_sha256": r["sha"], "created_at": now} for r in new])
-        q.update_queries(s, [{"b_id": existing[r["external_id"]][0], "text": r["text"], "meta": r["meta"],
-                              "content_sha256": r["sha"]} for r in changed])
-        report = ImportReport("queries", file.name, Path(file.name).name, len(new), len(changed),
-                              len(records) - len(new) - len(changed))
+        q.insert_queries(
+            s,
+            [
+                {
+                    "project_id": proj.id,
+                    "external_id": r["external_id"],
+                    "text": r["text"],
+                    "meta": r["meta"],
+                    "content_sha256": r["sha"],
+                    "created_at": now,
+                }
+                for r in new
+            ],
+        )
+        q.update_queries(
+            s,
+            [
+                {
+                    "b_id": existing[r["external_id"]][0],
+                    "text": r["text"],
+                    "meta": r["meta"],
+                    "content_sha256": r["sha"],
+                }
+                for r in changed
+            ],
+        )
+        report = ImportReport(
+            "queries",
+            file.name,
+            Path(file.name).name,
+            len(new),
+            len(changed),
+            len(records) - len(new) - len(changed),
+        )
         _record(s, actor, proj, "queries", file, report)
         return report
 
 
-def _refuse_labelled_changes(s: Session, file: _File, records: list[dict], changed: list[dict],
-                             existing: dict) -> None:
+def _refuse_labelled_changes(
+    s: Session, file: _File, records: list[dict], changed: list[dict], existing: dict
+) -> None:
     labelled = q.queries_with_labels(s, [existing[r["external_id"]][0] for r in changed])
     if not labelled:
         return
     row_of = {r["external_id"]: i for i, r in enumerate(records)}
-    _fail(_problems(file, [(row_of[r["external_id"]], f"query {r['external_id']!r} already has labels; its text "
-                            "cannot change (import it under a new query_id)")
-                           for r in changed if existing[r["external_id"]][0] in labelled]))
+    _fail(
+        _problems(
+            file,
+            [
+                (
+                    row_of[r["external_id"]],
+                    f"query {r['external_id']!r} already has labels; its text "
+                    "cannot change (import it under a new query_id)",
+                )
+                for r in changed
+                if existing[r["external_id"]][0] in labelled
+            ],
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------- runs
@@ -391,31 +496,56 @@ def _internal(values, index: dict) -> np.ndarray:
     return _Ids.of(index).internal(values)
 
 
-def _unknown_rows(queries, docs, qids: _Ids, dids: _Ids, doc_word: str = "document",
-                  offset: int = 0) -> list[tuple[int, str]]:
+def _unknown_rows(
+    queries, docs, qids: _Ids, dids: _Ids, doc_word: str = "document", offset: int = 0
+) -> list[tuple[int, str]]:
     """(row + ``offset``, reason) of the first 1000 rows (of Arrow columns ``queries``/``docs``) naming an
     unknown query or document."""
     qpos, dpos = qids.positions(queries), dids.positions(docs)
     rows = np.flatnonzero((qpos < 0) | (dpos < 0))[:1000].tolist()
-    return [(offset + i, f"unknown query {queries[i].as_py()!r}" if qpos[i] < 0
-             else f"unknown {doc_word} {docs[i].as_py()!r}") for i in rows]
+    return [
+        (
+            offset + i,
+            f"unknown query {queries[i].as_py()!r}"
+            if qpos[i] < 0
+            else f"unknown {doc_word} {docs[i].as_py()!r}",
+        )
+        for i in rows
+    ]
 
 
-def _unknown(file: _File, queries, docs, qindex: dict, dindex: dict, doc_word: str = "document") -> list[Problem]:
+def _unknown(
+    file: _File, queries, docs, qindex: dict, dindex: dict, doc_word: str = "document"
+) -> list[Problem]:
     """A problem for each row (of Arrow columns ``queries``/``docs``) naming an unknown query or document."""
     return _problems(file, _unknown_rows(queries, docs, _Ids.of(qindex), _Ids.of(dindex), doc_word))
 
 
 def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID \
-            or any(c.isspace() or not c.isprintable() for c in value) or unstorable(value):
-        raise InvalidInput(f"{what} must be a non-empty name without spaces or control characters, at most "
-                           f"{MAX_ID} characters; got {value!r}")
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > MAX_ID
+        or any(c.isspace() or not c.isprintable() for c in value)
+        or unstorable(value)
+    ):
+        raise InvalidInput(
+            f"{what} must be a non-empty name without spaces or control characters, at most "
+            f"{MAX_ID} characters; got {value!r}"
+        )
     return value
 
 
-def import_run(db: Database, actor: Actor, project: ProjectRef, source: Source, *, name: str | None = None,
-               chunks: bool = False, filename: str | None = None) -> ImportReport:
+def import_run(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    source: Source,
+    *,
+    name: str | None = None,
+    chunks: bool = False,
+    filename: str | None = None,
+) -> ImportReport:
     """Import a TREC run (admin) under ``name`` (default: its tag). Every query and document must exist in the
     project; with ``chunks=True`` its document IDs are chunk IDs, mapped through the imported chunk map
     (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` lines
@@ -434,10 +564,18 @@ def import_run(db: Database, actor: Actor, project: ProjectRef, source: Source, 
             return report
 
 
-def _store_run(s: Session, actor: Actor, project_id: int, run_name: str, file: _File, pieces: Iterator,
-               chunks: bool) -> ImportReport:
-    run_id = q.insert_run(s, project_id=project_id, name=run_name, source=file.name[:1000],
-                          file_sha256=file.sha256, n_entries=0, created_by=actor.user_id)
+def _store_run(
+    s: Session, actor: Actor, project_id: int, run_name: str, file: _File, pieces: Iterator, chunks: bool
+) -> ImportReport:
+    run_id = q.insert_run(
+        s,
+        project_id=project_id,
+        name=run_name,
+        source=file.name[:1000],
+        file_sha256=file.sha256,
+        n_entries=0,
+        created_by=actor.user_id,
+    )
     n = _write_run(_RunWriter(s, run_id, _RunTarget.load(s, project_id, chunks)), file, pieces)
     q.set_run_size(s, run_id, n)
     return ImportReport("run", file.name, run_name, n)
@@ -490,7 +628,9 @@ class _RunTarget:
             return cls(queries, docs)
         cindex = q.chunk_index(s, project_id)
         external = {i: ext for ext, (i, _, _) in dindex.items()}
-        return cls(queries, docs, _Ids.of(cindex), pa.array([external[d] for d in cindex.values()], pa.string()))
+        return cls(
+            queries, docs, _Ids.of(cindex), pa.array([external[d] for d in cindex.values()], pa.string())
+        )
 
     def unknown_rows(self, run, offset: int) -> list[tuple[int, str]]:
         refs, word = (self.docs, "document") if self.chunks is None else (self.chunks, "chunk")
@@ -507,16 +647,21 @@ class _RunTarget:
             run = map_chunks(run, self._chunk_map(run.doc_id))
         codes = run.query_codes()[0]
         order = trec_order(codes, run.score, run.doc_id)  # an index, not a second copy of the ID columns
-        return {"query_id": self.queries.internal(run.query_id)[order],
-                "document_id": self.docs.internal(run.doc_id)[order],
-                "rank": position_within(codes[order]) + 1, "score": run.score[order]}
+        return {
+            "query_id": self.queries.internal(run.query_id)[order],
+            "document_id": self.docs.internal(run.doc_id)[order],
+            "rank": position_within(codes[order]) + 1,
+            "score": run.score[order],
+        }
 
     def _chunk_map(self, chunk_ids) -> dict[str, str]:
         """chunk ID → document ID, for the chunks of ``chunk_ids`` only."""
         from metrics._ids import indices
 
         at = indices(np.unique(self.chunks.positions(chunk_ids)))
-        return dict(zip(self.chunks.keys.take(at).to_pylist(), self.chunk_docs.take(at).to_pylist(), strict=True))
+        return dict(
+            zip(self.chunks.keys.take(at).to_pylist(), self.chunk_docs.take(at).to_pylist(), strict=True)
+        )
 
 
 class _RunWriter:
@@ -549,7 +694,9 @@ class _RunWriter:
             self._write(self.pending)
         if self.split.any():
             self.n -= q.delete_run_entries(self.s, self.run_id, self.target.queries.ids[self.split].tolist())
-            self._insert(_joined_all(_subset(p, _in(p.query_id, self._split_ids())) for p in _run_pieces(file)))
+            self._insert(
+                _joined_all(_subset(p, _in(p.query_id, self._split_ids())) for p in _run_pieces(file))
+            )
         return self.n
 
     def _split_ids(self):
@@ -595,7 +742,9 @@ def _subset(run, mask: np.ndarray):
     from metrics._ids import indices
 
     take = indices(np.flatnonzero(mask))
-    return Run(run.query_id.take(take), run.doc_id.take(take), run.score[mask], source=run.source, _validated=True)
+    return Run(
+        run.query_id.take(take), run.doc_id.take(take), run.score[mask], source=run.source, _validated=True
+    )
 
 
 def _joined(first, second):
@@ -610,8 +759,13 @@ def _joined_all(runs: Iterable) -> Any:
     runs = [r for r in runs if r is not None and len(r)]
     if not runs:
         return None
-    return Run(_chained(r.query_id for r in runs), _chained(r.doc_id for r in runs),
-               np.concatenate([r.score for r in runs]), source=runs[0].source, _validated=True)
+    return Run(
+        _chained(r.query_id for r in runs),
+        _chained(r.doc_id for r in runs),
+        np.concatenate([r.score for r in runs]),
+        source=runs[0].source,
+        _validated=True,
+    )
 
 
 def _chained(columns: Iterable) -> Any:
@@ -623,7 +777,9 @@ def _chained(columns: Iterable) -> Any:
 
 def _same_again(old_sha: str, file: _File, kind: str, name: str, n: int) -> ImportReport:
     if old_sha != file.sha256:
-        raise Conflict(f"{kind} {name!r} was already imported from a different file; import it under another name")
+        raise Conflict(
+            f"{kind} {name!r} was already imported from a different file; import it under another name"
+        )
     return ImportReport(kind, file.name, name, 0, 0, n)
 
 
@@ -635,8 +791,15 @@ def list_runs(db: Database, actor: Actor, project: ProjectRef) -> list[tuple[str
 
 
 # ------------------------------------------------------------------------------------------- qrels
-def import_qrels(db: Database, actor: Actor, project: ProjectRef, source: Source, *,
-                 name: str | None = None, filename: str | None = None) -> ImportReport:
+def import_qrels(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    source: Source,
+    *,
+    name: str | None = None,
+    filename: str | None = None,
+) -> ImportReport:
     """Import existing qrels as prior judgments (admin) under ``name`` (default: the file name). They are shown
     to reviewers next to disagreements and can keep pooling from re-judging pairs; they are never released."""
     from metrics.formats import read_qrels
@@ -652,18 +815,34 @@ def import_qrels(db: Database, actor: Actor, project: ProjectRef, source: Source
             return _same_again(old.file_sha256 if old else "", file, "qrels", prior_name, known[prior_name])
         qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
         _fail(_unknown(file, qrels.query_id, qrels.doc_id, qindex, dindex))
-        columns = zip(_internal(qrels.query_id, qindex).tolist(), _internal(qrels.doc_id, dindex).tolist(),
-                      qrels.relevance.tolist(), strict=True)
-        q.insert_prior(s, [{"project_id": proj.id, "source": prior_name, "query_id": a, "document_id": b,
-                            "grade": int(g)} for a, b, g in columns])
+        columns = zip(
+            _internal(qrels.query_id, qindex).tolist(),
+            _internal(qrels.doc_id, dindex).tolist(),
+            qrels.relevance.tolist(),
+            strict=True,
+        )
+        q.insert_prior(
+            s,
+            [
+                {
+                    "project_id": proj.id,
+                    "source": prior_name,
+                    "query_id": a,
+                    "document_id": b,
+                    "grade": int(g),
+                }
+                for a, b, g in columns
+            ],
+        )
         report = ImportReport("qrels", file.name, prior_name, len(qrels))
         _record(s, actor, proj, "qrels", file, report)
         return report
 
 
 # -------------------------------------------------------------------------------------------- chunks
-def import_chunk_map(db: Database, actor: Actor, project: ProjectRef, source: Source, *,
-                     filename: str | None = None) -> ImportReport:
+def import_chunk_map(
+    db: Database, actor: Actor, project: ProjectRef, source: Source, *, filename: str | None = None
+) -> ImportReport:
     """Import a chunk→document map (admin): ``chunk_id`` and ``doc_id`` per row (JSONL, CSV or TSV). A chunk
     already mapped to another document is an error."""
     from metrics.formats import read_chunk_map
@@ -676,8 +855,12 @@ def import_chunk_map(db: Database, actor: Actor, project: ProjectRef, source: So
         problems = _chunk_problems(file, chunk_ids, doc_ids, dindex, cindex)
         _fail(problems)
         new = [(c, d) for c, d in zip(chunk_ids, doc_ids, strict=True) if c not in cindex]
-        q.insert_chunks(s, [{"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0]} for c, d in new])
-        report = ImportReport("chunks", file.name, Path(file.name).name, len(new), 0, len(chunk_ids) - len(new))
+        q.insert_chunks(
+            s, [{"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0]} for c, d in new]
+        )
+        report = ImportReport(
+            "chunks", file.name, Path(file.name).name, len(new), 0, len(chunk_ids) - len(new)
+        )
         _record(s, actor, proj, "chunks", file, report)
         return report
 
@@ -695,12 +878,18 @@ def _chunk_problems(file: _File, chunk_ids: list, doc_ids: list, dindex: dict, c
 
 
 # ------------------------------------------------------------------------------------------- preview
-_READERS = {"documents": "read_corpus", "queries": "read_queries", "run": "read_run", "qrels": "read_qrels",
-            "chunks": "read_chunk_map"}
+_READERS = {
+    "documents": "read_corpus",
+    "queries": "read_queries",
+    "run": "read_run",
+    "qrels": "read_qrels",
+    "chunks": "read_chunk_map",
+}
 
 
-def preview(db: Database, actor: Actor, kind: str, source: Source, *, filename: str | None = None,
-            limit: int = 5) -> ImportPreview:
+def preview(
+    db: Database, actor: Actor, kind: str, source: Source, *, filename: str | None = None, limit: int = 5
+) -> ImportPreview:
     """Parse ``source`` as ``kind`` (documents, queries, run, qrels, chunks) without importing (admin):
     row count, columns, the first ``limit`` rows and every problem found by the parser."""
     import metrics.formats as formats

@@ -42,11 +42,15 @@ def check_text(value: Any, what: str) -> str:
     return value
 
 
-def check_int(value: Any, what: str, low: int = 1, high: int = MAX_INT, *, optional: bool = False) -> int | None:
+def check_int(
+    value: Any, what: str, low: int = 1, high: int = MAX_INT, *, optional: bool = False
+) -> int | None:
     """``value`` if it is an int (not a bool) in ``[low, high]`` (or None when ``optional``)."""
     if optional and value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         shown = str(value)[:60] if isinstance(value, int) else repr(value)[:60]
-        raise InvalidInput(f"{what} must be an int in [{low}, {high}]{' or None' if optional else ''}; got {shown}")
+        raise InvalidInput(
+            f"{what} must be an int in [{low}, {high}]{' or None' if optional else ''}; got {shown}"
+        )
     return value

@@ -37,15 +37,28 @@ def check_grade(project: Project, grade: int) -> int:
 def _check_seconds(seconds: float | None) -> float | None:
     if seconds is None:
         return None
-    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or math.isnan(seconds) \
-            or not 0 <= seconds <= MAX_SECONDS:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, numbers.Real)
+        or math.isnan(seconds)
+        or not 0 <= seconds <= MAX_SECONDS
+    ):
         raise InvalidInput(f"seconds must be a number in [0, {MAX_SECONDS:.0f}] or None; got {seconds!r}")
     return float(seconds)
 
 
-def save_label(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, grade: int, reason: str,
-               unsure: bool = False, seconds: float | None = None, expected_version: int | None = None
-               ) -> LabelInfo:
+def save_label(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    pair_id: int,
+    *,
+    grade: int,
+    reason: str,
+    unsure: bool = False,
+    seconds: float | None = None,
+    expected_version: int | None = None,
+) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
     ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different current
@@ -64,20 +77,46 @@ def save_label(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *,
         if a is None or a.project_id != proj.id:
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
         if a.status not in ("active", "done"):
-            raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); "
-                           "ask for the next pair")
+            raise Conflict(
+                f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
+            )
         version = jq.mark_done(s, a.id, value, expected_version)
         if version is None:
-            raise Conflict(f"pair {pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
-                           "reload it")
+            raise Conflict(
+                f"pair {pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
+                "reload it"
+            )
         doc_version = jq.current_doc_version(s, pair_id)
-        label = jq.insert_label(s, assignment_id=a.id, pair_id=pair_id, annotator_id=user.id, version=version,
-                                grade=value, reason=text, unsure=unsure, seconds=secs, doc_version=doc_version,
-                                guidelines_version=pq.guidelines_version(s, proj.id))
+        label = jq.insert_label(
+            s,
+            assignment_id=a.id,
+            pair_id=pair_id,
+            annotator_id=user.id,
+            version=version,
+            grade=value,
+            reason=text,
+            unsure=unsure,
+            seconds=secs,
+            doc_version=doc_version,
+            guidelines_version=pq.guidelines_version(s, proj.id),
+        )
         jq.set_label_id(s, a.id, label.id)
         content = jq.pair_content(s, pair_id)
-        return LabelInfo(pair_id, content["query_id"], content["doc_id"], user.username, version, value, text,
-                         unsure, secs, doc_version, False, label.created_at, content["doc_title"])
+        return LabelInfo(
+            pair_id,
+            content["query_id"],
+            content["doc_id"],
+            user.username,
+            version,
+            value,
+            text,
+            unsure,
+            secs,
+            doc_version,
+            False,
+            label.created_at,
+            content["doc_title"],
+        )
 
 
 def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:
@@ -99,5 +138,7 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
         reviewer = user is None or user.role != Role.ANNOTATOR
         if not reviewer and pq.member(s, proj.id, user.id) is None:
             raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
-        rows = jq.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=None if reviewer else user.id)
+        rows = jq.label_rows(
+            s, project_id=proj.id, pair_id=pair_id, annotator_id=None if reviewer else user.id
+        )
         return [label_info(r) for r in rows]

@@ -41,8 +41,16 @@ def _check_int(name: str, value, low: int = 1, *, optional: bool = False) -> int
     return check_int(value, name, low)
 
 
-def pool(db: Database, actor: Actor, project: ProjectRef, *, depth: int, runs: Sequence[str] | None = None,
-         budget: int | None = None, skip_prior: bool = False) -> PoolReport:
+def pool(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    *,
+    depth: int,
+    runs: Sequence[str] | None = None,
+    budget: int | None = None,
+    skip_prior: bool = False,
+) -> PoolReport:
     """Pool the top ``depth`` of ``runs`` (default: every run of the project) into the pairs to judge (admin).
 
     >>> # pool(db, SYSTEM, "demo", depth=3)  -> PoolReport(added=12, ...) on the sample corpus
@@ -52,20 +60,34 @@ def pool(db: Database, actor: Actor, project: ProjectRef, *, depth: int, runs: S
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "pool runs")
         chosen = _runs(s, proj, runs)
-        top = pd.DataFrame(q.run_top(s, list(chosen.values()), depth),
-                           columns=["run_id", "query_id", "document_id", "rank"])
+        top = pd.DataFrame(
+            q.run_top(s, list(chosen.values()), depth), columns=["run_id", "query_id", "document_id", "rank"]
+        )
         if skip_prior and len(top):
             prior = q.prior_keys(s, proj.id)
             top = top[[k not in prior for k in zip(top.query_id, top.document_id, strict=True)]]
         existing = q.pair_index(s, proj.id)
         new, over = _select_new(top, existing, budget)
-        pool_id = q.insert_pool(s, project_id=proj.id, depth=depth, budget=budget, runs=sorted(chosen),
-                                n_added=len(new), created_by=actor.user_id)
+        pool_id = q.insert_pool(
+            s,
+            project_id=proj.id,
+            depth=depth,
+            budget=budget,
+            runs=sorted(chosen),
+            n_added=len(new),
+            created_by=actor.user_id,
+        )
         added = _insert_pairs(s, proj.id, new, pool_id)
         _insert_sources(s, top, {**existing, **added}, list(chosen.values()), pool_id)
         report = _report(s, proj, sorted(chosen), depth, budget, new, top, existing, over)
-        audit(s, actor, "pooled", project_id=proj.id, target=",".join(sorted(chosen)),
-              details={"depth": depth, "budget": budget, "added": len(new), "over_budget": over})
+        audit(
+            s,
+            actor,
+            "pooled",
+            project_id=proj.id,
+            target=",".join(sorted(chosen)),
+            details={"depth": depth, "budget": budget, "added": len(new), "over_budget": over},
+        )
         return report
 
 
@@ -79,8 +101,10 @@ def _runs(s: Session, project: Project, names: Sequence[str] | None) -> dict[str
         raise InvalidInput(f"runs must be a non-empty list of run names; got {names!r}")
     missing = [n for n in names if n not in known]
     if missing:
-        raise NotFound(f"run {missing[0]!r} does not exist in project {project.name!r} "
-                       f"(runs: {', '.join(sorted(known)) or 'none'})")
+        raise NotFound(
+            f"run {missing[0]!r} does not exist in project {project.name!r} "
+            f"(runs: {', '.join(sorted(known)) or 'none'})"
+        )
     return {n: known[n] for n in names}
 
 
@@ -88,11 +112,15 @@ def _select_new(top: pd.DataFrame, existing: dict, budget: int | None) -> tuple[
     """The new (query_id, document_id) candidates, best first within each query, cut to the budget."""
     if top.empty:
         return pd.DataFrame({"query_id": [], "document_id": []}, dtype="int64"), 0
-    cand = (top.groupby(["query_id", "document_id"], sort=False)
-            .agg(best=("rank", "min"), n_runs=("run_id", "nunique")).reset_index())
+    cand = (
+        top.groupby(["query_id", "document_id"], sort=False)
+        .agg(best=("rank", "min"), n_runs=("run_id", "nunique"))
+        .reset_index()
+    )
     cand = cand[[k not in existing for k in zip(cand.query_id, cand.document_id, strict=True)]]
-    cand = cand.sort_values(["query_id", "best", "n_runs", "document_id"], ascending=[True, True, False, True],
-                            kind="stable")
+    cand = cand.sort_values(
+        ["query_id", "best", "n_runs", "document_id"], ascending=[True, True, False, True], kind="stable"
+    )
     if budget is None:
         return cand, 0
     have = pd.Series([qq for qq, _ in existing]).value_counts() if existing else pd.Series(dtype="int64")
@@ -103,9 +131,20 @@ def _select_new(top: pd.DataFrame, existing: dict, budget: int | None) -> tuple[
 
 def _insert_pairs(s: Session, project_id: int, new: pd.DataFrame, pool_id: int) -> dict:
     now = utcnow()
-    rows = [{"project_id": project_id, "query_id": int(qq), "document_id": int(d), "origin": "pool",
-             "pool_id": pool_id, "note": "", "claimed": 0, "excluded": False, "created_at": now}
-            for qq, d in zip(new.query_id, new.document_id, strict=True)]
+    rows = [
+        {
+            "project_id": project_id,
+            "query_id": int(qq),
+            "document_id": int(d),
+            "origin": "pool",
+            "pool_id": pool_id,
+            "note": "",
+            "claimed": 0,
+            "excluded": False,
+            "created_at": now,
+        }
+        for qq, d in zip(new.query_id, new.document_id, strict=True)
+    ]
     return q.insert_pairs(s, project_id, rows) if rows else {}
 
 
@@ -120,8 +159,17 @@ def _insert_sources(s: Session, top: pd.DataFrame, pairs: dict, run_ids: list[in
     q.insert_sources(s, rows)
 
 
-def _report(s: Session, project: Project, runs: list[str], depth: int, budget: int | None, new: pd.DataFrame,
-            top: pd.DataFrame, existing: dict, over: int) -> PoolReport:
+def _report(
+    s: Session,
+    project: Project,
+    runs: list[str],
+    depth: int,
+    budget: int | None,
+    new: pd.DataFrame,
+    top: pd.DataFrame,
+    existing: dict,
+    over: int,
+) -> PoolReport:
     names = {i: e for e, (i, _) in cq.query_index(s, project.id).items()}
     per_query = {names[int(k)]: int(v) for k, v in new.query_id.value_counts().sort_index().items()}
     pooled_before = len({k for k in zip(top.query_id, top.document_id, strict=True) if k in existing})
@@ -141,8 +189,9 @@ def _info(s: Session, pair: Pair, query_id: str, doc_id: str) -> PairInfo:
     return PairInfo(pair.id, query_id, doc_id, pair.origin, bool(pair.excluded), sources)
 
 
-def add_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *,
-             note: str = "") -> PairInfo:
+def add_pair(
+    db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *, note: str = ""
+) -> PairInfo:
     """Add one pair by hand (reviewer or admin): origin ``manual``."""
     check_text(note, "note")
     check_text(query_id, "query_id")
@@ -157,15 +206,32 @@ def add_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str, doc
         if q.find_pair(s, proj.id, query_id, doc_id) is not None:
             raise Conflict(f"pair ({query_id!r}, {doc_id!r}) is already in the pool")
         key = (queries[query_id][0], docs[doc_id][0])
-        q.insert_pairs(s, proj.id, [{"project_id": proj.id, "query_id": key[0], "document_id": key[1], "origin": "manual",
-                            "added_by": actor.user_id, "note": str(note)[:2000], "claimed": 0, "excluded": False,
-                            "created_at": utcnow()}])
-        audit(s, actor, "pair_added", project_id=proj.id, target=f"{query_id} {doc_id}", details={"note": note})
+        q.insert_pairs(
+            s,
+            proj.id,
+            [
+                {
+                    "project_id": proj.id,
+                    "query_id": key[0],
+                    "document_id": key[1],
+                    "origin": "manual",
+                    "added_by": actor.user_id,
+                    "note": str(note)[:2000],
+                    "claimed": 0,
+                    "excluded": False,
+                    "created_at": utcnow(),
+                }
+            ],
+        )
+        audit(
+            s, actor, "pair_added", project_id=proj.id, target=f"{query_id} {doc_id}", details={"note": note}
+        )
         return _info(s, _find(s, proj, query_id, doc_id), query_id, doc_id)
 
 
-def exclude_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *,
-                 reason: str) -> PairInfo:
+def exclude_pair(
+    db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *, reason: str
+) -> PairInfo:
     """Take a pair out of judging, agreement and releases (reviewer or admin); ``reason`` is required."""
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("reason must be a non-empty string saying why the pair is excluded")
@@ -175,8 +241,14 @@ def exclude_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str,
         pair = _find(s, proj, query_id, doc_id)
         q.set_excluded(s, pair.id, True, reason.strip(), actor.user_id)
         freed = jq.expire_claims(s, proj.id, pair_ids=[pair.id])
-        audit(s, actor, "pair_excluded", project_id=proj.id, target=f"{query_id} {doc_id}",
-              details={"reason": reason.strip(), "claims_freed": freed})
+        audit(
+            s,
+            actor,
+            "pair_excluded",
+            project_id=proj.id,
+            target=f"{query_id} {doc_id}",
+            details={"reason": reason.strip(), "claims_freed": freed},
+        )
         s.refresh(pair)
         return _info(s, pair, query_id, doc_id)
 
@@ -198,13 +270,26 @@ def get_pair_info(db: Database, actor: Actor, project: ProjectRef, query_id: str
         return _info(s, _find(s, proj, query_id, doc_id), query_id, doc_id)
 
 
-def list_pairs(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 100, offset: int = 0
-               ) -> pd.DataFrame:
+def list_pairs(
+    db: Database, actor: Actor, project: ProjectRef, *, limit: int = 100, offset: int = 0
+) -> pd.DataFrame:
     """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels, reasons."""
     _check_int("limit", limit)
     _check_int("offset", offset, 0)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list pairs")
         rows = q.pair_listing(s, proj.id, limit=limit, offset=offset)
-    return pd.DataFrame(rows, columns=["pair_id", "query_id", "doc_id", "origin", "excluded", "claimed", "labels",
-                                       "excluded_reason", "note"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "pair_id",
+            "query_id",
+            "doc_id",
+            "origin",
+            "excluded",
+            "claimed",
+            "labels",
+            "excluded_reason",
+            "note",
+        ],
+    )

@@ -30,16 +30,35 @@ from annotate_app.store import users as uq
 from annotate_app.store.db import Database
 from annotate_app.store.models import Project, User
 
-__all__ = ["create_project", "list_projects", "get_project", "update_settings", "set_guidelines",
-           "get_guidelines", "assign", "unassign", "list_members", "check_settings", "open_project",
-           "settings_of", "ProjectRef"]
+__all__ = [
+    "create_project",
+    "list_projects",
+    "get_project",
+    "update_settings",
+    "set_guidelines",
+    "get_guidelines",
+    "assign",
+    "unassign",
+    "list_members",
+    "check_settings",
+    "open_project",
+    "settings_of",
+    "ProjectRef",
+]
 
 ProjectRef = int | str
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-_CHOICES = {"statistic": ("cohen", "fleiss", "krippendorff"), "agreement_mode": ("binary", "weighted"),
-            "weights": ("linear", "quadratic")}
-_INTS = {"annotators_per_pair": (1, 50), "relevance_cutoff": (-1000, 1000), "min_reason_length": (0, 1000),
-         "claim_timeout_minutes": (1, 7 * 24 * 60)}
+_CHOICES = {
+    "statistic": ("cohen", "fleiss", "krippendorff"),
+    "agreement_mode": ("binary", "weighted"),
+    "weights": ("linear", "quadratic"),
+}
+_INTS = {
+    "annotators_per_pair": (1, 50),
+    "relevance_cutoff": (-1000, 1000),
+    "min_reason_length": (0, 1000),
+    "claim_timeout_minutes": (1, 7 * 24 * 60),
+}
 MAX_GUIDELINES = 200_000
 
 
@@ -47,10 +66,15 @@ MAX_GUIDELINES = 200_000
 def settings_of(project: Project) -> ProjectSettings:
     return ProjectSettings(
         grade_scale=tuple((int(g), str(label)) for g, label in project.grade_scale),
-        annotators_per_pair=project.annotators_per_pair, statistic=project.statistic,
-        threshold=project.threshold, relevance_cutoff=project.relevance_cutoff,
-        agreement_mode=project.agreement_mode, weights=project.weights,
-        min_reason_length=project.min_reason_length, claim_timeout_minutes=project.claim_timeout_minutes)
+        annotators_per_pair=project.annotators_per_pair,
+        statistic=project.statistic,
+        threshold=project.threshold,
+        relevance_cutoff=project.relevance_cutoff,
+        agreement_mode=project.agreement_mode,
+        weights=project.weights,
+        min_reason_length=project.min_reason_length,
+        claim_timeout_minutes=project.claim_timeout_minutes,
+    )
 
 
 def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
@@ -67,8 +91,10 @@ def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
         merged = dataclasses.replace(merged, threshold=float(merged.threshold))
     grades = merged.grades
     if not grades[0] < merged.relevance_cutoff <= grades[-1]:
-        raise InvalidInput(f"relevance_cutoff must be above the lowest grade {grades[0]} and at most the highest "
-                           f"{grades[-1]}; got {merged.relevance_cutoff}")
+        raise InvalidInput(
+            f"relevance_cutoff must be above the lowest grade {grades[0]} and at most the highest "
+            f"{grades[-1]}; got {merged.relevance_cutoff}"
+        )
     return merged
 
 
@@ -79,8 +105,12 @@ def _check_value(name: str, value: Any) -> None:
         low, high = _INTS[name]
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
-    if name == "threshold" and (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                                or math.isnan(value) or not -1 <= value <= 1):
+    if name == "threshold" and (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or math.isnan(value)
+        or not -1 <= value <= 1
+    ):
         raise InvalidInput(f"threshold must be a number in [-1, 1]; got {value!r}")
 
 
@@ -91,8 +121,13 @@ def _check_scale(scale: Any) -> tuple[tuple[int, str], ...]:
     out = []
     for item in scale:
         ok = isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2
-        if not ok or isinstance(item[0], bool) or not isinstance(item[0], numbers.Integral) \
-                or not isinstance(item[1], str) or not item[1].strip():
+        if (
+            not ok
+            or isinstance(item[0], bool)
+            or not isinstance(item[0], numbers.Integral)
+            or not isinstance(item[1], str)
+            or not item[1].strip()
+        ):
             raise InvalidInput(f"grade_scale entries must be (int grade, non-empty label); got {item!r}")
         out.append((int(item[0]), item[1].strip()))
     if any(a[0] >= b[0] for a, b in zip(out, out[1:], strict=False)):
@@ -101,27 +136,48 @@ def _check_scale(scale: Any) -> tuple[tuple[int, str], ...]:
 
 
 # -------------------------------------------------------------------------------------------- access
-def open_project(s: Session, actor: Actor, ref: ProjectRef, minimum: Role, action: str
-                 ) -> tuple[User | None, Project]:
+def open_project(
+    s: Session, actor: Actor, ref: ProjectRef, minimum: Role, action: str
+) -> tuple[User | None, Project]:
     """Authorise ``actor`` for ``action`` on project ``ref`` (id or name). Annotators must be members; a project
     an annotator may not see is reported as missing."""
     user = authorize(s, actor, minimum, action)
     project = q.find(s, ref)
-    hidden = project is not None and user is not None and user.role == Role.ANNOTATOR \
+    hidden = (
+        project is not None
+        and user is not None
+        and user.role == Role.ANNOTATOR
         and q.member(s, project.id, user.id) is None
+    )
     if project is None or hidden:
-        raise NotFound(f"project {ref!r} does not exist" + (" or you are not a member" if user is not None else ""))
+        raise NotFound(
+            f"project {ref!r} does not exist" + (" or you are not a member" if user is not None else "")
+        )
     return user, project
 
 
 def _info(s: Session, project: Project) -> ProjectInfo:
-    return ProjectInfo(project.id, project.name, project.title, settings_of(project),
-                       q.guidelines_version(s, project.id), project.created_at)
+    return ProjectInfo(
+        project.id,
+        project.name,
+        project.title,
+        settings_of(project),
+        q.guidelines_version(s, project.id),
+        project.created_at,
+    )
 
 
 # -------------------------------------------------------------------------------------------- projects
-def create_project(db: Database, actor: Actor, name: str, *, title: str = "", guidelines: str = "",
-                   settings: ProjectSettings | None = None, **changes: Any) -> ProjectInfo:
+def create_project(
+    db: Database,
+    actor: Actor,
+    name: str,
+    *,
+    title: str = "",
+    guidelines: str = "",
+    settings: ProjectSettings | None = None,
+    **changes: Any,
+) -> ProjectInfo:
     """A new project (admin). ``name``: 1–64 of a-z 0-9 _ -; settings default to `ProjectSettings()`."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidInput(f"project name must be 1-64 characters of a-z, 0-9, '_', '-'; got {name!r}")
@@ -132,8 +188,9 @@ def create_project(db: Database, actor: Actor, name: str, *, title: str = "", gu
             raise Conflict(f"project {name!r} already exists")
         fields = dataclasses.asdict(checked)
         fields["grade_scale"] = [list(x) for x in checked.grade_scale]
-        project = q.insert_project(s, name=name, title=check_text(title or name, "title")[:200],
-                                   created_by=actor.user_id, **fields)
+        project = q.insert_project(
+            s, name=name, title=check_text(title or name, "title")[:200], created_by=actor.user_id, **fields
+        )
         if guidelines:
             q.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
         audit(s, actor, "project_created", project_id=project.id, target=name, details={"settings": fields})
@@ -144,8 +201,11 @@ def list_projects(db: Database, actor: Actor) -> list[ProjectInfo]:
     """The projects the caller may see (annotators: their own)."""
     with db.read() as s:
         user = authorize(s, actor, Role.ANNOTATOR, "list projects")
-        rows = q.member_projects(s, user.id) if user is not None and user.role == Role.ANNOTATOR \
+        rows = (
+            q.member_projects(s, user.id)
+            if user is not None and user.role == Role.ANNOTATOR
             else q.all_projects(s)
+        )
         return [_info(s, p) for p in rows]
 
 
@@ -178,14 +238,18 @@ def _guard_settings(s: Session, project: Project, old: ProjectSettings, new: Pro
     if new.annotators_per_pair < old.annotators_per_pair:
         most = jq.max_claimed(s, project.id)
         if most > new.annotators_per_pair:
-            raise Conflict(f"annotators_per_pair cannot drop to {new.annotators_per_pair}: a pair already has "
-                           f"{most} annotators")
+            raise Conflict(
+                f"annotators_per_pair cannot drop to {new.annotators_per_pair}: a pair already has "
+                f"{most} annotators"
+            )
 
 
 # -------------------------------------------------------------------------------------------- guidelines
 def _check_markdown(markdown: Any) -> str:
     if not isinstance(markdown, str) or not markdown.strip() or len(markdown) > MAX_GUIDELINES:
-        raise InvalidInput(f"guidelines must be non-empty Markdown text of at most {MAX_GUIDELINES} characters")
+        raise InvalidInput(
+            f"guidelines must be non-empty Markdown text of at most {MAX_GUIDELINES} characters"
+        )
     return check_text(markdown, "guidelines")
 
 
@@ -195,12 +259,15 @@ def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: st
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.REVIEWER, "edit guidelines")
         version = q.add_guidelines(s, row.id, text, actor.user_id)
-        audit(s, actor, "guidelines_changed", project_id=row.id, target=row.name, details={"version": version})
+        audit(
+            s, actor, "guidelines_changed", project_id=row.id, target=row.name, details={"version": version}
+        )
         return version
 
 
-def get_guidelines(db: Database, actor: Actor, project: ProjectRef, version: int | None = None
-                   ) -> GuidelinesInfo | None:
+def get_guidelines(
+    db: Database, actor: Actor, project: ProjectRef, version: int | None = None
+) -> GuidelinesInfo | None:
     """The latest guidelines (or ``version``); None when the project has none."""
     check_int(version, "version", optional=True)
     with db.read() as s:
@@ -215,8 +282,9 @@ def get_guidelines(db: Database, actor: Actor, project: ProjectRef, version: int
 
 
 # -------------------------------------------------------------------------------------------- members
-def assign(db: Database, actor: Actor, project: ProjectRef, usernames: Sequence[str], *,
-           quota: int | None = None) -> list[MemberInfo]:
+def assign(
+    db: Database, actor: Actor, project: ProjectRef, usernames: Sequence[str], *, quota: int | None = None
+) -> list[MemberInfo]:
     """Make users annotators of a project (admin), optionally capping how many pairs each takes.
 
     Pairs are then handed out on demand by `queue.next_pair`, least-covered first, so the load stays balanced;
@@ -241,8 +309,14 @@ def assign(db: Database, actor: Actor, project: ProjectRef, usernames: Sequence[
             raise Conflict(f"user {inactive[0]!r} is deactivated")
         for name in names:
             q.upsert_member(s, row.id, users[name].id, quota)
-        audit(s, actor, "members_assigned", project_id=row.id, target=row.name,
-              details={"users": names, "quota": quota})
+        audit(
+            s,
+            actor,
+            "members_assigned",
+            project_id=row.id,
+            target=row.name,
+            details={"users": names, "quota": quota},
+        )
         return _members(s, row.id)
 
 
@@ -254,7 +328,14 @@ def unassign(db: Database, actor: Actor, project: ProjectRef, username: str) -> 
         if user is None or not q.remove_member(s, row.id, user.id):
             raise NotFound(f"{username!r} is not a member of project {row.name!r}")
         freed = jq.expire_claims(s, row.id, annotator_id=user.id)
-        audit(s, actor, "member_removed", project_id=row.id, target=user.username, details={"claims_freed": freed})
+        audit(
+            s,
+            actor,
+            "member_removed",
+            project_id=row.id,
+            target=user.username,
+            details={"claims_freed": freed},
+        )
         return _members(s, row.id)
 
 

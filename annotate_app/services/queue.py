@@ -112,16 +112,41 @@ def _view(s: Session, proj: Project, a: Assignment) -> PairView:
     if a.version > 0:
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1)
         current = label_info(rows[0]) if rows else None
-    return PairView(a.pair_id, proj.name, content["query_id"], content["query_text"], dict(content["query_meta"]),
-                    content["doc_id"], content["doc_title"], content["doc_text"], dict(content["doc_meta"]),
-                    content["doc_version"], settings.grade_scale, settings.min_reason_length,
-                    guidelines.version if guidelines else None, guidelines.markdown if guidelines else "", current)
+    return PairView(
+        a.pair_id,
+        proj.name,
+        content["query_id"],
+        content["query_text"],
+        dict(content["query_meta"]),
+        content["doc_id"],
+        content["doc_title"],
+        content["doc_text"],
+        dict(content["doc_meta"]),
+        content["doc_version"],
+        settings.grade_scale,
+        settings.min_reason_length,
+        guidelines.version if guidelines else None,
+        guidelines.markdown if guidelines else "",
+        current,
+    )
 
 
 def label_info(row: dict) -> LabelInfo:
-    return LabelInfo(row["pair_id"], row["query_id"], row["doc_id"], row["annotator"], row["version"], row["grade"],
-                     row["reason"], bool(row["unsure"]), row["seconds"], row["doc_version"],
-                     row["doc_version"] != row["current_doc_version"], row["created_at"], row.get("doc_title", ""))
+    return LabelInfo(
+        row["pair_id"],
+        row["query_id"],
+        row["doc_id"],
+        row["annotator"],
+        row["version"],
+        row["grade"],
+        row["reason"],
+        bool(row["unsure"]),
+        row["seconds"],
+        row["doc_version"],
+        row["doc_version"] != row["current_doc_version"],
+        row["created_at"],
+        row.get("doc_title", ""),
+    )
 
 
 def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> PairView:
@@ -161,30 +186,42 @@ def my_progress(db: Database, actor: Actor, project: ProjectRef) -> AnnotatorPro
         return annotator_progress(s, proj, user.id, user.username, pq.member(s, proj.id, user.id).quota)
 
 
-def annotator_progress(s: Session, proj: Project, user_id: int, username: str, quota: int | None,
-                       groups: list | None = None) -> AnnotatorProgress:
+def annotator_progress(
+    s: Session, proj: Project, user_id: int, username: str, quota: int | None, groups: list | None = None
+) -> AnnotatorProgress:
     groups = groups if groups is not None else [g for g in jq.annotator_counts(s, proj.id) if g[0] == user_id]
     count = {"done": 0, "active": 0, "skipped": 0, "expired": 0, "stale": 0}
     for _, status, n, stale in groups:
         count[status] += n
         count["stale"] += n if stale and status == "done" else 0
     available = jq.available_count(s, proj.id, user_id, proj.annotators_per_pair)
-    return AnnotatorProgress(username, count["done"], count["active"], count["skipped"], count["stale"], quota,
-                             available)
+    return AnnotatorProgress(
+        username, count["done"], count["active"], count["skipped"], count["stale"], quota, available
+    )
 
 
-def release_stale_claims(db: Database, actor: Actor, project: ProjectRef, *, older_than_minutes: int | None = None
-                         ) -> int:
+def release_stale_claims(
+    db: Database, actor: Actor, project: ProjectRef, *, older_than_minutes: int | None = None
+) -> int:
     """Free unlabelled claims older than ``older_than_minutes`` (default: the project's claim timeout), for
     reviewers who do not want to wait for the queue to run dry. Returns how many were freed."""
-    if older_than_minutes is not None and (isinstance(older_than_minutes, bool)
-                                           or not isinstance(older_than_minutes, int) or older_than_minutes < 0):
+    if older_than_minutes is not None and (
+        isinstance(older_than_minutes, bool)
+        or not isinstance(older_than_minutes, int)
+        or older_than_minutes < 0
+    ):
         raise InvalidInput(f"older_than_minutes must be an int >= 0; got {older_than_minutes!r}")
     check_int(older_than_minutes, "older_than_minutes", 0, MAX_CLAIM_AGE, optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")
         minutes = proj.claim_timeout_minutes if older_than_minutes is None else older_than_minutes
         freed = jq.expire_claims(s, proj.id, older_than=utcnow() - timedelta(minutes=minutes))
-        audit(s, actor, "claims_freed", project_id=proj.id, target=proj.name,
-              details={"older_than_minutes": minutes, "freed": freed})
+        audit(
+            s,
+            actor,
+            "claims_freed",
+            project_id=proj.id,
+            target=proj.name,
+            details={"older_than_minutes": minutes, "freed": freed},
+        )
         return freed

@@ -36,8 +36,15 @@ from annotate_app.store.db import Database
 from annotate_app.store.models import Project, Release
 from metrics.data import Qrels
 
-__all__ = ["create_release", "list_releases", "get_release", "release_qrels", "canonical_trec", "corpus_hash",
-           "MIN_JUSTIFICATION"]
+__all__ = [
+    "create_release",
+    "list_releases",
+    "get_release",
+    "release_qrels",
+    "canonical_trec",
+    "corpus_hash",
+    "MIN_JUSTIFICATION",
+]
 
 MIN_JUSTIFICATION = 20
 
@@ -62,9 +69,24 @@ def corpus_hash(rows: list[tuple[str, int, str]]) -> str:
 
 
 def _info(project: Project, r: Release) -> ReleaseInfo:
-    return ReleaseInfo(project.name, r.version, r.created_by_name, r.created_at, r.statistic, r.agreement_value,
-                       r.threshold, r.justification, r.content_hash, r.corpus_hash, r.guidelines_version, r.n_qrels,
-                       dict(r.counts), tuple(r.annotators), dict(r.agreement), r.note)
+    return ReleaseInfo(
+        project.name,
+        r.version,
+        r.created_by_name,
+        r.created_at,
+        r.statistic,
+        r.agreement_value,
+        r.threshold,
+        r.justification,
+        r.content_hash,
+        r.corpus_hash,
+        r.guidelines_version,
+        r.n_qrels,
+        dict(r.counts),
+        tuple(r.annotators),
+        dict(r.agreement),
+        r.note,
+    )
 
 
 def _check_justification(justification: str | None, block: Blockers) -> str | None:
@@ -72,8 +94,10 @@ def _check_justification(justification: str | None, block: Blockers) -> str | No
         raise InvalidInput(f"justification must be a string or None; got {type(justification).__name__}")
     text = (justification or "").strip()
     if block.below_threshold and len(text) < MIN_JUSTIFICATION:
-        raise Conflict(f"{block.agreement_message}: a release needs a written justification of at least "
-                       f"{MIN_JUSTIFICATION} characters")
+        raise Conflict(
+            f"{block.agreement_message}: a release needs a written justification of at least "
+            f"{MIN_JUSTIFICATION} characters"
+        )
     return text or None
 
 
@@ -88,13 +112,22 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
     grade[disagreeing] = adj["grade"].to_numpy()[disagreeing]
     adj_ids = np.where(disagreeing, adj["id"].to_numpy(), None)
     ids = [external[int(p)] for p in v.index]
-    return pd.DataFrame({"query_id": [x[0] for x in ids], "doc_id": [x[1] for x in ids],
-                         "grade": grade, "kind": kind, "label_ids": v["label_state"].to_numpy(),
-                         "adjudication_id": adj_ids, "pair_id": v.index.to_numpy()})
+    return pd.DataFrame(
+        {
+            "query_id": [x[0] for x in ids],
+            "doc_id": [x[1] for x in ids],
+            "grade": grade,
+            "kind": kind,
+            "label_ids": v["label_state"].to_numpy(),
+            "adjudication_id": adj_ids,
+            "pair_id": v.index.to_numpy(),
+        }
+    )
 
 
-def create_release(db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None,
-                   note: str = "") -> ReleaseInfo:
+def create_release(
+    db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None, note: str = ""
+) -> ReleaseInfo:
     """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it."""
     if justification is not None:
         check_text(justification, "justification")
@@ -113,28 +146,68 @@ def create_release(db: Database, actor: Actor, project: ProjectRef, *, justifica
         raise Conflict("another release was created at the same time; try again") from None
 
 
-def _insert(s: Session, actor: Actor, proj: Project, state: GateState, figures: dict, justification: str | None,
-            note: str) -> ReleaseInfo:
+def _insert(
+    s: Session,
+    actor: Actor,
+    proj: Project,
+    state: GateState,
+    figures: dict,
+    justification: str | None,
+    note: str,
+) -> ReleaseInfo:
     qrels = _qrels(state, jq.pair_external_ids(s, proj.id))
-    columns = [qrels[c].tolist() for c in ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id",
-                                           "pair_id")]
+    columns = [
+        qrels[c].tolist()
+        for c in ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id")
+    ]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
     used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
     counts = {k: int((qrels["kind"] == k).sum()) for k in ("unanimous", "majority", "adjudicated")}
     counts["excluded"] = int(state.pairs["excluded"].sum())
     release = q.insert_release(
-        s, project_id=proj.id, version=q.next_version(s, proj.id), note=note, statistic=figures["statistic"],
-        agreement_value=figures["value"], threshold=figures["threshold"], agreement=figures,
-        annotators=sorted(state.names[int(a)] for a in used), counts=counts,
-        corpus_hash=corpus_hash(cq.corpus_rows(s, proj.id)), guidelines_version=pq.guidelines_version(s, proj.id),
-        justification=justification, content_hash=sha256_text(content), n_qrels=len(rows),
-        created_by=actor.user_id, created_by_name=actor.username)
-    q.insert_qrels(s, [{"release_id": release.id, "pair_id": int(p), "query_external": a, "doc_external": b,
-                        "grade": int(g), "kind": k, "label_ids": ids, "adjudication_id": None if j is None else int(j)}
-                       for a, b, g, k, ids, j, p in rows])
-    audit(s, actor, "release_created", project_id=proj.id, target=f"{proj.name} v{release.version}",
-          details={"content_hash": release.content_hash, "n_qrels": len(rows), "justification": justification})
+        s,
+        project_id=proj.id,
+        version=q.next_version(s, proj.id),
+        note=note,
+        statistic=figures["statistic"],
+        agreement_value=figures["value"],
+        threshold=figures["threshold"],
+        agreement=figures,
+        annotators=sorted(state.names[int(a)] for a in used),
+        counts=counts,
+        corpus_hash=corpus_hash(cq.corpus_rows(s, proj.id)),
+        guidelines_version=pq.guidelines_version(s, proj.id),
+        justification=justification,
+        content_hash=sha256_text(content),
+        n_qrels=len(rows),
+        created_by=actor.user_id,
+        created_by_name=actor.username,
+    )
+    q.insert_qrels(
+        s,
+        [
+            {
+                "release_id": release.id,
+                "pair_id": int(p),
+                "query_external": a,
+                "doc_external": b,
+                "grade": int(g),
+                "kind": k,
+                "label_ids": ids,
+                "adjudication_id": None if j is None else int(j),
+            }
+            for a, b, g, k, ids, j, p in rows
+        ],
+    )
+    audit(
+        s,
+        actor,
+        "release_created",
+        project_id=proj.id,
+        target=f"{proj.name} v{release.version}",
+        details={"content_hash": release.content_hash, "n_qrels": len(rows), "justification": justification},
+    )
     return _info(proj, release)
 
 
@@ -169,5 +242,9 @@ def release_qrels(db: Database, actor: Actor, project: ProjectRef, version: int 
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
         release = load_release(s, proj, version)
         rows = sorted(tuple(r[:3]) for r in q.qrel_rows(s, release.id))
-    return Qrels([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
-                 source=f"{proj.name} release {release.version}")
+    return Qrels(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        np.array([r[2] for r in rows], dtype=np.int64),
+        source=f"{proj.name} release {release.version}",
+    )

@@ -76,12 +76,25 @@ def stored_run(db: Database, actor: Actor, project: ProjectRef, name: str) -> Ru
         if run is None:
             raise NotFound(f"run {name!r} does not exist in project {proj.name!r}")
         rows = q.run_entries(s, run.id)
-    return Run([r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.float64),
-               name=str(name), source=f"{proj.name} run {name}")
+    return Run(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        np.array([r[2] for r in rows], dtype=np.float64),
+        name=str(name),
+        source=f"{proj.name} run {name}",
+    )
 
 
-def bm25_baseline(db: Database, actor: Actor, project: ProjectRef, *, k: int = 100, k1: float = 1.5,
-                  b: float = 0.75, name: str = "bm25") -> Run:
+def bm25_baseline(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    *,
+    k: int = 100,
+    k1: float = 1.5,
+    b: float = 0.75,
+    name: str = "bm25",
+) -> Run:
     """A BM25 run over the project's documents and queries (reviewer); see the module doc.
 
     ``k``: documents kept per query (int >= 1); ``k1``, ``b``: BM25 parameters (`metrics.bm25.BM25Index`).
@@ -123,8 +136,9 @@ def _check_pairs(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return list(out)
 
 
-def queue_pairs(db: Database, actor: Actor, project: ProjectRef, pairs: Iterable[tuple[str, str]], *,
-                note: str = "") -> QueueReport:
+def queue_pairs(
+    db: Database, actor: Actor, project: ProjectRef, pairs: Iterable[tuple[str, str]], *, note: str = ""
+) -> QueueReport:
     """Add ``pairs`` (query ID, document ID) to the pool as manual pairs to judge (reviewer); see the module
     doc.
 
@@ -140,13 +154,34 @@ def queue_pairs(db: Database, actor: Actor, project: ProjectRef, pairs: Iterable
         existing = pq.pair_index(s, proj.id)
         new = [key for key in keys if key not in existing]
         now = utcnow()
-        rows = [{"project_id": proj.id, "query_id": a, "document_id": b, "origin": "manual",
-                 "added_by": actor.user_id, "note": text, "claimed": 0, "excluded": False, "created_at": now}
-                for a, b in new]
+        rows = [
+            {
+                "project_id": proj.id,
+                "query_id": a,
+                "document_id": b,
+                "origin": "manual",
+                "added_by": actor.user_id,
+                "note": text,
+                "claimed": 0,
+                "excluded": False,
+                "created_at": now,
+            }
+            for a, b in new
+        ]
         if rows:
             pq.insert_pairs(s, proj.id, rows)
         report = QueueReport(len(new), len(keys) - len(new), unknown)
-        audit(s, actor, "pairs_queued", project_id=proj.id, target=proj.name,
-              details={"added": report.added, "already_pooled": report.already_pooled,
-                       "unknown": len(unknown), "note": text})
+        audit(
+            s,
+            actor,
+            "pairs_queued",
+            project_id=proj.id,
+            target=proj.name,
+            details={
+                "added": report.added,
+                "already_pooled": report.already_pooled,
+                "unknown": len(unknown),
+                "note": text,
+            },
+        )
         return report

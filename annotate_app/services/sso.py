@@ -31,8 +31,13 @@ from annotate_app.store.models import utcnow
 __all__ = ["username_for", "sso_actor"]
 
 
-def username_for(email: str | None, *, users: Mapping[str, str] | None = None, domain: str | None = None,
-                 verified: bool | None = None) -> str | None:
+def username_for(
+    email: str | None,
+    *,
+    users: Mapping[str, str] | None = None,
+    domain: str | None = None,
+    verified: bool | None = None,
+) -> str | None:
     """The username an e-mail address maps to (see the module doc), or None."""
     if not isinstance(email, str) or "@" not in email or verified is False:
         return None
@@ -58,9 +63,17 @@ def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
     with db.write() as s:
         user = q.by_name(s, name)
         if user is None or not user.active:
-            raise PermissionDenied(f"{identity} has no active QrelForge account; ask an admin to create "
-                                   f"user {name!r}")
+            raise PermissionDenied(
+                f"{identity} has no active QrelForge account; ask an admin to create user {name!r}"
+            )
         q.set_fields(s, user.id, last_login_at=utcnow())
-        q.add_audit(s, actor_id=user.id, actor_name=user.username, action="login_sso", project_id=None,
-                    target=user.username, details={"identity": str(identity)[:320]})
+        q.add_audit(
+            s,
+            actor_id=user.id,
+            actor_name=user.username,
+            action="login_sso",
+            project_id=None,
+            target=user.username,
+            details={"identity": str(identity)[:320]},
+        )
         return Actor(user.id, user.username, Role(user.role), user.session_version)

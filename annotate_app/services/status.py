@@ -23,17 +23,27 @@ def project_status(db: Database, actor: Actor, project: ProjectRef) -> ProjectSt
         state = load_state(s, proj)
         groups = jq.annotator_counts(s, proj.id)
         members = [(u.id, u.username, quota) for u, quota in pq.members(s, proj.id)]
-        people = [annotator_progress(s, proj, uid, name, quota, [g for g in groups if g[0] == uid])
-                  for uid, name, quota in members]
+        people = [
+            annotator_progress(s, proj, uid, name, quota, [g for g in groups if g[0] == uid])
+            for uid, name, quota in members
+        ]
         releases = rq.count(s, proj.id)
     pairs, verdicts = state.pairs, state.verdicts
     live = int((~pairs["excluded"]).sum())
     complete = int(verdicts["complete"].sum())
     touched = len(verdicts)
     return ProjectStatus(
-        project=proj.name, pairs=live, excluded=len(pairs) - live, complete=complete,
-        in_progress=touched - complete, untouched=live - touched, labels=len(state.labels),
-        slots=live * proj.annotators_per_pair, stale=int(state.labels["stale"].astype(bool).sum()),
+        project=proj.name,
+        pairs=live,
+        excluded=len(pairs) - live,
+        complete=complete,
+        in_progress=touched - complete,
+        untouched=live - touched,
+        labels=len(state.labels),
+        slots=live * proj.annotators_per_pair,
+        stale=int(state.labels["stale"].astype(bool).sum()),
         disagreements=int(verdicts["disagreement"].sum()),
-        adjudicated=int(verdicts["disagreement"].sum()) - len(state.unresolved()), releases=releases,
-        annotators=tuple(people))
+        adjudicated=int(verdicts["disagreement"].sum()) - len(state.unresolved()),
+        releases=releases,
+        annotators=tuple(people),
+    )

@@ -13,15 +13,38 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "GradeScale", "UserInfo", "ProjectSettings", "ProjectInfo", "GuidelinesInfo", "MemberInfo", "ImportPreview",
-    "ImportReport", "PoolReport", "PairInfo", "LabelInfo", "PairView", "Progress", "AnnotatorProgress",
-    "ProjectStatus", "AgreementSummary", "Disagreement", "AdjudicationInfo", "Blockers", "ReleaseInfo",
-    "AuditInfo", "Confusion", "DEFAULT_GRADE_SCALE",
+    "GradeScale",
+    "UserInfo",
+    "ProjectSettings",
+    "ProjectInfo",
+    "GuidelinesInfo",
+    "MemberInfo",
+    "ImportPreview",
+    "ImportReport",
+    "PoolReport",
+    "PairInfo",
+    "LabelInfo",
+    "PairView",
+    "Progress",
+    "AnnotatorProgress",
+    "ProjectStatus",
+    "AgreementSummary",
+    "Disagreement",
+    "AdjudicationInfo",
+    "Blockers",
+    "ReleaseInfo",
+    "AuditInfo",
+    "Confusion",
+    "DEFAULT_GRADE_SCALE",
 ]
 
 GradeScale = tuple[tuple[int, str], ...]
 DEFAULT_GRADE_SCALE: GradeScale = (
-    (0, "Not relevant"), (1, "Related, does not answer"), (2, "Partly answers"), (3, "Fully answers"))
+    (0, "Not relevant"),
+    (1, "Related, does not answer"),
+    (2, "Partly answers"),
+    (3, "Fully answers"),
+)
 
 
 @dataclass(frozen=True)
@@ -120,8 +143,10 @@ class ImportReport:
 
     def __str__(self) -> str:
         extra = f", {self.stale_labels} labels now stale" if self.stale_labels else ""
-        return (f"{self.kind} {self.name}: {self.added} added, {self.changed} changed, "
-                f"{self.unchanged} unchanged{extra}")
+        return (
+            f"{self.kind} {self.name}: {self.added} added, {self.changed} changed, "
+            f"{self.unchanged} unchanged{extra}"
+        )
 
 
 @dataclass(frozen=True)
@@ -135,8 +160,10 @@ class PoolReport:
     per_query: dict[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        return (f"pooled {', '.join(self.runs)} at depth {self.depth}: {self.added} new pairs, "
-                f"{self.already_pooled} already in the pool, {self.over_budget} over the budget")
+        return (
+            f"pooled {', '.join(self.runs)} at depth {self.depth}: {self.added} new pairs, "
+            f"{self.already_pooled} already in the pool, {self.over_budget} over the budget"
+        )
 
 
 @dataclass(frozen=True)
@@ -281,9 +308,24 @@ class AgreementSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """The scalar figures (what a release stores)."""
-        keys = ("statistic", "value", "threshold", "passes", "band", "mode", "weights", "n_pairs", "n_annotators",
-                "n_labels", "percent_agreement", "mean_pairwise_kappa", "fleiss_kappa", "krippendorff_alpha",
-                "disagreements", "unadjudicated")
+        keys = (
+            "statistic",
+            "value",
+            "threshold",
+            "passes",
+            "band",
+            "mode",
+            "weights",
+            "n_pairs",
+            "n_annotators",
+            "n_labels",
+            "percent_agreement",
+            "mean_pairwise_kappa",
+            "fleiss_kappa",
+            "krippendorff_alpha",
+            "disagreements",
+            "unadjudicated",
+        )
         out = {k: getattr(self, k) for k in keys}
         return {k: (None if isinstance(v, float) and v != v else v) for k, v in out.items()}
 
@@ -356,7 +398,9 @@ class Blockers:
         if self.missing_labels:
             out.append(f"{self.missing_labels} pairs lack their labels (label them or exclude them)")
         if self.stale_labels:
-            out.append(f"{self.stale_labels} labels were made on an older document version (re-judge or exclude)")
+            out.append(
+                f"{self.stale_labels} labels were made on an older document version (re-judge or exclude)"
+            )
         if self.unadjudicated:
             out.append(f"{self.unadjudicated} disagreements are not adjudicated")
         return tuple(out)
@@ -376,8 +420,11 @@ class Blockers:
         return f"{self.statistic} {self.agreement:.3f} is below the threshold {self.threshold:.3f}"
 
     def messages(self) -> tuple[str, ...]:
-        low = (f"{self.agreement_message} (a reviewer may release with a written justification)",) \
-            if self.below_threshold else ()
+        low = (
+            (f"{self.agreement_message} (a reviewer may release with a written justification)",)
+            if self.below_threshold
+            else ()
+        )
         return self.hard + low
 
 

@@ -26,13 +26,31 @@ from annotate_app.store import users as q
 from annotate_app.store.db import Database
 from annotate_app.store.models import User, utcnow
 
-__all__ = ["create_user", "list_users", "get_user", "set_role", "reset_password", "change_password",
-           "deactivate", "reactivate", "unlock", "user_info"]
+__all__ = [
+    "create_user",
+    "list_users",
+    "get_user",
+    "set_role",
+    "reset_password",
+    "change_password",
+    "deactivate",
+    "reactivate",
+    "unlock",
+    "user_info",
+]
 
 
 def user_info(user: User) -> UserInfo:
-    return UserInfo(user.id, user.username, user.display_name, user.role, user.active, user.locked_until,
-                    user.last_login_at, user.created_at)
+    return UserInfo(
+        user.id,
+        user.username,
+        user.display_name,
+        user.role,
+        user.active,
+        user.locked_until,
+        user.last_login_at,
+        user.created_at,
+    )
 
 
 def _load(s, username: str) -> User:
@@ -42,8 +60,15 @@ def _load(s, username: str) -> User:
     return user
 
 
-def create_user(db: Database, actor: Actor, username: str, password: str, *, role: str = "annotator",
-                display_name: str = "") -> UserInfo:
+def create_user(
+    db: Database,
+    actor: Actor,
+    username: str,
+    password: str,
+    *,
+    role: str = "annotator",
+    display_name: str = "",
+) -> UserInfo:
     """Add a user (admin). Username: 2–64 of a-z 0-9 . _ - (stored lower-case); password ≥ 8 characters."""
     name, role = check_username(username), Role.parse(role)
     check_password(password, name)
@@ -55,8 +80,9 @@ def create_user(db: Database, actor: Actor, username: str, password: str, *, rol
         authorize(s, actor, Role.ADMIN, "add users")
         if q.by_name(s, name) is not None:
             raise Conflict(f"user {name!r} already exists")
-        user = q.insert_user(s, username=name, display_name=display_name or name, role=role.value,
-                             password_hash=hashed)
+        user = q.insert_user(
+            s, username=name, display_name=display_name or name, role=role.value, password_hash=hashed
+        )
         audit(s, actor, "user_added", target=name, details={"role": role.value})
         return user_info(user)
 
@@ -103,8 +129,15 @@ def reset_password(db: Database, actor: Actor, username: str, new_password: str)
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "reset passwords")
         user = _load(s, name)
-        q.set_fields(s, user.id, password_hash=hashed, password_changed_at=utcnow(), failed_logins=0,
-                     locked_until=None, bump_session=True)
+        q.set_fields(
+            s,
+            user.id,
+            password_hash=hashed,
+            password_changed_at=utcnow(),
+            failed_logins=0,
+            locked_until=None,
+            bump_session=True,
+        )
         audit(s, actor, "password_reset", target=user.username)
         s.refresh(user)
         return user_info(user)

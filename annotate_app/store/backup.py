@@ -28,8 +28,19 @@ from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import unstorable
 from annotate_app.store.models import Base, UTCDateTime
 
-__all__ = ["tables", "columns", "rows", "encode", "decoder", "counts", "load", "defer_constraints",
-           "reset_sequences", "wipe", "BadValue"]
+__all__ = [
+    "tables",
+    "columns",
+    "rows",
+    "encode",
+    "decoder",
+    "counts",
+    "load",
+    "defer_constraints",
+    "reset_sequences",
+    "wipe",
+    "BadValue",
+]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)  # Integer is a 4-byte integer on PostgreSQL
 
@@ -185,8 +196,12 @@ def reset_sequences(s: Session) -> None:
         return
     for table in tables():
         if list(table.primary_key.columns.keys()) == ["id"]:
-            s.execute(text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
-                           f"COALESCE(MAX(id), 0) + 1, false) FROM {table.name}"))
+            s.execute(
+                text(
+                    f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                    f"COALESCE(MAX(id), 0) + 1, false) FROM {table.name}"
+                )
+            )
 
 
 def wipe(s: Session) -> None:
@@ -195,7 +210,9 @@ def wipe(s: Session) -> None:
     if s.connection().dialect.name != "sqlite":
         s.execute(text(f"TRUNCATE {', '.join(names)} RESTART IDENTITY"))
         return
-    triggers = s.execute(text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")).all()
+    triggers = s.execute(
+        text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+    ).all()
     for name, _ in triggers:
         s.execute(text(f'DROP TRIGGER "{name}"'))
     defer_constraints(s)

@@ -33,8 +33,12 @@ def bulk_insert(s: Session, table: Table, rows: Sequence[dict]) -> None:
     try:
         with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row([json.dumps(row[c], ensure_ascii=False) if j and row[c] is not None else row[c]
-                                for c, j in zip(columns, as_json, strict=True)])
+                copy.write_row(
+                    [
+                        json.dumps(row[c], ensure_ascii=False) if j and row[c] is not None else row[c]
+                        for c, j in zip(columns, as_json, strict=True)
+                    ]
+                )
     finally:
         cursor.close()
 
@@ -48,10 +52,17 @@ def _sqlite_executemany(conn, table: Table, rows: Sequence[dict]) -> None:
     cursor = conn.connection.dbapi_connection.cursor()
     try:
         for start in range(0, len(rows), SQLITE_BATCH):
-            batch = rows[start:start + SQLITE_BATCH]
-            cursor.executemany(sql, [tuple(v if f is None or v is None else f(v)
-                                           for v, f in zip((r[c] for c in columns), processors, strict=True))
-                                     for r in batch])
+            batch = rows[start : start + SQLITE_BATCH]
+            cursor.executemany(
+                sql,
+                [
+                    tuple(
+                        v if f is None or v is None else f(v)
+                        for v, f in zip((r[c] for c in columns), processors, strict=True)
+                    )
+                    for r in batch
+                ],
+            )
     finally:
         cursor.close()
 

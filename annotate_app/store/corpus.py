@@ -28,24 +28,45 @@ from annotate_app.store.models import (
     utcnow,
 )
 
-__all__ = ["doc_index", "query_index", "insert_documents", "update_documents", "insert_versions",
-           "mark_stale", "insert_queries", "update_queries", "queries_with_labels", "chunk_index",
-           "insert_chunks", "find_run", "insert_run", "insert_run_entries", "insert_run_columns", "set_run_size",
-           "delete_run_entries", "runs",
-           "prior_sources", "insert_prior", "record_import", "corpus_rows", "BATCH"]
+__all__ = [
+    "doc_index",
+    "query_index",
+    "insert_documents",
+    "update_documents",
+    "insert_versions",
+    "mark_stale",
+    "insert_queries",
+    "update_queries",
+    "queries_with_labels",
+    "chunk_index",
+    "insert_chunks",
+    "find_run",
+    "insert_run",
+    "insert_run_entries",
+    "insert_run_columns",
+    "set_run_size",
+    "delete_run_entries",
+    "runs",
+    "prior_sources",
+    "insert_prior",
+    "record_import",
+    "corpus_rows",
+    "BATCH",
+]
 
 BATCH = 5000
 
 
 def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]]:
     for start in range(0, len(rows), size):
-        yield rows[start:start + size]
+        yield rows[start : start + size]
 
 
 def doc_index(s: Session, project_id: int) -> dict[str, tuple[int, int, str]]:
     """external_id → (id, current version, content sha256) of every document of the project."""
     stmt = select(Document.external_id, Document.id, Document.version, Document.content_sha256).where(
-        Document.project_id == project_id)
+        Document.project_id == project_id
+    )
     return {e: (i, v, h) for e, i, v, h in s.execute(stmt)}
 
 
@@ -77,9 +98,13 @@ def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
     """Flag the done assignments on these documents' pairs (their labels judged an older version)."""
     total = 0
     for start in range(0, len(document_ids), 500):
-        ids = list(document_ids[start:start + 500])
+        ids = list(document_ids[start : start + 500])
         pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
-        stmt = update(Assignment).where(Assignment.pair_id.in_(pairs), Assignment.status == "done").values(stale=True)
+        stmt = (
+            update(Assignment)
+            .where(Assignment.pair_id.in_(pairs), Assignment.status == "done")
+            .values(stale=True)
+        )
         total += s.execute(stmt, execution_options={"synchronize_session": False}).rowcount
     return total
 
@@ -99,8 +124,12 @@ def update_queries(s: Session, rows: Sequence[dict]) -> None:
 def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
     if not query_ids:
         return set()
-    stmt = (select(Pair.query_id).join(Assignment, Assignment.pair_id == Pair.id)
-            .where(Pair.query_id.in_(list(query_ids)), Assignment.status == "done").distinct())
+    stmt = (
+        select(Pair.query_id)
+        .join(Assignment, Assignment.pair_id == Pair.id)
+        .where(Pair.query_id.in_(list(query_ids)), Assignment.status == "done")
+        .distinct()
+    )
     return set(s.scalars(stmt))
 
 
@@ -131,36 +160,60 @@ def insert_run_entries(s: Session, rows: Sequence[dict]) -> None:
     bulk_insert(s, RunEntry.__table__, rows)
 
 
-def insert_run_columns(s: Session, run_id: int, *, query_id: np.ndarray, document_id: np.ndarray,
-                       rank: np.ndarray, score: np.ndarray, batch: int = 20_000) -> None:
+def insert_run_columns(
+    s: Session,
+    run_id: int,
+    *,
+    query_id: np.ndarray,
+    document_id: np.ndarray,
+    rank: np.ndarray,
+    score: np.ndarray,
+    batch: int = 20_000,
+) -> None:
     """Insert a run's entries from equal-length columns, ``batch`` rows at a time (only one batch of row dicts
     exists at once, so a run of millions of entries needs no Python object per entry)."""
     for start in range(0, len(rank), batch):
         part = slice(start, start + batch)
-        columns = zip(query_id[part].tolist(), document_id[part].tolist(), rank[part].tolist(),
-                      score[part].tolist(), strict=True)
-        bulk_insert(s, RunEntry.__table__, [{"run_id": run_id, "query_id": qq, "document_id": d, "rank": r,
-                                             "score": sc} for qq, d, r, sc in columns])
+        columns = zip(
+            query_id[part].tolist(),
+            document_id[part].tolist(),
+            rank[part].tolist(),
+            score[part].tolist(),
+            strict=True,
+        )
+        bulk_insert(
+            s,
+            RunEntry.__table__,
+            [
+                {"run_id": run_id, "query_id": qq, "document_id": d, "rank": r, "score": sc}
+                for qq, d, r, sc in columns
+            ],
+        )
 
 
 def set_run_size(s: Session, run_id: int, n_entries: int) -> None:
-    s.execute(update(Run).where(Run.id == run_id).values(n_entries=n_entries),
-              execution_options={"synchronize_session": False})
+    s.execute(
+        update(Run).where(Run.id == run_id).values(n_entries=n_entries),
+        execution_options={"synchronize_session": False},
+    )
 
 
 def delete_run_entries(s: Session, run_id: int, query_ids: Sequence[int]) -> int:
     """Delete the run's entries of these (internal) query ids, 500 ids at a time; returns how many."""
     table, total = RunEntry.__table__, 0
     for start in range(0, len(query_ids), 500):
-        ids = list(query_ids[start:start + 500])
+        ids = list(query_ids[start : start + 500])
         total += s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(ids))).rowcount
     return total
 
 
 def prior_sources(s: Session, project_id: int) -> dict[str, int]:
     """Prior-judgment source name → number of judgments."""
-    stmt = (select(PriorJudgment.source, func.count()).where(PriorJudgment.project_id == project_id)
-            .group_by(PriorJudgment.source))
+    stmt = (
+        select(PriorJudgment.source, func.count())
+        .where(PriorJudgment.project_id == project_id)
+        .group_by(PriorJudgment.source)
+    )
     return dict(s.execute(stmt).all())
 
 
@@ -173,13 +226,18 @@ def record_import(s: Session, **fields: Any) -> None:
 
 
 def find_import(s: Session, project_id: int, kind: str, name: str) -> ImportRecord | None:
-    stmt = (select(ImportRecord).where(ImportRecord.project_id == project_id, ImportRecord.kind == kind,
-                                       ImportRecord.source == name).order_by(ImportRecord.id.desc()).limit(1))
+    stmt = (
+        select(ImportRecord)
+        .where(ImportRecord.project_id == project_id, ImportRecord.kind == kind, ImportRecord.source == name)
+        .order_by(ImportRecord.id.desc())
+        .limit(1)
+    )
     return s.scalar(stmt)
 
 
 def corpus_rows(s: Session, project_id: int) -> list[tuple[str, int, str]]:
     """(external_id, version, content sha256) of every document: what the corpus version hash covers."""
     stmt = select(Document.external_id, Document.version, Document.content_sha256).where(
-        Document.project_id == project_id)
+        Document.project_id == project_id
+    )
     return list(s.execute(stmt))

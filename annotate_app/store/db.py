@@ -126,10 +126,15 @@ class Database:
     def __init__(self, url: str | URL, *, pool_size: int = 10, echo: bool = False):
         self.url = make_url(url)
         if self.url.get_backend_name() not in ("sqlite", "postgresql"):
-            raise ValueError(f"database URL must be sqlite:// or postgresql+psycopg://; got {safe_url(url)!r}")
+            raise ValueError(
+                f"database URL must be sqlite:// or postgresql+psycopg://; got {safe_url(url)!r}"
+            )
         self.dialect = self.url.get_backend_name()
-        self.engine = _sqlite_engine(self.url, pool_size, echo) if self.is_sqlite else _pg_engine(
-            self.url, pool_size, echo)
+        self.engine = (
+            _sqlite_engine(self.url, pool_size, echo)
+            if self.is_sqlite
+            else _pg_engine(self.url, pool_size, echo)
+        )
         self._writer = self.engine.execution_options(qf_write=True)
         self._snapshot = self._writer.execution_options(qf_snapshot=True)
         self._reader = self.engine.execution_options(qf_write=False)
@@ -148,11 +153,18 @@ class Database:
     def write(self, *, snapshot: bool = False) -> Iterator[Session]:
         """A read-write transaction; commits on success, rolls back on error."""
         if self._writers is not None and not self._writers.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
-            raise OperationalError("BEGIN IMMEDIATE", None, TimeoutError(
-                f"database is locked: other writers of this process held it for {SQLITE_BUSY_TIMEOUT_MS // 1000} s"))
+            raise OperationalError(
+                "BEGIN IMMEDIATE",
+                None,
+                TimeoutError(
+                    f"database is locked: other writers of this process held it for {SQLITE_BUSY_TIMEOUT_MS // 1000} s"
+                ),
+            )
         try:
-            with Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session, \
-                    session.begin():
+            with (
+                Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session,
+                session.begin(),
+            ):
                 yield session
         finally:
             if self._writers is not None:
@@ -161,8 +173,10 @@ class Database:
     @contextmanager
     def read(self, *, snapshot: bool = False) -> Iterator[Session]:
         """A read-only transaction (``snapshot=True``: one snapshot for all its statements)."""
-        with Session(self._snapshot_reader if snapshot else self._reader, expire_on_commit=False) as session, \
-                session.begin():
+        with (
+            Session(self._snapshot_reader if snapshot else self._reader, expire_on_commit=False) as session,
+            session.begin(),
+        ):
             yield session
 
     def dispose(self) -> None:
@@ -176,10 +190,17 @@ def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     memory = url.database in (None, "", ":memory:")
     if not memory:
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    options: dict[str, Any] = {"poolclass": StaticPool} if memory else {
-        "pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": 60}
-    engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False,
-                                                         "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **options)
+    options: dict[str, Any] = (
+        {"poolclass": StaticPool}
+        if memory
+        else {"pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": 60}
+    )
+    engine = create_engine(
+        url,
+        echo=echo,
+        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        **options,
+    )
     event.listen(engine, "connect", _sqlite_connect)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
@@ -188,8 +209,12 @@ def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
 def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_begin)
     cursor = dbapi_conn.cursor()
-    for pragma in ("journal_mode=WAL", f"busy_timeout={SQLITE_BUSY_TIMEOUT_MS}", "foreign_keys=ON",
-                   "synchronous=NORMAL"):
+    for pragma in (
+        "journal_mode=WAL",
+        f"busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+        "foreign_keys=ON",
+        "synchronous=NORMAL",
+    ):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
 
@@ -202,5 +227,6 @@ def _sqlite_begin(conn: Any) -> None:
 def _pg_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")
-    return create_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_timeout=60,
-                         pool_pre_ping=True)
+    return create_engine(
+        url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_timeout=60, pool_pre_ping=True
+    )

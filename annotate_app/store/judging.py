@@ -34,28 +34,67 @@ from annotate_app.store.models import (
     utcnow,
 )
 
-__all__ = ["label_count", "max_claimed", "expire_claims", "open_claim", "candidates", "take_slot", "free_slot",
-           "insert_assignment", "own_assignment", "pair_content", "current_doc_version", "mark_done",
-           "insert_label", "set_label_id", "skip", "release_slot", "own_count", "label_rows", "current_labels",
-           "latest_adjudications", "adjudication_of", "insert_adjudication", "annotator_counts", "available_count", "priors", "pair_rows", "pair_external_ids", "query_names", "int_columns"]
+__all__ = [
+    "label_count",
+    "max_claimed",
+    "expire_claims",
+    "open_claim",
+    "candidates",
+    "take_slot",
+    "free_slot",
+    "insert_assignment",
+    "own_assignment",
+    "pair_content",
+    "current_doc_version",
+    "mark_done",
+    "insert_label",
+    "set_label_id",
+    "skip",
+    "release_slot",
+    "own_count",
+    "label_rows",
+    "current_labels",
+    "latest_adjudications",
+    "adjudication_of",
+    "insert_adjudication",
+    "annotator_counts",
+    "available_count",
+    "priors",
+    "pair_rows",
+    "pair_external_ids",
+    "query_names",
+    "int_columns",
+]
 
 
 def label_count(s: Session, project_id: int) -> int:
-    stmt = select(func.count()).select_from(Assignment).where(Assignment.project_id == project_id,
-                                                              Assignment.status == "done")
+    stmt = (
+        select(func.count())
+        .select_from(Assignment)
+        .where(Assignment.project_id == project_id, Assignment.status == "done")
+    )
     return int(s.scalar(stmt))
 
 
 def max_claimed(s: Session, project_id: int) -> int:
-    return int(s.scalar(select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id)))
+    return int(
+        s.scalar(select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id))
+    )
 
 
 # ------------------------------------------------------------------------------------------------ claims
-def expire_claims(s: Session, project_id: int, *, annotator_id: int | None = None,
-                  older_than: datetime | None = None, pair_ids: Sequence[int] | None = None) -> int:
+def expire_claims(
+    s: Session,
+    project_id: int,
+    *,
+    annotator_id: int | None = None,
+    older_than: datetime | None = None,
+    pair_ids: Sequence[int] | None = None,
+) -> int:
     """Free unlabelled claims (status ``active``): by annotator, by age and/or by pair. Returns how many."""
-    stmt = select(Assignment.id, Assignment.pair_id).where(Assignment.project_id == project_id,
-                                                           Assignment.status == "active")
+    stmt = select(Assignment.id, Assignment.pair_id).where(
+        Assignment.project_id == project_id, Assignment.status == "active"
+    )
     if annotator_id is not None:
         stmt = stmt.where(Assignment.annotator_id == annotator_id)
     if older_than is not None:
@@ -64,8 +103,11 @@ def expire_claims(s: Session, project_id: int, *, annotator_id: int | None = Non
         stmt = stmt.where(Assignment.pair_id.in_(list(pair_ids)))
     freed = 0
     for assignment_id, pair_id in s.execute(stmt.order_by(Assignment.id)).all():
-        done = s.execute(update(Assignment).where(Assignment.id == assignment_id, Assignment.status == "active")
-                         .values(status="expired", slot=None, updated_at=utcnow())).rowcount
+        done = s.execute(
+            update(Assignment)
+            .where(Assignment.id == assignment_id, Assignment.status == "active")
+            .values(status="expired", slot=None, updated_at=utcnow())
+        ).rowcount
         if done:
             release_slot(s, pair_id)
             freed += 1
@@ -75,75 +117,131 @@ def expire_claims(s: Session, project_id: int, *, annotator_id: int | None = Non
 def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | None:
     """The annotator's unfinished work: an unlabelled claim, else a label made on an outdated document."""
     live = select(Pair.id).where(Pair.id == Assignment.pair_id, Pair.excluded == false()).exists()
-    base = select(Assignment).where(Assignment.annotator_id == annotator_id, Assignment.project_id == project_id,
-                                    live)
+    base = select(Assignment).where(
+        Assignment.annotator_id == annotator_id, Assignment.project_id == project_id, live
+    )
     active = s.scalar(base.where(Assignment.status == "active").order_by(Assignment.id).limit(1))
     if active is not None:
         return active
-    return s.scalar(base.where(Assignment.status == "done", Assignment.stale == true()).order_by(Assignment.id)
-                    .limit(1))
+    return s.scalar(
+        base.where(Assignment.status == "done", Assignment.stale == true()).order_by(Assignment.id).limit(1)
+    )
 
 
 def candidates(s: Session, project_id: int, annotator_id: int, n: int, limit: int) -> list[int]:
     """Pairs with a free slot that the annotator never had, least-covered first, then by query (one indexed
     range scan of ix_pairs_queue with an index probe of uq_assignments_pair_id_annotator_id per row)."""
     mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
-    stmt = (select(Pair.id).where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
-            .order_by(Pair.claimed, Pair.query_id, Pair.id).limit(limit))
+    stmt = (
+        select(Pair.id)
+        .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
+        .order_by(Pair.claimed, Pair.query_id, Pair.id)
+        .limit(limit)
+    )
     return list(s.scalars(stmt))
 
 
 def take_slot(s: Session, pair_id: int, n: int) -> bool:
-    stmt = (update(Pair).where(Pair.id == pair_id, Pair.claimed < n, Pair.excluded == false())
-            .values(claimed=Pair.claimed + 1))
+    stmt = (
+        update(Pair)
+        .where(Pair.id == pair_id, Pair.claimed < n, Pair.excluded == false())
+        .values(claimed=Pair.claimed + 1)
+    )
     return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
 
 
 def release_slot(s: Session, pair_id: int) -> None:
-    s.execute(update(Pair).where(Pair.id == pair_id, Pair.claimed > 0).values(claimed=Pair.claimed - 1),
-              execution_options={"synchronize_session": False})
+    s.execute(
+        update(Pair).where(Pair.id == pair_id, Pair.claimed > 0).values(claimed=Pair.claimed - 1),
+        execution_options={"synchronize_session": False},
+    )
 
 
 def free_slot(s: Session, pair_id: int, n: int) -> int:
     """The lowest slot number in 1..n not held on the pair (n + 1 if all are, which the UNIQUE check rejects
     only if someone else holds it — callers take a slot with `take_slot` first)."""
-    held = set(s.scalars(select(Assignment.slot).where(Assignment.pair_id == pair_id, Assignment.slot.is_not(None))))
+    held = set(
+        s.scalars(select(Assignment.slot).where(Assignment.pair_id == pair_id, Assignment.slot.is_not(None)))
+    )
     return next(i for i in range(1, n + 2) if i not in held)
 
 
 def insert_assignment(s: Session, project_id: int, pair_id: int, annotator_id: int, slot: int) -> int:
     now = utcnow()
-    stmt = insert(Assignment).values(project_id=project_id, pair_id=pair_id, annotator_id=annotator_id, slot=slot,
-                                     status="active", version=0, stale=False, assigned_at=now, updated_at=now)
+    stmt = insert(Assignment).values(
+        project_id=project_id,
+        pair_id=pair_id,
+        annotator_id=annotator_id,
+        slot=slot,
+        status="active",
+        version=0,
+        stale=False,
+        assigned_at=now,
+        updated_at=now,
+    )
     return int(s.execute(stmt.returning(Assignment.id)).scalar_one())
 
 
 def own_assignment(s: Session, pair_id: int, annotator_id: int) -> Assignment | None:
-    return s.scalar(select(Assignment).where(Assignment.pair_id == pair_id, Assignment.annotator_id == annotator_id))
+    return s.scalar(
+        select(Assignment).where(Assignment.pair_id == pair_id, Assignment.annotator_id == annotator_id)
+    )
 
 
 def own_count(s: Session, project_id: int, annotator_id: int) -> int:
-    stmt = select(func.count()).select_from(Assignment).where(
-        Assignment.annotator_id == annotator_id, Assignment.project_id == project_id,
-        Assignment.status.in_(("active", "done")))
+    stmt = (
+        select(func.count())
+        .select_from(Assignment)
+        .where(
+            Assignment.annotator_id == annotator_id,
+            Assignment.project_id == project_id,
+            Assignment.status.in_(("active", "done")),
+        )
+    )
     return int(s.scalar(stmt))
 
 
 # --------------------------------------------------------------------------------------------- contents
 def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
     """Query and current document version of a pair, in one query."""
-    stmt = (select(Pair.id, Pair.project_id, Pair.excluded, Query.external_id, Query.text, Query.meta,
-                   Document.external_id, Document.version, DocumentVersion.title, DocumentVersion.text,
-                   DocumentVersion.meta)
-            .join(Query, Query.id == Pair.query_id).join(Document, Document.id == Pair.document_id)
-            .join(DocumentVersion, and_(DocumentVersion.document_id == Document.id,
-                                        DocumentVersion.version == Document.version))
-            .where(Pair.id == pair_id))
+    stmt = (
+        select(
+            Pair.id,
+            Pair.project_id,
+            Pair.excluded,
+            Query.external_id,
+            Query.text,
+            Query.meta,
+            Document.external_id,
+            Document.version,
+            DocumentVersion.title,
+            DocumentVersion.text,
+            DocumentVersion.meta,
+        )
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .join(
+            DocumentVersion,
+            and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version),
+        )
+        .where(Pair.id == pair_id)
+    )
     row = s.execute(stmt).first()
     if row is None:
         return None
-    keys = ("pair_id", "project_id", "excluded", "query_id", "query_text", "query_meta", "doc_id", "doc_version",
-            "doc_title", "doc_text", "doc_meta")
+    keys = (
+        "pair_id",
+        "project_id",
+        "excluded",
+        "query_id",
+        "query_text",
+        "query_meta",
+        "doc_id",
+        "doc_version",
+        "doc_title",
+        "doc_text",
+        "doc_meta",
+    )
     return dict(zip(keys, row, strict=True))
 
 
@@ -159,9 +257,12 @@ def mark_done(s: Session, assignment_id: int, grade: int, expected_version: int 
     cond = [Assignment.id == assignment_id, Assignment.slot.is_not(None)]
     if expected_version is not None:
         cond.append(Assignment.version == expected_version)
-    stmt = (update(Assignment).where(*cond)
-            .values(status="done", version=Assignment.version + 1, grade=grade, stale=False, updated_at=utcnow())
-            .returning(Assignment.version))
+    stmt = (
+        update(Assignment)
+        .where(*cond)
+        .values(status="done", version=Assignment.version + 1, grade=grade, stale=False, updated_at=utcnow())
+        .returning(Assignment.version)
+    )
     return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
 
 
@@ -173,25 +274,54 @@ def insert_label(s: Session, **fields: Any) -> Label:
 
 
 def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
-    s.execute(update(Assignment).where(Assignment.id == assignment_id).values(label_id=label_id),
-              execution_options={"synchronize_session": False})
+    s.execute(
+        update(Assignment).where(Assignment.id == assignment_id).values(label_id=label_id),
+        execution_options={"synchronize_session": False},
+    )
 
 
 def skip(s: Session, assignment_id: int, reason: str) -> bool:
-    stmt = (update(Assignment).where(Assignment.id == assignment_id, Assignment.status == "active")
-            .values(status="skipped", slot=None, skip_reason=reason, updated_at=utcnow()))
+    stmt = (
+        update(Assignment)
+        .where(Assignment.id == assignment_id, Assignment.status == "active")
+        .values(status="skipped", slot=None, skip_reason=reason, updated_at=utcnow())
+    )
     return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
 
 
-def label_rows(s: Session, *, project_id: int, annotator_id: int | None = None, pair_id: int | None = None,
-               current_only: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
+def label_rows(
+    s: Session,
+    *,
+    project_id: int,
+    annotator_id: int | None = None,
+    pair_id: int | None = None,
+    current_only: bool = False,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
     """Labels with their pair's external IDs, newest first, for listings (own recent labels, pair history)."""
-    stmt = (select(Label.pair_id, Query.external_id, Document.external_id, User.username, Label.version,
-                   Label.grade, Label.reason, Label.unsure, Label.seconds, Label.doc_version, Document.version,
-                   Label.created_at, Label.id)
-            .join(Pair, Pair.id == Label.pair_id).join(Query, Query.id == Pair.query_id)
-            .join(Document, Document.id == Pair.document_id).join(User, User.id == Label.annotator_id)
-            .where(Pair.project_id == project_id).order_by(Label.id.desc()))
+    stmt = (
+        select(
+            Label.pair_id,
+            Query.external_id,
+            Document.external_id,
+            User.username,
+            Label.version,
+            Label.grade,
+            Label.reason,
+            Label.unsure,
+            Label.seconds,
+            Label.doc_version,
+            Document.version,
+            Label.created_at,
+            Label.id,
+        )
+        .join(Pair, Pair.id == Label.pair_id)
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .join(User, User.id == Label.annotator_id)
+        .where(Pair.project_id == project_id)
+        .order_by(Label.id.desc())
+    )
     if annotator_id is not None:
         stmt = stmt.where(Label.annotator_id == annotator_id)
     if pair_id is not None:
@@ -200,8 +330,21 @@ def label_rows(s: Session, *, project_id: int, annotator_id: int | None = None, 
         stmt = stmt.join(Assignment, Assignment.label_id == Label.id)
     if limit is not None:
         stmt = stmt.limit(limit)
-    keys = ("pair_id", "query_id", "doc_id", "annotator", "version", "grade", "reason", "unsure", "seconds",
-            "doc_version", "current_doc_version", "created_at", "label_id")
+    keys = (
+        "pair_id",
+        "query_id",
+        "doc_id",
+        "annotator",
+        "version",
+        "grade",
+        "reason",
+        "unsure",
+        "seconds",
+        "doc_version",
+        "current_doc_version",
+        "created_at",
+        "label_id",
+    )
     return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
 
 
@@ -210,25 +353,36 @@ def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
 
     One read of the covering index ``ix_assignments_gate`` (``assignments`` caches the current grade and label
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
-    sql = ("SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id FROM assignments "
-           "WHERE project_id = %s AND status = 'done'")
+    sql = (
+        "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id FROM assignments "
+        "WHERE project_id = %s AND status = 'done'"
+    )
     data = int_columns(s, sql, project_id, ncols=4)
-    return {"pair_id": data[:, 0].copy(), "annotator_id": data[:, 1].copy(), "grade": data[:, 2] >> 1,
-            "stale": data[:, 2] & 1, "label_id": data[:, 3].copy()}
+    return {
+        "pair_id": data[:, 0].copy(),
+        "annotator_id": data[:, 1].copy(),
+        "grade": data[:, 2] >> 1,
+        "stale": data[:, 2] & 1,
+        "label_id": data[:, 3].copy(),
+    }
 
 
 def pair_rows(s: Session, project_id: int) -> dict[str, np.ndarray]:
     """Every pair of the project as int64 columns: pair_id, query_id (internal id), excluded (0/1)."""
-    sql = ("SELECT id, query_id, CASE WHEN excluded THEN 1 ELSE 0 END FROM pairs WHERE project_id = %s "
-           "ORDER BY id")
+    sql = (
+        "SELECT id, query_id, CASE WHEN excluded THEN 1 ELSE 0 END FROM pairs WHERE project_id = %s "
+        "ORDER BY id"
+    )
     data = int_columns(s, sql, project_id, ncols=3)
     return {"pair_id": data[:, 0].copy(), "query_id": data[:, 1].copy(), "excluded": data[:, 2].astype(bool)}
 
 
 def pair_external_ids(s: Session, project_id: int) -> dict[int, tuple[str, str]]:
     """pair id → (query external id, document external id) of every pair of the project."""
-    sql = ("SELECT p.id, q.external_id, d.external_id FROM pairs p JOIN queries q ON q.id = p.query_id "
-           "JOIN documents d ON d.id = p.document_id WHERE p.project_id = %s")
+    sql = (
+        "SELECT p.id, q.external_id, d.external_id FROM pairs p JOIN queries q ON q.id = p.query_id "
+        "JOIN documents d ON d.id = p.document_id WHERE p.project_id = %s"
+    )
     return {r[0]: (r[1], r[2]) for r in fetch_rows(s, sql, project_id)}
 
 
@@ -281,10 +435,15 @@ def priors(s: Session, pair_ids: Sequence[int]) -> dict[int, list[tuple[str, int
     """pair id → [(prior qrels name, grade), ...]."""
     if not pair_ids:
         return {}
-    stmt = (select(Pair.id, PriorJudgment.source, PriorJudgment.grade)
-            .join(PriorJudgment, and_(PriorJudgment.query_id == Pair.query_id,
-                                      PriorJudgment.document_id == Pair.document_id))
-            .where(Pair.id.in_(list(pair_ids))).order_by(Pair.id, PriorJudgment.source))
+    stmt = (
+        select(Pair.id, PriorJudgment.source, PriorJudgment.grade)
+        .join(
+            PriorJudgment,
+            and_(PriorJudgment.query_id == Pair.query_id, PriorJudgment.document_id == Pair.document_id),
+        )
+        .where(Pair.id.in_(list(pair_ids)))
+        .order_by(Pair.id, PriorJudgment.source)
+    )
     out: dict[int, list[tuple[str, int]]] = {}
     for pid, source, grade in s.execute(stmt):
         out.setdefault(pid, []).append((source, grade))
@@ -296,13 +455,34 @@ def labels_by_id(s: Session, label_ids: Sequence[int]) -> dict[int, dict[str, An
     out: dict[int, dict[str, Any]] = {}
     ids = sorted(set(label_ids))
     for start in range(0, len(ids), 5000):
-        stmt = (select(Label.id, User.username, Label.version, Label.grade, Label.reason, Label.unsure,
-                       Label.seconds, Label.doc_version, Label.guidelines_version, Label.created_at)
-                .join(User, User.id == Label.annotator_id).where(Label.id.in_(ids[start:start + 5000])))
+        stmt = (
+            select(
+                Label.id,
+                User.username,
+                Label.version,
+                Label.grade,
+                Label.reason,
+                Label.unsure,
+                Label.seconds,
+                Label.doc_version,
+                Label.guidelines_version,
+                Label.created_at,
+            )
+            .join(User, User.id == Label.annotator_id)
+            .where(Label.id.in_(ids[start : start + 5000]))
+        )
         for row in s.execute(stmt):
-            out[row[0]] = {"annotator": row[1], "version": row[2], "grade": row[3], "reason": row[4],
-                           "unsure": bool(row[5]), "seconds": row[6], "doc_version": row[7],
-                           "guidelines_version": row[8], "created_at": row[9].isoformat()}
+            out[row[0]] = {
+                "annotator": row[1],
+                "version": row[2],
+                "grade": row[3],
+                "reason": row[4],
+                "unsure": bool(row[5]),
+                "seconds": row[6],
+                "doc_version": row[7],
+                "guidelines_version": row[8],
+                "created_at": row[9].isoformat(),
+            }
     return out
 
 
@@ -310,11 +490,24 @@ def adjudications_by_id(s: Session, ids: Sequence[int]) -> dict[int, dict[str, A
     out: dict[int, dict[str, Any]] = {}
     ids = sorted(set(ids))
     for start in range(0, len(ids), 5000):
-        stmt = (select(Adjudication.id, User.username, Adjudication.grade, Adjudication.reason,
-                       Adjudication.created_at)
-                .outerjoin(User, User.id == Adjudication.reviewer_id).where(Adjudication.id.in_(ids[start:start + 5000])))
+        stmt = (
+            select(
+                Adjudication.id,
+                User.username,
+                Adjudication.grade,
+                Adjudication.reason,
+                Adjudication.created_at,
+            )
+            .outerjoin(User, User.id == Adjudication.reviewer_id)
+            .where(Adjudication.id.in_(ids[start : start + 5000]))
+        )
         for aid, reviewer, grade, reason, at in s.execute(stmt):
-            out[aid] = {"reviewer": reviewer or "system", "grade": grade, "reason": reason, "created_at": at.isoformat()}
+            out[aid] = {
+                "reviewer": reviewer or "system",
+                "grade": grade,
+                "reason": reason,
+                "created_at": at.isoformat(),
+            }
     return out
 
 
@@ -322,54 +515,84 @@ def pair_origins(s: Session, pair_ids: Sequence[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     ids = sorted(set(pair_ids))
     for start in range(0, len(ids), 5000):
-        stmt = select(Pair.id, Pair.origin).where(Pair.id.in_(ids[start:start + 5000]))
+        stmt = select(Pair.id, Pair.origin).where(Pair.id.in_(ids[start : start + 5000]))
         out.update(dict(s.execute(stmt).all()))
     return out
 
 
 def all_label_rows(s: Session, project_id: int) -> list[tuple]:
     """Every label version of the project with its pair's IDs, oldest first (for the labels CSV)."""
-    stmt = (select(Query.external_id, Document.external_id, User.username, Label.version, Label.grade,
-                   Label.reason, Label.unsure, Label.seconds, Label.doc_version, Document.version,
-                   Label.guidelines_version, Label.created_at)
-            .join(Pair, Pair.id == Label.pair_id).join(Query, Query.id == Pair.query_id)
-            .join(Document, Document.id == Pair.document_id).join(User, User.id == Label.annotator_id)
-            .where(Pair.project_id == project_id).order_by(Label.id))
+    stmt = (
+        select(
+            Query.external_id,
+            Document.external_id,
+            User.username,
+            Label.version,
+            Label.grade,
+            Label.reason,
+            Label.unsure,
+            Label.seconds,
+            Label.doc_version,
+            Document.version,
+            Label.guidelines_version,
+            Label.created_at,
+        )
+        .join(Pair, Pair.id == Label.pair_id)
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .join(User, User.id == Label.annotator_id)
+        .where(Pair.project_id == project_id)
+        .order_by(Label.id)
+    )
     return list(s.execute(stmt))
 
 
 def annotator_counts(s: Session, project_id: int) -> list[tuple[int, str, int, bool]]:
     """(annotator_id, status, count, stale) groups of the project's assignments."""
-    stmt = (select(Assignment.annotator_id, Assignment.status, Assignment.stale, func.count())
-            .where(Assignment.project_id == project_id)
-            .group_by(Assignment.annotator_id, Assignment.status, Assignment.stale))
+    stmt = (
+        select(Assignment.annotator_id, Assignment.status, Assignment.stale, func.count())
+        .where(Assignment.project_id == project_id)
+        .group_by(Assignment.annotator_id, Assignment.status, Assignment.stale)
+    )
     return [(a, st, int(c), bool(stale)) for a, st, stale, c in s.execute(stmt)]
 
 
 def available_count(s: Session, project_id: int, annotator_id: int, n: int) -> int:
     """How many pairs the annotator could still claim now."""
     mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
-    stmt = select(func.count()).select_from(Pair).where(Pair.project_id == project_id, Pair.excluded == false(),
-                                                        Pair.claimed < n, ~mine)
+    stmt = (
+        select(func.count())
+        .select_from(Pair)
+        .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
+    )
     return int(s.scalar(stmt))
 
 
 # ------------------------------------------------------------------------------------------ adjudication
 def latest_adjudications(s: Session, project_id: int) -> dict[str, np.ndarray]:
     """The latest adjudication of each adjudicated pair as columns: pair_id, id, grade, label_state."""
-    rows = fetch_rows(s, "SELECT pair_id, id, grade, label_state FROM adjudications WHERE project_id = %s ORDER BY id",
-                  project_id)
+    rows = fetch_rows(
+        s,
+        "SELECT pair_id, id, grade, label_state FROM adjudications WHERE project_id = %s ORDER BY id",
+        project_id,
+    )
     latest = {r[0]: r for r in rows}
     values = list(latest.values())
-    return {"pair_id": np.array([r[0] for r in values], dtype=np.int64),
-            "id": np.array([r[1] for r in values], dtype=np.int64),
-            "grade": np.array([r[2] for r in values], dtype=np.int64),
-            "label_state": np.array([r[3] for r in values], dtype=object)}
+    return {
+        "pair_id": np.array([r[0] for r in values], dtype=np.int64),
+        "id": np.array([r[1] for r in values], dtype=np.int64),
+        "grade": np.array([r[2] for r in values], dtype=np.int64),
+        "label_state": np.array([r[3] for r in values], dtype=object),
+    }
 
 
 def adjudication_of(s: Session, project_id: int, pair_id: int) -> Adjudication | None:
-    stmt = (select(Adjudication).where(Adjudication.project_id == project_id, Adjudication.pair_id == pair_id)
-            .order_by(Adjudication.id.desc()).limit(1))
+    stmt = (
+        select(Adjudication)
+        .where(Adjudication.project_id == project_id, Adjudication.pair_id == pair_id)
+        .order_by(Adjudication.id.desc())
+        .limit(1)
+    )
     return s.scalar(stmt)
 
 

@@ -36,9 +36,31 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
-    "Base", "User", "Project", "Guidelines", "ProjectMember", "Document", "DocumentVersion", "Chunk", "Query",
-    "ImportRecord", "Run", "RunEntry", "PriorJudgment", "Pool", "Pair", "PairSource", "Assignment", "Label",
-    "Adjudication", "Release", "ReleaseQrel", "AuditEntry", "utcnow", "ROLES", "ASSIGNMENT_STATUSES",
+    "Base",
+    "User",
+    "Project",
+    "Guidelines",
+    "ProjectMember",
+    "Document",
+    "DocumentVersion",
+    "Chunk",
+    "Query",
+    "ImportRecord",
+    "Run",
+    "RunEntry",
+    "PriorJudgment",
+    "Pool",
+    "Pair",
+    "PairSource",
+    "Assignment",
+    "Label",
+    "Adjudication",
+    "Release",
+    "ReleaseQrel",
+    "AuditEntry",
+    "utcnow",
+    "ROLES",
+    "ASSIGNMENT_STATUSES",
     "IMMUTABLE_TABLES",
 ]
 
@@ -336,7 +358,16 @@ class Assignment(Base):
         Index("ix_assignments_annotator_queue", "annotator_id", "project_id", "status", "stale"),
         # covering index of the agreement scan (one sequential index read of the current labels); also serves
         # the search for expired claims (status 'active': few rows)
-        Index("ix_assignments_gate", "project_id", "status", "pair_id", "annotator_id", "grade", "stale", "label_id"),
+        Index(
+            "ix_assignments_gate",
+            "project_id",
+            "status",
+            "pair_id",
+            "annotator_id",
+            "grade",
+            "stale",
+            "label_id",
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -346,7 +377,9 @@ class Assignment(Base):
     slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="active")
     version: Mapped[int] = mapped_column(Integer, default=0)
-    label_id: Mapped[int | None] = mapped_column(_fk("labels.id", use_alter=True, deferrable=True, initially="IMMEDIATE"), nullable=True, index=True)
+    label_id: Mapped[int | None] = mapped_column(
+        _fk("labels.id", use_alter=True, deferrable=True, initially="IMMEDIATE"), nullable=True, index=True
+    )
     grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
     stale: Mapped[bool] = mapped_column(Boolean, default=False)
     skip_reason: Mapped[str | None] = mapped_column(Text, nullable=True)

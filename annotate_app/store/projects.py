@@ -10,8 +10,20 @@ from sqlalchemy.orm import Session
 from annotate_app.store.db import MAX_ID, MIN_ID, unstorable
 from annotate_app.store.models import Guidelines, Project, ProjectMember, User, utcnow
 
-__all__ = ["find", "all_projects", "member_projects", "insert_project", "update_project", "latest_guidelines",
-           "guidelines_version", "add_guidelines", "members", "member", "upsert_member", "remove_member"]
+__all__ = [
+    "find",
+    "all_projects",
+    "member_projects",
+    "insert_project",
+    "update_project",
+    "latest_guidelines",
+    "guidelines_version",
+    "add_guidelines",
+    "members",
+    "member",
+    "upsert_member",
+    "remove_member",
+]
 
 
 def find(s: Session, ref: int | str) -> Project | None:
@@ -28,8 +40,12 @@ def all_projects(s: Session) -> list[Project]:
 
 
 def member_projects(s: Session, user_id: int) -> list[Project]:
-    stmt = (select(Project).join(ProjectMember, ProjectMember.project_id == Project.id)
-            .where(ProjectMember.user_id == user_id).order_by(Project.name))
+    stmt = (
+        select(Project)
+        .join(ProjectMember, ProjectMember.project_id == Project.id)
+        .where(ProjectMember.user_id == user_id)
+        .order_by(Project.name)
+    )
     return list(s.scalars(stmt))
 
 
@@ -57,14 +73,25 @@ def guidelines_version(s: Session, project_id: int) -> int | None:
 
 def add_guidelines(s: Session, project_id: int, markdown: str, created_by: int | None) -> int:
     version = (guidelines_version(s, project_id) or 0) + 1
-    s.execute(insert(Guidelines).values(project_id=project_id, version=version, markdown=markdown,
-                                        created_by=created_by, created_at=utcnow()))
+    s.execute(
+        insert(Guidelines).values(
+            project_id=project_id,
+            version=version,
+            markdown=markdown,
+            created_by=created_by,
+            created_at=utcnow(),
+        )
+    )
     return version
 
 
 def members(s: Session, project_id: int) -> list[tuple[User, int | None]]:
-    stmt = (select(User, ProjectMember.quota).join(ProjectMember, ProjectMember.user_id == User.id)
-            .where(ProjectMember.project_id == project_id).order_by(User.username))
+    stmt = (
+        select(User, ProjectMember.quota)
+        .join(ProjectMember, ProjectMember.user_id == User.id)
+        .where(ProjectMember.project_id == project_id)
+        .order_by(User.username)
+    )
     return list(s.execute(stmt))
 
 
@@ -82,5 +109,7 @@ def upsert_member(s: Session, project_id: int, user_id: int, quota: int | None) 
 
 
 def remove_member(s: Session, project_id: int, user_id: int) -> int:
-    stmt = delete(ProjectMember).where(ProjectMember.project_id == project_id, ProjectMember.user_id == user_id)
+    stmt = delete(ProjectMember).where(
+        ProjectMember.project_id == project_id, ProjectMember.user_id == user_id
+    )
     return s.execute(stmt).rowcount

@@ -11,8 +11,18 @@ from sqlalchemy.orm import Session
 from annotate_app.store.db import unstorable
 from annotate_app.store.models import AuditEntry, User, utcnow
 
-__all__ = ["get", "by_name", "by_names", "all_users", "insert_user", "set_fields", "bump_failures",
-           "add_audit", "audit_entries", "names_of"]
+__all__ = [
+    "get",
+    "by_name",
+    "by_names",
+    "all_users",
+    "insert_user",
+    "set_fields",
+    "bump_failures",
+    "add_audit",
+    "audit_entries",
+    "names_of",
+]
 
 
 def get(s: Session, user_id: int) -> User | None:
@@ -44,8 +54,9 @@ def all_users(s: Session) -> list[User]:
 
 def insert_user(s: Session, **fields: Any) -> User:
     now = utcnow()
-    user = User(created_at=now, password_changed_at=now, active=True, session_version=1, failed_logins=0,
-                **fields)
+    user = User(
+        created_at=now, password_changed_at=now, active=True, session_version=1, failed_logins=0, **fields
+    )
     s.add(user)
     s.flush()
     return user
@@ -60,20 +71,42 @@ def set_fields(s: Session, user_id: int, *, bump_session: bool = False, **fields
 
 def bump_failures(s: Session, user_id: int) -> int:
     """Atomically add one failed login; returns the new count."""
-    stmt = (update(User).where(User.id == user_id).values(failed_logins=User.failed_logins + 1)
-            .returning(User.failed_logins))
+    stmt = (
+        update(User)
+        .where(User.id == user_id)
+        .values(failed_logins=User.failed_logins + 1)
+        .returning(User.failed_logins)
+    )
     return int(s.execute(stmt).scalar_one())
 
 
-def add_audit(s: Session, *, actor_id: int | None, actor_name: str, action: str, project_id: int | None,
-              target: str = "", details: dict | None = None, at: datetime | None = None) -> None:
-    s.execute(insert(AuditEntry).values(at=at or utcnow(), actor_id=actor_id, actor_name=actor_name,
-                                        action=action, project_id=project_id, target=target[:1000],
-                                        details=details or {}))
+def add_audit(
+    s: Session,
+    *,
+    actor_id: int | None,
+    actor_name: str,
+    action: str,
+    project_id: int | None,
+    target: str = "",
+    details: dict | None = None,
+    at: datetime | None = None,
+) -> None:
+    s.execute(
+        insert(AuditEntry).values(
+            at=at or utcnow(),
+            actor_id=actor_id,
+            actor_name=actor_name,
+            action=action,
+            project_id=project_id,
+            target=target[:1000],
+            details=details or {},
+        )
+    )
 
 
-def audit_entries(s: Session, *, project_id: int | None, action: str | None, limit: int,
-                  before_id: int | None) -> list[AuditEntry]:
+def audit_entries(
+    s: Session, *, project_id: int | None, action: str | None, limit: int, before_id: int | None
+) -> list[AuditEntry]:
     stmt = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(limit)
     if project_id is not None:
         stmt = stmt.where(AuditEntry.project_id == project_id)

@@ -33,8 +33,22 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import PermissionDenied
 from annotate_app.ui import resources, state
 
-__all__ = ["COOKIE", "SALT", "current_actor", "login", "logout", "require", "cookie_script", "sign", "verify",
-           "sso_configured", "sso_login", "EXPIRED", "ENDED", "INVALID"]
+__all__ = [
+    "COOKIE",
+    "SALT",
+    "current_actor",
+    "login",
+    "logout",
+    "require",
+    "cookie_script",
+    "sign",
+    "verify",
+    "sso_configured",
+    "sso_login",
+    "EXPIRED",
+    "ENDED",
+    "INVALID",
+]
 
 COOKIE = "qrelforge_login"
 SALT = "qrelforge-login"
@@ -72,8 +86,9 @@ def _check(token: str, max_age: int) -> tuple[int, int, int] | str:
         return EXPIRED
     except BadSignature:
         return INVALID
-    ok = isinstance(data, dict) and all(isinstance(data.get(k), int) and not isinstance(data.get(k), bool)
-                                        for k in ("uid", "sv", "iat"))
+    ok = isinstance(data, dict) and all(
+        isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("uid", "sv", "iat")
+    )
     return (data["uid"], data["sv"], int(signed.timestamp())) if ok else INVALID
 
 
@@ -166,8 +181,10 @@ def require(minimum: Role = Role.ANNOTATOR) -> Actor:
         st.error("Not allowed: please log in first.")
         st.stop()
     if not actor.at_least(minimum):
-        st.error(f"Not allowed: this page needs the {Role(minimum).value} role; {actor.username} is "
-                 f"{actor.role.value}.")
+        st.error(
+            f"Not allowed: this page needs the {Role(minimum).value} role; {actor.username} is "
+            f"{actor.role.value}."
+        )
         st.stop()
     return actor
 
@@ -182,9 +199,12 @@ def cookie_script() -> None:
         value, expires = "", formatdate(0, usegmt=True)
     else:
         return
-    st.html(f'<script>(function(){{var s=location.protocol==="https:"?"; Secure":"";document.cookie='
-            f'"{COOKIE}={value}; Path=/; Expires={expires}; SameSite=Strict"+s;}})();</script>',
-            unsafe_allow_javascript=True, width="content")
+    st.html(
+        f'<script>(function(){{var s=location.protocol==="https:"?"; Secure":"";document.cookie='
+        f'"{COOKIE}={value}; Path=/; Expires={expires}; SameSite=Strict"+s;}})();</script>',
+        unsafe_allow_javascript=True,
+        width="content",
+    )
 
 
 # ------------------------------------------------------------------------------------------ single sign-on
@@ -198,8 +218,12 @@ def sso_login() -> Actor | None:
         return None
     email = st.user.get("email")
     mapping = resources.secret_value("qrelforge_sso") or {}
-    name = sso.username_for(email, users=mapping.get("users"), domain=mapping.get("domain"),
-                            verified=st.user.get("email_verified"))
+    name = sso.username_for(
+        email,
+        users=mapping.get("users"),
+        domain=mapping.get("domain"),
+        verified=st.user.get("email_verified"),
+    )
     if name is None:
         st.session_state[state.LOGOUT_NOTICE] = f"{email or 'This account'} has no QrelForge user."
         return None

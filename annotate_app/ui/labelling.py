@@ -48,15 +48,26 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
         return errors.Failed(failed=True)
     expected = view.current.version if view.current is not None else 0
     with errors.captured(flash) as outcome:
-        saved = labels.save_label(resources.database(), actor, view.project, pid, grade=grade,
-                                  reason=ss.get(state.reason(pid, scope)) or "",
-                                  unsure=bool(ss.get(state.unsure(pid, scope))), seconds=_seconds(pid, scope),
-                                  expected_version=expected)
+        saved = labels.save_label(
+            resources.database(),
+            actor,
+            view.project,
+            pid,
+            grade=grade,
+            reason=ss.get(state.reason(pid, scope)) or "",
+            unsure=bool(ss.get(state.unsure(pid, scope))),
+            seconds=_seconds(pid, scope),
+            expected_version=expected,
+        )
     if outcome.failed:
         return outcome
     _forget(pid, scope)
-    errors.set_flash(flash, "success", f"Saved {escape_name(saved.query_id)} · {escape_name(saved.doc_id)}: grade "
-                     f"{escape_name(widgets.grade_label(view.grade_scale, saved.grade))} (version {saved.version}).")
+    errors.set_flash(
+        flash,
+        "success",
+        f"Saved {escape_name(saved.query_id)} · {escape_name(saved.doc_id)}: grade "
+        f"{escape_name(widgets.grade_label(view.grade_scale, saved.grade))} (version {saved.version}).",
+    )
     return outcome
 
 
@@ -126,8 +137,9 @@ def edit_card(actor: Actor, view: PairView) -> None:
         ss.setdefault(state.grade(pid, "e"), view.current.grade)
         ss.setdefault(state.reason(pid, "e"), view.current.reason)
         ss.setdefault(state.unsure(pid, "e"), view.current.unsure)
-    pair_card(view, "e", on_submit=lambda: _save_edit(actor, view), on_skip=None,
-              submit_label="Save new version")
+    pair_card(
+        view, "e", on_submit=lambda: _save_edit(actor, view), on_skip=None, submit_label="Save new version"
+    )
 
 
 # ------------------------------------------------------------------------------------------------- card
@@ -136,26 +148,44 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
     ss, pid = st.session_state, view.pair_id
     ss.setdefault(state.shown_at(pid, scope), time.monotonic())
     if view.stale:
-        st.warning(f"The document changed since you judged it (your grade was "
-                   f"{escape_name(widgets.grade_label(view.grade_scale, view.current.grade))} on version "
-                   f"{view.current.doc_version}; it is now version {view.doc_version}). Please judge it "
-                   "again.")
+        st.warning(
+            f"The document changed since you judged it (your grade was "
+            f"{escape_name(widgets.grade_label(view.grade_scale, view.current.grade))} on version "
+            f"{view.current.doc_version}; it is now version {view.doc_version}). Please judge it "
+            "again."
+        )
     widgets.show_pair(view.query_id, view.query_text, view.doc_id, view.doc_title, view.doc_text)
     chosen = ss.get(state.grade(pid, scope))
-    widgets.grade_buttons(view.grade_scale, chosen, lambda g: state.grade_button(pid, g, scope),
-                          lambda g: _pick(pid, scope, g))
+    widgets.grade_buttons(
+        view.grade_scale, chosen, lambda g: state.grade_button(pid, g, scope), lambda g: _pick(pid, scope, g)
+    )
     if chosen is None:
         st.caption("No grade chosen yet: click a grade or press its key.")
     else:
         label = escape_markdown(widgets.grade_label(view.grade_scale, chosen))
         st.markdown(f"Chosen grade: :blue-background[**{label}**]")
-    st.text_area("Reason", key=state.reason(pid, scope), height=90,
-                 placeholder=f"Why this grade? At least {max(view.min_reason_length, 1)} characters.",
-                 help="Required. Ctrl+Enter submits.")
+    st.text_area(
+        "Reason",
+        key=state.reason(pid, scope),
+        height=90,
+        placeholder=f"Why this grade? At least {max(view.min_reason_length, 1)} characters.",
+        help="Required. Ctrl+Enter submits.",
+    )
     st.checkbox("Unsure", key=state.unsure(pid, scope))
     left, right, _ = st.columns([2, 2, 6])
-    left.button(submit_label, key=state.submit(pid, scope), type="primary", shortcut="Ctrl+Enter",
-                on_click=on_submit, width="stretch")
+    left.button(
+        submit_label,
+        key=state.submit(pid, scope),
+        type="primary",
+        shortcut="Ctrl+Enter",
+        on_click=on_submit,
+        width="stretch",
+    )
     if on_skip is not None:
-        right.button("Skip", key=state.skip(pid, scope), on_click=on_skip, width="stretch",
-                     help="Give the pair back; the reason box says why.")
+        right.button(
+            "Skip",
+            key=state.skip(pid, scope),
+            on_click=on_skip,
+            width="stretch",
+            help="Give the pair back; the reason box says why.",
+        )

@@ -44,9 +44,23 @@ from annotate_app.services.auth import Actor
 from annotate_app.store import migrate
 from annotate_app.store.db import Database, safe_url
 
-__all__ = ["database", "database_url", "app_settings", "AppSettings", "cookie_secret", "clear_reads",
-           "list_projects", "get_project", "guidelines", "agreement", "list_runs", "list_releases",
-           "release_qrels", "stored_run", "secret_value"]
+__all__ = [
+    "database",
+    "database_url",
+    "app_settings",
+    "AppSettings",
+    "cookie_secret",
+    "clear_reads",
+    "list_projects",
+    "get_project",
+    "guidelines",
+    "agreement",
+    "list_runs",
+    "list_releases",
+    "release_qrels",
+    "stored_run",
+    "secret_value",
+]
 
 DEFAULT_SESSION_HOURS = 12.0
 DEFAULT_IMPORT_MAX_MB = 200
@@ -93,9 +107,13 @@ def app_settings() -> AppSettings:
         raise ValueError(f"QRELFORGE_SESSION_HOURS must be a number of hours; got {raw!r}") from None
     if not 0 < hours <= 24 * 30:
         raise ValueError(f"QRELFORGE_SESSION_HOURS must be in (0, 720]; got {raw!r}")
-    return AppSettings(base.database_url, base.data_dir, max(1, round(hours * 3600)),
-                       _megabytes("QRELFORGE_IMPORT_MAX_MB", DEFAULT_IMPORT_MAX_MB),
-                       _megabytes("QRELFORGE_RUN_UPLOAD_MAX_MB", DEFAULT_RUN_UPLOAD_MAX_MB))
+    return AppSettings(
+        base.database_url,
+        base.data_dir,
+        max(1, round(hours * 3600)),
+        _megabytes("QRELFORGE_IMPORT_MAX_MB", DEFAULT_IMPORT_MAX_MB),
+        _megabytes("QRELFORGE_RUN_UPLOAD_MAX_MB", DEFAULT_RUN_UPLOAD_MAX_MB),
+    )
 
 
 def database_url() -> str:
@@ -107,8 +125,10 @@ def _database(url: str) -> Database:
     db = Database(url, pool_size=20)
     if migrate.current_revision(db) is None:
         db.dispose()
-        raise RuntimeError(f"the database {safe_url(url)} has no QrelForge schema yet: run `qrelforge init` "
-                           "(or `qrelforge demo-data`, or `make run`) first")
+        raise RuntimeError(
+            f"the database {safe_url(url)} has no QrelForge schema yet: run `qrelforge init` "
+            "(or `qrelforge demo-data`, or `make run`) first"
+        )
     return db
 
 

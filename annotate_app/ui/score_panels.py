@@ -32,8 +32,16 @@ from metrics.evaluate import Result, evaluate
 from metrics.formats import read_run
 from metrics.render import csv_safe
 
-__all__ = ["measures_for", "choose_runs", "score_table", "per_query", "unjudged", "compare_view",
-           "sensitivity_view", "make_runs"]
+__all__ = [
+    "measures_for",
+    "choose_runs",
+    "score_table",
+    "per_query",
+    "unjudged",
+    "compare_view",
+    "sensitivity_view",
+    "make_runs",
+]
 
 _NAME = re.compile(r"[^\w.\-]+")
 
@@ -55,10 +63,13 @@ def _free_name(name: str, taken: Sequence[str], suffix: str) -> str:
 # -------------------------------------------------------------------------------------------------- runs
 def _uploads(taken: list[str]) -> dict[str, Run]:
     limit = resources.app_settings().run_upload_max_mb
-    files = st.file_uploader("Upload runs (TREC: qid Q0 docid rank score tag)", accept_multiple_files=True,
-                             key=state.SCORE_UPLOADS, max_upload_size=limit,
-                             help=f"Up to {limit} MB each; import bigger runs on the Data page or with "
-                                  "`qrelforge import run`.")
+    files = st.file_uploader(
+        "Upload runs (TREC: qid Q0 docid rank score tag)",
+        accept_multiple_files=True,
+        key=state.SCORE_UPLOADS,
+        max_upload_size=limit,
+        help=f"Up to {limit} MB each; import bigger runs on the Data page or with `qrelforge import run`.",
+    )
     out: dict[str, Run] = {}
     hint = "Import it on the Data page or with `qrelforge import run FILE`, then pick it in Runs."
     for file in [f for f in files or [] if widgets.within_limit(f, limit, hint)]:
@@ -85,10 +96,15 @@ def choose_runs(actor: Actor, project: str) -> dict[str, Run]:
     if state.SCORE_RUNS not in ss:
         ss[state.SCORE_RUNS] = list(options)
     ss[state.SCORE_RUNS] = [n for n in ss[state.SCORE_RUNS] if n in options]
-    picked = st.multiselect("Runs", options, key=state.SCORE_RUNS,
-                            help="Stored runs of the project and runs built on this page (BM25, fusion).")
-    runs = {name: extra[name] if name in extra else resources.stored_run(actor, project, name)
-            for name in picked}
+    picked = st.multiselect(
+        "Runs",
+        options,
+        key=state.SCORE_RUNS,
+        help="Stored runs of the project and runs built on this page (BM25, fusion).",
+    )
+    runs = {
+        name: extra[name] if name in extra else resources.stored_run(actor, project, name) for name in picked
+    }
     runs.update(_uploads(list(runs)))
     return runs
 
@@ -100,14 +116,17 @@ def score_table(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict
     table = pd.DataFrame({name: r.mean for name, r in results.items()}).T[measures].astype(float)
     table.index.name = "run"
     st.table(_named(table).style.format("{:.3f}", na_rep="undefined"))
-    notes = [f"{escape_name(name)}: {r.counts.evaluated} queries, {r.counts.missing} missing from the run "
-             f"(scored 0), {r.counts.extra} extra in the run (ignored), {r.counts.no_relevant} without "
-             "relevant documents"
-             for name, r in results.items()]
+    notes = [
+        f"{escape_name(name)}: {r.counts.evaluated} queries, {r.counts.missing} missing from the run "
+        f"(scored 0), {r.counts.extra} extra in the run (ignored), {r.counts.no_relevant} without "
+        "relevant documents"
+        for name, r in results.items()
+    ]
     st.caption("  \n".join(notes))
     csv = table.set_axis([csv_safe(name) for name in table.index]).rename_axis("run").to_csv()
-    st.download_button("Download the table (CSV)", csv.encode(), file_name="scores.csv", mime="text/csv",
-                       on_click="ignore")
+    st.download_button(
+        "Download the table (CSV)", csv.encode(), file_name="scores.csv", mime="text/csv", on_click="ignore"
+    )
     return results
 
 
@@ -117,8 +136,13 @@ def _named(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _long(results: dict[str, Result], measure: str) -> pd.DataFrame:
-    return pd.concat([pd.DataFrame({"run": name, "query_id": r.query_ids, "value": r.values[measure]})
-                      for name, r in results.items()], ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame({"run": name, "query_id": r.query_ids, "value": r.values[measure]})
+            for name, r in results.items()
+        ],
+        ignore_index=True,
+    )
 
 
 def per_query(results: dict[str, Result], measures: list[str]) -> None:
@@ -135,19 +159,23 @@ def per_query(results: dict[str, Result], measures: list[str]) -> None:
     values_a = pd.Series(results[a].values[measure], index=results[a].query_ids)
     values_b = pd.Series(results[b].values[measure], index=results[b].query_ids).reindex(values_a.index)
     diff = (values_b - values_a).to_numpy()
-    outcome = np.where(np.isnan(diff), "undefined",
-                       np.where(diff > 1e-12, "win", np.where(diff < -1e-12, "loss", "tie")))
+    outcome = np.where(
+        np.isnan(diff), "undefined", np.where(diff > 1e-12, "win", np.where(diff < -1e-12, "loss", "tie"))
+    )
     frame = pd.DataFrame({"query_id": values_a.index, "diff": diff, "outcome": outcome})
     st.altair_chart(charts.difference_bars(frame, f"{measure}: {b} − {a}"), width="stretch")
-    st.caption(f"{(outcome == 'win').sum()} queries better for {escape_name(b)}, "
-               f"{(outcome == 'loss').sum()} worse, {(outcome == 'tie').sum()} tied.")
+    st.caption(
+        f"{(outcome == 'win').sum()} queries better for {escape_name(b)}, "
+        f"{(outcome == 'loss').sum()} worse, {(outcome == 'tie').sum()} tied."
+    )
 
 
 # ------------------------------------------------------------------------------------------- unjudged
 def _send(actor: Actor, project: str, run: str, pairs: list[tuple[str, str]], k: int) -> None:
     with errors.captured(state.SCORE_FLASH) as outcome:
-        report = scoring.queue_pairs(resources.database(), actor, project, pairs,
-                                     note=f"unjudged in {run}'s top {k}")
+        report = scoring.queue_pairs(
+            resources.database(), actor, project, pairs, note=f"unjudged in {run}'s top {k}"
+        )
     if not outcome.failed:
         errors.set_flash(state.SCORE_FLASH, "success", f"{run}: {report.message}.")
 
@@ -166,11 +194,16 @@ def unjudged(actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run], k: 
             if rows.empty:
                 st.caption("Every document in the top k is judged.")
                 continue
-            widgets.paged_dataframe(rows[["query_id", "rank", "doc_id"]],
-                                    state.per_item(state.SCORE_UNJUDGED_PAGE, name))
+            widgets.paged_dataframe(
+                rows[["query_id", "rank", "doc_id"]], state.per_item(state.SCORE_UNJUDGED_PAGE, name)
+            )
             pairs = list(zip(rows["query_id"], rows["doc_id"], strict=True))
-            st.button(f"Send {len(pairs)} pairs to the judging queue", on_click=_send,
-                      key=state.per_item("queue_unjudged", name), args=(actor, project, name, pairs, k))
+            st.button(
+                f"Send {len(pairs)} pairs to the judging queue",
+                on_click=_send,
+                key=state.per_item("queue_unjudged", name),
+                args=(actor, project, name, pairs, k),
+            )
 
 
 # -------------------------------------------------------------------------------------------- compare
@@ -184,35 +217,68 @@ def compare_view(qrels: Qrels, runs: dict[str, Run], measures: list[str], projec
     names = list(runs)
     left, right = st.columns(2)
     baseline = left.selectbox("Baseline", names, key=state.SCORE_BASELINE)
-    permutations = right.number_input("Permutations", 100, 100_000, 10_000, step=1000,
-                                      key=state.SCORE_PERMUTATIONS)
+    permutations = right.number_input(
+        "Permutations", 100, 100_000, 10_000, step=1000, key=state.SCORE_PERMUTATIONS
+    )
     with errors.shown() as outcome:
-        report = compare(qrels, runs, measures, baseline=baseline, n_permutations=int(permutations),
-                         n_bootstrap=min(int(permutations), 10_000))
+        report = compare(
+            qrels,
+            runs,
+            measures,
+            baseline=baseline,
+            n_permutations=int(permutations),
+            n_bootstrap=min(int(permutations), 10_000),
+        )
     if outcome.failed:
         return
     summary = report.to_dataframe("summary")
-    columns = ["run", "measure", "mean", "diff", "wins", "ties", "losses", "p_t_adjusted",
-               "p_permutation_adjusted", "ci_low", "ci_high", "significant", "direction"]
+    columns = [
+        "run",
+        "measure",
+        "mean",
+        "diff",
+        "wins",
+        "ties",
+        "losses",
+        "p_t_adjusted",
+        "p_permutation_adjusted",
+        "ci_low",
+        "ci_high",
+        "significant",
+        "direction",
+    ]
     shown = summary[~summary["baseline"].astype(bool)][columns]
     st.dataframe(shown, hide_index=True, width="stretch")
     st.caption(escape_markdown(report.legend()))  # it names the baseline run
     st.altair_chart(charts.win_loss_bars(report.to_dataframe("wtl")), width="stretch")
     first, second = st.columns(2)
-    first.download_button("Report (Markdown)", report.to_markdown().encode(), mime="text/markdown",
-                          file_name=f"{project}-compare.md", on_click="ignore")
-    second.download_button("Report (HTML)", report.to_html().encode(), file_name=f"{project}-compare.html",
-                           mime="text/html", on_click="ignore")
+    first.download_button(
+        "Report (Markdown)",
+        report.to_markdown().encode(),
+        mime="text/markdown",
+        file_name=f"{project}-compare.md",
+        on_click="ignore",
+    )
+    second.download_button(
+        "Report (HTML)",
+        report.to_html().encode(),
+        file_name=f"{project}-compare.html",
+        mime="text/html",
+        on_click="ignore",
+    )
 
 
 # ---------------------------------------------------------------------------------------- sensitivity
-def sensitivity_view(actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run],
-                     measures: list[str]) -> None:
+def sensitivity_view(
+    actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run], measures: list[str]
+) -> None:
     """Assessor sensitivity: each run scored under each annotator's labels, the majority and the release."""
-    st.caption("Would the conclusion change if someone else had judged? Each run is scored under every "
-               "annotator's own labels (filled in from the release where they did not judge), the majority "
-               "labels and the release; then the spread of each score and Kendall's tau between the "
-               "rankings.")
+    st.caption(
+        "Would the conclusion change if someone else had judged? Each run is scored under every "
+        "annotator's own labels (filled in from the release where they did not judge), the majority "
+        "labels and the release; then the spread of each score and Kendall's tau between the "
+        "rankings."
+    )
     if not st.toggle("Compute assessor sensitivity", key=state.SCORE_SENSITIVITY):
         return
     from metrics.sensitivity import assessor_sensitivity
@@ -233,19 +299,22 @@ def sensitivity_view(actor: Actor, project: str, qrels: Qrels, runs: dict[str, R
 def _keep(run: Run, picked: bool = True) -> None:
     _extra()[run.name] = run
     if picked:
-        st.session_state[state.SCORE_RUNS] = list(dict.fromkeys([*st.session_state.get(state.SCORE_RUNS, []),
-                                                                   run.name]))
+        st.session_state[state.SCORE_RUNS] = list(
+            dict.fromkeys([*st.session_state.get(state.SCORE_RUNS, []), run.name])
+        )
 
 
 def _bm25(actor: Actor, project: str, taken: list[str]) -> None:
     k = int(st.session_state.get(state.SCORE_BM25_K) or 100)
     with errors.captured(state.SCORE_FLASH) as outcome:
-        run = scoring.bm25_baseline(resources.database(), actor, project, k=k,
-                                    name=_free_name("bm25", taken, "session"))
+        run = scoring.bm25_baseline(
+            resources.database(), actor, project, k=k, name=_free_name("bm25", taken, "session")
+        )
     if not outcome.failed:
         _keep(run)
-        errors.set_flash(state.SCORE_FLASH, "success",
-                         f"Built {run.name}: {len(run)} entries (top {k} per query).")
+        errors.set_flash(
+            state.SCORE_FLASH, "success", f"Built {run.name}: {len(run)} entries (top {k} per query)."
+        )
 
 
 def _fuse(runs: dict[str, Run], taken: list[str]) -> None:
@@ -289,6 +358,11 @@ def make_runs(actor: Actor, project: str, runs: dict[str, Run]) -> None:
     cols[2].text_input("Name", value="fused", key=state.SCORE_FUSE_NAME)
     cols[3].button("Fuse", on_click=_fuse, args=(runs, taken))
     for name, run in _extra().items():
-        st.download_button(f"Download {escape_name(name)} (TREC)", functools.partial(_trec, run),
-                           file_name=f"{name}.trec", mime="text/plain",
-                           key=state.per_item("download_run", name), on_click="ignore")
+        st.download_button(
+            f"Download {escape_name(name)} (TREC)",
+            functools.partial(_trec, run),
+            file_name=f"{name}.trec",
+            mime="text/plain",
+            key=state.per_item("download_run", name),
+            on_click="ignore",
+        )

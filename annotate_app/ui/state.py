@@ -10,13 +10,13 @@ functions below, so a fresh item gets fresh widgets and typed text survives a va
 from __future__ import annotations
 
 # ---------------------------------------------------------------------------------------- login and session
-ACTOR = "actor"                      # the logged-in services.auth.Actor
-LOGIN_TOKEN = "login_token"          # the signed cookie value to (re)write in the browser
-LOGIN_METHOD = "login_method"        # "password", "cookie" or "sso"
-IGNORED_TOKEN = "ignored_token"      # a cookie from the initial request that a log out cancelled
-EXPIRE_COOKIE = "expire_cookie"      # True: the next run tells the browser to delete the login cookie
-LOGOUT_NOTICE = "logout_notice"      # why the user was logged out (shown on the login page)
-PROJECT = "project"                  # the chosen project's name
+ACTOR = "actor"  # the logged-in services.auth.Actor
+LOGIN_TOKEN = "login_token"  # the signed cookie value to (re)write in the browser
+LOGIN_METHOD = "login_method"  # "password", "cookie" or "sso"
+IGNORED_TOKEN = "ignored_token"  # a cookie from the initial request that a log out cancelled
+EXPIRE_COOKIE = "expire_cookie"  # True: the next run tells the browser to delete the login cookie
+LOGOUT_NOTICE = "logout_notice"  # why the user was logged out (shown on the login page)
+PROJECT = "project"  # the chosen project's name
 LOGOUT_BUTTON = "logout_button"
 
 # -------------------------------------------------------------------------------------------- login form
@@ -25,9 +25,9 @@ LOGIN_PASSWORD = "login_password"
 LOGIN_FORM = "login_form"
 
 # ------------------------------------------------------------------------------------------- annotate
-CURRENT_PAIR = "current_pair"        # the PairView on the annotate card (None: nothing left)
-CARD_FLASH = "card_flash"            # (kind, message) shown once on the annotate card
-EDIT_PAIR = "edit_pair"              # the PairView being edited on the My labels page
+CURRENT_PAIR = "current_pair"  # the PairView on the annotate card (None: nothing left)
+CARD_FLASH = "card_flash"  # (kind, message) shown once on the annotate card
+EDIT_PAIR = "edit_pair"  # the PairView being edited on the My labels page
 EDIT_FLASH = "edit_flash"
 EDIT_CHOICE = "edit_choice"
 ADJ_FLASH = "adj_flash"

@@ -13,8 +13,18 @@ import streamlit as st
 from annotate_app.ui import state
 from annotate_app.ui.highlight import escape_markdown, escape_name, to_markdown
 
-__all__ = ["project_or_stop", "grade_label", "grade_buttons", "show_pair", "text_block", "shortcut_for",
-           "MIB", "within_limit", "PAGE_ROWS", "paged_dataframe"]
+__all__ = [
+    "project_or_stop",
+    "grade_label",
+    "grade_buttons",
+    "show_pair",
+    "text_block",
+    "shortcut_for",
+    "MIB",
+    "within_limit",
+    "PAGE_ROWS",
+    "paged_dataframe",
+]
 
 MIB = 1024 * 1024
 PAGE_ROWS = 200
@@ -42,13 +52,24 @@ def shortcut_for(grade: int) -> str | None:
     return str(grade) if 0 <= grade <= 9 else None
 
 
-def grade_buttons(scale: Sequence[tuple[int, str]], chosen: int | None, key: Callable[[int], str],
-                  on_pick: Callable[[int], None]) -> None:
+def grade_buttons(
+    scale: Sequence[tuple[int, str]],
+    chosen: int | None,
+    key: Callable[[int], str],
+    on_pick: Callable[[int], None],
+) -> None:
     """One button per grade (keys 0-9 press them); the chosen one is highlighted."""
     columns = st.columns(len(scale))
     for column, (grade, label) in zip(columns, scale, strict=True):
-        column.button(escape_name(f"{grade} · {label}"), key=key(grade), shortcut=shortcut_for(grade), width="stretch",
-                      type="primary" if grade == chosen else "secondary", on_click=on_pick, args=(grade,))
+        column.button(
+            escape_name(f"{grade} · {label}"),
+            key=key(grade),
+            shortcut=shortcut_for(grade),
+            width="stretch",
+            type="primary" if grade == chosen else "secondary",
+            on_click=on_pick,
+            args=(grade,),
+        )
 
 
 def text_block(text: str) -> None:
@@ -71,8 +92,11 @@ def within_limit(upload, limit_mb: int, hint: str) -> bool:
     limit (the browser refuses bigger files already; this catches a client that skips its check)."""
     if upload.size <= limit_mb * MIB:
         return True
-    st.error(escape_markdown(f"{upload.name} is {upload.size / MIB:.1f} MB: files here are limited to "
-                             f"{limit_mb} MB. {hint}"))
+    st.error(
+        escape_markdown(
+            f"{upload.name} is {upload.size / MIB:.1f} MB: files here are limited to {limit_mb} MB. {hint}"
+        )
+    )
     return False
 
 
@@ -87,4 +111,4 @@ def paged_dataframe(frame, key: str, *, rows: int = PAGE_ROWS) -> None:
         page = int(st.number_input(f"Page (of {pages})", 1, pages, 1, key=state.per_item(key, pages)))
         start = (page - 1) * rows
         st.caption(f"Rows {start + 1}–{min(start + rows, total)} of {total}")
-    st.dataframe(frame.iloc[start:start + rows], hide_index=True, width="stretch")
+    st.dataframe(frame.iloc[start : start + rows], hide_index=True, width="stretch")

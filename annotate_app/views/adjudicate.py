@@ -41,14 +41,23 @@ def save(pair_id: int) -> None:
         errors.set_flash(state.ADJ_FLASH, "error", "Pick the final grade first (buttons or keys).")
         return
     with errors.captured(state.ADJ_FLASH) as outcome:
-        done = adjudication.adjudicate(resources.database(), actor, project, pair_id, grade=grade,
-                                       reason=ss.get(state.reason(pair_id, "a")) or "")
+        done = adjudication.adjudicate(
+            resources.database(),
+            actor,
+            project,
+            pair_id,
+            grade=grade,
+            reason=ss.get(state.reason(pair_id, "a")) or "",
+        )
     if not outcome.failed:
         for key in state.CARD_KEYS:
             ss.pop(key(pair_id, "a"), None)
         resources.clear_reads()
-        errors.set_flash(state.ADJ_FLASH, "success",
-                         f"Final grade {escape_name(widgets.grade_label(scale, done.grade))} saved.")
+        errors.set_flash(
+            state.ADJ_FLASH,
+            "success",
+            f"Final grade {escape_name(widgets.grade_label(scale, done.grade))} saved.",
+        )
 
 
 item = queue[0]
@@ -64,19 +73,39 @@ for column, label in zip(st.columns(len(item.labels)), item.labels, strict=True)
 if item.prior_grades:
     st.caption(escape_markdown("Prior judgments: " + ", ".join(f"{n} {g}" for n, g in item.prior_grades)))
 if item.adjudication is not None:
-    st.info(f"Adjudicated before by {item.adjudication.reviewer} (grade {item.adjudication.grade}); the "
-            "labels changed since, so it needs a new final grade.")
+    st.info(
+        f"Adjudicated before by {item.adjudication.reviewer} (grade {item.adjudication.grade}); the "
+        "labels changed since, so it needs a new final grade."
+    )
 st.markdown("**Final grade**")
 chosen = st.session_state.get(state.grade(pid, "a"))
 widgets.grade_buttons(scale, chosen, lambda g: state.grade_button(pid, g, "a"), lambda g: pick(pid, g))
 if chosen is not None:
     st.markdown(f"Final grade: :blue-background[**{escape_markdown(widgets.grade_label(scale, chosen))}**]")
-st.text_area("Reason", key=state.reason(pid, "a"), height=90, help="Required. Ctrl+Enter saves.",
-             placeholder=f"Why this final grade? At least {max(settings.min_reason_length, 1)} characters.")
-st.button("Save final grade", key=state.submit(pid, "a"), type="primary", shortcut="Ctrl+Enter",
-          on_click=save, args=(pid,))
+st.text_area(
+    "Reason",
+    key=state.reason(pid, "a"),
+    height=90,
+    help="Required. Ctrl+Enter saves.",
+    placeholder=f"Why this final grade? At least {max(settings.min_reason_length, 1)} characters.",
+)
+st.button(
+    "Save final grade",
+    key=state.submit(pid, "a"),
+    type="primary",
+    shortcut="Ctrl+Enter",
+    on_click=save,
+    args=(pid,),
+)
 
 with st.expander(f"The queue ({len(queue)} shown, worst first)"):
-    rows = [{"query": d.query_id, "document": d.doc_id, "disagreement": round(d.disagreement, 3),
-             "grades": ", ".join(f"{x.annotator} {x.grade}" for x in d.labels)} for d in queue]
+    rows = [
+        {
+            "query": d.query_id,
+            "document": d.doc_id,
+            "disagreement": round(d.disagreement, 3),
+            "grades": ", ".join(f"{x.annotator} {x.grade}" for x in d.labels),
+        }
+        for d in queue
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

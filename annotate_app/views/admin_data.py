@@ -15,10 +15,13 @@ project = widgets.project_or_stop()
 db = resources.database()
 st.title("Data")
 errors.flash(state.ADMIN_FLASH)
-KINDS = {"documents": "Documents (JSONL, CSV or TSV: doc_id, title, text)",
-         "queries": "Queries (JSONL, CSV or TSV: query_id, text)",
-         "run": "Run (TREC: qid Q0 docid rank score tag)", "qrels": "Prior qrels (TREC or BEIR TSV)",
-         "chunks": "Chunk map (chunk_id, doc_id)"}
+KINDS = {
+    "documents": "Documents (JSONL, CSV or TSV: doc_id, title, text)",
+    "queries": "Queries (JSONL, CSV or TSV: query_id, text)",
+    "run": "Run (TREC: qid Q0 docid rank score tag)",
+    "qrels": "Prior qrels (TREC or BEIR TSV)",
+    "chunks": "Chunk map (chunk_id, doc_id)",
+}
 
 
 def done(message: str) -> None:
@@ -41,23 +44,36 @@ def run_import(kind: str, data: bytes, filename: str, name: str | None, chunks: 
 st.subheader("Import")
 kind = st.selectbox("What", list(KINDS), format_func=KINDS.get, key=state.IMPORT_KIND)
 limit = resources.app_settings().import_max_mb
-upload = st.file_uploader("File", key=state.per_item(state.IMPORT_FILE, kind), max_upload_size=limit,
-                          help=f"Up to {limit} MB; bigger files: `qrelforge import`, which streams them.")
+upload = st.file_uploader(
+    "File",
+    key=state.per_item(state.IMPORT_FILE, kind),
+    max_upload_size=limit,
+    help=f"Up to {limit} MB; bigger files: `qrelforge import`, which streams them.",
+)
 hint = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
 if upload is not None and widgets.within_limit(upload, limit, hint):
     data = upload.getvalue()
     with errors.shown():
         preview = imports.preview(db, actor, kind, data, filename=upload.name)
         if preview.problems:
-            st.error(escape_markdown(f"{upload.name}: {len(preview.problems)} problem(s); nothing can be "
-                                     "imported."))
+            st.error(
+                escape_markdown(
+                    f"{upload.name}: {len(preview.problems)} problem(s); nothing can be imported."
+                )
+            )
             st.code("\n".join(preview.problems[:100]), language=None)
         else:
-            st.success(escape_markdown(f"{upload.name}: {preview.n_rows} rows; columns "
-                                       f"{', '.join(preview.columns)}."))
+            st.success(
+                escape_markdown(
+                    f"{upload.name}: {preview.n_rows} rows; columns {', '.join(preview.columns)}."
+                )
+            )
             st.dataframe(pd.DataFrame(list(preview.sample)), hide_index=True, width="stretch")
-            name = st.text_input("Name (default: the run's tag or the file name)", key=state.IMPORT_NAME) \
-                if kind in ("run", "qrels") else None
+            name = (
+                st.text_input("Name (default: the run's tag or the file name)", key=state.IMPORT_NAME)
+                if kind in ("run", "qrels")
+                else None
+            )
             chunks = kind == "run" and st.checkbox("Document IDs are chunk IDs", key=state.IMPORT_CHUNKS)
             if st.button("Import", type="primary"):
                 with errors.shown() as outcome:
@@ -77,8 +93,15 @@ with st.form(state.POOL_FORM):
     skip_prior = st.checkbox("Leave out pairs judged in imported prior qrels", key=state.POOL_SKIP_PRIOR)
     if st.form_submit_button("Pool", type="primary"):
         with errors.shown() as outcome:
-            report = pooling.pool(db, actor, project, depth=int(depth), runs=picked or None,
-                                  budget=int(budget) or None, skip_prior=skip_prior)
+            report = pooling.pool(
+                db,
+                actor,
+                project,
+                depth=int(depth),
+                runs=picked or None,
+                budget=int(budget) or None,
+                skip_prior=skip_prior,
+            )
         if not outcome.failed:
             done(f"{report}.")
             st.rerun()
@@ -108,6 +131,9 @@ page_size = widgets.PAGE_ROWS
 offset = int(st.number_input("Pairs to skip", 0, 10_000_000, 0, step=page_size, key=state.PAIRS_PAGE))
 with errors.shown():
     shown = pooling.list_pairs(db, actor, project, limit=page_size, offset=offset)
-    st.caption(f"Pairs {offset + 1}–{offset + len(shown)}, {page_size} at a time." if len(shown)
-               else f"No pairs after the first {offset}.")
+    st.caption(
+        f"Pairs {offset + 1}–{offset + len(shown)}, {page_size} at a time."
+        if len(shown)
+        else f"No pairs after the first {offset}."
+    )
     st.dataframe(shown, hide_index=True, width="stretch")

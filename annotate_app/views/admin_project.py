@@ -22,8 +22,10 @@ def done(message: str) -> None:
     errors.set_flash(state.ADMIN_FLASH, "success", message)
 
 
-with st.expander("Create a project", expanded=not st.session_state.get(state.PROJECT)), \
-        st.form(state.NEW_PROJECT_FORM, clear_on_submit=True):
+with (
+    st.expander("Create a project", expanded=not st.session_state.get(state.PROJECT)),
+    st.form(state.NEW_PROJECT_FORM, clear_on_submit=True),
+):
     name = st.text_input("Name (a-z, 0-9, _ and -)", key=state.NEW_PROJECT_NAME)
     title = st.text_input("Title", key=state.NEW_PROJECT_TITLE)
     if st.form_submit_button("Create project", type="primary"):
@@ -32,6 +34,7 @@ with st.expander("Create a project", expanded=not st.session_state.get(state.PRO
         if not outcome.failed:
             done(f"Project {made.name} created; pick it in the sidebar.")
             st.rerun()
+
 
 def scale_rows(frame: pd.DataFrame) -> tuple:
     """The edited grade scale as (grade, label) pairs; a grade that is not a whole number is passed on as is,
@@ -54,27 +57,47 @@ current = info.settings
 
 st.subheader(f"Settings of {info.name}")
 with st.form(state.SETTINGS_FORM):
-    scale = st.data_editor(pd.DataFrame(current.grade_scale, columns=["grade", "label"]), num_rows="dynamic",
-                           key=state.per_item("setting", "grade_scale"), hide_index=True)
+    scale = st.data_editor(
+        pd.DataFrame(current.grade_scale, columns=["grade", "label"]),
+        num_rows="dynamic",
+        key=state.per_item("setting", "grade_scale"),
+        hide_index=True,
+    )
     cols = st.columns(3)
     n = cols[0].number_input("Annotators per pair (N)", 1, 50, current.annotators_per_pair)
-    statistic = cols[1].selectbox("Gate statistic", ["cohen", "fleiss", "krippendorff"],
-                                  index=["cohen", "fleiss", "krippendorff"].index(current.statistic))
-    threshold = cols[2].number_input("Threshold", -1.0, 1.0, float(current.threshold), step=0.05,
-                                     format="%.3f")
-    mode = cols[0].selectbox("Agreement mode", ["binary", "weighted"],
-                             index=["binary", "weighted"].index(current.agreement_mode))
-    weights = cols[1].selectbox("Weights (weighted mode)", ["linear", "quadratic"],
-                                index=["linear", "quadratic"].index(current.weights))
-    cutoff = cols[2].number_input("Relevance cut-off (grade ≥ cut-off is relevant)", -1000, 1000,
-                                  current.relevance_cutoff)
+    statistic = cols[1].selectbox(
+        "Gate statistic",
+        ["cohen", "fleiss", "krippendorff"],
+        index=["cohen", "fleiss", "krippendorff"].index(current.statistic),
+    )
+    threshold = cols[2].number_input(
+        "Threshold", -1.0, 1.0, float(current.threshold), step=0.05, format="%.3f"
+    )
+    mode = cols[0].selectbox(
+        "Agreement mode", ["binary", "weighted"], index=["binary", "weighted"].index(current.agreement_mode)
+    )
+    weights = cols[1].selectbox(
+        "Weights (weighted mode)",
+        ["linear", "quadratic"],
+        index=["linear", "quadratic"].index(current.weights),
+    )
+    cutoff = cols[2].number_input(
+        "Relevance cut-off (grade ≥ cut-off is relevant)", -1000, 1000, current.relevance_cutoff
+    )
     reason = cols[0].number_input("Minimum reason length", 0, 1000, current.min_reason_length)
     timeout = cols[1].number_input("Claim timeout (minutes)", 1, 7 * 24 * 60, current.claim_timeout_minutes)
     if st.form_submit_button("Save settings", type="primary"):
-        wanted = {"grade_scale": scale_rows(scale), "annotators_per_pair": int(n), "statistic": statistic,
-                  "threshold": float(threshold), "agreement_mode": mode, "weights": weights,
-                  "relevance_cutoff": int(cutoff), "min_reason_length": int(reason),
-                  "claim_timeout_minutes": int(timeout)}
+        wanted = {
+            "grade_scale": scale_rows(scale),
+            "annotators_per_pair": int(n),
+            "statistic": statistic,
+            "threshold": float(threshold),
+            "agreement_mode": mode,
+            "weights": weights,
+            "relevance_cutoff": int(cutoff),
+            "min_reason_length": int(reason),
+            "claim_timeout_minutes": int(timeout),
+        }
         changes = {k: v for k, v in wanted.items() if v != getattr(current, k)}
         with errors.shown() as outcome:
             if changes:
@@ -85,11 +108,19 @@ with st.form(state.SETTINGS_FORM):
 
 st.subheader("Guidelines")
 latest = resources.guidelines(actor, project)
-st.caption(f"Version {latest.version} by {latest.author}, {latest.created_at:%Y-%m-%d %H:%M} UTC; saving "
-           "adds a new version (older ones are kept)." if latest else "No guidelines yet.")
+st.caption(
+    f"Version {latest.version} by {latest.author}, {latest.created_at:%Y-%m-%d %H:%M} UTC; saving "
+    "adds a new version (older ones are kept)."
+    if latest
+    else "No guidelines yet."
+)
 with st.form(state.GUIDELINES_FORM):
-    text = st.text_area("Guidelines (Markdown)", value=latest.markdown if latest else "", height=260,
-                        key=state.per_item("guidelines", project))
+    text = st.text_area(
+        "Guidelines (Markdown)",
+        value=latest.markdown if latest else "",
+        height=260,
+        key=state.per_item("guidelines", project),
+    )
     if st.form_submit_button("Save a new version", type="primary"):
         with errors.shown() as outcome:
             version = projects.set_guidelines(db, actor, project, text)
@@ -102,8 +133,11 @@ with st.expander("Preview"):
 st.subheader("Members")
 with errors.shown():
     members = projects.list_members(db, actor, project)
-    st.dataframe(pd.DataFrame([{"user": m.username, "role": m.role, "quota": m.quota} for m in members]),
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame([{"user": m.username, "role": m.role, "quota": m.quota} for m in members]),
+        hide_index=True,
+        width="stretch",
+    )
     people = [u.username for u in users.list_users(db, actor) if u.active]
 with st.form(state.MEMBERS_FORM, clear_on_submit=True):
     cols = st.columns([3, 1])

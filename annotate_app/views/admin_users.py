@@ -15,9 +15,18 @@ with errors.shown() as outcome:
     everyone = users.list_users(db, actor)
 if outcome.failed:
     st.stop()
-rows = [{"username": u.username, "name": u.display_name, "role": u.role, "active": u.active,
-         "locked until": u.locked_until, "last login": u.last_login_at, "created": u.created_at}
-        for u in everyone]
+rows = [
+    {
+        "username": u.username,
+        "name": u.display_name,
+        "role": u.role,
+        "active": u.active,
+        "locked until": u.locked_until,
+        "last login": u.last_login_at,
+        "created": u.created_at,
+    }
+    for u in everyone
+]
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 ROLES = [r.value for r in Role]
 
@@ -32,8 +41,9 @@ with st.form(state.NEW_USER_FORM, clear_on_submit=True):
     cols = st.columns(4)
     name = cols[0].text_input("Username", key=state.NEW_USER_NAME)
     display = cols[1].text_input("Display name", key=state.NEW_USER_DISPLAY)
-    password = cols[2].text_input("Password", type="password", key=state.NEW_USER_PASSWORD,
-                                  autocomplete="new-password")
+    password = cols[2].text_input(
+        "Password", type="password", key=state.NEW_USER_PASSWORD, autocomplete="new-password"
+    )
     role = cols[3].selectbox("Role", ROLES, key=state.NEW_USER_ROLE)
     if st.form_submit_button("Add user", type="primary"):
         with errors.shown() as outcome:
@@ -46,8 +56,10 @@ st.subheader("Change a user")
 names = [u.username for u in everyone]
 who = st.selectbox("User", names, key=state.USER_PICK)
 chosen = next(u for u in everyone if u.username == who)
-st.caption(f"{chosen.username}: {chosen.role}, {'active' if chosen.active else 'deactivated'}"
-           + (f", locked until {chosen.locked_until:%H:%M:%S} UTC" if chosen.locked_until else ""))
+st.caption(
+    f"{chosen.username}: {chosen.role}, {'active' if chosen.active else 'deactivated'}"
+    + (f", locked until {chosen.locked_until:%H:%M:%S} UTC" if chosen.locked_until else "")
+)
 
 
 def act(what: str) -> None:
@@ -78,6 +90,9 @@ with cols[1]:
     st.text_input("New password", type="password", key=state.USER_PASSWORD, autocomplete="new-password")
     st.button("Reset password", on_click=act, args=("password",))
 with cols[2]:
-    st.button("Deactivate" if chosen.active else "Reactivate", on_click=act,
-              args=("deactivate" if chosen.active else "reactivate",))
+    st.button(
+        "Deactivate" if chosen.active else "Reactivate",
+        on_click=act,
+        args=("deactivate" if chosen.active else "reactivate",),
+    )
     st.button("Unlock", on_click=act, args=("unlock",), disabled=chosen.locked_until is None)

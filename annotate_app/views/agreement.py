@@ -24,25 +24,44 @@ def fmt(value: float | None) -> str:
     return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
-names = {"cohen": "Cohen's kappa (mean pairwise)", "fleiss": "Fleiss' kappa",
-         "krippendorff": "Krippendorff's alpha"}
+names = {
+    "cohen": "Cohen's kappa (mean pairwise)",
+    "fleiss": "Fleiss' kappa",
+    "krippendorff": "Krippendorff's alpha",
+}
 left, mid, right, extra = st.columns(4)
-left.metric(names.get(summary.statistic, summary.statistic), fmt(summary.value), summary.band,
-            delta_color="off", delta_arrow="off")
+left.metric(
+    names.get(summary.statistic, summary.statistic),
+    fmt(summary.value),
+    summary.band,
+    delta_color="off",
+    delta_arrow="off",
+)
 mid.metric("Threshold", f"{summary.threshold:.3f}")
 right.metric("Percent agreement", fmt(summary.percent_agreement))
-extra.metric("Pairs compared", summary.n_pairs, f"{summary.disagreements} disagreements", delta_color="off",
-             delta_arrow="off")
+extra.metric(
+    "Pairs compared",
+    summary.n_pairs,
+    f"{summary.disagreements} disagreements",
+    delta_color="off",
+    delta_arrow="off",
+)
 if summary.passes:
-    st.success(f"Gate passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) reaches the "
-               f"threshold {summary.threshold:.3f}.")
+    st.success(
+        f"Gate passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) reaches the "
+        f"threshold {summary.threshold:.3f}."
+    )
 else:
-    st.warning(f"Gate not passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) is below the "
-               f"threshold {summary.threshold:.3f}. Adjudicate the disagreements; a release then needs a "
-               "written justification.")
-st.caption(f"Mode: {summary.mode}{f' ({summary.weights} weights)' if summary.weights else ''} · "
-           f"{summary.n_annotators} annotators · {summary.n_labels} labels · {summary.unadjudicated} "
-           "disagreements not adjudicated yet")
+    st.warning(
+        f"Gate not passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) is below the "
+        f"threshold {summary.threshold:.3f}. Adjudicate the disagreements; a release then needs a "
+        "written justification."
+    )
+st.caption(
+    f"Mode: {summary.mode}{f' ({summary.weights} weights)' if summary.weights else ''} · "
+    f"{summary.n_annotators} annotators · {summary.n_labels} labels · {summary.unadjudicated} "
+    "disagreements not adjudicated yet"
+)
 for note in summary.warnings:
     st.info(note)
 if summary.pairwise.empty:
@@ -64,8 +83,18 @@ a = first.selectbox("Annotator A", people, index=0, key=state.AGREE_A)
 b = second.selectbox("Annotator B", people, index=min(1, len(people) - 1), key=state.AGREE_B)
 with errors.shown():
     matrix = gate.confusion(resources.database(), actor, project, a, b)
-    st.altair_chart(charts.matrix_heatmap(matrix.table, value="pairs", row="A", column="B",
-                                          domain=(0, max(1, int(matrix.table.to_numpy().max()))), fmt="d"),
-                    width="stretch")
-    st.caption(f"Rows (A): {a}'s grades; columns (B): {b}'s grades; {matrix.n_pairs} shared pairs; Cohen's "
-               f"kappa {fmt(matrix.kappa)}.")
+    st.altair_chart(
+        charts.matrix_heatmap(
+            matrix.table,
+            value="pairs",
+            row="A",
+            column="B",
+            domain=(0, max(1, int(matrix.table.to_numpy().max()))),
+            fmt="d",
+        ),
+        width="stretch",
+    )
+    st.caption(
+        f"Rows (A): {a}'s grades; columns (B): {b}'s grades; {matrix.n_pairs} shared pairs; Cohen's "
+        f"kappa {fmt(matrix.kappa)}."
+    )

@@ -13,14 +13,31 @@ actor = auth.require(Role.ADMIN)
 st.title("Audit log")
 cols = st.columns(3)
 project = st.session_state.get(state.PROJECT)
-scope = cols[0].selectbox("Scope", ["all projects", f"project {project}"] if project else ["all projects"],
-                          key=state.AUDIT_SCOPE)
+scope = cols[0].selectbox(
+    "Scope", ["all projects", f"project {project}"] if project else ["all projects"], key=state.AUDIT_SCOPE
+)
 action = cols[1].text_input("Action (exact, e.g. release_created)", key=state.AUDIT_ACTION).strip() or None
 limit = int(cols[2].number_input("Entries", 10, 10_000, 200, step=50, key=state.AUDIT_LIMIT))
 with errors.shown():
-    rows = audit.audit_log(resources.database(), actor, project=None if scope == "all projects" else project,
-                           action=action, limit=limit)
-    frame = pd.DataFrame([{"id": r.id, "at": r.at, "actor": r.actor, "action": r.action, "target": r.target,
-                           "details": json.dumps(r.details, ensure_ascii=False, default=str)} for r in rows])
+    rows = audit.audit_log(
+        resources.database(),
+        actor,
+        project=None if scope == "all projects" else project,
+        action=action,
+        limit=limit,
+    )
+    frame = pd.DataFrame(
+        [
+            {
+                "id": r.id,
+                "at": r.at,
+                "actor": r.actor,
+                "action": r.action,
+                "target": r.target,
+                "details": json.dumps(r.details, ensure_ascii=False, default=str),
+            }
+            for r in rows
+        ]
+    )
     st.caption(f"{len(rows)} entries")
     st.dataframe(frame, hide_index=True, width="stretch")

@@ -14,8 +14,9 @@ if notice:
 with st.form(state.LOGIN_FORM, border=True, width=420):
     st.subheader("Log in")
     username = st.text_input("Username", key=state.LOGIN_USERNAME, autocomplete="username")
-    password = st.text_input("Password", type="password", key=state.LOGIN_PASSWORD,
-                             autocomplete="current-password")
+    password = st.text_input(
+        "Password", type="password", key=state.LOGIN_PASSWORD, autocomplete="current-password"
+    )
     submitted = st.form_submit_button("Log in", type="primary")
 if submitted:
     with errors.shown() as outcome:

@@ -19,9 +19,25 @@ if not mine:
     st.info("You have not labelled anything in this project yet.")
     st.page_link("views/annotate.py", label="Start annotating")
     st.stop()
-st.dataframe(pd.DataFrame([{"query": x.query_id, "document": x.doc_id, "grade": x.grade, "version": x.version,
-                            "unsure": x.unsure, "stale": x.stale, "reason": x.reason, "saved": x.created_at}
-                           for x in mine]), hide_index=True, width="stretch")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "query": x.query_id,
+                "document": x.doc_id,
+                "grade": x.grade,
+                "version": x.version,
+                "unsure": x.unsure,
+                "stale": x.stale,
+                "reason": x.reason,
+                "saved": x.created_at,
+            }
+            for x in mine
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+)
 choices = {x.pair_id: x for x in mine}
 
 
@@ -30,8 +46,14 @@ def describe(pair_id: int) -> str:
     return f"{x.query_id} · {x.doc_id} (grade {x.grade}, version {x.version}{', stale' if x.stale else ''})"
 
 
-pick = st.selectbox("Edit a label", list(choices), key=state.EDIT_CHOICE, index=None,
-                    placeholder="Choose one of your labels", format_func=describe)
+pick = st.selectbox(
+    "Edit a label",
+    list(choices),
+    key=state.EDIT_CHOICE,
+    index=None,
+    placeholder="Choose one of your labels",
+    format_func=describe,
+)
 if pick is not None:
     view = st.session_state.get(state.EDIT_PAIR)
     if view is None or view.pair_id != pick or view.project != project:

@@ -29,8 +29,10 @@ st.subheader("What blocks a release")
 for message in block.hard:
     st.error(message)
 if block.below_threshold:
-    st.warning(f"{block.agreement_message}: a release needs a written justification (at least "
-               f"{MIN_JUSTIFICATION} characters).")
+    st.warning(
+        f"{block.agreement_message}: a release needs a written justification (at least "
+        f"{MIN_JUSTIFICATION} characters)."
+    )
 if block.ok:
     st.success("Nothing blocks a release.")
 
@@ -38,14 +40,22 @@ if block.ok:
 def create() -> None:
     ss = st.session_state
     with errors.captured(state.RELEASE_FLASH) as outcome:
-        made = releases.create_release(db, actor, project, note=ss.get(state.RELEASE_NOTE) or "",
-                                       justification=ss.get(state.RELEASE_JUSTIFICATION) or None)
+        made = releases.create_release(
+            db,
+            actor,
+            project,
+            note=ss.get(state.RELEASE_NOTE) or "",
+            justification=ss.get(state.RELEASE_JUSTIFICATION) or None,
+        )
     if not outcome.failed:
         resources.clear_reads()
         ss.pop(state.RELEASE_JUSTIFICATION, None)
         ss.pop(state.RELEASE_NOTE, None)
-        errors.set_flash(state.RELEASE_FLASH, "success", f"Release {made.version} created: {made.n_qrels} "
-                         f"qrels, content sha256 {made.content_hash[:12]}…")
+        errors.set_flash(
+            state.RELEASE_FLASH,
+            "success",
+            f"Release {made.version} created: {made.n_qrels} qrels, content sha256 {made.content_hash[:12]}…",
+        )
 
 
 st.subheader("Create a release")
@@ -57,17 +67,27 @@ st.button("Create release", type="primary", disabled=bool(block.hard), on_click=
 
 def row(r) -> dict:
     value = "undefined" if r.agreement_value is None else f"{r.agreement_value:.3f}"
-    return {"version": r.version, "created by": r.created_by,
-            "created at": f"{r.created_at:%Y-%m-%d %H:%M} UTC", "statistic": r.statistic, "agreement": value,
-            "threshold": f"{r.threshold:.3f}", "qrels": r.n_qrels,
-            "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v),
-            "annotators": ", ".join(r.annotators), "content sha256": r.content_hash[:16] + "…",
-            "corpus sha256": r.corpus_hash[:16] + "…", "justification": r.justification or ""}
+    return {
+        "version": r.version,
+        "created by": r.created_by,
+        "created at": f"{r.created_at:%Y-%m-%d %H:%M} UTC",
+        "statistic": r.statistic,
+        "agreement": value,
+        "threshold": f"{r.threshold:.3f}",
+        "qrels": r.n_qrels,
+        "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v),
+        "annotators": ", ".join(r.annotators),
+        "content sha256": r.content_hash[:16] + "…",
+        "corpus sha256": r.corpus_hash[:16] + "…",
+        "justification": r.justification or "",
+    }
 
 
-FORMATS = (("trec", "TREC qrels", "qrels", "text/plain"),
-           ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values"),
-           ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl"))
+FORMATS = (
+    ("trec", "TREC qrels", "qrels", "text/plain"),
+    ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values"),
+    ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl"),
+)
 
 
 def downloads(version: int) -> None:
@@ -75,8 +95,14 @@ def downloads(version: int) -> None:
     cols[0].markdown(f"**v{version}**")
     for col, (fmt, label, suffix, mime) in zip(cols[1:], FORMATS, strict=False):
         data = functools.partial(export.export_release, db, actor, project, version, format=fmt)
-        col.download_button(label, data, file_name=f"{project}-v{version}.{suffix}", mime=mime,
-                            key=state.per_item(f"download_{fmt}", version), on_click="ignore")
+        col.download_button(
+            label,
+            data,
+            file_name=f"{project}-v{version}.{suffix}",
+            mime=mime,
+            key=state.per_item(f"download_{fmt}", version),
+            on_click="ignore",
+        )
 
 
 st.subheader("Past releases")

@@ -24,9 +24,12 @@ if not past:
     st.stop()
 versions = {r.version: r for r in past}
 left, right = st.columns([3, 1])
-version = left.selectbox("Release", sorted(versions, reverse=True), key=state.SCORE_RELEASE,
-                         format_func=lambda v: f"v{v} · {versions[v].n_qrels} qrels · "
-                                               f"{versions[v].created_at:%Y-%m-%d %H:%M} UTC")
+version = left.selectbox(
+    "Release",
+    sorted(versions, reverse=True),
+    key=state.SCORE_RELEASE,
+    format_func=lambda v: f"v{v} · {versions[v].n_qrels} qrels · {versions[v].created_at:%Y-%m-%d %H:%M} UTC",
+)
 k = int(right.number_input("k (cut-off)", 1, 1000, 10, key=state.SCORE_K))
 measures = panels.measures_for(k)
 with errors.shown() as outcome:
