@@ -30,8 +30,12 @@ system-deps:
 test: $(STAMP) system-deps
 	$(PY) -m pytest -n 2 -q
 
+# Lint: ruff (rules + the 110-column limit), the formatter, mypy on metrics/services/store, the import contract.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[bench]'
