@@ -76,8 +76,7 @@ def command(fn: Handler) -> Callable[[argparse.Namespace], int]:
             if (exc.name or "").partition(".")[0] not in APP_EXTRA:
                 raise
             raise QrelForgeError(
-                f"`qrelforge {args.command}` needs the app extra ({exc.name} is not installed): "
-                "pip install 'qrelforge[app]'"
+                f"`qrelforge {args.command}` needs the app extra: pip install 'qrelforge[app]'"
             ) from None
         except Exception as exc:
             if not _is_database_error(exc):
