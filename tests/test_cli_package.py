@@ -274,3 +274,17 @@ def test_read_log_errors_name_the_file_and_line(tmp_path, name, content, message
     with pytest.raises(QrelForgeError) as caught:
         metrics.ablog.read_log(str(path))
     assert str(caught.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_read_log_by_suffix_or_content(tmp_path):
+    tsv, unnamed = tmp_path / "log.tsv", tmp_path / "log.txt"
+    tsv.write_text("user_id\tgroup\tquery\tfeedback\ttimestamp\n\nu1\tA\tq, 1\t1\t5\n")
+    unnamed.write_text('\n{"user_id": "u1", "group": "A", "query": "q1", "feedback": 0, "timestamp": 5}\n')
+    assert metrics.ablog.read_log(str(tsv)) == (
+        [{"user_id": "u1", "group": "A", "query": "q, 1", "feedback": "1", "timestamp": "5"}],
+        [3],
+    )
+    assert metrics.ablog.read_log(str(unnamed)) == (
+        [{"user_id": "u1", "group": "A", "query": "q1", "feedback": 0, "timestamp": 5}],
+        [2],
+    )
