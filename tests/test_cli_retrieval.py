@@ -129,7 +129,8 @@ def test_fuse_methods(options, first, capsys):
         ),
         (
             ["baseline", "bm25", "--corpus", QRELS, "--queries", QUERIES, "-o", "-"],
-            f"qrelforge: error: {QRELS}:1: invalid JSON (Expecting value at column 1): 'q1 0 D1 2' (and 11 more problems)",
+            f"qrelforge: error: {QRELS}:1: invalid JSON (Expecting value at column 1): 'q1 0 D1 2' "
+            "(and 11 more problems)",
         ),
     ],
 )

@@ -1,13 +1,28 @@
-"""``qrelforge import docs|queries|run|qrels|chunks``, ``qrelforge pool`` and ``qrelforge assign``."""
+"""``qrelforge import docs|queries|run|qrels|chunks``, ``qrelforge pool`` and ``qrelforge assign``: fill a
+project with the files to judge, pool the runs into query–document pairs, and give annotators their share.
+
+These commands need the ``app`` extra; they call `annotate_app.services.imports`, ``pooling`` and
+``projects`` as the local administrator.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from annotate_app.cli_common import add_project_option, command, emit, grid, open_db, project_of
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
+    add_project_option,
+    command,
+    emit,
+    grid,
+    open_db,
+    project_of,
+)
+from metrics.errors import QrelForgeError
 
-__all__ = ["add_parsers"]
+__all__ = ["COMMANDS"]
 
 _KINDS = {
     "docs": "import_documents",
@@ -25,13 +40,7 @@ _HELP = {
 }
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    _import_parser(sub)
-    _pool_parser(sub)
-    _assign_parser(sub)
-
-
-def _import_parser(sub: argparse._SubParsersAction) -> None:
+def _import_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "import",
         help="import documents, queries, runs, prior qrels or a chunk map",
@@ -77,7 +86,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ pool
-def _pool_parser(sub: argparse._SubParsersAction) -> None:
+def _pool_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "pool",
         help="depth-k pooling of runs into the pairs to judge",
@@ -112,7 +121,7 @@ def _cmd_pool(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- assign
-def _assign_parser(sub: argparse._SubParsersAction) -> None:
+def _assign_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "assign",
         help="make users annotators of a project (or remove them)",
@@ -135,7 +144,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     project = project_of(db, args)
     if args.remove:
         if not args.users:
-            raise ValueError("--remove needs at least one USER")
+            raise QrelForgeError("--remove needs at least one USER")
         for user in args.users:
             members = projects.unassign(db, SYSTEM, project, user)
     elif args.users:
@@ -144,3 +153,10 @@ def _cmd_assign(args: argparse.Namespace) -> int:
         members = projects.list_members(db, SYSTEM, project)
     emit(grid(["annotator", "role", "quota"], [(m.username, m.role, m.quota or "-") for m in members]))
     return 0
+
+
+COMMANDS: dict[str, AddParser] = {
+    "import": _import_parser,
+    "pool": _pool_parser,
+    "assign": _assign_parser,
+}

@@ -2,19 +2,19 @@
 
 An archive written from SQLite restores into PostgreSQL and back (see `annotate_app.services.backup`). Restore
 creates the schema of a new database first, refuses a database that holds data unless ``--force``, checks the
-whole archive before writing, and writes in one transaction.
+whole archive before writing, and writes in one transaction. These commands need the ``app`` extra.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from annotate_app.cli_common import add_db_option, command, open_db
+from annotate_app.cli._common import AddParser, Subcommands, add_db_option, command, open_db
 
-__all__ = ["add_parsers"]
+__all__ = ["COMMANDS"]
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def _backup_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "backup",
         help="write the whole database to a portable archive (zip of JSONL tables)",
@@ -25,6 +25,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     add_db_option(p)
     p.set_defaults(handler=_cmd_backup)
+
+
+def _restore_parser(sub: Subcommands) -> None:
     r = sub.add_parser(
         "restore",
         help="load an archive written by `qrelforge backup`",
@@ -49,14 +52,16 @@ def _cmd_backup(args: argparse.Namespace) -> int:
 
 @command
 def _cmd_restore(args: argparse.Namespace) -> int:
-    from annotate_app.services import backup
+    from annotate_app.services import backup, setup
     from annotate_app.services.auth import SYSTEM
-    from annotate_app.store.migrate import current_revision, upgrade
 
     backup.read_manifest(args.file)  # a bad archive is reported before the database is touched
     db = open_db(args, require_schema=False)
-    if current_revision(db) is None:
-        upgrade(db)
+    if not setup.schema_state(db).initialised:
+        setup.initialise(db)
     info = backup.restore(db, SYSTEM, args.file, force=args.force)
     print(f"restored {info}")
     return 0
+
+
+COMMANDS: dict[str, AddParser] = {"backup": _backup_parser, "restore": _restore_parser}

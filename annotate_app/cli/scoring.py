@@ -1,33 +1,35 @@
-"""``qrelforge compare``, ``qrelforge check`` and ``qrelforge ab``: compare runs with confidence.
+"""``qrelforge score``, ``compare``, ``check`` and ``ab``: score runs, compare them with confidence, gate CI.
 
+- ``score QRELS RUN...``: trec_eval-faithful measures of each run, as a table, JSON, CSV or trec_eval text.
 - ``compare QRELS RUN... [--baseline NAME]``: means, paired tests against the baseline (t-test, randomization
   test, bootstrap interval; Holm-adjusted), per-query win/tie/loss, as a table, Markdown, HTML, LaTeX or JSON.
 - ``check QRELS RUN --min "R@5=0.7" [--max ...] [--history FILE] [--trend] [--plot FILE.svg]``: a CI gate.
   Exit status 0 when every threshold is met, 1 when one is missed (each missed one is named), 2 on bad input.
-  With ``--history`` each check appends a dated row to a CSV file; ``--trend`` prints that history.
-- ``ab LOGFILE``: an online A/B test from an interaction log (CSV or JSONL with ``user_id``, ``group``,
-  ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a Wilson interval and a
-  two-proportion z-test against the control.
+  With ``--history`` each check appends a dated row to a CSV file (`metrics.history`); ``--trend`` prints it.
+- ``ab LOGFILE``: an online A/B test from an interaction log (`metrics.ablog`: CSV or JSONL with ``user_id``,
+  ``group``, ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a Wilson interval
+  and a two-proportion z-test against the control.
 
-The metrics library is imported inside the handlers, so building the parser stays fast; bad input raises
-``ValueError`` (one line, exit status 2, via ``annotate_app.cli.main``).
+These commands need only the metrics library (no ``app`` extra). It is imported inside the handlers, so
+building the parser stays fast; bad input raises `QrelForgeError` (one line, exit status 2, via
+`annotate_app.cli.main`).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import os
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from annotate_app.cli._common import AddParser, Subcommands, emit
+from metrics.errors import QrelForgeError
+
+__all__ = ["COMMANDS", "DEFAULT_MEASURES", "named_run_files"]
+
+DEFAULT_MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 FORMATS = ("table", "markdown", "html", "latex", "json")
-HISTORY_FIELDS = ("timestamp", "run", "qrels", "status", "failed")
-SPARK = "▁▂▃▄▅▆▇█"
 
 
 # ------------------------------------------------------------------------------------------------ parsers
@@ -61,7 +63,38 @@ def _level(text: str) -> float:
     return value
 
 
-def add_compare_parser(sub: argparse._SubParsersAction) -> None:
+def add_score_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score runs against qrels (trec_eval -c semantics)",
+        description="Score one or more TREC runs against qrels.",
+    )
+    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file(s)")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        metavar="MEASURE",
+        help=f"measure, e.g. P@10, nDCG@10, P(rel=2)@5 (repeatable; default {' '.join(DEFAULT_MEASURES)})",
+    )
+    p.add_argument("--per-query", action="store_true", help="also show the value of every query")
+    p.add_argument("--format", choices=["table", "json", "csv", "trec"], default="table")
+    p.add_argument(
+        "--corpus", metavar="DOCS", help="corpus (JSONL/CSV/TSV): unknown document IDs become errors"
+    )
+    p.add_argument(
+        "--chunk-map", metavar="FILE", help="chunk_id→doc_id table: score a chunk-level run by document"
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="queries missing from a run, or extra in it, are errors"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(handler=_cmd_score)
+
+
+def add_compare_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "compare",
         help="compare runs against a baseline with significance tests",
@@ -119,7 +152,7 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_compare)
 
 
-def add_check_parser(sub: argparse._SubParsersAction) -> None:
+def add_check_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "check",
         help="check a run against thresholds (CI gate, exit 1 when one is missed)",
@@ -154,7 +187,7 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_check)
 
 
-def add_ab_parser(sub: argparse._SubParsersAction) -> None:
+def add_ab_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "ab",
         help="analyse an online A/B test from an interaction log",
@@ -179,13 +212,31 @@ def add_ab_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_ab)
 
 
+COMMANDS: dict[str, AddParser] = {
+    "score": add_score_parser,
+    "compare": add_compare_parser,
+    "check": add_check_parser,
+    "ab": add_ab_parser,
+}
+
+
+# -------------------------------------------------------------------------------------------------- score
+def _cmd_score(args: argparse.Namespace) -> int:
+    from metrics import parse_measures, read_corpus, read_qrels, render
+    from metrics.evaluate import evaluate
+
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    qrels = read_qrels(args.qrels)
+    corpus = read_corpus(args.corpus) if args.corpus else None
+    results = [
+        evaluate(qrels, run, measures, corpus=corpus, strict=args.strict, chunk_map=args.chunk_map)
+        for run in args.runs
+    ]
+    emit(render.score_output(results, measures, fmt=args.format, per_query=args.per_query), args.output)
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------ compare
-def _emit(text: str, output: str | None) -> None:
-    from annotate_app.cli import _emit as emit
-
-    emit(text, output)
-
-
 def named_run_files(paths: list[str]) -> dict[str, Any]:
     """Read run files, naming each by its tag; runs sharing a tag are named by their file names instead."""
     from metrics import read_run
@@ -196,17 +247,16 @@ def named_run_files(paths: list[str]) -> dict[str, Any]:
     names = [n if names.count(n) == 1 else p for n, p in zip(names, paths, strict=True)]
     for i, name in enumerate(names):
         if names.index(name) != i:
-            raise ValueError(f"run file {paths[i]!r} is given twice")
+            raise QrelForgeError(f"run file {paths[i]!r} is given twice")
     return dict(zip(names, runs, strict=True))
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from annotate_app.cli import DEFAULT_MEASURES
     from metrics import read_qrels
     from metrics.compare import compare
 
     if args.max_queries < 0:
-        raise ValueError(f"--max-queries must be an int >= 0; got {args.max_queries}")
+        raise QrelForgeError(f"--max-queries must be an int >= 0; got {args.max_queries}")
     tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
     report = compare(
         read_qrels(args.qrels),
@@ -222,7 +272,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         strict=args.strict,
     )
-    _emit(_render(report, args.format, args.max_queries), args.output)
+    emit(_render(report, args.format, args.max_queries), args.output)
     return 0
 
 
@@ -241,17 +291,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.qrels is None or args.run is None:
         return _history_only(args)
     if (args.trend or args.plot) and not args.history:
-        raise ValueError("--trend and --plot need --history FILE")
+        raise QrelForgeError("--trend and --plot need --history FILE")
     if not (args.minimum or args.maximum):
-        raise ValueError("check needs at least one threshold: --min MEASURE=VALUE or --max MEASURE=VALUE")
+        raise QrelForgeError("check needs at least one threshold: --min MEASURE=VALUE or --max MEASURE=VALUE")
     from dataclasses import replace
 
     from metrics.checks import check_thresholds
+    from metrics.history import append_history
 
     result = check_thresholds(args.qrels, args.run, minimum=args.minimum, maximum=args.maximum)
-    result = replace(result, run=args.name or result.run or Path(args.run).name)
+    name = args.name or result.run or Path(args.run).name
+    result = replace(result, run=name)
     if args.history:
-        append_history(args.history, result, result.run, args.qrels)
+        append_history(args.history, result, name, args.qrels)
     text = (
         result.to_text()
         if args.format == "table"
@@ -273,7 +325,7 @@ def _history_only(args: argparse.Namespace) -> int:
     ):
         _show_history(args)
         return 0
-    raise ValueError(
+    raise QrelForgeError(
         "check needs QRELS and RUN (or only --history FILE with --trend/--plot to show the history)"
     )
 
@@ -288,155 +340,21 @@ def _verdict(result: Any, fmt: str) -> int:
     return 1
 
 
-def _history_row(result: Any, name: str, qrels: str) -> dict[str, str]:
-    from metrics.render import csv_safe
-
-    row = {
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "run": csv_safe(name),
-        "qrels": csv_safe(qrels),
-        "status": "pass" if result.passed else "fail",
-        "failed": ";".join(r.measure for r in result.failures),
-    }
-    row.update({m: ("" if v is None else repr(v)) for m, v in result.values.items()})
-    return row
-
-
-def append_history(path: str, result: Any, name: str, qrels: str) -> None:
-    """Append one dated row to the CSV history at ``path`` (created with its header when missing). A check
-    with a measure the header lacks rewrites the file once with the wider header (older rows get blanks)."""
-    row = _history_row(result, name, qrels)
-    header, rows = (
-        read_history(path) if os.path.exists(path) and os.path.getsize(path) else (list(HISTORY_FIELDS), [])
-    )
-    wider = header + [m for m in row if m not in header]
-    if wider != header or not os.path.exists(path):
-        _rewrite(path, wider, rows)
-    with open(path, "a", encoding="utf-8", newline="") as f:
-        csv.DictWriter(f, fieldnames=wider, lineterminator="\n").writerow(row)
-
-
-def _rewrite(path: str, header: list[str], rows: list[dict[str, str]]) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n", restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
-
-
-def read_history(path: str) -> tuple[list[str], list[dict[str, str]]]:
-    """The header and rows of a check history; errors name the file and line."""
-    from metrics.errors import FormatError, Problem
-
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None or tuple(header[: len(HISTORY_FIELDS)]) != HISTORY_FIELDS:
-            raise FormatError(
-                Problem(
-                    path,
-                    1,
-                    ",".join(header or []),
-                    "not a qrelforge check history (expected a "
-                    f"header starting with {','.join(HISTORY_FIELDS)})",
-                )
-            )
-        rows = []
-        for record in reader:
-            if not record:
-                continue
-            if len(record) != len(header):
-                raise FormatError(
-                    Problem(
-                        path,
-                        reader.line_num,
-                        ",".join(record),
-                        f"expected {len(header)} fields as in the header, got {len(record)}",
-                    )
-                )
-            rows.append(dict(zip(header, record, strict=True)))
-    return header, rows
-
-
-def _floats(rows: list[dict[str, str]], measure: str, path: str) -> list[float | None]:
-    out = []
-    for i, row in enumerate(rows):
-        cell = row.get(measure, "")
-        try:
-            out.append(float(cell) if cell else None)
-        except ValueError:
-            raise ValueError(f"{path}: check {i + 1}: {measure} is not a number: {cell!r}") from None
-    return out
-
-
-def sparkline(values: list[float | None]) -> str:
-    """One block character per value scaled between the series' min and max; a space for a gap."""
-    known = [v for v in values if v is not None]
-    if not known:
-        return " " * len(values)
-    lo, hi = min(known), max(known)
-    return "".join(
-        " " if v is None else SPARK[3 if hi == lo else round((v - lo) / (hi - lo) * 7)] for v in values
-    )
-
-
 def _show_history(args: argparse.Namespace) -> None:
+    from metrics.history import history_chart, history_measures, read_history, trend_text
+
     header, rows = read_history(args.history)
-    measures = [h for h in header if h not in HISTORY_FIELDS]
+    measures = history_measures(header)
     if args.trend:
         sys.stdout.write(trend_text(rows, measures, args.history))
     if args.plot:
-        _plot(rows, measures, args.history, args.plot)
-
-
-def trend_text(rows: list[dict[str, str]], measures: list[str], path: str) -> str:
-    """Per run and measure: checks, first, last, min, max and a sparkline of the last 40; then the last check."""
-    from metrics.render import _grid
-
-    if not rows:
-        return f"{path}: no checks recorded yet\n"
-    table = [["run", "measure", "checks", "first", "last", "min", "max", "trend (oldest → newest)".ljust(40)]]
-    for run in dict.fromkeys(r["run"] for r in rows):
-        mine = [r for r in rows if r["run"] == run]
-        for m in measures:
-            values = _floats(mine, m, path)
-            known = [v for v in values if v is not None]
-            if known:
-                table.append(
-                    [
-                        run,
-                        m,
-                        str(len(known)),
-                        f"{known[0]:.4f}",
-                        f"{known[-1]:.4f}",
-                        f"{min(known):.4f}",
-                        f"{max(known):.4f}",
-                        sparkline(values[-40:]).ljust(40),
-                    ]
-                )
-    last = rows[-1]
-    failed = f" ({last['failed']})" if last["failed"] else ""
-    return _grid(table) + f"last check: {last['timestamp']} {last['run']}: {last['status']}{failed}\n"
-
-
-def _plot(rows: list[dict[str, str]], measures: list[str], path: str, out: str) -> None:
-    from metrics.charts import svg_line_chart
-
-    series = {}
-    for run in dict.fromkeys(r["run"] for r in rows):
-        for m in measures:
-            values = [
-                v if r["run"] == run else None for r, v in zip(rows, _floats(rows, m, path), strict=True)
-            ]
-            if any(v is not None for v in values):
-                series[f"{run} · {m}"] = values
-    chart = svg_line_chart(series, x_labels=[r["timestamp"] for r in rows], title=f"check history: {path}")
-    Path(out).write_text(chart + "\n", encoding="utf-8")
+        chart = history_chart(rows, measures, args.history)
+        Path(args.plot).write_text(chart + "\n", encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------------------------------- ab
 def _cmd_ab(args: argparse.Namespace) -> int:
+    from metrics.ablog import read_log
     from metrics.stats import ab_test
 
     records, lines = read_log(args.log)
@@ -454,92 +372,5 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         if args.format == "json"
         else report.to_text()
     )
-    _emit(text, args.output)
+    emit(text, args.output)
     return 0
-
-
-def read_log(path: str) -> tuple[list[dict[str, Any]], list[int]]:
-    """Records of a CSV/TSV (with header) or JSONL interaction log, and the line each came from."""
-    from metrics.errors import FormatError, Problem
-
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError(
-            Problem(path, line, "", f"not valid UTF-8 (byte {exc.start + 1} of the file)")
-        ) from None
-    suffix = Path(path).suffix.lower()
-    jsonl = suffix in (".jsonl", ".ndjson", ".json") or (
-        suffix not in (".csv", ".tsv") and text.lstrip()[:1] == "{"
-    )
-    records, lines = (
-        _jsonl_records(text, path) if jsonl else _csv_records(text, path, "\t" if suffix == ".tsv" else ",")
-    )
-    if not records:
-        raise FormatError(Problem(path, None, "", "no interactions in the log"))
-    return records, lines
-
-
-def _jsonl_records(text: str, path: str) -> tuple[list[dict[str, Any]], list[int]]:
-    from metrics.errors import FormatError, Problem
-
-    records, lines, problems = [], [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path, number, line, f"invalid JSON ({exc.msg} at column {exc.colno})"))
-            continue
-        if not isinstance(obj, dict):
-            problems.append(Problem(path, number, line, f"expected a JSON object, got {type(obj).__name__}"))
-            continue
-        records.append(obj)
-        lines.append(number)
-    if problems:
-        raise FormatError(problems)
-    return records, lines
-
-
-def _csv_records(text: str, path: str, delimiter: str) -> tuple[list[dict[str, Any]], list[int]]:
-    from metrics.errors import FormatError, Problem
-    from metrics.stats import AB_COLUMNS
-
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = None
-    records, lines, problems = [], [], []
-    for record in reader:
-        if not any(cell.strip() for cell in record):
-            continue
-        if header is None:
-            header = [h.strip() for h in record]
-            missing = [c for c in AB_COLUMNS if c not in header]
-            if missing:
-                raise FormatError(
-                    Problem(
-                        path,
-                        reader.line_num,
-                        delimiter.join(record),
-                        f"header lacks column{'s' if len(missing) > 1 else ''} {missing}",
-                    )
-                )
-            continue
-        if len(record) != len(header):
-            problems.append(
-                Problem(
-                    path,
-                    reader.line_num,
-                    delimiter.join(record),
-                    f"expected {len(header)} fields as in the header, got {len(record)}",
-                )
-            )
-            continue
-        records.append(dict(zip(header, record, strict=True)))
-        lines.append(reader.line_num)
-    if problems:
-        raise FormatError(problems)
-    return records, lines

@@ -1,8 +1,9 @@
 """``qrelforge baseline bm25`` and ``qrelforge fuse``: make runs to score next to a team's own.
 
 Both write a TREC run (``-o -`` writes it to standard output) and print a one-line summary on standard error.
-The metrics library is imported inside the handlers, so building the parser stays fast; bad input raises
-``ValueError`` (one line, exit status 2, via ``annotate_app.cli.main``).
+These commands need only the metrics library (no ``app`` extra). It is imported inside the handlers, so
+building the parser stays fast; bad input raises `QrelForgeError` (one line, exit status 2, via
+`annotate_app.cli.main`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,18 @@ import argparse
 import re
 import sys
 import time
+from typing import Any
+
+from annotate_app.cli._common import AddParser, Subcommands
+from metrics.errors import QrelForgeError
+
+__all__ = ["COMMANDS", "FUSION_METHODS", "NORMS"]
 
 FUSION_METHODS = ("rrf", "combsum", "combmnz")
 NORMS = ("minmax", "zscore", "none")
 
 
-def add_baseline_parser(sub: argparse._SubParsersAction) -> None:
+def add_baseline_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "baseline",
         help="make a baseline run (BM25)",
@@ -46,7 +53,7 @@ def add_baseline_parser(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(handler=_cmd_bm25)
 
 
-def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
+def add_fuse_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "fuse",
         help="fuse runs: RRF, CombSUM, CombMNZ",
@@ -71,12 +78,15 @@ def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_cmd_fuse)
 
 
+COMMANDS: dict[str, AddParser] = {"baseline": add_baseline_parser, "fuse": add_fuse_parser}
+
+
 def _check_tag(tag: str) -> None:
     if not tag or re.search(r"\s", tag):
-        raise ValueError(f"--tag must be a non-empty word without spaces; got {tag!r}")
+        raise QrelForgeError(f"--tag must be a non-empty word without spaces; got {tag!r}")
 
 
-def _write(run, output: str, tag: str) -> None:
+def _write(run: Any, output: str, tag: str) -> None:
     from metrics.formats import write_run
 
     write_run(run, sys.stdout if output == "-" else output, tag=tag)
@@ -94,9 +104,10 @@ def _cmd_bm25(args: argparse.Namespace) -> int:
     _write(run, args.output, args.tag)
     answered = len(run.query_ids)
     nothing = f"; retrieved nothing for {', '.join(run.empty_queries)}" if run.empty_queries else ""
+    queries = answered + len(run.empty_queries)
     print(
         f"bm25: {len(index)} documents ({index.vocabulary_size} terms) indexed in {indexed - start:.2f} s; "
-        f"{answered + len(run.empty_queries)} queries searched in {searched - indexed:.2f} s; {len(run)} rows "
+        f"{queries} queries searched in {searched - indexed:.2f} s; {len(run)} rows "
         f"-> {args.output}{nothing}",
         file=sys.stderr,
     )
@@ -109,9 +120,9 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
 
     _check_tag(args.tag)
     if args.method == "rrf" and args.norm is not None:
-        raise ValueError(f"--norm applies to combsum and combmnz, not to rrf; got --norm {args.norm}")
+        raise QrelForgeError(f"--norm applies to combsum and combmnz, not to rrf; got --norm {args.norm}")
     if args.method != "rrf" and args.k is not None:
-        raise ValueError(
+        raise QrelForgeError(
             f"-k (the RRF constant) applies to rrf only; got -k {args.k:g} with --method {args.method}"
         )
     runs = [read_run(path) for path in args.runs]
@@ -121,7 +132,7 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
     how = f"k={k:g}" if args.method == "rrf" else f"norm={args.norm or 'minmax'}"
     depth = f", depth {args.depth}" if args.depth else ""
     print(
-        f"fuse: {len(runs)} runs ({', '.join(r.name for r in runs)}) with {args.method} ({how}{depth}): "
+        f"fuse: {len(runs)} runs ({', '.join(str(r.name) for r in runs)}) with {args.method} ({how}{depth}): "
         f"{len(fused.query_ids)} queries, {len(fused)} rows -> {args.output}",
         file=sys.stderr,
     )

@@ -1,21 +1,30 @@
-"""``qrelforge status``, ``qrelforge agreement``, ``qrelforge release`` and ``qrelforge export``."""
+"""``qrelforge status``, ``qrelforge agreement``, ``qrelforge release`` and ``qrelforge export``: follow a
+project's progress and agreement, freeze the accepted qrels into a release, and export it.
+
+These commands need the ``app`` extra; they call `annotate_app.services.status`, ``gate``, ``releases`` and
+``export`` as the local administrator.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+from collections.abc import Sequence
+from typing import Any
 
-from annotate_app.cli_common import add_project_option, command, emit, grid, open_db, project_of
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
+    add_project_option,
+    command,
+    emit,
+    grid,
+    open_db,
+    project_of,
+)
 
-__all__ = ["add_parsers"]
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    _status_parser(sub)
-    _agreement_parser(sub)
-    _release_parser(sub)
-    _export_parser(sub)
+__all__ = ["COMMANDS"]
 
 
 def _fmt(value: float | None) -> str:
@@ -23,7 +32,7 @@ def _fmt(value: float | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- status
-def _status_parser(sub: argparse._SubParsersAction) -> None:
+def _status_parser(sub: Subcommands) -> None:
     p = sub.add_parser("status", help="pairs, labels, disagreements and annotator progress of a project")
     add_project_option(p)
     p.add_argument("--format", choices=["table", "json"], default="table")
@@ -62,7 +71,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------- agreement
-def _agreement_parser(sub: argparse._SubParsersAction) -> None:
+def _agreement_parser(sub: Subcommands) -> None:
     p = sub.add_parser("agreement", help="agreement figures, the kappa matrix, per-query agreement, blockers")
     add_project_option(p)
     p.add_argument(
@@ -116,38 +125,45 @@ def _agreement_text(summary, block, worst) -> str:
         f"disagreements {summary.disagreements} ({summary.unadjudicated} not adjudicated)",
     ]
     out += [f"note: {w}" for w in summary.warnings]
-    if not summary.pairwise.empty:
-        names = list(summary.pairwise.columns)
-        rows = [[a] + [_fmt(summary.pairwise.loc[a, b]) if a != b else "-" for b in names] for a in names]
-        out += ["", "pairwise kappa:", grid(["", *names], rows).rstrip("\n")]
-    if not summary.per_query.empty:
-        pq = summary.per_query
-        rows = [
-            (r.query_id, r.n_items, _fmt(r.agreement), _fmt(r.alpha), r.n_disagreeing)
-            for r in pq.itertuples()
-        ]
-        out += [
-            "",
-            "per query:",
-            grid(["query", "pairs", "agreement", "alpha", "disagreeing"], rows).rstrip("\n"),
-        ]
-    if worst:
-        rows = [
-            (
-                d.query_id,
-                d.doc_id,
-                " ".join(f"{x.annotator}={x.grade}" for x in d.labels),
-                _fmt(d.disagreement),
-            )
-            for d in worst
-        ]
-        out += ["", "worst disagreements:", grid(["query", "doc", "grades", "score"], rows).rstrip("\n")]
+    out += _pairwise_lines(summary) + _per_query_lines(summary) + _worst_lines(worst)
     out += ["", "release: " + ("ready" if block.ok else "; ".join(block.messages()))]
     return "\n".join(out) + "\n"
 
 
+def _pairwise_lines(summary: Any) -> list[str]:
+    if summary.pairwise.empty:
+        return []
+    names = list(summary.pairwise.columns)
+    rows = [[a] + [_fmt(summary.pairwise.loc[a, b]) if a != b else "-" for b in names] for a in names]
+    return ["", "pairwise kappa:", grid(["", *names], rows).rstrip("\n")]
+
+
+def _per_query_lines(summary: Any) -> list[str]:
+    if summary.per_query.empty:
+        return []
+    rows = [
+        (r.query_id, r.n_items, _fmt(r.agreement), _fmt(r.alpha), r.n_disagreeing)
+        for r in summary.per_query.itertuples()
+    ]
+    return [
+        "",
+        "per query:",
+        grid(["query", "pairs", "agreement", "alpha", "disagreeing"], rows).rstrip("\n"),
+    ]
+
+
+def _worst_lines(worst: Sequence[Any]) -> list[str]:
+    if not worst:
+        return []
+    rows = [
+        (d.query_id, d.doc_id, " ".join(f"{x.annotator}={x.grade}" for x in d.labels), _fmt(d.disagreement))
+        for d in worst
+    ]
+    return ["", "worst disagreements:", grid(["query", "doc", "grades", "score"], rows).rstrip("\n")]
+
+
 # --------------------------------------------------------------------------------------------- release
-def _release_parser(sub: argparse._SubParsersAction) -> None:
+def _release_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "release",
         help="freeze the accepted qrels into an immutable release (or list them)",
@@ -186,15 +202,16 @@ def _cmd_release(args: argparse.Namespace) -> int:
         )
         return 0
     r = releases.create_release(db, SYSTEM, project, justification=args.justification, note=args.note)
+    counts = ", ".join(f"{v} {k}" for k, v in r.counts.items())
     print(
-        f"release {r.version} of {r.project}: {r.n_qrels} qrels ({', '.join(f'{v} {k}' for k, v in r.counts.items())}), "
+        f"release {r.version} of {r.project}: {r.n_qrels} qrels ({counts}), "
         f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}"
     )
     return 0
 
 
 # ---------------------------------------------------------------------------------------------- export
-def _export_parser(sub: argparse._SubParsersAction) -> None:
+def _export_parser(sub: Subcommands) -> None:
     p = sub.add_parser("export", help="export a release (TREC, BEIR TSV, JSONL) or all labels (CSV)")
     add_project_option(p)
     p.add_argument("--version", type=int, help="release version (default: the latest)")
@@ -216,3 +233,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
         data = export.export_release(db, SYSTEM, project, args.version, format=args.format)
     emit("", args.output, binary=data)
     return 0
+
+
+COMMANDS: dict[str, AddParser] = {
+    "status": _status_parser,
+    "agreement": _agreement_parser,
+    "release": _release_parser,
+    "export": _export_parser,
+}

@@ -1,7 +1,8 @@
 """``qrelforge init``, ``qrelforge user ...``, ``qrelforge project ...`` and ``qrelforge demo-data``.
 
 Passwords are never taken as arguments (they would show in the process list): ``--password-stdin`` reads the
-first line of standard input; without it a random password is generated and printed once.
+first line of standard input; without it a random password is generated and printed once. These commands
+need the ``app`` extra; the database is created and upgraded through `annotate_app.services.setup`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from annotate_app.cli_common import (
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
     add_db_option,
     add_project_option,
     command,
@@ -19,19 +22,13 @@ from annotate_app.cli_common import (
     project_of,
     read_password,
 )
+from metrics.errors import QrelForgeError
 
-__all__ = ["add_parsers"]
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    _init_parser(sub)
-    _user_parser(sub)
-    _project_parser(sub)
-    _demo_parser(sub)
+__all__ = ["COMMANDS"]
 
 
 # ------------------------------------------------------------------------------------------------ init
-def _init_parser(sub: argparse._SubParsersAction) -> None:
+def _init_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "init",
         help="create or upgrade the database; optionally a first admin and project",
@@ -49,13 +46,12 @@ def _init_parser(sub: argparse._SubParsersAction) -> None:
 
 @command
 def _cmd_init(args: argparse.Namespace) -> int:
-    from annotate_app.services import projects, users
+    from annotate_app.services import projects, setup, users
     from annotate_app.services.auth import SYSTEM
-    from annotate_app.store.migrate import upgrade
 
     db = open_db(args, require_schema=False)
-    revision = upgrade(db)
-    print(f"database {db.url.render_as_string(hide_password=True)} at schema {revision}")
+    revision = setup.initialise(db)
+    print(f"database {setup.safe_url(db.url)} at schema {revision}")
     if args.admin and args.admin.lower() not in {u.username for u in users.list_users(db, SYSTEM)}:
         password, generated = read_password(args)
         users.create_user(db, SYSTEM, args.admin, password, role="admin")
@@ -67,7 +63,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ user
-def _user_parser(sub: argparse._SubParsersAction) -> None:
+def _user_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "user", help="add, list and change users", description="Manage users (as local admin)."
     )
@@ -148,7 +144,7 @@ def _cmd_user_reset(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------- project
-def _project_parser(sub: argparse._SubParsersAction) -> None:
+def _project_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "project",
         help="list projects and change their settings",
@@ -231,7 +227,7 @@ def _cmd_project_add(args: argparse.Namespace) -> int:
 def _parse_setting(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
-        raise ValueError(f"settings must look like KEY=VALUE; got {text!r}")
+        raise QrelForgeError(f"settings must look like KEY=VALUE; got {text!r}")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
@@ -257,15 +253,22 @@ def _cmd_project_guidelines(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
 
     db = open_db(args)
-    with open(args.file, encoding="utf-8") as f:
-        markdown = f.read()
+    markdown = _read_text(args.file)
     version = projects.set_guidelines(db, SYSTEM, project_of(db, args), markdown)
     print(f"guidelines version {version} stored")
     return 0
 
 
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as exc:
+        raise QrelForgeError(f"{path}: not valid UTF-8 (byte {exc.start + 1}); save it as UTF-8") from None
+
+
 # ------------------------------------------------------------------------------------------------ demo
-def _demo_parser(sub: argparse._SubParsersAction) -> None:
+def _demo_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "demo-data",
         help="load the sample corpus as project 'demo' with demo users",
@@ -296,3 +299,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     ]
     emit(grid(["user", "role", "demo password", ""], rows))
     return 0
+
+
+COMMANDS: dict[str, AddParser] = {
+    "init": _init_parser,
+    "user": _user_parser,
+    "project": _project_parser,
+    "demo-data": _demo_parser,
+}
