@@ -134,10 +134,10 @@ def _check_values(frame: pd.DataFrame, name: str, grade: str, scale: np.ndarray)
         row = int(np.argmax(empty))
         raise QrelForgeError(f"{name} row {row} has a missing value: {frame.iloc[row].to_dict()!r}")
     grades = frame[grade].to_numpy(dtype=object)
-    bad = next((g for g in grades if not _is_number(g) or not np.isin(float(g), scale)), None)
-    if bad is not None:
+    bad = [g for g in grades if not _is_number(g) or not np.isin(float(g), scale)]
+    if bad:
         raise QrelForgeError(
-            f"{name} has a grade outside labels: {bad!r} is not one of {[_plain(v) for v in scale]!r}"
+            f"{name} has a grade outside labels: {bad[0]!r} is not one of {[_plain(v) for v in scale]!r}"
         )
 
 
@@ -616,9 +616,9 @@ def _grades(values: Any, name: str) -> np.ndarray:
     items = list(values)
     if not items:
         raise QrelForgeError(f"{name} must not be empty; got {items!r}")
-    bad = next((v for v in items if not _is_number(v)), None)
-    if bad is not None:
-        raise QrelForgeError(f"{name} must hold numbers only; got {bad!r}")
+    bad = [v for v in items if not _is_number(v)]
+    if bad:
+        raise QrelForgeError(f"{name} must hold numbers only; got {bad[0]!r}")
     return np.asarray(items, dtype=float)
 
 
