@@ -134,7 +134,7 @@ def _numeric(values: pd.DataFrame, name: str) -> pd.DataFrame:
         row, col = (int(i[0]) for i in np.nonzero(~finite))
         raise QrelForgeError(
             f"{name} has a missing or infinite value for run {values.columns[col]!r} at query "
-            f"{values.index[row]!r}: {float(numbers_.iat[row, col])!r}; leave the queries where the metric "
+            f"{values.index[row]!r}: {float(numbers_.to_numpy()[row, col])!r}; leave the queries where the metric "
             "is undefined out of both tables first"
         )
     return numbers_
