@@ -132,10 +132,11 @@ def _numeric(values: pd.DataFrame, name: str) -> pd.DataFrame:
     finite = np.isfinite(numbers_.to_numpy())
     if not finite.all():
         row, col = (int(i[0]) for i in np.nonzero(~finite))
+        shown = float(numbers_.to_numpy()[row, col])
         raise QrelForgeError(
             f"{name} has a missing or infinite value for run {values.columns[col]!r} at query "
-            f"{values.index[row]!r}: {float(numbers_.to_numpy()[row, col])!r}; leave the queries where the metric "
-            "is undefined out of both tables first"
+            f"{values.index[row]!r}: {shown!r}; leave the queries where the metric is undefined out of both "
+            "tables first"
         )
     return numbers_
 
