@@ -120,6 +120,19 @@ def test_constant_judge_ppi_plus_plus_falls_back_to_human_only():
         )
 
 
+def test_ppi_plus_plus_lambda_is_clipped_to_0_and_1():
+    """λ̂ = cov/(…) is < 0 for a judge anti-correlated with the humans (clipped to 0: human-only) and > 1 for a
+    judge that shrinks the differences between queries (clipped to 1: plain PPI)."""
+    _, human, human_all = random_tables(7)
+    anti = ppi_mean(1.0 - human_all, human, method="ppi++")
+    shrunk, plain = ppi_mean(0.3 * human_all, human, method="ppi++"), ppi_mean(0.3 * human_all, human)
+    for run in human.columns:
+        assert anti[run].lambda_ == 0.0
+        assert anti[run].estimate == pytest.approx(human[run].mean(), abs=1e-12)
+        assert shrunk[run].lambda_ == 1.0
+        assert shrunk[run].to_dict() | {"method": Method.PPI} == pytest.approx(plain[run].to_dict())
+
+
 def test_bias_is_corrected():
     """A judge offset by a constant c gives the PPI estimate of a perfect judge: the rectifier removes c."""
     judge, human, human_all = random_tables(4)
