@@ -1,0 +1,303 @@
+"""Prediction-powered inference (PPI) for a run's mean metric when most queries are judged by a machine.
+
+Every one of the N queries has the metric computed with judge qrels; a uniformly random subset of n of them
+also has it computed with human qrels. PPI (Angelopoulos et al. 2023, *Science* 382; for IR evaluation
+Oosterhuis et al. 2024) uses the judge on all N queries and the human subset to correct the judge's bias:
+
+    θ̂ = mean_N(J) + mean_n(H − J)
+
+with J the judge-qrels values and H the human-qrels values (per query, one column per run). The 95% interval
+is the normal approximation θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n) (sample variances, ddof = 1). Beside it
+every result carries the classical interval from the same n human queries alone, mean_n(H) ± q·sd_n(H)/√n
+(q the normal or Student-t quantile), so the gain from the judge reads directly as the ratio of widths.
+
+PPI++ (Angelopoulos, Duchi & Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference") weights the judge
+by a power-tuning λ: θ̂_λ = λ·mean_N(J) + mean_n(H − λJ), variance λ²·var_N(J)/N + var_n(H − λJ)/n, with λ̂
+the value minimising that variance, cov_n(H, J)/n ÷ (var_N(J)/N + var_n(J)/n), clipped to [0, 1]: λ = 1 is
+plain PPI and λ = 0 the human-only mean, so a useless judge costs (almost) nothing.
+
+Assumptions and caveats: the human queries must be a uniformly random subset of the N (otherwise the
+correction is biased); the intervals are asymptotic. The variance formula treats the two means as
+independent, as in PPI where the human and machine sets are disjoint; here the n human queries are among the
+N, which adds a covariance term 2λ·cov(J, H − λJ)/N, small next to var_n(H − J)/n when n ≪ N (the benchmark
+``benchmarks/ppi_coverage.py`` checks the coverage of this approximation). The target is the mean over the
+population the queries are drawn from; for the mean over these N queries the interval is conservative.
+
+A perfect judge (J = H) makes the correction 0: θ̂ = mean_N(J) and the PPI interval is the classical interval
+one would get with human labels on all N queries, narrower than the human-only interval by about √(n/N).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Hashable
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from metrics.errors import QrelForgeError, UndefinedMetricWarning
+
+__all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean"]
+
+
+class Method(StrEnum):
+    """``PPI``: the judge weighted 1 (λ = 1); ``PPI_PLUS_PLUS``: the power-tuned λ̂ of PPI++."""
+
+    PPI = "ppi"
+    PPI_PLUS_PLUS = "ppi++"
+
+
+class Interval(StrEnum):
+    """Quantile of the classical human-only interval: ``NORMAL`` (z) or ``T`` (Student t, n − 1 df)."""
+
+    NORMAL = "normal"
+    T = "t"
+
+
+@dataclass(frozen=True)
+class PPIResult:
+    """The PPI estimate of one run's mean metric, beside the human-only figures from the same human queries.
+
+    ``estimate``, ``ci_low``, ``ci_high``, ``width`` (= ci_high − ci_low): PPI (or PPI++) at ``level``;
+    ``lambda_`` the judge's weight (1 for plain PPI); ``n_human`` queries with human values out of
+    ``n_total``; ``human_mean``, ``human_ci_low``, ``human_ci_high``, ``human_width``: the classical interval
+    of the mean over the n human queries, with the ``human_interval`` quantile. Interval bounds are NaN (with
+    an UndefinedMetricWarning) when n_human < 2.
+    """
+
+    run: Hashable
+    method: Method
+    level: float
+    estimate: float
+    ci_low: float
+    ci_high: float
+    width: float
+    lambda_: float
+    n_human: int
+    n_total: int
+    human_interval: Interval
+    human_mean: float
+    human_ci_low: float
+    human_ci_high: float
+    human_width: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------- validation
+
+
+def _choice(enum: type[StrEnum], name: str, value: Any) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        choices = " or ".join(repr(m.value) for m in enum)
+        raise QrelForgeError(f"{name} must be {choices}; got {value!r}") from None
+
+
+def _check_level(level: Any) -> float:
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
+        raise QrelForgeError(f"level must be a number strictly between 0 and 1; got {level!r}")
+    return float(level)
+
+
+def _as_table(values: Any, name: str) -> pd.DataFrame:
+    """A queries × runs table of finite numbers with distinct queries and runs (a Series is one run)."""
+    if isinstance(values, pd.Series):
+        values = values.to_frame(name=values.name if values.name is not None else "run")
+    if not isinstance(values, pd.DataFrame):
+        raise QrelForgeError(
+            f"{name} must be a DataFrame (queries × runs) or a Series (one run); got {type(values).__name__}"
+        )
+    if values.shape[0] == 0 or values.shape[1] == 0:
+        raise QrelForgeError(f"{name} must have at least one query and one run; got shape {values.shape}")
+    for axis, what in ((values.index, "query"), (values.columns, "run")):
+        if axis.has_duplicates:
+            raise QrelForgeError(f"{name} has {what} {axis[axis.duplicated()][0]!r} twice")
+    return _numeric(values, name)
+
+
+def _numeric(values: pd.DataFrame, name: str) -> pd.DataFrame:
+    try:
+        numbers_ = values.astype(float)
+    except (TypeError, ValueError):
+        bad = next(v for v in values.to_numpy(dtype=object).ravel() if not _is_real(v))
+        raise QrelForgeError(f"{name} must hold numbers only; got {bad!r}") from None
+    finite = np.isfinite(numbers_.to_numpy())
+    if not finite.all():
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        shown = float(numbers_.to_numpy()[row, col])
+        raise QrelForgeError(
+            f"{name} has a missing or infinite value for run {values.columns[col]!r} at query "
+            f"{values.index[row]!r}: {shown!r}; leave the queries where the metric is undefined out of both "
+            "tables first"
+        )
+    return numbers_
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _aligned(judge: Any, human: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(judge N × R, human n × R) with the human runs in the judge's order; human queries ⊆ judge queries."""
+    j, h = _as_table(judge, "judge"), _as_table(human, "human")
+    orphans = h.index.difference(j.index, sort=False)
+    if len(orphans):
+        raise QrelForgeError(f"human has queries without judge values: {list(orphans[:10])!r}")
+    for lacking, other, table in (("human", j, h), ("judge", h, j)):
+        absent = other.columns.difference(table.columns, sort=False)
+        if len(absent):
+            raise QrelForgeError(f"human and judge must have the same runs; {lacking} lacks {list(absent)!r}")
+    return j, h[j.columns]
+
+
+# ------------------------------------------------------------------------------------------- estimation
+
+
+def _var(values: np.ndarray) -> np.ndarray:
+    """Sample variance per column (ddof = 1); NaN for a single row."""
+    if values.shape[0] < 2:
+        return np.full(values.shape[1], np.nan)
+    return values.var(axis=0, ddof=1)
+
+
+def _tuned_lambda(j_all: np.ndarray, j_h: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """λ̂ = (cov_n(H, J)/n) / (var_N(J)/N + var_n(J)/n), clipped to [0, 1]; 0 for a constant judge."""
+    n, big_n = h.shape[0], j_all.shape[0]
+    if n < 2:
+        return np.ones(h.shape[1])
+    cov = ((h - h.mean(axis=0)) * (j_h - j_h.mean(axis=0))).sum(axis=0) / (n - 1)
+    denominator = _var(j_all) / big_n + _var(j_h) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(denominator > 0, (cov / n) / denominator, 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def _ppi(j_all: np.ndarray, j_h: np.ndarray, h: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̂_λ, standard error) per run: λ·mean_N(J) + mean_n(H − λJ), √(λ²·var_N(J)/N + var_n(H − λJ)/n)."""
+    rectifier = h - lam * j_h
+    estimate = lam * j_all.mean(axis=0) + rectifier.mean(axis=0)
+    se = np.sqrt(lam**2 * _var(j_all) / j_all.shape[0] + _var(rectifier) / h.shape[0])
+    return estimate, se
+
+
+def _human_only(h: np.ndarray, level: float, interval: Interval) -> tuple[np.ndarray, np.ndarray]:
+    """(mean_n(H), half-width q·sd_n(H)/√n) per run."""
+    n = h.shape[0]
+    tail = 0.5 + level / 2.0
+    q = float(stats.t.ppf(tail, n - 1)) if interval is Interval.T and n > 1 else float(stats.norm.ppf(tail))
+    return h.mean(axis=0), q * np.sqrt(_var(h) / n)
+
+
+def _results(
+    runs: pd.Index, j: pd.DataFrame, h: pd.DataFrame, level: float, method: Method, interval: Interval
+) -> list[PPIResult]:
+    j_all, j_h, h_values = j.to_numpy(), j.loc[h.index].to_numpy(), h.to_numpy()
+    if len(h) < 2:
+        warnings.warn(
+            f"the confidence intervals are undefined: they need at least 2 human queries, got {len(h)}; "
+            "returning NaN bounds",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    lam = _tuned_lambda(j_all, j_h, h_values) if method is Method.PPI_PLUS_PLUS else np.ones(len(runs))
+    estimate, se = _ppi(j_all, j_h, h_values, lam)
+    half = float(stats.norm.ppf(0.5 + level / 2.0)) * se
+    human_mean, human_half = _human_only(h_values, level, interval)
+    return [
+        PPIResult(
+            run=run,
+            method=method,
+            level=level,
+            estimate=float(estimate[i]),
+            ci_low=float(estimate[i] - half[i]),
+            ci_high=float(estimate[i] + half[i]),
+            width=float(2 * half[i]),
+            lambda_=float(lam[i]),
+            n_human=len(h),
+            n_total=len(j),
+            human_interval=interval,
+            human_mean=float(human_mean[i]),
+            human_ci_low=float(human_mean[i] - human_half[i]),
+            human_ci_high=float(human_mean[i] + human_half[i]),
+            human_width=float(2 * human_half[i]),
+        )
+        for i, run in enumerate(runs)
+    ]
+
+
+def ppi_mean(
+    judge: Any,
+    human: Any,
+    *,
+    level: float = 0.95,
+    method: Method | str = Method.PPI,
+    human_interval: Interval | str = Interval.NORMAL,
+) -> dict[Hashable, PPIResult]:
+    """PPI estimate and confidence interval of each run's mean metric, vectorised over runs.
+
+    Parameters
+    ----------
+    judge : DataFrame, queries × runs (or a Series for one run)
+        The per-query metric computed with judge qrels, on all N queries.
+    human : DataFrame, queries × runs (or a Series)
+        The per-query metric computed with human qrels, on the n human-judged queries: a uniformly random
+        subset of judge's queries (rows matched by query, runs by name).
+    level : confidence level of both intervals.
+    method : ``"ppi"`` (θ̂ = mean_N(J) + mean_n(H − J)) or ``"ppi++"`` (power-tuned λ, see the module doc).
+    human_interval : ``"normal"`` or ``"t"``, the quantile of the human-only interval.
+
+    Values must be finite numbers: leave out, in both tables, the queries where the metric is undefined.
+    With a single human query the estimates are returned and the bounds are NaN (UndefinedMetricWarning).
+
+    >>> judge = pd.DataFrame({"A": [0.5, 0.7, 0.2, 0.9, 0.4, 0.6]}, index=[f"q{i}" for i in range(1, 7)])
+    >>> human = pd.DataFrame({"A": [0.3, 0.6, 0.0]}, index=["q1", "q2", "q3"])
+    >>> res = ppi_mean(judge, human)["A"]
+    >>> round(res.estimate, 4), round(res.width, 4), round(res.human_width, 4)
+    (0.3833, 0.4101, 0.679)
+    """
+    checked_level, checked_method = _check_level(level), _choice(Method, "method", method)
+    interval = _choice(Interval, "human_interval", human_interval)
+    j, h = _aligned(judge, human)
+    return {r.run: r for r in _results(j.columns, j, h, checked_level, checked_method, interval)}
+
+
+def ppi_difference(
+    judge: Any,
+    human: Any,
+    *,
+    run_a: Hashable,
+    run_b: Hashable,
+    level: float = 0.95,
+    method: Method | str = Method.PPI,
+    human_interval: Interval | str = Interval.NORMAL,
+) -> PPIResult:
+    """PPI for the paired difference of two runs' means, run_a − run_b, on the same queries.
+
+    The per-query difference of the two columns is estimated as one run (named ``"run_a - run_b"``), so the
+    correlation between the runs is used rather than ignored; an interval excluding 0 says the runs differ at
+    ``level``. Parameters as in :func:`ppi_mean`.
+
+    >>> judge = pd.DataFrame({"A": [0.5, 0.7, 0.2, 0.9], "B": [0.4, 0.5, 0.2, 0.6]})
+    >>> human = pd.DataFrame({"A": [0.3, 0.6], "B": [0.3, 0.4]})
+    >>> res = ppi_difference(judge, human, run_a="A", run_b="B")
+    >>> res.run, round(res.estimate, 4), res.n_human, res.n_total
+    ('A - B', 0.1, 2, 4)
+    """
+    j, h = _aligned(judge, human)
+    for name, run in (("run_a", run_a), ("run_b", run_b)):
+        if run not in j.columns:
+            raise QrelForgeError(f"{name} must be one of the runs {list(j.columns)!r}; got {run!r}")
+    if run_a == run_b:
+        raise QrelForgeError(f"run_a and run_b must be different runs; got {run_a!r} twice")
+    label = f"{run_a} - {run_b}"
+    diff_j = (j[run_a] - j[run_b]).rename(label)
+    diff_h = (h[run_a] - h[run_b]).rename(label)
+    return ppi_mean(diff_j, diff_h, level=level, method=method, human_interval=human_interval)[label]
