@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from annotate_app.ui import state
-from annotate_app.ui.highlight import escape_markdown, escape_name, to_markdown
+from annotate_app.ui.components.highlight import to_markdown
+from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = [
     "project_or_stop",
