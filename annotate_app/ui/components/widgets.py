@@ -1,7 +1,8 @@
 """Small shared widgets: the project guard, grade buttons, the highlighted pair, upload size checks, paged
 tables.
 
-Corpus, query and reason text always goes through `ui.highlight` (escaped Markdown), never raw HTML.
+Corpus, query and reason text always goes through `annotate_app.ui.escape` (escaped Markdown), never raw
+HTML.
 """
 
 from __future__ import annotations
