@@ -1,24 +1,25 @@
-"""QrelForge's Streamlit entry point: it only routes (page config, current user, navigation).
+"""QrelForge's Streamlit entry point: it only routes (page config, the database check, the current user, the
+navigation).
 
-Run it with ``make run`` or ``streamlit run annotate_app/streamlit_app.py``; pages live in ``views/``, shared
-widgets in ``ui/`` (see `annotate_app.ui.nav` for the page map and `annotate_app.ui.auth` for the login).
+Run it with ``make run`` or ``streamlit run annotate_app/streamlit_app.py``; pages live in ``views/`` (one
+folder per role), shared code in ``ui/`` (see `annotate_app.ui.nav` for the page registry and
+`annotate_app.ui.auth` for the login).
 """
 
 import streamlit as st
 
-from annotate_app.ui import auth, nav, resources
+from annotate_app.ui import auth, cache, nav
 
 st.set_page_config(page_title="QrelForge", page_icon="🏷️", layout="wide")
 try:
-    resources.database()
+    cache.database()
 except RuntimeError as exc:
     st.error(str(exc))
     st.stop()
 actor = auth.current_actor()
-registered = nav.pages(actor)
-page = st.navigation(list(registered.values()), position="hidden")
+page = st.navigation(nav.pages(actor), position="hidden")
 if actor is None:
     auth.cookie_script()
 else:
-    nav.sidebar(actor, registered)
+    nav.sidebar(actor)
 page.run()

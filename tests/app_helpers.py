@@ -119,7 +119,7 @@ def app_db(demo_template, tmp_path, monkeypatch, fast_hashing):
 
 def app_as(db, username: str | None = None, page: str | None = None):
     """An AppTest of the entry point, logged in as ``username`` (None: logged out), run once, then switched to
-    ``page`` (e.g. ``"views/agreement.py"``) if given."""
+    ``page`` (e.g. ``"views/review/agreement.py"``) if given."""
     from streamlit.testing.v1 import AppTest
 
     from annotate_app.services.auth import authenticate

@@ -109,7 +109,8 @@ def _expected(caller: str, view: str) -> str:
 
 def open_url(db, username: str | None, view: str, change: str | None = None):
     """An AppTest session (logged in as ``username``; None: logged out) whose first request is the URL of
-    ``view``: before the first run `AppTest.switch_page` requests the page by its URL path, as a deep link does.
+    ``view``: before the first run `AppTest.switch_page` requests the page by its URL path, as a deep link
+    does.
     ``change`` ("deactivate" or "reset password") happens to the user after the login, before the request."""
     from streamlit.testing.v1 import AppTest
 
@@ -124,7 +125,9 @@ def open_url(db, username: str | None, view: str, change: str | None = None):
 
 
 def test_the_access_table_covers_every_page_module():
-    modules = {f"views/{p.name}" for p in VIEWS.glob("*.py")}
+    modules = {
+        f"views/{p.relative_to(VIEWS).as_posix()}" for p in VIEWS.rglob("*.py") if p.name != "__init__.py"
+    }
     assert modules == set(ALLOWED) | {nav.LOGIN.path}
     assert set(TITLES) == set(ALLOWED)
 
@@ -158,10 +161,10 @@ def test_who_sees_which_page(released, caller, view):
 @pytest.mark.parametrize(
     ("user", "view", "title"),
     [
-        ("rita", "views/release.py", "Release"),
-        ("admin", "views/audit.py", "Audit log"),
-        ("alice", "views/my_labels.py", "My labels"),
-        ("alice", "views/release.py", None),
+        ("rita", "views/review/release.py", "Release"),
+        ("admin", "views/admin/audit.py", "Audit log"),
+        ("alice", "views/judge/my_labels.py", "My labels"),
+        ("alice", "views/review/release.py", None),
     ],
 )
 def test_a_deep_link_shows_the_login_form_then_its_page(released, user, view, title):
@@ -212,7 +215,7 @@ def test_the_cookie_expires_with_the_session(released, monkeypatch):
 def test_an_open_session_ends_when_its_lifetime_has_passed(released, monkeypatch):
     monkeypatch.setenv("QRELFORGE_SESSION_HOURS", "0.01")
     _cookie(monkeypatch, login_token(released, "rita"))
-    at = app_as(released, page="views/release.py")
+    at = app_as(released, page="views/review/release.py")
     assert [t.value for t in at.title] == ["Release"]
     later = time.time() + 37
     monkeypatch.setattr(auth, "time", types.SimpleNamespace(time=lambda: later))

@@ -15,7 +15,7 @@ def _form_button(at, form: str, label: str):
 
 
 def test_users_page_lists_and_adds_users(app_db):
-    at = app_as(app_db, "admin", "views/admin_users.py")
+    at = app_as(app_db, "admin", "views/admin/admin_users.py")
     assert at.dataframe[0].value["username"].tolist() == ["admin", "alice", "bob", "rita"]
     at.text_input(key=state.NEW_USER_NAME).input("carol")
     at.text_input(key=state.NEW_USER_PASSWORD).input("carol-password")
@@ -33,7 +33,7 @@ def test_users_page_lists_and_adds_users(app_db):
     ],
 )
 def test_a_bad_new_user_shows_the_service_message(app_db, password, message):
-    at = app_as(app_db, "admin", "views/admin_users.py")
+    at = app_as(app_db, "admin", "views/admin/admin_users.py")
     at.text_input(key=state.NEW_USER_NAME).input("dave")
     at.text_input(key=state.NEW_USER_PASSWORD).input(password)
     _form_button(at, state.NEW_USER_FORM, "Add user").click().run()
@@ -41,7 +41,7 @@ def test_a_bad_new_user_shows_the_service_message(app_db, password, message):
 
 
 def test_role_change_password_reset_and_deactivation(app_db):
-    at = app_as(app_db, "admin", "views/admin_users.py")
+    at = app_as(app_db, "admin", "views/admin/admin_users.py")
     at.selectbox(key=state.USER_PICK).select("bob").run()
     at.selectbox(key=state.USER_ROLE).select("reviewer").run()
     next(b for b in at.main.button if b.label == "Change role").click().run()
@@ -56,7 +56,7 @@ def test_role_change_password_reset_and_deactivation(app_db):
 
 
 def test_an_admin_cannot_demote_themselves(app_db):
-    at = app_as(app_db, "admin", "views/admin_users.py")
+    at = app_as(app_db, "admin", "views/admin/admin_users.py")
     at.selectbox(key=state.USER_PICK).select("admin").run()
     at.selectbox(key=state.USER_ROLE).select("annotator").run()
     next(b for b in at.main.button if b.label == "Change role").click().run()
@@ -64,7 +64,7 @@ def test_an_admin_cannot_demote_themselves(app_db):
 
 
 def test_project_settings_guidelines_and_members(app_db):
-    at = app_as(app_db, "admin", "views/admin_project.py")
+    at = app_as(app_db, "admin", "views/admin/admin_project.py")
     assert not at.exception
     threshold = next(n for n in at.number_input if n.label == "Threshold")
     threshold.set_value(0.6)
@@ -83,7 +83,7 @@ def test_project_settings_guidelines_and_members(app_db):
 
 
 def test_a_bad_setting_is_refused_with_the_service_message(app_db):
-    at = app_as(app_db, "admin", "views/admin_project.py")
+    at = app_as(app_db, "admin", "views/admin/admin_project.py")
     next(n for n in at.number_input if n.label.startswith("Relevance cut-off")).set_value(9)
     _form_button(at, state.SETTINGS_FORM, "Save settings").click().run()
     assert texts(at.error) == [
@@ -92,7 +92,7 @@ def test_a_bad_setting_is_refused_with_the_service_message(app_db):
 
 
 def test_create_a_project(app_db):
-    at = app_as(app_db, "admin", "views/admin_project.py")
+    at = app_as(app_db, "admin", "views/admin/admin_project.py")
     at.text_input(key=state.NEW_PROJECT_NAME).input("faq")
     at.text_input(key=state.NEW_PROJECT_TITLE).input("FAQ search")
     _form_button(at, state.NEW_PROJECT_FORM, "Create project").click().run()
@@ -113,7 +113,7 @@ def _upload(at, monkeypatch, name: str, data: bytes) -> None:
 
 
 def test_an_import_preview_lists_line_numbered_problems(app_db, monkeypatch):
-    at = app_as(app_db, "admin", "views/admin_data.py")
+    at = app_as(app_db, "admin", "views/admin/admin_data.py")
     at.selectbox(key=state.IMPORT_KIND).select("run").run()
     _upload(at, monkeypatch, "bad.trec", b"q1 Q0 D1 1 0.9 x\nq1 Q0 D2 two 0.5\nq2 Q0 D3 1 nan x\n")
     assert plain(at.error[0].value).startswith("bad.trec: 2 problem(s); nothing can be imported.")
@@ -123,7 +123,7 @@ def test_an_import_preview_lists_line_numbered_problems(app_db, monkeypatch):
 
 
 def test_a_valid_import_previews_then_imports_and_an_unknown_id_is_refused(app_db, monkeypatch):
-    at = app_as(app_db, "admin", "views/admin_data.py")
+    at = app_as(app_db, "admin", "views/admin/admin_data.py")
     at.selectbox(key=state.IMPORT_KIND).select("run").run()
     _upload(at, monkeypatch, "mine.trec", b"q1 Q0 D5 1 0.9 mine\nq2 Q0 D2 1 0.8 mine\n")
     assert plain(at.success[0].value) == "mine.trec: 2 rows; columns query_id, doc_id, score, rank."
@@ -135,7 +135,7 @@ def test_a_valid_import_previews_then_imports_and_an_unknown_id_is_refused(app_d
 
 
 def test_pooling_and_pairs_by_hand(app_db):
-    at = app_as(app_db, "admin", "views/admin_data.py")
+    at = app_as(app_db, "admin", "views/admin/admin_data.py")
     _form_button(at, state.POOL_FORM, "Pool").click().run()
     assert plain(at.success[0].value) == (
         "pooled scheme_a, scheme_b at depth 10: 0 new pairs, 12 already in the pool, 0 over the budget."
@@ -157,7 +157,7 @@ def test_pooling_and_pairs_by_hand(app_db):
 
 def test_the_audit_log_shows_entries_and_filters(app_db):
     projects.update_settings(app_db, SYSTEM, "demo", threshold=0.65)
-    at = app_as(app_db, "admin", "views/audit.py")
+    at = app_as(app_db, "admin", "views/admin/audit.py")
     frame = at.dataframe[0].value
     assert {"project_created", "pooled", "settings_changed"} <= set(frame["action"])
     at.text_input(key=state.AUDIT_ACTION).input("settings_changed").run()

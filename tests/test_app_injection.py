@@ -1,7 +1,7 @@
-"""AppTest: user-chosen names reach Streamlit's Markdown only escaped, and the Score page's CSV download is safe
-against formula injection. Run names are the hardest case: they are TREC tags (any characters but whitespace)
-shown in tables, captions, expander labels and the comparison legend. The browser proof that hostile text is
-inert (no script runs, no dialog opens) is ``tests/test_e2e_attacks.py``.
+"""AppTest: user-chosen names reach Streamlit's Markdown only escaped, and the Score page's CSV download is
+safe against formula injection. Run names are the hardest case: they are TREC tags (any characters but
+whitespace) shown in tables, captions, expander labels and the comparison legend. The browser proof that
+hostile text is inert (no script runs, no dialog opens) is ``tests/test_e2e_attacks.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from app_helpers import app_as, plain
 from ui_attack_helpers import EVIL_RUN
 
 from annotate_app.ui import state
-from annotate_app.ui.highlight import escape_markdown, escape_name
+from annotate_app.ui.escape import escape_markdown, escape_name
 
 # (run name, what the CSV download holds for it)
 NAMES = [
@@ -33,8 +33,8 @@ def _run(name: str) -> bytes:
 
 @pytest.fixture
 def score_page(released_db, monkeypatch):
-    """The Score page as rita with the demo's two runs and one stored run per hostile name (imported as an admin
-    would); the CSV download's data is kept under ``at.downloads`` (label → bytes)."""
+    """The Score page as rita with the demo's two runs and one stored run per hostile name (imported as an
+    admin would); the CSV download's data is kept under ``at.downloads`` (label → bytes)."""
     import streamlit as st
 
     from annotate_app.services import imports
@@ -49,7 +49,7 @@ def score_page(released_db, monkeypatch):
         return False
 
     monkeypatch.setattr(st, "download_button", download_button)
-    at = app_as(released_db, "rita", "views/score.py")
+    at = app_as(released_db, "rita", "views/review/score.py")
     assert not at.exception and not at.error
     at.downloads = downloads
     return at
@@ -91,7 +91,7 @@ def test_admin_set_grade_labels_are_escaped_on_the_grade_buttons(app_db):
 
     scale = ((0, "[no](javascript:alert(1))"), (1, "<b>partly</b>"), (2, "**yes**"))
     projects.update_settings(app_db, SYSTEM, "demo", grade_scale=scale)
-    at = app_as(app_db, "alice", "views/annotate.py")
+    at = app_as(app_db, "alice", "views/judge/annotate.py")
     shown = [b.label for b in at.button if b.label.startswith(("0", "1", "2"))]
     assert shown == [escape_name(f"{g} · {label}") for g, label in scale]
     assert shown[0] == "0 · \\[no\\]\\(javascript\\:alert\\(1\\)\\)"

@@ -15,7 +15,9 @@ import pytest
 from app_helpers import ROOT, app_as, app_database, plain, texts
 from ui_attack_helpers import BIG_N, BIG_PROJECT, build_big_project, fake_uploads
 
-from annotate_app.ui import resources, state, widgets
+from annotate_app.ui import settings as ui_settings
+from annotate_app.ui import state
+from annotate_app.ui.components import widgets
 
 MIB = 1024 * 1024
 
@@ -30,7 +32,7 @@ def _documents(size: int) -> bytes:
 @pytest.mark.parametrize(("size", "refused"), [(MIB, False), (MIB + 1, True)])
 def test_the_data_page_refuses_an_import_over_its_limit(app_db, monkeypatch, size, refused):
     monkeypatch.setenv("QRELFORGE_IMPORT_MAX_MB", "1")
-    at = app_as(app_db, "admin", "views/admin_data.py")
+    at = app_as(app_db, "admin", "views/admin/admin_data.py")
     calls = fake_uploads(monkeypatch, [("big.jsonl", _documents(size))], many=False)
     at.run()
     assert calls[-1]["max_upload_size"] == 1  # the browser refuses bigger files itself
@@ -48,7 +50,7 @@ def test_the_data_page_refuses_an_import_over_its_limit(app_db, monkeypatch, siz
 
 def test_the_score_page_refuses_a_run_over_its_limit_and_reads_the_others(released_db, monkeypatch):
     monkeypatch.setenv("QRELFORGE_RUN_UPLOAD_MAX_MB", "1")
-    at = app_as(released_db, "rita", "views/score.py")
+    at = app_as(released_db, "rita", "views/review/score.py")
     line = b"q1 Q0 D1 1 0.9 huge\n"
     calls = fake_uploads(
         monkeypatch,
@@ -88,9 +90,9 @@ def test_upload_limit_settings(app_db, monkeypatch, env, expected):
         monkeypatch.setenv(name, value)
     if isinstance(expected, str):
         with pytest.raises(ValueError, match=f"^{expected}$".replace("(", r"\(").replace(")", r"\)")):
-            resources.app_settings()
+            ui_settings.app_settings()
     else:
-        settings = resources.app_settings()
+        settings = ui_settings.app_settings()
         assert (settings.import_max_mb, settings.run_upload_max_mb) == expected
 
 
@@ -123,7 +125,7 @@ def big_db(big_file, tmp_path, monkeypatch, fast_hashing):
 def test_a_query_with_100k_candidates_is_paged(big_db):
     """The admin's pool table shows PAGE_ROWS pairs at a time and pages to the very end; the annotator's card
     shows one pair of the 100 000 with the count."""
-    at = app_as(big_db, "admin", "views/admin_data.py")
+    at = app_as(big_db, "admin", "views/admin/admin_data.py")
     at.selectbox(key=state.PROJECT).select(BIG_PROJECT).run()
     shown = at.dataframe[0].value
     assert len(shown) == widgets.PAGE_ROWS == 200
@@ -149,7 +151,7 @@ def test_unjudged_documents_are_paged(released_db, monkeypatch):
     """A run with 100 000 documents for one query: its 1 000 unjudged top-k documents are shown 200 at a time;
     "Send" still queues all of them."""
     deep = "".join(f"q1 Q0 x{i:06d} {i + 1} {100_000 - i} deep\n" for i in range(100_000)).encode()
-    at = app_as(released_db, "rita", "views/score.py")
+    at = app_as(released_db, "rita", "views/review/score.py")
     at.number_input(key=state.SCORE_K).set_value(1000).run()
     fake_uploads(monkeypatch, [("deep.trec", deep)], many=True)
     at.run()
@@ -170,10 +172,11 @@ def test_unjudged_documents_are_paged(released_db, monkeypatch):
 
 
 def test_short_lists_are_shown_whole(released_db):
-    """Below PAGE_ROWS rows there is nothing to page: the demo's pool, and its unjudged documents at k = 10."""
-    at = app_as(released_db, "admin", "views/admin_data.py")
+    """Below PAGE_ROWS rows there is nothing to page: the demo's pool, and its unjudged documents at
+    k = 10."""
+    at = app_as(released_db, "admin", "views/admin/admin_data.py")
     assert len(at.dataframe[0].value) == 12
     assert "Pairs 1–12, 200 at a time." in [c.value for c in at.main.caption]
-    at = app_as(released_db, "rita", "views/score.py")
+    at = app_as(released_db, "rita", "views/review/score.py")
     assert not [n for n in at.number_input if n.label.startswith("Page (of ")]
     assert all(len(d.value) < widgets.PAGE_ROWS for d in at.dataframe)

@@ -157,14 +157,14 @@ def test_sign_and_verify_round_trip(app_db):
 def test_the_cookie_secret_file_is_created_once_with_0600(app_db, monkeypatch, tmp_path):
     import stat
 
-    from annotate_app.ui import resources
+    from annotate_app.ui import settings
 
     monkeypatch.delenv("QRELFORGE_COOKIE_SECRET")
-    first = resources.cookie_secret()
-    path = tmp_path / resources.SECRET_FILE
+    first = settings.cookie_secret()
+    path = tmp_path / settings.SECRET_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    resources._file_secret.clear()
-    assert resources.cookie_secret() == first == path.read_text().strip()
+    settings._file_secret.clear()
+    assert settings.cookie_secret() == first == path.read_text().strip()
 
 
 AUTH = {

@@ -9,8 +9,18 @@ from annotate_app.services import export, projects, releases
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.ui import state
 
-REVIEWER_PAGES = ["views/agreement.py", "views/adjudicate.py", "views/release.py", "views/score.py"]
-ADMIN_PAGES = ["views/admin_users.py", "views/admin_project.py", "views/admin_data.py", "views/audit.py"]
+REVIEWER_PAGES = [
+    "views/review/agreement.py",
+    "views/review/adjudicate.py",
+    "views/review/release.py",
+    "views/review/score.py",
+]
+ADMIN_PAGES = [
+    "views/admin/admin_users.py",
+    "views/admin/admin_project.py",
+    "views/admin/admin_data.py",
+    "views/admin/audit.py",
+]
 
 
 @pytest.mark.parametrize("page", REVIEWER_PAGES + ADMIN_PAGES)
@@ -64,7 +74,7 @@ def test_agreement_confusion_of_any_two_annotators(labelled_db):
 
 
 def test_adjudicate_shows_labels_side_by_side_then_saves_the_final_grade(labelled_db):
-    at = app_as(labelled_db, "rita", "views/adjudicate.py")
+    at = app_as(labelled_db, "rita", "views/review/adjudicate.py")
     assert [t.value for t in at.title] == ["Adjudicate"]
     assert at.get("progress")[0].proto.text == "3 left of 3 disagreements"
     item = _first_item(at)
@@ -91,12 +101,12 @@ def _first_item(at) -> tuple[str, str, int]:
 
 
 def test_adjudicating_everything_empties_the_queue(released_db):
-    at = app_as(released_db, "rita", "views/adjudicate.py")
+    at = app_as(released_db, "rita", "views/review/adjudicate.py")
     assert plain(at.success[0].value) == "No disagreement waits for adjudication."
 
 
 def test_release_is_blocked_by_unadjudicated_disagreements(labelled_db):
-    at = app_as(labelled_db, "rita", "views/release.py")
+    at = app_as(labelled_db, "rita", "views/review/release.py")
     assert texts(at.error) == ["3 disagreements are not adjudicated"]
     assert at.main.button[-1].label == "Create release" and at.main.button[-1].disabled
 
@@ -119,7 +129,7 @@ def _adjudicate_all(db) -> None:
 
 def test_release_below_the_threshold_needs_a_justification(labelled_db):
     _adjudicate_all(labelled_db)
-    at = app_as(labelled_db, "rita", "views/release.py")
+    at = app_as(labelled_db, "rita", "views/review/release.py")
     low = "cohen 0.657 is below the threshold 0.700: a release needs a written justification"
     assert plain(at.warning[0].value).startswith(low)
     at.main.button[-1].click().run()
@@ -142,7 +152,7 @@ def test_release_below_the_threshold_needs_a_justification(labelled_db):
 def test_release_without_justification_when_the_gate_passes(app_db):
     judge_all(app_db, flips={})
     projects.update_settings(app_db, SYSTEM, "demo", threshold=0.7)
-    at = app_as(app_db, "rita", "views/release.py")
+    at = app_as(app_db, "rita", "views/review/release.py")
     assert plain(at.success[0].value) == "Nothing blocks a release."
     at.main.button[-1].click().run()
     assert plain(at.success[0].value).startswith("Release 1 created: 12 qrels")

@@ -16,7 +16,7 @@ from metrics.formats import read_qrels, read_run
 
 
 def _score_page(db, k: int = 3):
-    at = app_as(db, "rita", "views/score.py")
+    at = app_as(db, "rita", "views/review/score.py")
     at.number_input(key=state.SCORE_K).set_value(k).run()
     return at
 
@@ -133,5 +133,5 @@ def test_bm25_and_fusion_runs_are_scored_with_the_rest(released_db):
 
 
 def test_score_without_a_release_says_so(labelled_db):
-    at = app_as(labelled_db, "rita", "views/score.py")
+    at = app_as(labelled_db, "rita", "views/review/score.py")
     assert plain(at.info[0].value) == "No release yet: scores are computed on a release's qrels."

@@ -1,13 +1,13 @@
 """Attacks on the real app in Debian's Chromium: hostile text renders inert, page URLs obey the roles, and a
 changed password ends a cookie login in another browser.
 
-- Injection: project ``attack`` (`ui_attack_helpers.build_attack_project`) holds ``<script>``, ``<img onerror>``,
-  ``<svg onload>``, a ``javascript:`` Markdown link, an HTML comment, a Streamlit directive and LaTeX in its
-  document titles and texts, query, reasons, guidelines, release justification and run names. Each page that
-  shows them (Annotate as alice, Adjudicate, Release and Score as rita) must open no dialog, leave
-  ``window.__pwned`` undefined, put no script, event handler attribute, ``javascript:`` link, ``<img src=x>`` or
-  frame in the DOM, and show the text literally (the guidelines are Markdown by design: there raw HTML shows
-  literally and the link's target is defused).
+- Injection: project ``attack`` (`ui_attack_helpers.build_attack_project`) holds ``<script>``,
+  ``<img onerror>``, ``<svg onload>``, a ``javascript:`` Markdown link, an HTML comment, a Streamlit directive
+  and LaTeX in its document titles and texts, query, reasons, guidelines, release justification and run names.
+  Each page that shows them (Annotate as alice, Adjudicate, Release and Score as rita) must open no dialog,
+  leave ``window.__pwned`` undefined, put no script, event handler attribute, ``javascript:`` link,
+  ``<img src=x>`` or frame in the DOM, and show the text literally (the guidelines are Markdown by design:
+  there raw HTML shows literally and the link's target is defused).
 - Page URLs opened directly (a fresh load, the login from the cookie), as `ui_attack_helpers.ALLOWED` (the
   table the AppTest suite runs whole) says: the annotator every page URL, the reviewer the admin pages, the
   admin one, a logged-out visitor two (then logging in on the second): the page, "Not allowed" and nothing
@@ -166,12 +166,16 @@ def test_hostile_text_renders_as_inert_text(new_page, attack_server):
 
 
 # ------------------------------------------------------------------------------------------------ page URLs
-# caller → the page URLs it opens here (the AppTest suite runs the whole table; each load costs about a second)
+# caller → the page URLs it opens here (the AppTest suite runs the whole table; each load costs about a
+# second)
 BROWSER_CASES = {
     A: list(ALLOWED),
     R: [view for view in ALLOWED if R not in ALLOWED[view]],
-    D: ["views/audit.py"],
-    None: ["views/admin_users.py", "views/score.py"],  # then rita logs in on /score and gets the Score page
+    D: ["views/admin/audit.py"],
+    None: [
+        "views/admin/admin_users.py",
+        "views/review/score.py",
+    ],  # then rita logs in on /score and gets the Score page
 }
 
 

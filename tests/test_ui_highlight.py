@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotate_app.ui.highlight import escape_markdown, escape_name, query_terms, spans, to_markdown
+from annotate_app.ui.components.highlight import query_terms, spans, to_markdown
+from annotate_app.ui.escape import escape_markdown, escape_name
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""Data for the app's attack tests: hostile text (scripts, event handlers, ``javascript:`` links, HTML comments,
-Streamlit Markdown directives, LaTeX), a project full of it, and a project with 100 000 candidates for one query.
+"""Data for the app's attack tests: hostile text (scripts, event handlers, ``javascript:`` links, HTML
+comments, Streamlit Markdown directives, LaTeX), a project full of it, and a project with 100 000 candidates
+for one query.
 
 `build_attack_project` (through the services, as an admin would import it and annotators would judge it):
 
@@ -8,9 +9,9 @@ Streamlit Markdown directives, LaTeX), a project full of it, and a project with 
   query `EVIL_QUERY`; runs `EVIL_RUN` and ``plain_run`` over all three documents;
 - alice and bob judge (EVIL_QUERY, EVIL_DOC) apart and (EVIL_QUERY, plain) alike, with hostile reasons; rita
   adjudicates with a hostile reason and makes release 1 with a hostile justification and note;
-- then (EVIL_QUERY, EVIL_DOC2) is added (hostile note), bob judges it, and bob edits his label of EVIL_DOC, which
-  re-opens that disagreement: alice's card shows EVIL_DOC2, rita's adjudication queue shows EVIL_DOC, the
-  Score page finds EVIL_DOC2 unjudged in the release.
+- then (EVIL_QUERY, EVIL_DOC2) is added (hostile note), bob judges it, and bob edits his label of EVIL_DOC,
+  which re-opens that disagreement: alice's card shows EVIL_DOC2, rita's adjudication queue shows EVIL_DOC,
+  the Score page finds EVIL_DOC2 unjudged in the release.
 """
 
 from __future__ import annotations
@@ -44,16 +45,16 @@ PROJECT = "attack"
 # reviewers also see agreement, adjudicate, release and score; only admins administer.
 A, R, D = "annotator", "reviewer", "admin"
 ALLOWED = {  # page → the roles that may open it
-    "views/annotate.py": {A, R, D},
-    "views/my_labels.py": {A, R, D},
-    "views/agreement.py": {R, D},
-    "views/adjudicate.py": {R, D},
-    "views/release.py": {R, D},
-    "views/score.py": {R, D},
-    "views/admin_users.py": {D},
-    "views/admin_project.py": {D},
-    "views/admin_data.py": {D},
-    "views/audit.py": {D},
+    "views/judge/annotate.py": {A, R, D},
+    "views/judge/my_labels.py": {A, R, D},
+    "views/review/agreement.py": {R, D},
+    "views/review/adjudicate.py": {R, D},
+    "views/review/release.py": {R, D},
+    "views/review/score.py": {R, D},
+    "views/admin/admin_users.py": {D},
+    "views/admin/admin_project.py": {D},
+    "views/admin/admin_data.py": {D},
+    "views/admin/audit.py": {D},
 }
 
 __all__ = [

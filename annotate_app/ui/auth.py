@@ -31,7 +31,7 @@ from annotate_app.services import auth as service
 from annotate_app.services import sso
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import PermissionDenied
-from annotate_app.ui import resources, state
+from annotate_app.ui import cache, settings, state
 
 __all__ = [
     "COOKIE",
@@ -60,7 +60,7 @@ INVALID = "Your login cookie is not valid here (signed with another secret, or d
 
 # ------------------------------------------------------------------------------------------------ tokens
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(resources.cookie_secret(), salt=SALT)
+    return URLSafeTimedSerializer(settings.cookie_secret(), salt=SALT)
 
 
 def sign(actor: Actor, *, now: float | None = None) -> str:
@@ -70,7 +70,8 @@ def sign(actor: Actor, *, now: float | None = None) -> str:
 
 
 def verify(token: str, max_age: int) -> tuple[int, int, int] | None:
-    """(user id, session version, signing time) of a valid token at most ``max_age`` seconds old, else None."""
+    """(user id, session version, signing time) of a valid token at most ``max_age`` seconds old, else
+    None."""
     found = _check(token, max_age)
     return found if isinstance(found, tuple) else None
 
@@ -105,13 +106,13 @@ def _start(actor: Actor, token: str | None, issued: int | None, method: str) -> 
     ss.pop(state.EXPIRE_COOKIE, None)
     ss.pop(state.LOGOUT_NOTICE, None)
     if token is not None and issued is not None:
-        ss[state.LOGIN_TOKEN] = (token, issued + resources.app_settings().session_seconds)
+        ss[state.LOGIN_TOKEN] = (token, issued + settings.app_settings().session_seconds)
     return actor
 
 
 def login(username: str, password: str) -> Actor:
     """Check a password login (raises PermissionDenied with the service's message) and start the session."""
-    actor = service.authenticate(resources.database(), username, password)
+    actor = service.authenticate(cache.database(), username, password)
     now = int(time.time())
     return _start(actor, sign(actor, now=now), now, "password")
 
@@ -121,11 +122,11 @@ def _from_cookie() -> Actor | None:
     token = request_cookies().get(COOKIE)
     if not isinstance(token, str) or not token or token == ss.get(state.IGNORED_TOKEN):
         return None
-    found = _check(token, resources.app_settings().session_seconds)
+    found = _check(token, settings.app_settings().session_seconds)
     try:
         if isinstance(found, str):
             raise PermissionDenied(found)
-        actor = service.resolve_actor(resources.database(), found[0], found[1])
+        actor = service.resolve_actor(cache.database(), found[0], found[1])
     except PermissionDenied:
         ss[state.IGNORED_TOKEN] = token
         ss[state.EXPIRE_COOKIE] = True
@@ -150,7 +151,7 @@ def current_actor() -> Actor | None:
         logout(EXPIRED)
         return None
     try:
-        fresh = service.resolve_actor(resources.database(), actor.user_id, actor.session_version)
+        fresh = service.resolve_actor(cache.database(), actor.user_id, actor.session_version)
     except PermissionDenied:
         logout(ENDED)
         return None
@@ -209,7 +210,7 @@ def cookie_script() -> None:
 
 # ------------------------------------------------------------------------------------------ single sign-on
 def sso_configured() -> bool:
-    return resources.secret_value("auth") is not None
+    return settings.secret_value("auth") is not None
 
 
 def sso_login() -> Actor | None:
@@ -217,7 +218,7 @@ def sso_login() -> Actor | None:
     if not sso_configured() or not st.user.is_logged_in:
         return None
     email = st.user.get("email")
-    mapping = resources.secret_value("qrelforge_sso") or {}
+    mapping = settings.secret_value("qrelforge_sso") or {}
     name = sso.username_for(
         email,
         users=mapping.get("users"),
@@ -228,7 +229,7 @@ def sso_login() -> Actor | None:
         st.session_state[state.LOGOUT_NOTICE] = f"{email or 'This account'} has no QrelForge user."
         return None
     try:
-        actor = sso.sso_actor(resources.database(), name, identity=str(email))
+        actor = sso.sso_actor(cache.database(), name, identity=str(email))
     except PermissionDenied as exc:
         st.session_state[state.LOGOUT_NOTICE] = str(exc)
         return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from annotate_app.ui.highlight import escape_markdown
+from annotate_app.ui.escape import escape_markdown
 from metrics.errors import QrelForgeError
 
 __all__ = ["shown", "captured", "flash", "describe", "set_flash", "Failed"]

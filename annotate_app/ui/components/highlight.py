@@ -1,9 +1,9 @@
 """Query-term highlighting that is safe for any corpus text, Chinese included.
 
-The document text is never handed to the browser as HTML: every ASCII punctuation character is backslash-
-escaped for Markdown (so ``<script>``, ``[x](javascript:...)``, ``:red[...]`` and ``$...$`` show as typed),
-and matches are wrapped in Streamlit's ``:orange-background[...]`` directive. Pages render the result with
-plain ``st.markdown`` (``unsafe_allow_html`` stays off).
+The document text is never handed to the browser as HTML: `annotate_app.ui.escape` backslash-escapes every
+ASCII punctuation character for Markdown (so ``<script>``, ``[x](javascript:...)``, ``:red[...]`` and
+``$...$`` show as typed), and matches are wrapped in Streamlit's ``:orange-background[...]`` directive. Pages
+render the result with plain ``st.markdown`` (``unsafe_allow_html`` stays off).
 
 Terms: Latin words and numbers (2+ characters, case-insensitive) and, for Chinese, Japanese and Korean text,
 which has no spaces between words, every character bigram of the query (a lone character stands alone), minus
@@ -18,16 +18,15 @@ a few question words that would light up everything.
 from __future__ import annotations
 
 import re
-import string
 
-__all__ = ["query_terms", "spans", "to_markdown", "escape_markdown", "escape_name"]
+from annotate_app.ui.escape import escape_markdown
+
+__all__ = ["query_terms", "spans", "to_markdown"]
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]{{2,}}", re.UNICODE)
 _STOP_CJK = re.compile("什么|怎么|怎样|要做|如何|哪些|是否|可以|需要|的|吗|呢")
 _STOP = {"the", "and", "what", "how", "for", "with"}
-_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
-_NAME_PUNCT = re.compile(r"(?<=[^\W_])[_-](?=[^\W_])|([" + re.escape(string.punctuation) + "])")
 
 
 def query_terms(query: str) -> list[str]:
@@ -63,21 +62,6 @@ def _overlapping(pattern: re.Pattern, text: str):
     while (match := pattern.search(text, position)) is not None:
         yield match
         position = match.start() + 1
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every ASCII punctuation character; keep line breaks as Markdown hard breaks."""
-    return _PUNCT.sub(r"\\\1", text).replace("\r\n", "\n").replace("\n", "  \n")
-
-
-def escape_name(name: object) -> str:
-    """``str(name)`` as inert Markdown, like `escape_markdown`, but ``_`` and ``-`` between letters or digits
-    are kept (intraword, they are plain text in Markdown).
-
-    >>> print(escape_name("scheme_a"), escape_name("[x](javascript:y)"), escape_name("_a_"))
-    scheme_a \\[x\\]\\(javascript\\:y\\) \\_a\\_
-    """
-    return _NAME_PUNCT.sub(lambda m: m.group(0) if m.group(1) is None else "\\" + m.group(1), str(name))
 
 
 def to_markdown(text: str, query: str) -> str:

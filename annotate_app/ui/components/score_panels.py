@@ -24,8 +24,9 @@ import streamlit as st
 
 from annotate_app.services import scoring
 from annotate_app.services.auth import Actor
-from annotate_app.ui import charts, errors, resources, state, widgets
-from annotate_app.ui.highlight import escape_markdown, escape_name
+from annotate_app.ui import cache, errors, review_cache, settings, state
+from annotate_app.ui.components import charts, widgets
+from annotate_app.ui.escape import escape_markdown, escape_name
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, QrelForgeError
 from metrics.evaluate import Result, evaluate
@@ -62,7 +63,7 @@ def _free_name(name: str, taken: Sequence[str], suffix: str) -> str:
 
 # -------------------------------------------------------------------------------------------------- runs
 def _uploads(taken: list[str]) -> dict[str, Run]:
-    limit = resources.app_settings().run_upload_max_mb
+    limit = settings.app_settings().run_upload_max_mb
     files = st.file_uploader(
         "Upload runs (TREC: qid Q0 docid rank score tag)",
         accept_multiple_files=True,
@@ -89,7 +90,7 @@ def _uploads(taken: list[str]) -> dict[str, Run]:
 
 def choose_runs(actor: Actor, project: str) -> dict[str, Run]:
     """The runs to score: stored runs picked in a multiselect, runs built in this session, and uploads."""
-    stored = [name for name, _ in resources.list_runs(actor, project)]
+    stored = [name for name, _ in review_cache.list_runs(actor, project)]
     extra = _extra()
     options = stored + [n for n in extra if n not in stored]
     ss = st.session_state
@@ -103,7 +104,8 @@ def choose_runs(actor: Actor, project: str) -> dict[str, Run]:
         help="Stored runs of the project and runs built on this page (BM25, fusion).",
     )
     runs = {
-        name: extra[name] if name in extra else resources.stored_run(actor, project, name) for name in picked
+        name: extra[name] if name in extra else review_cache.stored_run(actor, project, name)
+        for name in picked
     }
     runs.update(_uploads(list(runs)))
     return runs
@@ -174,7 +176,7 @@ def per_query(results: dict[str, Result], measures: list[str]) -> None:
 def _send(actor: Actor, project: str, run: str, pairs: list[tuple[str, str]], k: int) -> None:
     with errors.captured(state.SCORE_FLASH) as outcome:
         report = scoring.queue_pairs(
-            resources.database(), actor, project, pairs, note=f"unjudged in {run}'s top {k}"
+            cache.database(), actor, project, pairs, note=f"unjudged in {run}'s top {k}"
         )
     if not outcome.failed:
         errors.set_flash(state.SCORE_FLASH, "success", f"{run}: {report.message}.")
@@ -284,7 +286,7 @@ def sensitivity_view(
     from metrics.sensitivity import assessor_sensitivity
 
     with errors.shown():
-        labels = scoring.label_table(resources.database(), actor, project)
+        labels = scoring.label_table(cache.database(), actor, project)
         if labels.empty:
             st.info("No labels yet.")
             return
@@ -308,7 +310,7 @@ def _bm25(actor: Actor, project: str, taken: list[str]) -> None:
     k = int(st.session_state.get(state.SCORE_BM25_K) or 100)
     with errors.captured(state.SCORE_FLASH) as outcome:
         run = scoring.bm25_baseline(
-            resources.database(), actor, project, k=k, name=_free_name("bm25", taken, "session")
+            cache.database(), actor, project, k=k, name=_free_name("bm25", taken, "session")
         )
     if not outcome.failed:
         _keep(run)
@@ -346,7 +348,7 @@ def _trec(run: Run) -> bytes:
 
 def make_runs(actor: Actor, project: str, runs: dict[str, Run]) -> None:
     """Build a BM25 baseline or a fusion of runs (kept in this session, then scored and compared)."""
-    taken = [n for n, _ in resources.list_runs(actor, project)] + list(_extra())
+    taken = [n for n, _ in review_cache.list_runs(actor, project)] + list(_extra())
     st.markdown("**BM25 baseline** over the project's documents and queries (CJK bigrams + Latin words)")
     left, right = st.columns([1, 2])
     left.number_input("Documents per query", 1, 1000, 100, key=state.SCORE_BM25_K)

@@ -114,7 +114,8 @@ def difference_bars(frame: pd.DataFrame, label: str) -> alt.Chart:
 
 
 def win_loss_bars(wtl: pd.DataFrame) -> alt.Chart:
-    """Stacked win/tie/loss counts per run and measure against the baseline (``Report.to_dataframe("wtl")``)."""
+    """Stacked win/tie/loss counts per run and measure against the baseline
+    (``Report.to_dataframe("wtl")``)."""
     return (
         alt.Chart(wtl)
         .mark_bar()

@@ -1,7 +1,8 @@
 """Small shared widgets: the project guard, grade buttons, the highlighted pair, upload size checks, paged
 tables.
 
-Corpus, query and reason text always goes through `ui.highlight` (escaped Markdown), never raw HTML.
+Corpus, query and reason text always goes through `annotate_app.ui.escape` (escaped Markdown), never raw
+HTML.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from annotate_app.ui import state
-from annotate_app.ui.highlight import escape_markdown, escape_name, to_markdown
+from annotate_app.ui.components.highlight import to_markdown
+from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = [
     "project_or_stop",

@@ -18,8 +18,9 @@ from annotate_app.services.auth import Actor
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
-from annotate_app.ui import errors, resources, state, widgets
-from annotate_app.ui.highlight import escape_markdown, escape_name
+from annotate_app.ui import cache, errors, state
+from annotate_app.ui.components import widgets
+from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = ["queue_card", "edit_card", "pair_card", "recheck_if_done"]
 
@@ -49,7 +50,7 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
     expected = view.current.version if view.current is not None else 0
     with errors.captured(flash) as outcome:
         saved = labels.save_label(
-            resources.database(),
+            cache.database(),
             actor,
             view.project,
             pid,
@@ -81,7 +82,7 @@ def _submit_next(actor: Actor, view: PairView) -> None:
 def _skip(actor: Actor, view: PairView) -> None:
     ss, pid = st.session_state, view.pair_id
     with errors.captured(state.CARD_FLASH) as outcome:
-        queue.skip(resources.database(), actor, view.project, pid, reason=ss.get(state.reason(pid)) or "")
+        queue.skip(cache.database(), actor, view.project, pid, reason=ss.get(state.reason(pid)) or "")
     if outcome.failed:
         return
     _forget(pid, "q")
@@ -95,7 +96,7 @@ def _current(actor: Actor, project: str) -> PairView | None:
     view = ss.get(state.CURRENT_PAIR)
     if view is not None and (view is False or view.project == project):
         return view or None
-    view = queue.next_pair(resources.database(), actor, project)
+    view = queue.next_pair(cache.database(), actor, project)
     ss[state.CURRENT_PAIR] = view if view is not None else False
     return view
 
@@ -112,7 +113,7 @@ def queue_card(actor: Actor, project: str) -> None:
     errors.flash(state.CARD_FLASH)
     with errors.shown() as outcome:
         view = _current(actor, project)
-        mine = queue.my_progress(resources.database(), actor, project).progress
+        mine = queue.my_progress(cache.database(), actor, project).progress
     if outcome.failed:
         return
     st.progress(mine.fraction, text=f"{mine.done} / {mine.total} judged")
@@ -147,7 +148,7 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
     """The pair and its form. ``on_submit``/``on_skip``: callbacks (``on_skip`` None: no Skip button)."""
     ss, pid = st.session_state, view.pair_id
     ss.setdefault(state.shown_at(pid, scope), time.monotonic())
-    if view.stale:
+    if view.stale and view.current is not None:
         st.warning(
             f"The document changed since you judged it (your grade was "
             f"{escape_name(widgets.grade_label(view.grade_scale, view.current.grade))} on version "

@@ -1,0 +1,19 @@
+"""The reviewer pages' cached reads (see `annotate_app.ui.cache`): agreement statistics, runs and releases.
+
+Only the reviewer pages and their components import this module: it loads the statistics and scoring
+services, which the annotate page does not need. A release's qrels and a stored run never change (a release
+is immutable, a run name is imported once), so they are kept longer and survive `cache.clear_reads`.
+"""
+
+from __future__ import annotations
+
+from annotate_app.services import gate, imports, releases, scoring
+from annotate_app.ui.cache import cached_read
+
+__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run"]
+
+agreement = cached_read(gate.agreement)
+list_runs = cached_read(imports.list_runs)
+list_releases = cached_read(releases.list_releases)
+release_qrels = cached_read(releases.release_qrels, ttl=600, max_entries=32, immutable=True)
+stored_run = cached_read(scoring.stored_run, ttl=600, max_entries=32, immutable=True)

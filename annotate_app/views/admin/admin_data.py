@@ -1,0 +1,169 @@
+"""Data (admin): imports with a preview and line-numbered errors, pooling (depth, runs, per-query budget),
+pairs added or excluded by hand, and the pool itself, `widgets.PAGE_ROWS` pairs at a time (a pool may hold
+100 000 pairs of one query). Uploads are limited to ``AppSettings.import_max_mb``."""
+
+import pandas as pd
+import streamlit as st
+
+from annotate_app.services import imports, pooling
+from annotate_app.services.auth import Actor, Role
+from annotate_app.services.types import ImportPreview
+from annotate_app.ui import auth, cache, errors, settings, state
+from annotate_app.ui.components import widgets
+from annotate_app.ui.escape import escape_markdown
+
+KINDS = {
+    "documents": "Documents (JSONL, CSV or TSV: doc_id, title, text)",
+    "queries": "Queries (JSONL, CSV or TSV: query_id, text)",
+    "run": "Run (TREC: qid Q0 docid rank score tag)",
+    "qrels": "Prior qrels (TREC or BEIR TSV)",
+    "chunks": "Chunk map (chunk_id, doc_id)",
+}
+HINT = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
+
+
+def done(message: str) -> None:
+    cache.clear_reads()
+    errors.set_flash(state.ADMIN_FLASH, "success", message)
+
+
+def run_import(
+    actor: Actor, project: str, kind: str, data: bytes, filename: str, name: str | None, chunks: bool
+):
+    db = cache.database()
+    if kind == "documents":
+        return imports.import_documents(db, actor, project, data, filename=filename)
+    if kind == "queries":
+        return imports.import_queries(db, actor, project, data, filename=filename)
+    if kind == "run":
+        return imports.import_run(db, actor, project, data, filename=filename, name=name, chunks=chunks)
+    if kind == "qrels":
+        return imports.import_qrels(db, actor, project, data, filename=filename, name=name)
+    return imports.import_chunk_map(db, actor, project, data, filename=filename)
+
+
+def _confirm(
+    actor: Actor, project: str, kind: str, data: bytes, filename: str, preview: ImportPreview
+) -> None:
+    """A preview without problems: its sample, the name and chunk options, and the Import button."""
+    st.success(escape_markdown(f"{filename}: {preview.n_rows} rows; columns {', '.join(preview.columns)}."))
+    st.dataframe(pd.DataFrame(list(preview.sample)), hide_index=True, width="stretch")
+    name = (
+        st.text_input("Name (default: the run's tag or the file name)", key=state.IMPORT_NAME)
+        if kind in ("run", "qrels")
+        else None
+    )
+    chunks = kind == "run" and st.checkbox("Document IDs are chunk IDs", key=state.IMPORT_CHUNKS)
+    if st.button("Import", type="primary"):
+        with errors.shown() as outcome:
+            report = run_import(actor, project, kind, data, filename, name or None, chunks)
+        if not outcome.failed:
+            done(f"Imported {report}.")
+            st.rerun()
+
+
+def _import(actor: Actor, project: str) -> None:
+    st.subheader("Import")
+    kind = str(st.selectbox("What", list(KINDS), format_func=KINDS.__getitem__, key=state.IMPORT_KIND))
+    limit = settings.app_settings().import_max_mb
+    upload = st.file_uploader(
+        "File",
+        key=state.per_item(state.IMPORT_FILE, kind),
+        max_upload_size=limit,
+        help=f"Up to {limit} MB; bigger files: `qrelforge import`, which streams them.",
+    )
+    if upload is None or not widgets.within_limit(upload, limit, HINT):
+        return
+    data = upload.getvalue()
+    with errors.shown():
+        preview = imports.preview(cache.database(), actor, kind, data, filename=upload.name)
+        if preview.problems:
+            st.error(
+                escape_markdown(
+                    f"{upload.name}: {len(preview.problems)} problem(s); nothing can be imported."
+                )
+            )
+            st.code("\n".join(preview.problems[:100]), language=None)
+        else:
+            _confirm(actor, project, kind, data, upload.name, preview)
+
+
+def _pooling(actor: Actor, project: str) -> None:
+    db = cache.database()
+    st.subheader("Pooling")
+    with errors.shown():
+        runs = [name for name, _ in imports.list_runs(db, actor, project)]
+    with st.form(state.POOL_FORM):
+        cols = st.columns([1, 3, 1])
+        depth = cols[0].number_input("Depth", 1, 10_000, 10, key=state.POOL_DEPTH)
+        picked = cols[1].multiselect("Runs (none: every run)", runs, key=state.POOL_RUNS)
+        budget = cols[2].number_input("Per-query budget (0: none)", 0, 100_000, 0, key=state.POOL_BUDGET)
+        skip_prior = st.checkbox("Leave out pairs judged in imported prior qrels", key=state.POOL_SKIP_PRIOR)
+        if st.form_submit_button("Pool", type="primary"):
+            with errors.shown() as outcome:
+                report = pooling.pool(
+                    db,
+                    actor,
+                    project,
+                    depth=int(depth),
+                    runs=picked or None,
+                    budget=int(budget) or None,
+                    skip_prior=skip_prior,
+                )
+            if not outcome.failed:
+                done(f"{report}.")
+                st.rerun()
+
+
+def _apply_pair(actor: Actor, project: str, action: str, key: tuple[str, str], reason: str):
+    db = cache.database()
+    if action == "add":
+        return pooling.add_pair(db, actor, project, *key, note=reason)
+    if action == "exclude":
+        return pooling.exclude_pair(db, actor, project, *key, reason=reason)
+    return pooling.include_pair(db, actor, project, *key)
+
+
+def _pairs_by_hand(actor: Actor, project: str) -> None:
+    st.subheader("Pairs by hand")
+    with st.form(state.PAIR_FORM, clear_on_submit=True):
+        cols = st.columns([1, 1, 1, 3])
+        query_id = cols[0].text_input("Query ID", key=state.PAIR_QUERY)
+        doc_id = cols[1].text_input("Document ID", key=state.PAIR_DOC)
+        action = cols[2].selectbox("Action", ["add", "exclude", "include"], key=state.PAIR_ACTION)
+        reason = cols[3].text_input("Note / exclusion reason", key=state.PAIR_REASON)
+        if st.form_submit_button("Apply"):
+            with errors.shown() as outcome:
+                info = _apply_pair(actor, project, action, (query_id.strip(), doc_id.strip()), reason)
+            if not outcome.failed:
+                done(f"Pair {info.query_id} · {info.doc_id}: {action} done.")
+                st.rerun()
+
+
+def _pool(actor: Actor, project: str) -> None:
+    st.subheader("The pool")
+    page_size = widgets.PAGE_ROWS
+    offset = int(st.number_input("Pairs to skip", 0, 10_000_000, 0, step=page_size, key=state.PAIRS_PAGE))
+    with errors.shown():
+        shown = pooling.list_pairs(cache.database(), actor, project, limit=page_size, offset=offset)
+        st.caption(
+            f"Pairs {offset + 1}–{offset + len(shown)}, {page_size} at a time."
+            if len(shown)
+            else f"No pairs after the first {offset}."
+        )
+        st.dataframe(shown, hide_index=True, width="stretch")
+
+
+def render() -> None:
+    actor = auth.require(Role.ADMIN)
+    project = widgets.project_or_stop()
+    st.title("Data")
+    errors.flash(state.ADMIN_FLASH)
+    _import(actor, project)
+    _pooling(actor, project)
+    _pairs_by_hand(actor, project)
+    _pool(actor, project)
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,35 @@
+"""Annotate: judge the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
+
+Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
+
+The guidelines are the admin's Markdown, rendered as Markdown (headings, lists, emphasis, links, colours) but
+never as HTML: ``st.markdown`` keeps ``unsafe_allow_html`` off, so raw HTML (``<script>``, ``<img onerror>``,
+comments) shows as the text typed, and Streamlit's renderer turns ``javascript:`` link targets into ``#``
+(proved in the browser by ``tests/test_e2e_attacks.py``). Corpus text and reasons are escaped
+(`annotate_app.ui.escape`).
+"""
+
+import streamlit as st
+
+from annotate_app.ui import auth, cache, errors, nav
+from annotate_app.ui.components import labelling, widgets
+
+
+def render() -> None:
+    actor = auth.require()
+    project = widgets.project_or_stop()
+    st.title("Annotate")
+    with errors.shown():
+        guidelines = cache.guidelines(actor, project)
+        with st.expander("Guidelines" + (f" (version {guidelines.version})" if guidelines else "")):
+            if guidelines is None:
+                st.caption("This project has no guidelines yet.")
+            else:
+                st.markdown(guidelines.markdown)
+    labelling.recheck_if_done()
+    labelling.queue_card(actor, project)
+    nav.link(nav.MY_LABELS, "Back / edit my recent labels")
+
+
+if __name__ == "__main__":
+    render()
