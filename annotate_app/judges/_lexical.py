@@ -16,12 +16,12 @@ the last few queries are kept.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-
-import numpy as np
+from typing import Any
 
 from annotate_app.judges._model import (
     Backend,
@@ -33,7 +33,6 @@ from annotate_app.judges._model import (
     RenderedPrompt,
     sha256_text,
 )
-from metrics.bm25 import BM25Index
 
 __all__ = ["LexicalJudge", "grade_of"]
 
@@ -47,7 +46,7 @@ def grade_of(r: float, thresholds: Sequence[float], scale: GradeScale) -> tuple[
     >>> grade_of(0.5, (0.25, 0.5, 0.75), scale), grade_of(1.0, (0.25, 0.5, 0.75), scale)
     ((2, 0.0), (3, 1.0))
     """
-    i = int(np.searchsorted(np.asarray(thresholds), r, side="right"))
+    i = bisect.bisect_right(thresholds, r)
     lo = thresholds[i - 1] if i > 0 else None
     hi = thresholds[i] if i < len(thresholds) else None
     if lo is None and hi is not None:
@@ -87,12 +86,14 @@ class LexicalJudge:
             thresholds = _checked_thresholds(thresholds)
         if not isinstance(cached_queries, int) or isinstance(cached_queries, bool) or cached_queries < 1:
             raise ValueError(f"cached_queries must be an int >= 1; got {cached_queries!r}")
+        from metrics.bm25 import BM25Index  # numpy, scipy and bm25s load only when a lexical judge is built
+
         self._index = BM25Index(corpus, k1=k1, b=b)
         self._position = {d: i for i, d in enumerate(self._index.doc_ids.to_pylist())}
         self._name, self._thresholds, self._cached = name, thresholds, cached_queries
         digest = sha256_text(json.dumps(sorted(corpus.items()), ensure_ascii=False))
         self._corpus_hash = digest
-        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._rows: OrderedDict[str, Any] = OrderedDict()  # query -> numpy row of scores
         self._lock = threading.Lock()
 
     @property
@@ -164,13 +165,13 @@ class LexicalJudge:
             sample_grades=(grade,),
         )
 
-    def _scores(self, query: str) -> np.ndarray:
+    def _scores(self, query: str) -> Any:
         with self._lock:
             row = self._rows.get(query)
             if row is not None:
                 self._rows.move_to_end(query)
                 return row
-        row = np.asarray(self._index.scores([query]).toarray()[0], dtype=np.float64)
+        row = self._index.scores([query]).toarray()[0].astype("float64")
         with self._lock:
             self._rows[query] = row
             while len(self._rows) > self._cached:

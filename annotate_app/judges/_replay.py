@@ -68,8 +68,8 @@ def read_machine_labels(source: str | os.PathLike[str] | IO[Any], *, scale: Grad
     problems: list[Problem] = []
     seen: dict[tuple[str, str], int] = {}
     labels: list[MachineLabel] = []
-    for number, text in lines:
-        label = _label(number, text, scale)
+    for number, text, undecodable in lines:
+        label = undecodable or _label(number, text, scale)
         if isinstance(label, str):
             problems.append(Problem(source=name, line=number, text=text, reason=label))
         elif (first := seen.setdefault((label.query_id, label.doc_id), number)) != number:
@@ -86,36 +86,35 @@ def read_machine_labels(source: str | os.PathLike[str] | IO[Any], *, scale: Grad
     return labels
 
 
-def _lines(source: str | os.PathLike[str] | IO[Any]) -> tuple[str, Iterator[tuple[int, str]]]:
-    """The source's name and its (line number, text) of every non-blank line; undecodable lines raise."""
+def _lines(source: str | os.PathLike[str] | IO[Any]) -> tuple[str, Iterator[tuple[int, str, str | None]]]:
+    """The source's name and the (line number, text) of every non-blank line."""
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.is_file():
             raise FormatError(Problem(source=str(path), line=None, text=str(path), reason="no such file"))
-        return str(path), _numbered(str(path), path.read_bytes())
+        return str(path), _numbered(path.read_bytes())
     if hasattr(source, "read"):
         content = source.read()
         data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
         name = str(getattr(source, "name", "<stream>"))
-        return name, _numbered(name, data)
+        return name, _numbered(data)
     raise FormatError(
         Problem(source="<input>", line=None, text=repr(source), reason="expected a path or a file")
     )
 
 
-def _numbered(name: str, data: bytes) -> Iterator[tuple[int, str]]:
+def _numbered(data: bytes) -> Iterator[tuple[int, str, str | None]]:
+    """(line number, text, why it cannot be decoded or None) of every non-blank line."""
     data = data.removeprefix(b"\xef\xbb\xbf")
     for number, raw in enumerate(io.BytesIO(data), 1):
         raw = raw.rstrip(b"\n").rstrip(b"\r")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", "replace")
-            raise FormatError(
-                Problem(source=name, line=number, text=text, reason=f"not valid UTF-8 (byte {exc.start + 1})")
-            ) from None
+            yield number, raw.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start + 1})"
+            continue
         if text.strip():
-            yield number, text
+            yield number, text, None
 
 
 def _label(number: int, text: str, scale: GradeScale) -> MachineLabel | str:
