@@ -111,7 +111,8 @@ class LexicalJudge:
             return tuple(i / n for i in range(1, n))
         if len(self._thresholds) != n - 1:
             raise ValueError(
-                f"thresholds must hold {n - 1} values for a scale of {n} grades; got {list(self._thresholds)}"
+                f"thresholds must hold {n - 1} numbers, one fewer than the scale's {n} grades; "
+                f"got {list(self._thresholds)}"
             )
         return tuple(self._thresholds)
 
