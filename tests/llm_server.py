@@ -155,6 +155,7 @@ class _Server(ThreadingHTTPServer):
 def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server API
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
