@@ -35,6 +35,7 @@ class Answer:
     raw: bytes | None = None  # sent as the body instead of a chat completion
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0
+    hang_up: bool = False  # close the connection after answering, without saying so (an idle timeout)
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -166,6 +167,8 @@ def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
             if answer.delay_s:
                 time.sleep(answer.delay_s)
             self._send(answer, raw)
+            if answer.hang_up:
+                self.close_connection = True
 
         def _send(self, answer: Answer, raw: bytes) -> None:
             if answer.raw is not None:

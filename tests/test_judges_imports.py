@@ -9,8 +9,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "annotate_app" / "judges"
 ALLOWED = set(sys.stdlib_module_names) | {"metrics", "annotate_app", "tqdm"}
-FORBIDDEN = ("streamlit", "sqlalchemy", "alembic", "annotate_app.store", "annotate_app.services")
-FORBIDDEN += ("annotate_app.ui", "annotate_app.views", "annotate_app.cli")
+FORBIDDEN: tuple[str, ...] = ("streamlit", "sqlalchemy", "alembic", "annotate_app.store")
+FORBIDDEN += ("annotate_app.services", "annotate_app.ui", "annotate_app.views", "annotate_app.cli")
 
 
 def imports_of(path: Path) -> set[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from annotate_app.judges import (
@@ -27,9 +29,7 @@ QUERY = "replace battery"
 TASK = JudgeTask()
 
 
-def judged(
-    judge: LexicalJudge, task: JudgeTask = TASK, query: str = QUERY
-) -> dict[str, tuple[int | None, float]]:
+def judged(judge: LexicalJudge, task: JudgeTask = TASK, query: str = QUERY) -> dict[str, tuple[Any, Any]]:
     pairs = [Pair(query_id="q1", query=query, doc_id=d, document=CORPUS[d]) for d in CORPUS]
     return {r.doc_id: (r.grade, r.confidence) for r in (judge.judge(p, task) for p in pairs)}
 

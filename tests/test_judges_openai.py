@@ -177,6 +177,14 @@ def test_no_server_is_a_connection_error(llm):
     assert "ConnectionRefusedError" in result.error and result.requests == 2
 
 
+def test_a_kept_alive_connection_the_server_closed_is_replaced_without_a_retry(llm):
+    llm.script = lambda body, attempt: Answer(hang_up=True)
+    with judge_for(llm) as judge:
+        results = [judge.judge(pair(i), TASK) for i in range(3)]
+    assert len(llm.seen) == 3
+    assert [(r.grade, r.requests, r.retries) for r in results] == [(2, 1, 0)] * 3
+
+
 def test_samples_in_one_request_when_the_server_honours_n(llm):
     grades = ('{"grade": 2}', '{"grade": 3, "reason": "all"}', "Final score: 2")
     llm.script = lambda body, attempt: reply(*grades[: body["n"]])
