@@ -1,0 +1,126 @@
+"""Prompt templates: the default prompt (ours, written from the scale's definitions) or a template file.
+
+A template is plain text with four placeholders, each replaced once, in one pass (a document that itself
+contains ``{{query}}`` is left as it is): ``{{query}}``, ``{{document}}``, ``{{scale}}`` (one line per grade,
+highest first, with its definition) and ``{{guidelines}}`` (the project's guidelines, or "(none)"). Every
+other character, braces of a JSON example included, is literal. ``{{query}}`` and ``{{document}}`` are
+required. A template is versioned by the sha256 of its text; a prompt hash adds the scale, the guidelines and
+the truncation limit, so it names every instruction a judge read, and only the pair is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from annotate_app.judges._model import JudgeTask, Pair, sha256_text
+
+__all__ = ["PromptTemplate", "DEFAULT_TEMPLATE", "DEFAULT_MAX_DOCUMENT_CHARS"]
+
+DEFAULT_MAX_DOCUMENT_CHARS = 6000
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_NAMES = ("query", "document", "scale", "guidelines")
+
+DEFAULT_TEMPLATE = """\
+You are judging search results. Read the search query and the document below, then decide how well the \
+document serves someone who typed that query.
+
+Grades, from best to worst:
+{{scale}}
+
+Project guidelines (they take precedence over the grade descriptions above):
+{{guidelines}}
+
+How to decide: first ask whether the document is about what the query asks; then whether it actually \
+contains the answer, completely or only in part. Judge only by the text shown; do not use outside knowledge \
+to fill in what the document leaves out. Pick the single grade that fits best.
+
+Query:
+<query>
+{{query}}
+</query>
+
+Document:
+<document>
+{{document}}
+</document>
+
+Answer with one JSON object and nothing else, in this form:
+{"grade": <one of the grade numbers above>, "reason": "<one or two sentences on why>"}
+"""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A prompt template (see the module doc) and the number of document characters it shows.
+
+    >>> t = PromptTemplate(text="Q: {{query}}\\nD: {{document}}", max_document_chars=5)
+    >>> print(t.render(Pair(query_id="q", query="battery", doc_id="d", document="0123456789"), JudgeTask()))
+    Q: battery
+    D: 01234
+    [The document was cut: only its first 5 of 10 characters are shown.]
+    """
+
+    text: str = DEFAULT_TEMPLATE
+    max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ValueError(f"template text must be a string; got {type(self.text).__name__}")
+        names = _PLACEHOLDER.findall(self.text)
+        unknown = sorted(set(names) - set(_NAMES))
+        if unknown:
+            raise ValueError(
+                f"template has an unknown placeholder {{{{{unknown[0]}}}}}; known: "
+                + ", ".join(f"{{{{{n}}}}}" for n in _NAMES)
+            )
+        missing = [n for n in ("query", "document") if n not in names]
+        if missing:
+            raise ValueError(f"template must contain {{{{{missing[0]}}}}}; got {self.text[:80]!r}")
+        limit = self.max_document_chars
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError(f"max_document_chars must be an int >= 1; got {limit!r}")
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, max_document_chars: int = DEFAULT_MAX_DOCUMENT_CHARS):
+        """Read a template file (UTF-8)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"template file {str(path)!r} cannot be read: {exc}") from None
+        return cls(text=text, max_document_chars=max_document_chars)
+
+    @property
+    def sha256(self) -> str:
+        """The template's version: the sha256 of its text."""
+        return sha256_text(self.text)
+
+    def prompt_hash(self, task: JudgeTask) -> str:
+        """The hash of every instruction outside the pair: template, scale, guidelines, truncation limit."""
+        parts = {
+            "template": self.sha256,
+            "task": task.as_json(),
+            "max_document_chars": self.max_document_chars,
+        }
+        return sha256_text(json.dumps(parts, sort_keys=True))
+
+    def render(self, pair: Pair, task: JudgeTask) -> str:
+        """The prompt for ``pair``."""
+        values = {
+            "query": pair.query,
+            "document": self._document(pair.document),
+            "scale": task.scale.describe(),
+            "guidelines": task.guidelines.strip() or "(none)",
+        }
+        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.text)
+
+    def _document(self, text: str) -> str:
+        if len(text) <= self.max_document_chars:
+            return text
+        return (
+            f"{text[: self.max_document_chars]}\n[The document was cut: only its first "
+            f"{self.max_document_chars} of {len(text)} characters are shown.]"
+        )
