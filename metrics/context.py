@@ -1,6 +1,6 @@
 """Context measures for retrieval-augmented generation (RAG), computed from human qrels.
 
-Their names are registered in `metrics.measures`; `metrics.ranking` routes them here.
+Their kernels (built on those of `metrics.ranking`) are registered in `metrics.measures`.
 
 A RAG system hands the top k retrieved passages (its *context*) to a generator. Two questions matter: is the
 relevant material near the top of that context, and is all of it there?
@@ -36,21 +36,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics import ranking
-from metrics.measures import Measure
+from metrics.ranking import Params, Ranked, cumsum_within, recall
 
 __all__ = ["context_precision", "context_recall"]
 
 
-def context_precision(r: ranking.Ranked, m: Measure) -> np.ndarray:
+def context_precision(r: Ranked, m: Params) -> np.ndarray:
     """Per query: Σ P@i over relevant ranks i <= k, divided by the relevant documents in the top k (0 if none)."""
     relevant = (r.grade >= m.rel) & (r.pos < m.cutoff)
-    precision_at = ranking._cumsum_within(relevant, r.qidx) / (r.pos + 1.0)
+    precision_at = cumsum_within(relevant, r.qidx) / (r.pos + 1.0)
     total = np.bincount(r.qidx, weights=np.where(relevant, precision_at, 0.0), minlength=r.nq)
     found = np.bincount(r.qidx, weights=relevant, minlength=r.nq)
     return np.where(found > 0, total / np.maximum(found, 1), 0.0)
 
 
-def context_recall(r: ranking.Ranked, m: Measure) -> np.ndarray:
+def context_recall(r: Ranked, m: Params) -> np.ndarray:
     """Per query: relevant documents in the top k / relevant documents judged (R@k)."""
-    return ranking._recall(r, m)
+    return recall(r, m)

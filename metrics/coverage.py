@@ -16,7 +16,8 @@ from metrics import _ids, stats
 from metrics.data import Qrels, Run
 from metrics.errors import QrelForgeError
 from metrics.evaluate import as_qrels
-from metrics.measures import Measure
+from metrics.measures import Measure, compute
+from metrics.ranking import position_within, rank_run, trec_order
 from metrics.render import _fmt
 from metrics.report import _md, _py, _table, named_runs
 
@@ -57,8 +58,6 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
 
 def _unjudged_top(qrels: Qrels, run: Run, k: int) -> tuple[tuple[float, int], np.ndarray]:
     """(mean Judged@k, queries) and the run rows (in rank order) of unjudged top-k documents of qrels queries."""
-    from metrics.ranking import compute, position_within, rank_run, trec_order
-
     ranked = rank_run(qrels, run)
     judged_at = float(compute(ranked, Measure("Judged", k)).mean()) if ranked.nq else math.nan
     codes, qids = run.query_codes()
@@ -72,8 +71,6 @@ def _unjudged_top(qrels: Qrels, run: Run, k: int) -> tuple[tuple[float, int], np
 
 def _rank_of(run: Run, rows: np.ndarray) -> np.ndarray:
     """1-based rank of each of ``rows`` within its query (trec_eval order)."""
-    from metrics.ranking import position_within, trec_order
-
     codes = run.query_codes()[0]
     order = trec_order(codes, run.score, run.doc_id)
     rank = np.empty(len(run), dtype=np.int64)

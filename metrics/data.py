@@ -207,9 +207,7 @@ class Run(_Rows):
 
     def ranked(self) -> Run:
         """The same run with rows in evaluation order: query, then score descending, then doc ID descending."""
-        from metrics.ranking import trec_order
-
-        order = trec_order(self.query_codes()[0], self.score, self.doc_id)
+        order = _ids.trec_order(self.query_codes()[0], self.score, self.doc_id)
         take = _ids.indices(order)
         return Run(
             self.query_id.take(take),
@@ -225,10 +223,8 @@ class Run(_Rows):
         """Rows in evaluation order with their 1-based ``rank`` within the query."""
         import pandas as pd
 
-        from metrics.ranking import position_within
-
         r = self.ranked()
-        rank = position_within(r.query_codes()[0]) + 1
+        rank = _ids.position_within(r.query_codes()[0]) + 1
         return pd.DataFrame(
             {
                 "query_id": r.query_id.to_pylist(),

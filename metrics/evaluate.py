@@ -14,8 +14,8 @@ import pyarrow as pa
 from metrics import _ids
 from metrics.data import Qrels, Run
 from metrics.errors import EvaluationError
-from metrics.measures import Measure, parse_measures
-from metrics.ranking import compute, position_within, rank_run
+from metrics.measures import Measure, compute, parse_measures
+from metrics.ranking import position_within, rank_run
 
 if TYPE_CHECKING:
     import pandas as pd

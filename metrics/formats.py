@@ -607,15 +607,13 @@ def _write_lines(dest: Source, lines: Iterable[str]) -> None:
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
     """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form."""
-    from metrics.ranking import position_within
-
     frame = run.ranked()
     tag = tag or run.name or "qrelforge"
     if _SEP.search(tag) or not tag:
         raise FormatError(
             Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs")
         )
-    ranks = (position_within(frame.query_codes()[0]) + 1).tolist()
+    ranks = (_ids.position_within(frame.query_codes()[0]) + 1).tolist()
     rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), ranks, frame.score.tolist(), strict=True)
     _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
 

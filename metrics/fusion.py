@@ -19,7 +19,6 @@ import pyarrow as pa
 from metrics import _ids
 from metrics.data import Run
 from metrics.errors import QrelForgeError
-from metrics.ranking import position_within
 
 __all__ = ["fuse", "rrf", "combsum", "combmnz", "normalize", "METHODS", "NORMS"]
 
@@ -61,7 +60,7 @@ def _check_rrf_k(k: Any) -> float:
 def _top(run: Run, depth: int | None) -> tuple[Run, np.ndarray]:
     """The run in trec order cut to its first ``depth`` documents per query, and each row's 0-based rank."""
     ranked = run.ranked()
-    position = position_within(ranked.query_codes()[0])
+    position = _ids.position_within(ranked.query_codes()[0])
     if depth is None or (position < depth).all():
         return ranked, position
     keep = pa.array(np.flatnonzero(position < depth))

@@ -510,11 +510,6 @@ def _where(source: str, lines: Sequence[int] | None, row: int) -> tuple[int, str
     return (int(lines[row]), "line") if lines is not None else (row + 1, "row")
 
 
-def _ab_problem(source: str, lines: Sequence[int] | None, row: int, text: str, reason: str) -> FormatError:
-    line, unit = _where(source, lines, row)
-    return FormatError(Problem(source, line, text, reason, unit))
-
-
 def _ab_frame(log: Any, source: str, lines: Sequence[int] | None) -> pd.DataFrame:
     import pandas as pd
 
