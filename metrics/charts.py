@@ -13,11 +13,12 @@ The charts know nothing of reports: `metrics.report` picks their numbers, colour
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from metrics._text import _e
 
 __all__ = [
     "svg_bar_panels",
@@ -44,9 +45,6 @@ GOOD, BAD, NEUTRAL = "#1a7f37", "#b42318", "#555"  # better, worse, neither
 
 
 # ---------------------------------------------------------------------------------------------- primitives
-def _e(text: Any) -> str:
-    """HTML-escaped text (quotes too), safe in element content and attribute values."""
-    return html.escape(str(text), quote=True)
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:

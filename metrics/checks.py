@@ -11,12 +11,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from metrics import stats
+from metrics._text import _fmt, _grid, _json_ready
 from metrics.errors import QrelForgeError
 from metrics.evaluate import evaluate
 from metrics.measures import Measure, parse_measure
-from metrics.render import _fmt
-from metrics.report import _grid
 
 __all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow"]
 
@@ -101,7 +99,7 @@ class CheckResult:
         return f"run {self.run} ({self.queries} queries)\n" + _grid(rows, "lrrl")
 
     def to_dict(self) -> dict[str, Any]:
-        return stats._json_ready(
+        return _json_ready(
             {
                 "run": self.run,
                 "queries": self.queries,

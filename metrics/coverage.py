@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import _ids, stats
+from metrics._text import _fmt, _json_ready, _md, _py, _table
 from metrics.data import Qrels, Run
 from metrics.errors import QrelForgeError
-from metrics.evaluate import as_qrels
+from metrics.evaluate import as_qrels, named_runs
 from metrics.measures import Measure, compute
 from metrics.ranking import position_within, rank_run, trec_order
-from metrics.render import _fmt
-from metrics.report import _md, _py, _table, named_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,7 +128,7 @@ class Coverage:
         }
         if unjudged:
             out["unjudged"] = self.unjudged.to_dict(orient="records")
-        return stats._json_ready(out)
+        return _json_ready(out)
 
     def to_markdown(self, *, digits: int = 4, max_rows: int = 50) -> str:
         """Markdown: Judged@k and pool additions per run, then up to ``max_rows`` unjudged documents."""

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import stats
+from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _sign, _table
 from metrics.data import Qrels
 from metrics.errors import FormatError, Problem, QrelForgeError
-from metrics.evaluate import Result, as_qrels, evaluate
+from metrics.evaluate import Result, as_qrels, evaluate, named_runs
 from metrics.measures import Measure, parse_measures
-from metrics.render import _fmt
-from metrics.report import _TIE, _md, _nan, _py, _sign, _table, named_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -359,7 +358,7 @@ class Sensitivity:
                 "settings": self.boot_settings,
                 **{k: v.to_dict(orient="records") for k, v in self.boot.items()},
             }
-        return stats._json_ready(out)
+        return _json_ready(out)
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """Markdown: scores per qrels variant, the spread per run, tau per variant (and the bootstrap)."""

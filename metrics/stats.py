@@ -28,16 +28,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from metrics._text import _few, _grid, _json_ready, _p
 from metrics.errors import FormatError, Problem, QrelForgeError
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "StatTest",
+    "Correction",
+    "TESTS",
+    "CORRECTIONS",
     "PermutationResult",
     "paired_t",
     "permutation_test",
@@ -54,7 +60,26 @@ __all__ = [
 
 _CELLS = 1 << 22  # float64 cells per random chunk (32 MiB)
 _BOOT_CELLS = 1 << 17  # query draws per bootstrap chunk (counts stay in cache)
-CORRECTIONS = ("holm", "bonferroni", "none")
+
+
+class StatTest(StrEnum):
+    """The paired tests `metrics.compare` can run."""
+
+    T = "t"  # paired t-test
+    PERMUTATION = "permutation"  # Fisher's randomization test (sign flips)
+    BOOTSTRAP = "bootstrap"  # percentile bootstrap interval of the mean difference
+
+
+class Correction(StrEnum):
+    """Multiple-comparison corrections of `adjust`."""
+
+    HOLM = "holm"
+    BONFERRONI = "bonferroni"
+    NONE = "none"
+
+
+TESTS: tuple[StatTest, ...] = tuple(StatTest)
+CORRECTIONS: tuple[Correction, ...] = tuple(Correction)
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -237,7 +262,7 @@ def _bootstrap_means(block: np.ndarray, n_bootstrap: int, rng: np.random.Generat
 
 
 # ------------------------------------------------------------------------------------------ corrections
-def adjust(p: Any, method: str | None = "holm") -> np.ndarray:
+def adjust(p: Any, method: str | None = Correction.HOLM) -> np.ndarray:
     """Adjusted p-values for a family of tests; NaN entries are left out of the family and stay NaN.
 
     ``"holm"``: sort the m p-values ascending, adjusted p_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
@@ -246,15 +271,15 @@ def adjust(p: Any, method: str | None = "holm") -> np.ndarray:
     >>> adjust([0.01, 0.04, 0.03]).round(2).tolist()
     [0.03, 0.06, 0.06]
     """
-    method = "none" if method is None else method
+    method = Correction.NONE if method is None else method
     if method not in CORRECTIONS:
         raise QrelForgeError(f"correction must be one of {', '.join(CORRECTIONS)}; got {method!r}")
     p = np.asarray(p, dtype=np.float64).copy()
     kept = np.flatnonzero(~np.isnan(p))
     m = len(kept)
-    if method == "none" or m == 0:
+    if method == Correction.NONE or m == 0:
         return p
-    if method == "bonferroni":
+    if method == Correction.BONFERRONI:
         p[kept] = np.minimum(1.0, m * p[kept])
         return p
     order = kept[np.argsort(p[kept], kind="stable")]
@@ -420,40 +445,6 @@ class ABReport:
 
     def __repr__(self) -> str:
         return f"ABReport({len(self.arms)} arms, control={self.control!r})"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None or value != value else ("<0.0001" if value < 1e-4 else f"{value:.4f}")
-
-
-def _few(items: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(x) for x in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _grid(rows: list[list[str]]) -> str:
-    """Plain-text columns, two spaces apart: the first left-aligned, the others right-aligned."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
-def _json_ready(value: Any) -> Any:
-    """Plain Python types for ``json.dumps``: NaN becomes None, numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def ab_test(
@@ -678,7 +669,7 @@ def _arm_tests(arms: pd.DataFrame, control: str, alpha: float) -> pd.DataFrame:
         )
     tests = pd.DataFrame(rows)
     primary = tests["p_fisher"].where(tests["p_fisher"].notna(), tests["p"])
-    tests["p_adjusted"] = adjust(primary.to_numpy(dtype=np.float64), "holm")
+    tests["p_adjusted"] = adjust(primary.to_numpy(dtype=np.float64), Correction.HOLM)
     tests["significant"] = tests["p_adjusted"] <= alpha
     return tests
 
