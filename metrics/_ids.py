@@ -7,6 +7,7 @@ over the Arrow buffers, block by block, and builds Python strings only for the r
 from __future__ import annotations
 
 import re
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +32,7 @@ _NUMPY_TYPES = {
     pa.float64().id: np.float64,
 }
 
-Strings = pa.Array | pa.ChunkedArray
+Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
 def as_strings(values) -> Strings:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -103,6 +103,12 @@ def _table(header: list[str], rows: list[list[str]], align: str) -> str:
     marks = {"l": ":---", "r": "---:", "c": ":---:"}
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+def _rows(frame: Any) -> Iterator[Any]:
+    """The rows of a DataFrame as named tuples (``frame.itertuples()``), typed ``Any``: pandas' stubs type each
+    field as any scalar, while a rendering knows each column's type."""
+    return frame.itertuples()
 
 
 def _few(items: Sequence[Any], limit: int = 10) -> str:

@@ -14,7 +14,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -116,13 +116,13 @@ class BM25Index:
 
     def _term_ids(self, terms: list[str]) -> list[int]:
         """Vocabulary IDs of ``terms``, adding new terms (the ints are the dict's own: no copy per token)."""
-        ids = list(map(self._vocab.get, terms))
-        if None in ids:
-            ids = [
-                self._vocab.setdefault(t, len(self._vocab)) if i is None else i
-                for t, i in zip(terms, ids, strict=True)
-            ]
-        return ids
+        found = list(map(self._vocab.get, terms))
+        if None not in found:
+            return cast(list[int], found)  # no None: every term was known
+        return [
+            self._vocab.setdefault(t, len(self._vocab)) if i is None else i
+            for t, i in zip(terms, found, strict=True)
+        ]
 
     def _build(self, token_ids: list[list[int]]):
         try:

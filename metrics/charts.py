@@ -104,8 +104,8 @@ def svg_bar_panels(
     """
     bar, top, plot_h, panel_gap = 16, 16, 150, 56
     body, x = [], 44.0
-    for title, values, tips in panels:
-        values = np.asarray(values, dtype=np.float64)
+    for title, raw, tips in panels:
+        values = np.asarray(raw, dtype=np.float64)
         hi = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0
         right = x + len(series) * bar + 8
         body += _y_axis(top, top + plot_h, x, right, 0.0, hi, ticks=3)
@@ -156,7 +156,8 @@ def svg_sorted_bars(
     (< -``tie``), thin grey marks for ties; tooltips ``name: +value``. Above ``max_bars`` values, ``max_bars``
     evenly spaced quantiles of the sorted values are drawn instead (tooltips without names)."""
     order = np.argsort(-values, kind="stable")
-    diffs, shown = values[order], np.asarray(names, dtype=object)[order]
+    diffs = values[order]
+    shown: np.ndarray | None = np.asarray(names, dtype=object)[order]
     if len(diffs) > max_bars:
         diffs, shown = np.quantile(diffs, np.linspace(0, 1, max_bars))[::-1], None
     extent = float(np.abs(diffs).max()) if len(diffs) and np.abs(diffs).max() > 0 else 1.0

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import NamedTuple
@@ -101,7 +101,7 @@ def _check_count(name: str, value) -> int:
 
 
 def _check_beta(beta) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0 < beta < math.inf:
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0 < float(beta) < math.inf:
         raise QrelForgeError(f"beta must be a positive number; got {beta!r}")
     return float(beta)
 
@@ -124,7 +124,9 @@ def _divide(numerator: float, denominator: float, zero_division, measure: str, r
     return zero_division
 
 
-def _fill(values: np.ndarray, zero_division, measure: str, what: str, reason: str) -> np.ndarray:
+def _fill(
+    values: np.ndarray, zero_division, measure: str, what: Callable[[np.ndarray], str], reason: str
+) -> np.ndarray:
     """Replace the NaNs (undefined terms) of a per-class or per-sample array per zero_division."""
     undefined = np.isnan(values)
     if not undefined.any():
@@ -281,15 +283,15 @@ def _classes(t: np.ndarray, p: np.ndarray, labels) -> tuple[np.ndarray, np.ndarr
         raise QrelForgeError(
             f"labels must be a non-empty sequence of distinct classes; got {[_shown(v) for v in labels]!r}"
         )
-    codes = []
+    found_codes: list[np.ndarray] = []
     for name, values in (("y_true", t), ("y_pred", p)):
         found = classes.get_indexer(values)
         if (found < 0).any():
             raise QrelForgeError(
                 f"{name} has a label outside labels: {_shown(values[found < 0][0])!r} is not one of {list(classes)!r}"
             )
-        codes.append(found)
-    return codes[0], codes[1], classes
+        found_codes.append(found)
+    return found_codes[0], found_codes[1], classes
 
 
 def _per_class_counts(y_true, y_pred, labels):
@@ -305,7 +307,7 @@ def _class_arrays(tp, fp, fn, beta: float, zero_division, classes: pd.Index) -> 
     """Per-class precision, recall and F-beta, with undefined entries handled per zero_division."""
     b2 = beta**2
 
-    def name(mask):
+    def name(mask: np.ndarray) -> str:
         return f"labels {list(classes[mask])!r}"
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -441,7 +443,9 @@ def partial_match(y_true, y_pred, *, zero_division="warn") -> PartialMatch:
         }
         for key, (size, why) in ratios.items():
             per[key] = _fill((per["overlap"] / size).to_numpy(float), zero_division, key, _samples, why)
-    return PartialMatch(_mean_or_none(per["precision"]), _mean_or_none(per["recall"]), per)
+    return PartialMatch(
+        precision=_mean_or_none(per["precision"]), recall=_mean_or_none(per["recall"]), per_sample=per
+    )
 
 
 def _samples(mask: np.ndarray) -> str:
@@ -567,11 +571,27 @@ def _curve(thresholds, tp, fp, total: int) -> PRCurve:
             UndefinedMetricWarning,
             stacklevel=3,
         )
-        return PRCurve(thresholds, precision_, np.full(len(tp), np.nan), tp, fp, 0, None, None)
+        return PRCurve(
+            thresholds=thresholds,
+            precision=precision_,
+            recall=np.full(len(tp), np.nan),
+            tp=tp,
+            fp=fp,
+            n_relevant=0,
+            average_precision=None,
+            auc=None,
+        )
     recall_ = tp / total
     ap = float(np.sum(np.diff(recall_) * precision_[1:]))
     return PRCurve(
-        thresholds, precision_, recall_, tp, fp, total, ap, float(np.trapezoid(precision_, recall_))
+        thresholds=thresholds,
+        precision=precision_,
+        recall=recall_,
+        tp=tp,
+        fp=fp,
+        n_relevant=total,
+        average_precision=ap,
+        auc=float(np.trapezoid(precision_, recall_)),
     )
 
 
@@ -743,11 +763,11 @@ def _run_curve(frame, n_rel, query, score, levels, skipped) -> RunPRCurve:
     recall_ = np.arange(levels) / (levels - 1)
     precision_ = interpolated.mean(axis=0).to_numpy()
     return RunPRCurve(
-        recall_,
-        precision_,
-        per_query,
-        float(ap.mean()),
-        float(np.trapezoid(precision_, recall_)),
-        points,
-        skipped,
+        recall=recall_,
+        precision=precision_,
+        per_query=per_query,
+        mean_average_precision=float(ap.mean()),
+        auc=float(np.trapezoid(precision_, recall_)),
+        points=points,
+        skipped_queries=skipped,
     )

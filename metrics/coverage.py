@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import _ids, stats
-from metrics._text import _fmt, _json_ready, _md, _py, _table
+from metrics._text import _fmt, _json_ready, _md, _py, _rows, _table
 from metrics.data import Qrels, Run
 from metrics.errors import QrelForgeError
 from metrics.evaluate import as_qrels, named_runs
@@ -142,7 +142,7 @@ class Coverage:
                 str(pool.loc[j.run, "unjudged_pairs"]),
                 str(pool.loc[j.run, "only_this_run"]),
             ]
-            for j in self.judged.itertuples()
+            for j in _rows(self.judged)
         ]
         out = [
             f"# Judging coverage at depth {self.k}\n",
@@ -154,7 +154,7 @@ class Coverage:
             out.append(
                 _table(
                     ["run", "query", "rank", "document"],
-                    [[_md(u.run), _md(u.query_id), str(u.rank), _md(u.doc_id)] for u in shown.itertuples()],
+                    [[_md(u.run), _md(u.query_id), str(u.rank), _md(u.doc_id)] for u in _rows(shown)],
                     "llrl",
                 )
             )

@@ -50,15 +50,20 @@ class _Rows:
     """Shared behaviour of Qrels and Run: query/doc columns and row access."""
 
     __slots__ = ("query_id", "doc_id", "source", "_encoded")
+    query_id: _ids.Strings
+    doc_id: _ids.Strings
+    source: str
+    _encoded: tuple[np.ndarray, pa.Array] | None
 
     def __len__(self) -> int:
         return len(self.query_id)
 
     def query_codes(self) -> tuple[np.ndarray, pa.Array]:
         """Per row, the code of its query (int32), and the distinct query IDs in first-appearance order."""
-        if getattr(self, "_encoded", None) is None:
-            self._encoded = _ids.encode(self.query_id)
-        return self._encoded
+        encoded = getattr(self, "_encoded", None)
+        if encoded is None:
+            encoded = self._encoded = _ids.encode(self.query_id)
+        return encoded
 
     @property
     def query_ids(self) -> list[str]:

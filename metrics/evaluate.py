@@ -154,7 +154,10 @@ def evaluate(
         raise EvaluationError(_strict_message(run, missing, ranked.extra_queries))
     values = {str(m): compute(ranked, m) for m in specs}
     counts = Counts(
-        ranked.nq, len(missing), len(ranked.extra_queries), int((ranked.relevant_count(1) == 0).sum())
+        evaluated=ranked.nq,
+        missing=len(missing),
+        extra=len(ranked.extra_queries),
+        no_relevant=int((ranked.relevant_count(1) == 0).sum()),
     )
     return Result(
         specs, ranked.query_ids, values, counts, name=run.name, missing=missing, extra=ranked.extra_queries

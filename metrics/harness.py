@@ -247,19 +247,21 @@ def _ranking(value: Any, k: int, id_field: str) -> tuple[list[str], list[float],
             f"result {scored.index(not scored[0]) + 1}: some results have scores and others do not"
         )
     seen: dict[str, int] = {}
-    docs, scores, repeats = [], [], []
+    docs: list[str] = []
+    given: list[float | None] = []
+    repeats: list[tuple[str, int, int]] = []
     for pos, (doc, score) in enumerate(pairs, 1):
         if doc in seen:
             repeats.append((doc, seen[doc], pos))
         elif len(docs) < k:
             seen[doc] = pos
             docs.append(doc)
-            scores.append(score)
+            given.append(score)
         else:
             seen[doc] = pos
     if not all(scored) or not pairs:
-        scores = [float(len(docs) - i) for i in range(len(docs))]
-    return docs, scores, repeats
+        return docs, [float(len(docs) - i) for i in range(len(docs))], repeats
+    return docs, [s for s in given if s is not None], repeats  # all scored: none is None
 
 
 class RetrievalResult:
@@ -419,7 +421,12 @@ def run_retriever(
 def _assemble(
     qids: list[str], outcomes: list[tuple], *, k: int, id_field: str, name: str, workers: int, wall: float
 ) -> RetrievalResult:
-    qs, ds, ss, empty, failures, duplicates = [], [], [], [], [], []
+    qs: list[str] = []
+    ds: list[str] = []
+    ss: list[float] = []
+    empty: list[str] = []
+    failures: list[Failure] = []
+    duplicates: list[Duplicate] = []
     retrieved = np.zeros(len(qids), dtype=np.int64)
     for i, (qid, (_, value, exc)) in enumerate(zip(qids, outcomes, strict=True)):
         if exc is None:
@@ -428,9 +435,11 @@ def _assemble(
             except RetrieverOutputError as bad:
                 exc = bad
         if exc is not None:
-            failures.append(Failure(qid, repr(exc)))
+            failures.append(Failure(query_id=qid, error=repr(exc)))
             continue
-        duplicates.extend(Duplicate(qid, doc, first, pos) for doc, first, pos in repeats)
+        duplicates.extend(
+            Duplicate(query_id=qid, doc_id=doc, first=first, position=pos) for doc, first, pos in repeats
+        )
         if not docs:
             empty.append(qid)
         qs.extend([qid] * len(docs))

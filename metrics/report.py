@@ -203,7 +203,7 @@ class Report:
 
     def best(self, measure: str) -> list[str]:
         """The runs with the best mean on ``measure`` (highest; lowest for FirstRel); ties all count."""
-        values = {run: m[measure] for run, m in self.means.items() if m[measure] is not None}
+        values = {run: v for run, m in self.means.items() if (v := m[measure]) is not None}
         if not values:
             return []
         pick = min if _sign(measure) < 0 else max
@@ -486,7 +486,8 @@ def render_latex(
 def _tex_cell(report: Report, run: str, measure: str, digits: int) -> str:
     value = _fmt(report.means[run][measure], digits)
     value = f"\\textbf{{{value}}}" if run in report.best(measure) else value
-    flag = {UP: "$^{\\uparrow}$", DOWN: "$^{\\downarrow}$"}.get(report._flag(run, measure), "")
+    marks = {UP.value: "$^{\\uparrow}$", DOWN.value: "$^{\\downarrow}$"}
+    flag = marks.get(report._flag(run, measure), "")
     return value + flag
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import stats
-from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _sign, _table
+from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _rows, _sign, _table
 from metrics.data import Qrels
 from metrics.errors import FormatError, Problem, QrelForgeError
 from metrics.evaluate import Result, as_qrels, evaluate, named_runs
@@ -344,7 +344,7 @@ class Sensitivity:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "reference": self.reference,
             "qrels": self.variants,
             "runs": self.runs,
@@ -370,8 +370,8 @@ class Sensitivity:
         ]
         for m in map(str, self.measures):
             parts += [f"## {_md(m)}\n", self._md_scores(m, digits), self._md_tau(m, digits)]
-        if self.boot is not None:
-            parts.append(self._md_boot(digits))
+        if self.boot is not None and self.boot_settings is not None:
+            parts.append(self._md_boot(self.boot, self.boot_settings, digits))
         return "\n".join(parts)
 
     def _md_scores(self, measure: str, digits: int) -> str:
@@ -398,7 +398,7 @@ class Sensitivity:
                 _md(", ".join(t.top)),
                 "yes" if t.same_top else "no",
             ]
-            for t in tau.itertuples()
+            for t in _rows(tau)
         ]
         note = (
             f"Kendall's tau-b between each variant's system ranking and the {_md(self.reference)} ranking.\n"
@@ -407,8 +407,7 @@ class Sensitivity:
             _table(["qrels", "tau", "discordant pairs", "top run", "same top"], rows, "lrrll") + "\n" + note
         )
 
-    def _md_boot(self, digits: int) -> str:
-        s, boot = self.boot_settings, self.boot
+    def _md_boot(self, boot: dict[str, pd.DataFrame], s: dict[str, Any], digits: int) -> str:
         rows = [
             [
                 _md(b.run),
@@ -417,7 +416,7 @@ class Sensitivity:
                 f"[{_fmt(_py(b.ci_low), digits)}, {_fmt(_py(b.ci_high), digits)}]",
                 f"{b.p_first:.3f}",
             ]
-            for b in boot["bootstrap"].itertuples()
+            for b in _rows(boot["bootstrap"])
         ]
         taus = [
             [
@@ -426,7 +425,7 @@ class Sensitivity:
                 f"[{_fmt(_py(b.tau_low), digits)}, {_fmt(_py(b.tau_high), digits)}]",
                 f"{b.p_same_ranking:.3f}",
             ]
-            for b in boot["bootstrap_tau"].itertuples()
+            for b in _rows(boot["bootstrap_tau"])
         ]
         level = f"{s['confidence']:.0%}"
         return (
@@ -510,7 +509,7 @@ def _boot_tables(means: np.ndarray, s: Sensitivity, confidence: float) -> dict[s
     for j, m in enumerate(map(str, s.measures)):
         rows += _boot_run_rows(means[:, :, j], s.runs, m, q)
         ref = s._means(m)[s.variants.index(s.reference)]
-        tau = stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape))
+        tau = np.asarray(stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape)))
         ok = np.isfinite(tau).any()
         taus.append(
             {

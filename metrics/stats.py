@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics._text import _few, _grid, _json_ready, _p
+from metrics._text import _few, _grid, _json_ready, _p, _rows
 from metrics.errors import FormatError, Problem, QrelForgeError
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def permutation_test(diffs: Any, *, n_permutations: int = 10_000, seed: int = 0)
             rng = np.random.default_rng([seed, 0])
             hits = _sign_hits(block, _random_patterns(len(rows), n_permutations, rng))
             p[cols], resamples[cols] = (hits + 1) / (n_permutations + 1), n_permutations
-    return PermutationResult(np.minimum(p, 1.0), n, resamples, exact)
+    return PermutationResult(p=np.minimum(p, 1.0), n=n, resamples=resamples, exact=exact)
 
 
 def _sign_hits(block: np.ndarray, patterns: Iterator[np.ndarray]) -> np.ndarray:
@@ -409,7 +409,7 @@ class ABReport:
                 f"{r.rate:.4f}",
                 f"[{r.ci_low:.4f}, {r.ci_high:.4f}]",
             ]
-            for r in self.arms.itertuples()
+            for r in _rows(self.arms)
         ]
         out = _grid(arms)
         tests = [["group", "vs", "diff", "z", "p", "p (Fisher)", "p (adj.)", "significant"]]
@@ -424,7 +424,7 @@ class ABReport:
                 _p(r.p_adjusted),
                 "yes" if r.significant else "no",
             ]
-            for r in self.tests.itertuples()
+            for r in _rows(self.tests)
         ]
         out += "\n" + _grid(tests)
         if self.chi_square is not None:
@@ -649,9 +649,9 @@ def _arm_table(frame: pd.DataFrame, confidence: float) -> pd.DataFrame:
 def _arm_tests(arms: pd.DataFrame, control: str, alpha: float) -> pd.DataFrame:
     import pandas as pd
 
-    base = arms.set_index("group").loc[control]
+    base: Any = arms.set_index("group").loc[control]
     rows = []
-    for arm in arms.itertuples():
+    for arm in _rows(arms):
         if arm.group == control:
             continue
         z, p = two_proportion_z(

@@ -168,7 +168,7 @@ def _encode(values: np.ndarray, labels, name: str) -> tuple[np.ndarray, pd.Index
         return codes.reshape(np.shape(values)), categories
     categories = _declared_labels(labels)
     missing = pd.isna(flat)
-    codes = categories.get_indexer(flat) if flat.size else np.empty(0, dtype=np.intp)
+    codes = categories.get_indexer(pd.Index(flat)) if flat.size else np.empty(0, dtype=np.intp)
     bad = (codes < 0) & ~missing
     if bad.any():
         raise QrelForgeError(
@@ -198,7 +198,7 @@ def _check_rows(rows, name: str) -> None:
         if not _is_sequence(row):
             raise QrelForgeError(f"{name} row {i} must be a sequence of ratings (one per rater); got {row!r}")
     lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
-    odd = np.flatnonzero(lengths != lengths[0]) if len(rows) else []
+    odd = np.flatnonzero(lengths != lengths[0]) if len(rows) else np.zeros(0, dtype=np.intp)
     if len(odd):
         raise QrelForgeError(
             f"{name} rows must all have the same length (one column per rater, None for a missing rating); "

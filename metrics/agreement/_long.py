@@ -69,7 +69,7 @@ def _key_codes(column: pd.Series, name: str) -> tuple[np.ndarray, pd.Index]:
     codes, uniques = _factorize(column.to_numpy())
     if (codes < 0).any():
         raise QrelForgeError(
-            f"column {name!r} has a missing value at row {_shown(column.index[np.argmax(codes < 0)])!r}"
+            f"column {name!r} has a missing value at row {_shown(column.index[int(np.argmax(codes < 0))])!r}"
         )
     return codes, uniques
 
@@ -186,8 +186,11 @@ def _pairwise(long: _Long, weights) -> PairwiseKappa:
             "every shared rating is in one category",
             "their cells are NaN",
         )
-    frame = {"index": long.raters, "columns": long.raters}
-    return PairwiseKappa(kappa=pd.DataFrame(kappa, **frame), n_items=pd.DataFrame(n_items, **frame))
+    raters = long.raters
+    return PairwiseKappa(
+        kappa=pd.DataFrame(kappa, index=raters, columns=raters),
+        n_items=pd.DataFrame(n_items, index=raters, columns=raters),
+    )
 
 
 def pairwise_kappa(
@@ -350,6 +353,8 @@ def group_agreement(
     per_item = _item_frame(long, counts, weights, item, group).assign(
         disagreeing=lambda f: f["n_distinct"] > 1
     )
+    if long.groups is None:  # group=None: _prepare reads no group column
+        raise QrelForgeError(f"group must name a column of table; got {group!r}")
     group_codes, group_names = _factorize(long.groups)
     summary = per_item.groupby(group_codes, sort=True).agg(
         n_items=(item, "size"),

@@ -53,10 +53,12 @@ class _Source:
     gzipped: bool = False
     first_line: int = 1
 
-    def _open(self) -> IO[bytes]:
+    def _open(self) -> io.BufferedIOBase:
         if self.path is None:
-            return io.BytesIO(self.data)
-        return gzip.open(self.path, "rb") if self.gzipped else open(self.path, "rb")  # noqa: SIM115
+            return io.BytesIO(self.data or b"")
+        if self.gzipped:
+            return gzip.open(self.path, "rb")
+        return open(self.path, "rb")  # noqa: SIM115
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, raw bytes without the line end) for every line."""
@@ -82,7 +84,7 @@ class _Source:
     def size(self) -> int:
         """Bytes of content (estimated ×4 for a gzip file)."""
         if self.path is None:
-            return len(self.data)
+            return len(self.data or b"")
         return self.path.stat().st_size * (4 if self.gzipped else 1)
 
     def blocks(self) -> Iterator[bytes]:
@@ -139,7 +141,8 @@ class _Collector:
     ``limit=None``: never, for a scratch pass that only asks whether there are any)."""
 
     def __init__(self, name: str, limit: int | None = MAX_PROBLEMS):
-        self.name, self.problems, self.limit = name, [], limit
+        self.name, self.limit = name, limit
+        self.problems: list[Problem] = []
 
     def add(self, line: int, text: str, reason: str) -> None:
         self.problems.append(Problem(self.name, line, text, reason))
@@ -212,7 +215,7 @@ def _decode(raw: bytes, number: int, problems: _Collector) -> str | None:
 
 
 def _open_out(dest: Source) -> tuple[IO[str], bool]:
-    if hasattr(dest, "write"):
+    if not isinstance(dest, str | os.PathLike):  # a file object (it has ``write``)
         return dest, False
     path = str(dest)
     if path.endswith(".gz"):

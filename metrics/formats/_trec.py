@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -121,7 +122,10 @@ def _fast_qrels(src: _Source) -> Qrels | None:
     )
 
 
-def _checked(rows: Qrels | Run) -> Qrels | Run | None:
+_R = TypeVar("_R", Qrels, Run)
+
+
+def _checked(rows: _R) -> _R | None:
     """The rows, or None when a duplicate pair needs the line reader to be reported."""
     codes, _ = rows.query_codes()
     return None if len(_ids.duplicate_rows(codes, rows.doc_id)) else rows
