@@ -1,7 +1,7 @@
 """Vectorized helpers over columns of string IDs (Arrow string arrays, plain or chunked).
 
-They keep the hot paths free of Python loops per row: duplicate detection hashes every ID in a few numpy passes
-over the Arrow buffers, block by block, and builds Python strings only for the rows it reports.
+They keep the hot paths free of Python loops per row: duplicate detection hashes every ID in a few numpy
+passes over the Arrow buffers, block by block, and builds Python strings only for the rows it reports.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _raw(column: pa.Array) -> np.ndarray:
 
 
 def indices(values: np.ndarray) -> pa.Array:
-    """A numpy integer or boolean array as an Arrow array, without going through pandas (``pa.array`` would)."""
+    """A numpy integer or boolean array as an Arrow array, not through pandas (as ``pa.array`` would)."""
     values = np.ascontiguousarray(values)
     if values.dtype == np.bool_:
         return indices(values.astype(np.uint8)).cast(pa.bool_())

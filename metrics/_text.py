@@ -3,7 +3,8 @@
 
 - numbers as text: `_fmt` (``undef`` for None/NaN), `_signed`, `_p` (p-values), `_py` / `_nan` (numpy scalars
   and NaN to and from None), `_json_ready` (whole payloads for ``json.dumps``);
-- layout: `_grid` (aligned plain-text columns), `_table` (Markdown tables), `_few` (the first items of a list);
+- layout: `_grid` (aligned plain-text columns), `_table` (Markdown tables), `_few` (the first items of a
+  list);
 - escaping text from outside (run, query and document IDs): `_md` (Markdown), `_tex` (LaTeX), `_e` (HTML);
 - how a difference between two runs reads: `_sign` (+1 when larger is better, from
   `MeasureDef.higher_is_better`), ties within `_TIE`, `Outcome` (win / tie / loss) and `Flag` (▲ / ▼).
@@ -106,8 +107,8 @@ def _table(header: list[str], rows: list[list[str]], align: str) -> str:
 
 
 def _rows(frame: Any) -> Iterator[Any]:
-    """The rows of a DataFrame as named tuples (``frame.itertuples()``), typed ``Any``: pandas' stubs type each
-    field as any scalar, while a rendering knows each column's type."""
+    """The rows of a DataFrame as named tuples (``frame.itertuples()``), typed ``Any``: pandas' stubs type
+    each field as any scalar, while a rendering knows each column's type."""
     return frame.itertuples()
 
 

@@ -5,7 +5,8 @@ query and measure names can never inject markup.
 - `svg_bar_panels`: bar panels side by side, one per measure, each on its own scale (the means of
   ``Report.to_html``);
 - `svg_intervals`: one row per label with a dot and a whisker around zero (differences and their intervals);
-- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query differences);
+- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query
+  differences);
 - `svg_line_chart`: series over a shared x axis, gaps allowed (``qrelforge check --plot``).
 
 The charts know nothing of reports: `metrics.report` picks their numbers, colours and tooltips.
@@ -96,8 +97,8 @@ def _legend(labels: Sequence[str], x: float, y: float) -> list[str]:
 def svg_bar_panels(
     panels: Sequence[tuple[str, Sequence[float], Sequence[str]]], series: Sequence[str], *, label: str
 ) -> str:
-    """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series`` (palette
-    colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
+    """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series``
+    (palette colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
 
     >>> svg_bar_panels([("P@5", [0.2, float("nan")], ["a: 0.2", "b: undef"])], ["a", "b"], label="means")[:4]
     '<svg'

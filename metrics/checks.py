@@ -60,7 +60,8 @@ class CheckRow:
         if self.value is None:
             return f"{self.measure} is undefined (no query where it is defined)"
         op = "<" if self.bound == Bound.MIN else ">"
-        return f"{self.measure} = {self.value:.4f} {op} {self.threshold:g} ({'minimum' if self.bound == Bound.MIN else 'maximum'})"
+        kind = "minimum" if self.bound == Bound.MIN else "maximum"
+        return f"{self.measure} = {self.value:.4f} {op} {self.threshold:g} ({kind})"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Compare runs with confidence: paired significance tests against a baseline, with the numbers kept apart from
-their rendering.
+"""Compare runs with confidence: paired significance tests against a baseline, with the numbers kept apart
+from their rendering.
 
 `compare` scores several runs on the same qrels (`metrics.evaluate`), pairs every run with a baseline query
 by query, and returns a `Report`: means, per-query values, paired differences, a paired t-test, a Fisher

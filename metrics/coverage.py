@@ -1,8 +1,8 @@
 """Judging coverage: how well the qrels cover each run's top k, and what a depth-k pool of the runs would add.
 
-`judging_coverage` reports Judged@k per run, the unjudged top-k documents, and how many (query, document) pairs
-each run would add to a depth-k pool (`Coverage`; tables via ``to_dataframe``, renderings ``to_markdown`` and
-``to_dict``).
+`judging_coverage` reports Judged@k per run, the unjudged top-k documents, and how many (query, document)
+pairs each run would add to a depth-k pool (`Coverage`; tables via ``to_dataframe``, renderings
+``to_markdown`` and ``to_dict``).
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
 
 
 def _unjudged_top(qrels: Qrels, run: Run, k: int) -> tuple[tuple[float, int], np.ndarray]:
-    """(mean Judged@k, queries) and the run rows (in rank order) of unjudged top-k documents of qrels queries."""
+    """(mean Judged@k, queries), and the run rows (rank order) of unjudged top-k documents of qrels queries.
+
+    Only queries of the qrels count: the others are not in the topic set."""
     ranked = rank_run(qrels, run)
     judged_at = float(compute(ranked, Measure("Judged", k)).mean()) if ranked.nq else math.nan
     codes, qids = run.query_codes()

@@ -154,8 +154,8 @@ class Run(_Rows):
     """A system's ranking: rows of (query_id, doc_id, score), at most one per (query, document).
 
     Order is by score descending; ties are broken by document ID descending in byte order, after rounding
-    scores to single precision, exactly as trec_eval does (it ignores the rank column). ``empty_queries`` lists
-    queries the system answered with no document at all (they count as answered, scoring 0).
+    scores to single precision, exactly as trec_eval does (it ignores the rank column). ``empty_queries``
+    lists queries the system answered with no document at all (they count as answered, scoring 0).
 
     >>> r = Run.from_dict({"q1": ["D1", "D3", "D4"]})
     >>> r.to_dict()
@@ -205,13 +205,13 @@ class Run(_Rows):
 
     @classmethod
     def from_dataframe(cls, df: pd.DataFrame, *, name: str | None = None, source: str = "DataFrame") -> Run:
-        """From a DataFrame with columns ``query_id``, ``doc_id`` and ``score`` (other columns are ignored)."""
+        """From a DataFrame with columns ``query_id``, ``doc_id`` and ``score`` (other columns ignored)."""
         q, d = _frame_ids(df, source, ("query_id", "doc_id", "score"))
         scores = _frame_numbers(df["score"], "score", source, integer=False)
         return cls(q, d, scores, name=name, source=source)
 
     def ranked(self) -> Run:
-        """The same run with rows in evaluation order: query, then score descending, then doc ID descending."""
+        """The same run in evaluation order: query, then score descending, then doc ID descending."""
         order = _ids.trec_order(self.query_codes()[0], self.score, self.doc_id)
         take = _ids.indices(order)
         return Run(

@@ -37,7 +37,8 @@ class RetrieverOutputError(QrelForgeError):
 
 @dataclass(frozen=True)
 class Failure:
-    """A query whose retriever call raised (or returned something unreadable): its ID and ``repr`` of the error."""
+    """A query whose retriever call raised (or returned something unreadable): its ID and ``repr`` of the
+    error."""
 
     query_id: str
     error: str
@@ -45,7 +46,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class Duplicate:
-    """A document ID returned again for one query: 1-based positions of the kept and of the dropped occurrence."""
+    """A document ID returned again for one query: 1-based positions of the kept and of the dropped
+    occurrence."""
 
     query_id: str
     doc_id: str
@@ -118,7 +120,8 @@ def _as_callable(retriever: Any) -> Callable[[str], Any]:
     if callable(retriever):
         return retriever
     raise QrelForgeError(
-        f"retriever must be callable or have an .invoke, .retrieve or .search method; got {type(retriever).__name__}"
+        "retriever must be callable or have an .invoke, .retrieve or .search method; "
+        f"got {type(retriever).__name__}"
     )
 
 
@@ -221,7 +224,8 @@ def _id_of(obj: Any, pos: int, id_field: str) -> str:
         if raw is None:
             keys = f" (metadata keys: {sorted(map(str, meta))[:10]})" if isinstance(meta, Mapping) else ""
             raise RetrieverOutputError(
-                f"result {pos}: no ID in metadata[{id_field!r}] or .{id_field} of a {type(obj).__name__}{keys}"
+                f"result {pos}: no ID in metadata[{id_field!r}] or .{id_field} of a "
+                f"{type(obj).__name__}{keys}"
             )
     doc = str(raw) if _is_int(raw) else raw
     if not isinstance(doc, str) or not doc.strip() or _SPACE.search(doc):
@@ -314,8 +318,8 @@ class RetrievalResult:
         }
 
     def per_query(self) -> pd.DataFrame:
-        """One row per query: ``latency_ms``, ``results`` kept, ``duplicates`` dropped, ``error`` (the repr of the
-        error; missing, ``isna()``, for a query that succeeded)."""
+        """One row per query: ``latency_ms``, ``results`` kept, ``duplicates`` dropped, ``error`` (the repr of
+        the error; missing, ``isna()``, for a query that succeeded)."""
         import pandas as pd
 
         errors = {f.query_id: f.error for f in self.failures}
@@ -345,7 +349,8 @@ class RetrievalResult:
     def __str__(self) -> str:
         s = self.summary()
         lines = [
-            f"retriever {s['name']!r}: {s['queries']} queries, {s['answered']} answered ({s['empty']} empty), "
+            f"retriever {s['name']!r}: {s['queries']} queries, {s['answered']} answered "
+            f"({s['empty']} empty), "
             f"{s['failed']} failed; {s['results']} results, {s['duplicates']} duplicate IDs dropped",
             f"latency median {s['latency_median_ms']:.2f} ms, p95 {s['latency_p95_ms']:.2f} ms; "
             f"{s['wall_seconds']:.2f} s with {s['workers']} worker{'s' if s['workers'] > 1 else ''}",
@@ -357,7 +362,10 @@ class RetrievalResult:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return f"RetrievalResult({s['name']!r}: {s['queries']} queries, {s['failed']} failed, {s['results']} results)"
+        return (
+            f"RetrievalResult({s['name']!r}: {s['queries']} queries, {s['failed']} failed, "
+            f"{s['results']} results)"
+        )
 
 
 def _check_int(value: Any, name: str) -> int:

@@ -70,7 +70,7 @@ def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query
 
 
 def to_csv(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    """One row per run mean (query ``all``) and, with ``per_query``, per query; empty cells where undefined."""
+    """One row per run mean (query ``all``) and with ``per_query`` per query; empty cells where undefined."""
     names = [str(m) for m in measures]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

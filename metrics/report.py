@@ -334,7 +334,8 @@ class Report:
             f"{s.n_permutations:,}, else {s.n_permutations:,} random with seed {s.seed})"
             f"{correction}, p ≤ {s.alpha}",
             StatTest.T: f"two-sided paired t-test{correction}, p ≤ {s.alpha}",
-            StatTest.BOOTSTRAP: f"the {s.confidence:.0%} bootstrap interval of the mean difference excludes 0, "
+            StatTest.BOOTSTRAP: f"the {s.confidence:.0%} bootstrap interval of the mean difference "
+            "excludes 0, "
             "not adjusted for multiple comparisons",
         }[test]
         return f"{UP} / {DOWN}: significantly better / worse than the baseline {self.baseline}: {what}."
@@ -558,7 +559,8 @@ class _Markdown:
         r = self.r
         if len(r.query_ids) > max_queries:
             return [
-                f"Per-query tables left out: {len(r.query_ids)} queries, more than max\\_queries = {max_queries}.\n"
+                f"Per-query tables left out: {len(r.query_ids)} queries, "
+                f"more than max\\_queries = {max_queries}.\n"
             ]
         return [self.per_query(run) for run in r.runs if run != r.baseline]
 
@@ -578,10 +580,12 @@ class _Markdown:
 
 
 # ---------------------------------------------------------------------------------------------------- HTML
-_CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#222;max-width:72rem}
+_CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#222;
+max-width:72rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.25rem .6rem}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.best{font-weight:700}
-.up{color:#1a7f37}.down{color:#b42318}.note{color:#555;font-size:.9rem}svg{display:block;margin:.5rem 0 1.5rem}
+.up{color:#1a7f37}.down{color:#b42318}.note{color:#555;font-size:.9rem}
+svg{display:block;margin:.5rem 0 1.5rem}
 figure{margin:0}figcaption{color:#555;font-size:.9rem}"""
 
 

@@ -1,9 +1,9 @@
 """Assessor sensitivity: would the conclusion change if someone else had judged?
 
-`assessor_sensitivity` re-scores the runs under each annotator's labels, the majority labels (`majority_qrels`)
-and the adjudicated release, and reports the spread of each run's score, Kendall's tau between the system
-rankings, and optionally a bootstrap over queries and annotators (`Sensitivity`). Numbers via
-``Sensitivity.to_dataframe``; renderings ``to_markdown`` and ``to_dict``.
+`assessor_sensitivity` re-scores the runs under each annotator's labels, the majority labels
+(`majority_qrels`) and the adjudicated release, and reports the spread of each run's score, Kendall's tau
+between the system rankings, and optionally a bootstrap over queries and annotators (`Sensitivity`). Numbers
+via ``Sensitivity.to_dataframe``; renderings ``to_markdown`` and ``to_dict``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ LABEL_COLUMNS = ("query_id", "doc_id", "annotator", "grade")
 
 
 def _labels_frame(labels: Any, source: str = "labels") -> pd.DataFrame:
-    """A validated copy of a long labels table: one row per (query_id, doc_id, annotator) with an int grade."""
+    """A validated copy of a long labels table: one row per (query_id, doc_id, annotator), an int grade."""
     import pandas as pd
 
     frame = labels if hasattr(labels, "columns") else pd.DataFrame(list(labels))
@@ -192,16 +192,16 @@ def assessor_sensitivity(
     qrels, anything `metrics.evaluate` accepts; optional), ``majority`` (`majority_qrels`, ``tie`` rule), and
     ``annotator:NAME`` for each annotator. With ``fill=True`` an annotator's qrels are the reference (the
     release, else the majority) with that annotator's grades substituted where they judged, so every variant
-    judges the same pairs; with ``fill=False`` they hold only the annotator's own labels (unseen pairs count as
-    unjudged, i.e. non-relevant).
+    judges the same pairs; with ``fill=False`` they hold only the annotator's own labels (unseen pairs count
+    as unjudged, i.e. non-relevant).
 
     Reported: every run's mean under every variant; per run and measure the spread (min, max, range, std with
     ddof=0 over the variants); per variant and measure Kendall's tau-b between the system ranking it gives and
-    the reference's (`metrics.stats.kendall_tau`), the discordant run pairs and whether the top run is the same.
-    ``n_bootstrap > 0`` adds a bootstrap: each replicate draws the reference's queries with replacement and, for
-    each drawn query, one annotator uniformly among those who labelled it (the reference when none did), and
-    takes that annotator's per-query value (``default_rng(seed)``): intervals of each run's mean, the chance each
-    run ranks first (ties share), and the distribution of tau against the reference ranking.
+    the reference's (`metrics.stats.kendall_tau`), the discordant run pairs and whether the top run is the
+    same. ``n_bootstrap > 0`` adds a bootstrap: each replicate draws the reference's queries with replacement
+    and, for each drawn query, one annotator uniformly among those who labelled it (the reference when none
+    did), and takes that annotator's per-query value (``default_rng(seed)``): intervals of each run's mean,
+    the chance each run ranks first (ties share), and the distribution of tau against the reference ranking.
     """
     specs = parse_measures(measures)
     if not isinstance(fill, bool):
@@ -466,7 +466,7 @@ def _top(values: np.ndarray, runs: list[str], sign: float) -> list[str]:
 def _boot_means(
     values: np.ndarray, judges: list[np.ndarray], n_bootstrap: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(B, runs, measures) means: per replicate, queries drawn with replacement, each with one random judge."""
+    """(B, runs, measures) means: per replicate, queries drawn with replacement, each with a random judge."""
     n_var, n_runs, n_meas, nq = values.shape
     counts = np.array([len(j) for j in judges])
     flat = np.concatenate([*judges, np.zeros(0, np.int64)])

@@ -210,7 +210,7 @@ def _all_patterns(n: int) -> Iterator[np.ndarray]:
 
 
 def _random_patterns(n: int, count: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """``count`` random sign patterns, in chunks, from random bytes (one bit per query), reusing one buffer."""
+    """``count`` random sign patterns in chunks, from random bytes (one bit per query), in one buffer."""
     chunk = max(1, min(count, _CELLS // n))
     buffer = np.empty((chunk, n))
     for start in range(0, count, chunk):
@@ -428,7 +428,8 @@ class ABReport:
         ]
         out += "\n" + _grid(tests)
         if self.chi_square is not None:
-            out += f"\nchi-square across {len(self.arms)} arms: {self.chi_square[0]:.3f}, p = {_p(self.chi_square[1])}\n"
+            statistic, p = self.chi_square
+            out += f"\nchi-square across {len(self.arms)} arms: {statistic:.3f}, p = {_p(p)}\n"
         return out + "\n" + self._notes()
 
     def _notes(self) -> str:
@@ -438,7 +439,8 @@ class ABReport:
         ]
         if self.dropped_users:
             notes.append(
-                f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} seen in more than one group "
+                f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} "
+                "seen in more than one group "
                 f"({self.dropped_rows} rows): {_few(self.dropped_users)}"
             )
         return "".join(f"note: {n}\n" for n in notes)

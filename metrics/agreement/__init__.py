@@ -41,8 +41,8 @@ Where the reference libraries differ (the tests match them to 1e-9 everywhere el
   that differ. Its ``cohens_kappa`` takes a contingency table; the standard error is the same (Fleiss, Cohen &
   Everitt 1969).
 * ``krippendorff.alpha``: raters × items orientation; it raises ``ValueError`` when the value domain has a
-  single value and returns NaN with a numpy ``RuntimeWarning`` when all pairable values are equal; ours returns
-  NaN with ``UndefinedMetricWarning`` in both cases.
+  single value and returns NaN with a numpy ``RuntimeWarning`` when all pairable values are equal; ours
+  returns NaN with ``UndefinedMetricWarning`` in both cases.
 """
 
 from metrics.agreement._coefficients import (

@@ -45,7 +45,7 @@ from metrics.agreement._core import (
 )
 from metrics.errors import QrelForgeError
 
-# -------------------------------------------------------------------------------------------- two-rater measures
+# ----------------------------------------------------------------------------------------- two-rater measures
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +88,8 @@ class KappaResult:
 
             var = [Σ_ij p_ij (w_ij − (w̄_i. + w̄_.j)(1 − κ))² − (κ − p_e (1 − κ))²] / (n (1 − p_e)²)
 
-        with agreement weights w, w̄_i. = Σ_j p_.j w_ij and w̄_.j = Σ_i p_i. w_ij. NaN when kappa is undefined.
+        with agreement weights w, w̄_i. = Σ_j p_.j w_ij and w̄_.j = Σ_i p_i. w_ij. NaN when kappa is
+        undefined.
         """
         if math.isnan(self.kappa):
             return math.nan
@@ -105,9 +106,9 @@ class KappaResult:
         """Two-sided confidence interval ``(low, high)`` for kappa.
 
         ``method="analytic"`` (default): κ ± z·SE with the Fleiss–Cohen–Everitt standard error :attr:`std_err`
-        (normal approximation; the bounds are not clipped to [−1, 1]).
-        ``method="bootstrap"``: percentile interval over ``n_boot`` resamples of the items with replacement, drawn
-        with ``numpy.random.default_rng(seed)``, so the same seed gives the same interval. Resamples in which kappa
+        (normal approximation; the bounds are not clipped to [−1, 1]). ``method="bootstrap"``: percentile
+        interval over ``n_boot`` resamples of the items with replacement, drawn with
+        ``numpy.random.default_rng(seed)``, so the same seed gives the same interval. Resamples in which kappa
         is undefined are left out. Both give ``(nan, nan)`` when kappa is undefined.
 
         >>> res = cohen_kappa([0, 1, 1, 0, 1, 1, 0, 1], [0, 1, 0, 0, 1, 1, 1, 1])
@@ -209,7 +210,8 @@ def cohen_kappa(r1, r2, *, weights=None, labels=None) -> KappaResult:
 
 
 def scott_pi(r1, r2, *, labels=None) -> float:
-    """Scott's pi between two raters (Scott 1955): chance agreement from the pooled distribution of both raters.
+    """Scott's pi between two raters (Scott 1955): chance agreement from the pooled distribution of both
+    raters.
 
     π = (p_o − p_e) / (1 − p_e), p_e = Σ_k ((n_1k + n_2k) / 2n)². Equal to Fleiss' kappa with two raters.
     Pairs with a missing rating are dropped; no pair left raises QrelForgeError; every rating in one category
@@ -229,7 +231,7 @@ def scott_pi(r1, r2, *, labels=None) -> float:
     return float((p_o - p_e) / (1.0 - p_e))
 
 
-# ------------------------------------------------------------------------------------------- many-rater measures
+# ---------------------------------------------------------------------------------------- many-rater measures
 
 
 def _check_constant_raters(counts: np.ndarray, names: list) -> np.ndarray:
@@ -258,9 +260,9 @@ def fleiss_kappa(ratings, *, labels=None) -> float:
     κ = (P̄ − P̄_e) / (1 − P̄_e).
 
     ``ratings`` is items × raters; None/NaN are missing. Items without any rating are ignored; the others must
-    all have the same number of ratings, else QrelForgeError names the items that differ. Fewer than two ratings
-    per item raises; every rating in one category gives NaN with an UndefinedMetricWarning. ``labels`` only
-    validates the scale (an unused category does not change the value).
+    all have the same number of ratings, else QrelForgeError names the items that differ. Fewer than two
+    ratings per item raises; every rating in one category gives NaN with an UndefinedMetricWarning. ``labels``
+    only validates the scale (an unused category does not change the value).
 
     >>> round(fleiss_kappa([[1, 1, 2], [2, 2, 2], [1, 1, 1]]), 4)
     0.55
@@ -288,8 +290,8 @@ def krippendorff_alpha(ratings, *, level=Level.NOMINAL, labels=None) -> float:
     * interval: (c − k)²;  ratio: ((c − k)/(c + k))² (values must be numeric, and non-negative for ratio).
 
     ``ratings`` is items × raters with None/NaN for missing values (the transpose of the ``krippendorff``
-    package's input). Items rated by only one rater are not pairable and are ignored; no item rated twice raises
-    QrelForgeError. Fewer than two distinct pairable values gives NaN with an UndefinedMetricWarning.
+    package's input). Items rated by only one rater are not pairable and are ignored; no item rated twice
+    raises QrelForgeError. Fewer than two distinct pairable values gives NaN with an UndefinedMetricWarning.
 
     >>> data = [[1, 1, None], [2, 2, 2], [3, 3, 2], [None, 1, 1]]
     >>> round(krippendorff_alpha(data), 4), round(krippendorff_alpha(data, level="interval"), 4)
@@ -335,8 +337,8 @@ def percent_agreement(ratings) -> float:
     return float(_item_agreement(_pairable(counts, "percent_agreement")).mean())
 
 
-def interpret(value) -> str:
-    """The Landis & Koch (1977) band of an agreement coefficient.
+def interpret(value) -> Band:
+    """The Landis & Koch (1977) band of an agreement coefficient, a `Band` (equal to its plain string).
 
     ============== =====================
     value          band
@@ -350,10 +352,13 @@ def interpret(value) -> str:
     NaN            ``"undefined"``
     ============== =====================
 
-    A value above 1 or one that is not a real number raises QrelForgeError. A :class:`KappaResult` is accepted.
+    A value above 1 or one that is not a real number raises QrelForgeError. A :class:`KappaResult` is
+    accepted.
 
-    >>> interpret(0.0), interpret(0.2), interpret(0.21), interpret(-0.1), interpret(float("nan"))
-    ('slight', 'slight', 'fair', 'poor', 'undefined')
+    >>> [str(interpret(v)) for v in (0.0, 0.2, 0.21, -0.1, float("nan"))]
+    ['slight', 'slight', 'fair', 'poor', 'undefined']
+    >>> interpret(0.5) == "moderate"
+    True
     """
     if isinstance(value, KappaResult):
         value = value.kappa
@@ -361,7 +366,7 @@ def interpret(value) -> str:
         raise QrelForgeError(f"value must be a real number or NaN; got {value!r}")
     value = float(value)
     if math.isnan(value):
-        return "undefined"
+        return Band.UNDEFINED
     if value > 1.0:
         raise QrelForgeError(f"value must be at most 1 (an agreement coefficient); got {value!r}")
     return Band.POOR if value < 0.0 else _BAND_NAMES[bisect.bisect_left(_BAND_TOPS, value)]

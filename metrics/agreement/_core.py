@@ -50,6 +50,7 @@ class Band(StrEnum):
     MODERATE = "moderate"
     SUBSTANTIAL = "substantial"
     ALMOST_PERFECT = "almost perfect"
+    UNDEFINED = "undefined"  # NaN
 
 
 WEIGHTS = (None, *Weights)
@@ -61,7 +62,7 @@ _BAND_TOPS = (0.2, 0.4, 0.6, 0.8, 1.0)
 _BAND_NAMES = (Band.SLIGHT, Band.FAIR, Band.MODERATE, Band.SUBSTANTIAL, Band.ALMOST_PERFECT)
 
 
-# --------------------------------------------------------------------------------------------------- validation
+# ------------------------------------------------------------------------------------------------- validation
 
 
 def _shown(value):
@@ -108,8 +109,8 @@ def _declared_labels(labels, *, minimum: int = 1) -> pd.Index:
 def _weights_need_labels(weights, labels) -> None:
     if weights is not None and labels is None:
         raise QrelForgeError(
-            f"weights={_shown(weights)!r} needs labels, the declared rating scale (e.g. labels=[0, 1, 2, 3]); "
-            "got labels=None"
+            f"weights={_shown(weights)!r} needs labels, the declared rating scale "
+            "(e.g. labels=[0, 1, 2, 3]); got labels=None"
         )
 
 
@@ -144,7 +145,7 @@ def _non_numeric(values: np.ndarray):
     return next((v for v in values if isinstance(v, (str, bytes)) or not isinstance(v, numbers.Real)), None)
 
 
-# ------------------------------------------------------------------------------------------------------ encoding
+# --------------------------------------------------------------------------------------------------- encoding
 
 
 def _factorize(flat: np.ndarray) -> tuple[np.ndarray, pd.Index]:
@@ -193,7 +194,7 @@ def _sequence(values, name: str) -> np.ndarray:
 
 
 def _check_rows(rows, name: str) -> None:
-    """Every row of a list-of-rows table is a sequence, and all have the same length (one column per rater)."""
+    """Every row of a list-of-rows table is a sequence, all of the same length (one column per rater)."""
     for i, row in enumerate(rows):
         if not _is_sequence(row):
             raise QrelForgeError(f"{name} row {i} must be a sequence of ratings (one per rater); got {row!r}")
@@ -251,7 +252,7 @@ def _pairable(counts: np.ndarray, what: str) -> np.ndarray:
     return counts[keep]
 
 
-# ------------------------------------------------------------------------------------------------ coefficients
+# ----------------------------------------------------------------------------------------------- coefficients
 
 
 def _disagreement_weights(n_categories: int, weights) -> np.ndarray:
@@ -266,8 +267,8 @@ def _disagreement_weights(n_categories: int, weights) -> np.ndarray:
 
 
 def _kappa(tables: np.ndarray, dis: np.ndarray):
-    """Cohen's kappa, observed and expected agreement of (..., K, K) contingency tables; kappa is NaN where the
-    expected disagreement is 0 (a sum of non-negative terms, so the test is exact)."""
+    """Cohen's kappa, observed and expected agreement of (..., K, K) contingency tables; kappa is NaN where
+    the expected disagreement is 0 (a sum of non-negative terms, so the test is exact)."""
     tables = np.asarray(tables, dtype=float)
     n = tables.sum(axis=(-2, -1))
     observed = np.einsum("...ij,ij->...", tables, dis)
@@ -314,7 +315,8 @@ def _item_agreement(counts: np.ndarray) -> np.ndarray:
 
 
 def _coincidences(counts: np.ndarray) -> np.ndarray:
-    """Krippendorff's coincidence matrix o_ck = Σ_u (n_uc n_uk − [c = k] n_uc) / (m_u − 1), over items with m_u ≥ 2.
+    """Krippendorff's coincidence matrix o_ck = Σ_u (n_uc n_uk − [c = k] n_uc) / (m_u − 1), over items with
+    m_u ≥ 2.
 
     The diagonal is summed as Σ_u n_uc (n_uc − 1)/(m_u − 1), non-negative terms, so an unused value has an
     exactly zero row.
@@ -327,7 +329,8 @@ def _coincidences(counts: np.ndarray) -> np.ndarray:
 
 
 def _delta(values, n_c: np.ndarray, level: str) -> np.ndarray:
-    """Squared difference δ²_ck of Krippendorff's metric at `level`, batched over leading axes of n_c (..., K).
+    """Squared difference δ²_ck of Krippendorff's metric at `level`, batched over leading axes of n_c (...,
+    K).
 
     Ordinal is Krippendorff's rank-based metric: (Σ_{g=c..k} n_g − (n_c + n_k)/2)², from the pairable-value
     marginals n_g, not merely weights over positions.
@@ -348,8 +351,8 @@ def _delta(values, n_c: np.ndarray, level: str) -> np.ndarray:
 
 
 def _alpha(o: np.ndarray, values, level: str) -> np.ndarray:
-    """α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck for (..., K, K) coincidence matrices; NaN where fewer than
-    two distinct values are pairable (expected disagreement 0) or nothing is pairable."""
+    """α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck for (..., K, K) coincidence matrices; NaN where fewer
+    than two distinct values are pairable (expected disagreement 0) or nothing is pairable."""
     n_c = o.sum(axis=-1)
     delta = _delta(values, n_c, level)
     observed = (o * delta).sum(axis=(-2, -1))

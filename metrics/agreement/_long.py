@@ -36,7 +36,7 @@ from metrics.agreement._core import (
 )
 from metrics.errors import QrelForgeError
 
-# ------------------------------------------------------------------------------------- long labels table (app)
+# ------------------------------------------------------------------------------------ long labels table (app)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,8 +152,9 @@ class PairwiseKappa:
     """Cohen's kappa between every pair of raters, over the items both rated.
 
     ``kappa`` and ``n_items`` are raters × raters DataFrames. ``n_items`` counts the shared items (on the
-    diagonal: the items that rater labelled). ``kappa`` is NaN on the diagonal, for pairs without a shared item
-    (``n_items`` 0), and for pairs whose shared ratings are all in one category (undefined, with a warning).
+    diagonal: the items that rater labelled). ``kappa`` is NaN on the diagonal, for pairs without a shared
+    item (``n_items`` 0), and for pairs whose shared ratings are all in one category (undefined, with a
+    warning).
     """
 
     kappa: pd.DataFrame
@@ -204,8 +205,8 @@ def pairwise_kappa(
     Parameters
     ----------
     table : DataFrame
-        One row per rating, columns ``item``, ``rater``, ``label`` (names configurable). A missing label is not a
-        rating; the same (item, rater) twice raises.
+        One row per rating, columns ``item``, ``rater``, ``label`` (names configurable). A missing label is
+        not a rating; the same (item, rater) twice raises.
     labels : sequence, optional
         The grade scale, e.g. ``[0, 1, 2, 3]``; required for ``weights`` unless ``cutoff`` is given.
     weights : None, 'linear' or 'quadratic'
@@ -262,12 +263,13 @@ def item_agreement(
     """Agreement on each item of a long labels table, one row per item (sorted by item).
 
     Columns: the item; the ``group`` column when given (e.g. the query of a query–document pair, which must be
-    constant per item); ``n_ratings``; ``n_distinct`` (distinct labels); ``majority`` (most frequent label, ties
-    to the first in scale order) and ``majority_share``; ``agreement`` = P_i, the share of agreeing rater pairs
-    (as in Fleiss' P̄; NaN with fewer than 2 ratings); ``disagreement`` = the mean disagreement weight over rater
-    pairs, Σ_c≠k n_c n_k d_ck / (m (m − 1)) with the ``weights`` of :func:`cohen_kappa` (1 − agreement when
-    unweighted); ``spread`` = highest − lowest label for numeric scales (NaN otherwise); and one count column
-    ``n[<label>]`` per category of the scale. ``cutoff`` binarizes the labels first (≥ cutoff → 1).
+    constant per item); ``n_ratings``; ``n_distinct`` (distinct labels); ``majority`` (most frequent label,
+    ties to the first in scale order) and ``majority_share``; ``agreement`` = P_i, the share of agreeing rater
+    pairs (as in Fleiss' P̄; NaN with fewer than 2 ratings); ``disagreement`` = the mean disagreement weight
+    over rater pairs, Σ_c≠k n_c n_k d_ck / (m (m − 1)) with the ``weights`` of :func:`cohen_kappa` (1 −
+    agreement when unweighted); ``spread`` = highest − lowest label for numeric scales (NaN otherwise); and
+    one count column ``n[<label>]`` per category of the scale. ``cutoff`` binarizes the labels first (≥ cutoff
+    → 1).
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2], "rater": list("abab"), "label": [0, 3, 2, 2]})
     >>> item_agreement(t, labels=[0, 1, 2, 3])[["item", "agreement", "spread", "n[3]"]]
@@ -285,8 +287,8 @@ def disagreements(
     """The items whose raters disagree (more than one distinct label), most disagreeing first.
 
     Rows as in :func:`item_agreement`, sorted by ``disagreement`` (highest first; weighted when ``weights`` is
-    given, so a 0-vs-3 split outranks a 2-vs-3 split), then ``spread``, then ``n_ratings`` (both highest first),
-    then item. The index is reset.
+    given, so a 0-vs-3 split outranks a 2-vs-3 split), then ``spread``, then ``n_ratings`` (both highest
+    first), then item. The index is reset.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "label": [0, 3, 2, 3, 1, 1]})
     >>> disagreements(t, labels=[0, 1, 2, 3], weights="linear")[["item", "disagreement"]]
@@ -333,11 +335,12 @@ def group_agreement(
 ) -> pd.DataFrame:
     """Agreement per group of items (e.g. per query, when items are query–document pairs).
 
-    One row per group value (sorted), with ``n_items``, ``n_ratings``, ``n_compared`` (items with ≥ 2 ratings),
-    ``agreement`` (mean P_i over compared items, i.e. percent agreement within the group), ``disagreement`` (mean
-    per-item disagreement, see :func:`item_agreement`), ``n_disagreeing`` (items with more than one distinct
-    label) and ``alpha`` (Krippendorff's alpha at ``level`` over the group's items). Groups whose alpha is
-    undefined (no item rated twice, or one value only) get NaN, with one UndefinedMetricWarning for the call.
+    One row per group value (sorted), with ``n_items``, ``n_ratings``, ``n_compared`` (items with ≥ 2
+    ratings), ``agreement`` (mean P_i over compared items, i.e. percent agreement within the group),
+    ``disagreement`` (mean per-item disagreement, see :func:`item_agreement`), ``n_disagreeing`` (items with
+    more than one distinct label) and ``alpha`` (Krippendorff's alpha at ``level`` over the group's items).
+    Groups whose alpha is undefined (no item rated twice, or one value only) get NaN, with one
+    UndefinedMetricWarning for the call.
 
     >>> t = pd.DataFrame({"query": ["q1"] * 4 + ["q2"] * 4, "item": [1, 1, 2, 2, 3, 3, 4, 4],
     ...                   "rater": list("abababab"), "label": [0, 0, 1, 1, 0, 1, 1, 1]})
@@ -392,10 +395,10 @@ def agreement_summary(
     Keys: ``n_items``, ``n_raters``, ``n_ratings``, ``n_items_compared`` (items with ≥ 2 ratings);
     ``percent_agreement`` (Fleiss' P̄ over compared items); ``krippendorff_alpha`` at ``level``;
     ``fleiss_kappa`` (None when the number of ratings varies by item, where Fleiss' kappa does not apply);
-    ``gwet_ac1`` (None unless ``labels`` or ``cutoff`` fixes the number of categories); ``mean_pairwise_kappa``
-    (Light's kappa: the unweighted mean of the pairwise Cohen's kappas, with ``weights``, over the rater pairs
-    that share an item and where kappa is defined; NaN if none); ``level`` and ``weights``.
-    No item rated twice raises QrelForgeError.
+    ``gwet_ac1`` (None unless ``labels`` or ``cutoff`` fixes the number of categories);
+    ``mean_pairwise_kappa`` (Light's kappa: the unweighted mean of the pairwise Cohen's kappas, with
+    ``weights``, over the rater pairs that share an item and where kappa is defined; NaN if none); ``level``
+    and ``weights``. No item rated twice raises QrelForgeError.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "label": [0, 0, 1, 1, 1, 0]})
     >>> s = agreement_summary(t, labels=[0, 1])

@@ -137,8 +137,8 @@ def _plain_layout(src: _Source) -> bool:
 
 
 class _Collector:
-    """Gathers problems; raises them all at the end (or once there are ``limit`` of them, too many to be useful;
-    ``limit=None``: never, for a scratch pass that only asks whether there are any)."""
+    """Gathers problems; raises them all at the end (or once there are ``limit`` of them, too many to be
+    useful; ``limit=None``: never, for a scratch pass that only asks whether there are any)."""
 
     def __init__(self, name: str, limit: int | None = MAX_PROBLEMS):
         self.name, self.limit = name, limit

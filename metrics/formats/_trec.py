@@ -34,7 +34,8 @@ from metrics.formats._lines import (
 
 
 def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
-    """The run read line by line (the reference reader); bad lines go to ``problems``, which the caller raises."""
+    """The run read line by line (the reference reader); bad lines go to ``problems``, which the caller
+    raises."""
     qids, docs, scores = [], [], []
     for number, text, fields in _split_lines(src, problems):
         if len(fields) < 6:
@@ -172,9 +173,9 @@ def iter_run_chunks(source: Source, *, rows: int = 1_000_000, name: str | None =
     them must do so in a transaction it rolls back on the error.
 
     Memory: one piece (its bytes and columns), plus 8 bytes per row read — a sorted array of 64-bit hashes of
-    the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by re-reading
-    the lines before the piece (which also finds the line of the first occurrence), so a hash collision never
-    raises an error.
+    the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
+    re-reading the lines before the piece (which also finds the line of the first occurrence), so a hash
+    collision never raises an error.
 
     >>> import io
     >>> text = "q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\nq2 Q0 D1 1 0.7 bm25\\n"
@@ -199,8 +200,8 @@ def _run_chunks(src: _Source, rows: int, name: str | None) -> Iterator[Run]:
 
 
 def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
-    """The input cut into pieces of ``lines`` whole lines (the last one: the rest, yielded if not empty or if it
-    is the only piece), each numbered from its first line."""
+    """The input cut into pieces of ``lines`` whole lines (the last one: the rest, yielded if not empty or if
+    it is the only piece), each numbered from its first line."""
     first, parts, count = 1, [], 0
     for block in src.blocks():
         parts.append(block)
@@ -220,8 +221,8 @@ def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
 
 def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
-    document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece has
-    a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``."""
+    document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
+    has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``."""
     run = _fast_run(piece)
     clean = run is not None
     if run is None:
@@ -243,9 +244,9 @@ def _pair_keys(run: Run) -> np.ndarray:
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
-    """(query, document) → line of its first accepted row before line ``before``, for the pairs of ``rows`` (of
-    ``run``) that really were read there: the exact check behind a hash hit. Re-reads the input up to ``before``
-    with the line reader's rules (a row is accepted with six fields and a numeric score)."""
+    """(query, document) → line of its first accepted row before line ``before``, for the pairs of ``rows``
+    (of ``run``) that really were read there: the exact check behind a hash hit. Re-reads the input up to
+    ``before`` with the line reader's rules (a row is accepted with six fields and a numeric score)."""
     if not len(rows):
         return {}
     take = _ids.indices(rows)
