@@ -9,7 +9,8 @@
 - how a difference between two runs reads: `_sign` (+1 when larger is better, from
   `MeasureDef.higher_is_better`), ties within `_TIE`, `Outcome` (win / tie / loss) and `Flag` (▲ / ▼).
 
-It imports only numpy and `metrics.measures` (for `_sign`); nothing here knows a report.
+It imports only numpy at import time (`_sign` and `_lower_is_better` read `metrics.measures` when called), so
+every module may use it; nothing here knows a report.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
-
-from metrics.measures import REGISTRY
 
 _TIE = 1e-12  # per-query differences at most this far from 0 are ties
 
@@ -44,6 +43,14 @@ class Outcome(StrEnum):
 
 
 # ------------------------------------------------------------------------------------------------ numbers
+def _shown(value: Any) -> Any:
+    """A value as Python shows it, so that messages print ``3``, not ``np.int64(3)``, and ``'linear'``, not
+    ``<Weights.LINEAR: 'linear'>``."""
+    if isinstance(value, StrEnum):
+        return value.value
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _fmt(value: float | None, digits: int = 4) -> str:
     """``value`` with ``digits`` decimals; ``undef`` for None or NaN."""
     return "undef" if value is None or value != value else f"{value:.{digits}f}"
@@ -173,6 +180,8 @@ def _sign(measure: str) -> float:
     >>> _sign("P@5"), _sign("FirstRel")
     (1.0, -1.0)
     """
+    from metrics.measures import REGISTRY
+
     match = _NAME.match(measure)
     definition = REGISTRY.get(match[0]) if match is not None else None
     return -1.0 if definition is not None and not definition.higher_is_better else 1.0
@@ -180,6 +189,8 @@ def _sign(measure: str) -> float:
 
 def _lower_is_better() -> list[str]:
     """The registered measures where a smaller value is the better one, sorted."""
+    from metrics.measures import REGISTRY
+
     return sorted(name for name, d in REGISTRY.items() if not d.higher_is_better)
 
 

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics._text import _shown
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 __all__ = [
@@ -62,11 +63,6 @@ AVERAGES = ("macro", "micro", "weighted")
 
 
 # ------------------------------------------------------------------------------------------------- validation
-
-
-def _shown(value):
-    """A value as Python shows it, so that messages print ``3``, not ``np.int64(3)``."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _non_numeric(values: np.ndarray):

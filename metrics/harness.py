@@ -8,7 +8,6 @@ something unreadable, is recorded as failed and left out of the run, so evaluati
 
 from __future__ import annotations
 
-import numbers
 import os
 import re
 import sys
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics.data import Run
+from metrics.data import Run, _is_int, _is_score
 from metrics.errors import QrelForgeError
 
 if TYPE_CHECKING:
@@ -100,14 +99,6 @@ def _checked_queries(pairs: list[tuple[Any, Any]]) -> tuple[list[str], list[str]
         if seen.setdefault(qid, row) != row:
             raise QrelForgeError(f"queries row {row}: duplicate query_id {qid!r} (first on row {seen[qid]})")
     return list(seen), [text for _, text in pairs]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
-
-
-def _is_score(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 # ------------------------------------------------------------------------------------------- retrievers

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metrics._text import _shown
 from metrics.agreement._core import (
     _BAND_NAMES,
     _BAND_TOPS,
@@ -39,7 +40,6 @@ from metrics.agreement._core import (
     _numeric_values,
     _pairable,
     _sequence,
-    _shown,
     _warn_undefined,
     _weights_need_labels,
 )

@@ -15,6 +15,7 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
+from metrics._text import _shown
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 
@@ -63,14 +64,6 @@ _BAND_NAMES = (Band.SLIGHT, Band.FAIR, Band.MODERATE, Band.SUBSTANTIAL, Band.ALM
 
 
 # ------------------------------------------------------------------------------------------------- validation
-
-
-def _shown(value):
-    """A value as Python shows it, so that messages print ``3``, not ``np.int64(3)``, and ``'linear'``, not
-    ``<Weights.LINEAR: 'linear'>``."""
-    if isinstance(value, StrEnum):
-        return value.value
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _or_list(choices) -> str:

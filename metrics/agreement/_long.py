@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from metrics._text import _shown
 from metrics.agreement._coefficients import binarize
 from metrics.agreement._core import (
     LEVELS,
@@ -30,7 +31,6 @@ from metrics.agreement._core import (
     _kappa,
     _numeric_values,
     _pairable,
-    _shown,
     _warn_undefined,
     _weights_need_labels,
 )
