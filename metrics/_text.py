@@ -24,17 +24,19 @@ from typing import Any
 
 import numpy as np
 
+from metrics._choice import Choice
+
 _TIE = 1e-12  # per-query differences at most this far from 0 are ties
 
 
-class Flag(StrEnum):
+class Flag(Choice):
     """The marks of a significant difference with the baseline."""
 
     UP = "▲"  # significantly better
     DOWN = "▼"  # significantly worse
 
 
-class Outcome(StrEnum):
+class Outcome(Choice):
     """One query's outcome for a run against the baseline."""
 
     WIN = "win"

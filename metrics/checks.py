@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from typing import Any
 
+from metrics._choice import Choice
 from metrics._text import _fmt, _grid, _json_ready
 from metrics.errors import QrelForgeError
 from metrics.evaluate import evaluate
@@ -20,7 +20,7 @@ from metrics.measures import Measure, parse_measure
 __all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow", "Bound"]
 
 
-class Bound(StrEnum):
+class Bound(Choice):
     """Which side of its threshold a mean must stay on."""
 
     MIN = "min"  # mean >= threshold

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics._choice import Choice
 from metrics._text import _shown
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
@@ -59,7 +60,16 @@ __all__ = [
     "run_pr_curve",
 ]
 
-AVERAGES = ("macro", "micro", "weighted")
+
+class Average(Choice):
+    """How `average_scores` averages over classes."""
+
+    MACRO = "macro"  # unweighted mean of the per-class values
+    MICRO = "micro"  # the measures of the pooled counts
+    WEIGHTED = "weighted"  # mean weighted by support
+
+
+AVERAGES: tuple[Average, ...] = tuple(Average)
 
 
 # ------------------------------------------------------------------------------------------------- validation
@@ -341,7 +351,9 @@ def class_scores(y_true, y_pred, *, labels=None, beta=1.0, zero_division="warn")
     return frame
 
 
-def average_scores(y_true, y_pred, *, average="macro", labels=None, beta=1.0, zero_division="warn") -> dict:
+def average_scores(
+    y_true, y_pred, *, average=Average.MACRO, labels=None, beta=1.0, zero_division="warn"
+) -> dict:
     """Precision, recall and F-beta averaged over classes: ``{"precision", "recall", "f_beta"}``.
 
     * ``"macro"``: unweighted mean of the per-class values (:func:`class_scores`);
@@ -358,14 +370,14 @@ def average_scores(y_true, y_pred, *, average="macro", labels=None, beta=1.0, ze
         raise QrelForgeError(f"average must be 'macro', 'micro' or 'weighted'; got {average!r}")
     zero_division, beta = _check_zero_division(zero_division), _check_beta(beta)
     classes, tp, fp, fn = _per_class_counts(y_true, y_pred, labels)
-    if average == "micro":
+    if average == Average.MICRO:
         tp, fp, fn = int(tp.sum()), int(fp.sum()), int(fn.sum())
         return {
             "precision": precision(tp, fp, zero_division=zero_division),
             "recall": recall(tp, fn, zero_division=zero_division),
             "f_beta": f_beta(tp, fp, fn, beta=beta, zero_division=zero_division),
         }
-    weight = np.ones(len(classes)) if average == "macro" else (tp + fn).astype(float)
+    weight = np.ones(len(classes)) if average == Average.MACRO else (tp + fn).astype(float)
     scores = _class_arrays(tp, fp, fn, beta, zero_division, classes)
     return {key: _weighted_mean(values, weight) for key, values in scores.items()}
 

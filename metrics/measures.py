@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from metrics import context, ranking
+from metrics._choice import Choice
 from metrics.errors import MeasureError
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
 Kernel = Callable[[ranking.Ranked, ranking.Params], np.ndarray]
 
 
-class CutoffPolicy(StrEnum):
+class CutoffPolicy(Choice):
     """Whether a measure name takes ``@k``."""
 
     REQUIRED = "required"  # P@10; "P" alone is a family, not a measure
@@ -50,7 +50,7 @@ class CutoffPolicy(StrEnum):
     NONE = "none"  # R-Prec, FirstRel
 
 
-class Gain(StrEnum):
+class Gain(Choice):
     """nDCG's gain of a grade g: ``lin`` is g (trec_eval), ``exp`` is 2^g − 1."""
 
     LIN = "lin"

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from metrics import charts, stats
+from metrics._choice import Choice
 from metrics._text import (
     _TIE,
     Flag,
@@ -66,7 +66,7 @@ __all__ = [
 UP, DOWN = Flag.UP, Flag.DOWN
 
 
-class Direction(StrEnum):
+class Direction(Choice):
     """Which way a significant difference with the baseline goes; empty when not significant."""
 
     BETTER = "better"

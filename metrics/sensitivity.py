@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import stats
+from metrics._choice import Choice
 from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _rows, _sign, _table
 from metrics.data import Qrels
 from metrics.errors import FormatError, Problem, QrelForgeError
@@ -24,7 +25,15 @@ from metrics.measures import Measure, parse_measures
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["assessor_sensitivity", "Sensitivity", "majority_qrels", "LABEL_COLUMNS"]
+__all__ = ["assessor_sensitivity", "Sensitivity", "majority_qrels", "TieRule", "LABEL_COLUMNS"]
+
+
+class TieRule(Choice):
+    """Which grade wins a tie between the most frequent grades of a pair (`majority_qrels`)."""
+
+    LOWER = "lower"  # conservative: 2 and 0 give 0
+    HIGHER = "higher"
+
 
 LABEL_COLUMNS = ("query_id", "doc_id", "annotator", "grade")
 
@@ -105,7 +114,7 @@ def _no_duplicate_labels(frame: pd.DataFrame, source: str) -> None:
         )
 
 
-def majority_qrels(labels: Any, *, tie: str = "lower") -> Qrels:
+def majority_qrels(labels: Any, *, tie: str = TieRule.LOWER) -> Qrels:
     """Qrels with each (query, document) graded by the most frequent grade among its annotators.
 
     Tie rule: among the most frequent grades the lowest wins with ``tie="lower"`` (conservative: two
@@ -117,11 +126,11 @@ def majority_qrels(labels: Any, *, tie: str = "lower") -> Qrels:
     >>> majority_qrels(labels).to_dict()
     {'q1': {'D1': 2}}
     """
-    if tie not in ("lower", "higher"):
+    if tie not in tuple(TieRule):
         raise QrelForgeError(f"tie must be 'lower' or 'higher'; got {tie!r}")
     frame = _labels_frame(labels)
     counts = frame.groupby(["query_id", "doc_id", "grade"], sort=False).size().reset_index(name="count")
-    counts = counts.sort_values(["count", "grade"], ascending=[False, tie == "lower"], kind="stable")
+    counts = counts.sort_values(["count", "grade"], ascending=[False, tie == TieRule.LOWER], kind="stable")
     winner = counts.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["grade"]
     order = frame.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"]]
     grades = winner.reindex(_pairs_index(order)).to_numpy()
@@ -179,7 +188,7 @@ def assessor_sensitivity(
     measures: Iterable[str | Measure] | str,
     *,
     release: Any = None,
-    tie: str = "lower",
+    tie: str = TieRule.LOWER,
     fill: bool = True,
     n_bootstrap: int = 0,
     seed: int = 0,

@@ -28,11 +28,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from metrics._choice import Choice
 from metrics._text import _few, _grid, _json_ready, _p, _rows
 from metrics.errors import FormatError, Problem, QrelForgeError
 
@@ -62,7 +62,7 @@ _CELLS = 1 << 22  # float64 cells per random chunk (32 MiB)
 _BOOT_CELLS = 1 << 17  # query draws per bootstrap chunk (counts stay in cache)
 
 
-class StatTest(StrEnum):
+class StatTest(Choice):
     """The paired tests `metrics.compare` can run."""
 
     T = "t"  # paired t-test
@@ -70,7 +70,7 @@ class StatTest(StrEnum):
     BOOTSTRAP = "bootstrap"  # percentile bootstrap interval of the mean difference
 
 
-class Correction(StrEnum):
+class Correction(Choice):
     """Multiple-comparison corrections of `adjust`."""
 
     HOLM = "holm"

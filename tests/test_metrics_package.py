@@ -179,3 +179,19 @@ def test_the_readme_measure_table_is_generated_from_the_registry():
     table = re.search(r"^\| name \|.*?(?=\n\n)", section, flags=re.S | re.M)
     assert table is not None
     assert table.group(0) + "\n" == measures.markdown_table()
+
+
+# ------------------------------------------------------------------------------------------ string enums
+def test_the_string_enums_equal_format_and_show_as_plain_strings():
+    import json
+
+    from metrics.agreement import Level, interpret
+    from metrics.compare import Direction, Settings, StatTest, compare
+
+    assert Settings().tests == ("t", "permutation", "bootstrap") and StatTest("t") is StatTest.T
+    assert interpret(0.5) == "moderate" and repr(interpret(0.5)) == "'moderate'"
+    assert f"{Level.NOMINAL}" == "nominal" and repr([Level.NOMINAL]) == "['nominal']"
+    report = compare(QRELS, {"a": RUN, "b": {"q1": ["D1"], "q2": ["D3"]}}, ["RR"], n_permutations=10)
+    c = report.comparison("b", "RR")
+    assert c.direction in (Direction.NONE, "") and isinstance(c.direction, Direction)
+    assert json.loads(json.dumps(report.to_dict()))["settings"]["correction"] == "holm"

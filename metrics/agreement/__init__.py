@@ -3,12 +3,12 @@ and percent agreement, plus vectorized helpers that work on the app's long label
 ``rater``, ``label``).
 
 What it is for: the figures behind the app's agreement gate and review pages, and behind ``qrelforge``
-reports. What it may import: numpy, pandas, scipy, `metrics.errors` and `metrics._text` (message formatting);
-nothing else of `metrics`, never the app. The private modules, each re-exported here (import from
-`metrics.agreement`, not from them):
+reports. What it may import: numpy, pandas, scipy, `metrics.errors`, `metrics._text` (message formatting)
+and `metrics._choice` (the string enums); nothing else of `metrics`, never the app. The private modules, each
+re-exported here (import from `metrics.agreement`, not from them):
 
 - `metrics.agreement._core`: input checks, encodings, count tables, the arithmetic every coefficient shares,
-  and the choices as `StrEnum` (`Weights`, `Level`, `CIMethod`, `Band`; equal to their plain strings);
+  and the choices as string enums (`Weights`, `Level`, `CIMethod`, `Band`; equal to their plain strings);
 - `metrics.agreement._coefficients`: the coefficients on a ratings table or two raters' ratings
   (`cohen_kappa` and its `KappaResult`, `scott_pi`, `fleiss_kappa`, `krippendorff_alpha`, `gwet_ac1`,
   `percent_agreement`), `interpret` and `binarize`;

@@ -355,8 +355,8 @@ def interpret(value) -> Band:
     A value above 1 or one that is not a real number raises QrelForgeError. A :class:`KappaResult` is
     accepted.
 
-    >>> [str(interpret(v)) for v in (0.0, 0.2, 0.21, -0.1, float("nan"))]
-    ['slight', 'slight', 'fair', 'poor', 'undefined']
+    >>> interpret(0.0), interpret(0.2), interpret(0.21), interpret(-0.1), interpret(float("nan"))
+    ('slight', 'slight', 'fair', 'poor', 'undefined')
     >>> interpret(0.5) == "moderate"
     True
     """

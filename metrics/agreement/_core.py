@@ -10,23 +10,23 @@ import math
 import numbers
 import warnings
 from collections.abc import Sequence
-from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
+from metrics._choice import Choice
 from metrics._text import _shown
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 
-class Weights(StrEnum):
+class Weights(Choice):
     """Disagreement weights of a weighted kappa (None: unweighted)."""
 
     LINEAR = "linear"
     QUADRATIC = "quadratic"
 
 
-class Level(StrEnum):
+class Level(Choice):
     """Krippendorff's levels of measurement (the distance between two ratings)."""
 
     NOMINAL = "nominal"
@@ -35,14 +35,14 @@ class Level(StrEnum):
     RATIO = "ratio"
 
 
-class CIMethod(StrEnum):
+class CIMethod(Choice):
     """How `KappaResult.confidence_interval` computes its interval."""
 
     ANALYTIC = "analytic"
     BOOTSTRAP = "bootstrap"
 
 
-class Band(StrEnum):
+class Band(Choice):
     """Landis & Koch (1977) bands of an agreement coefficient (`interpret`)."""
 
     POOR = "poor"
@@ -67,7 +67,7 @@ _BAND_NAMES = (Band.SLIGHT, Band.FAIR, Band.MODERATE, Band.SUBSTANTIAL, Band.ALM
 
 
 def _or_list(choices) -> str:
-    shown = [repr(c.value if isinstance(c, StrEnum) else c) for c in choices]
+    shown = [repr(c) for c in choices]
     return ", ".join(shown[:-1]) + " or " + shown[-1]
 
 

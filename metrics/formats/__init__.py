@@ -13,9 +13,9 @@ TREC layouts (fields separated by any run of spaces or tabs):
 Large well-formed files take a vectorized path (Arrow's CSV reader); anything unusual, and every error, goes
 through the line-by-line reader, which is the reference for what is accepted.
 
-The package may import numpy, pyarrow, the standard library, `metrics.errors`, `metrics._ids` and
-`metrics.data` (pandas only inside the readers that return DataFrames); never the rest of `metrics`, never the
-app. Its private modules, re-exported here (import from `metrics.formats`):
+The package may import numpy, pyarrow, the standard library, `metrics.errors`, `metrics._choice`,
+`metrics._ids` and `metrics.data` (pandas only inside the readers that return DataFrames); never the rest of
+`metrics`, never the app. Its private modules, re-exported here (import from `metrics.formats`):
 
 - `metrics.formats._lines`: the shared line and error machinery (sources, gzip, bad-line collection, decoding,
   writing lines, `line_of_row`);
@@ -28,8 +28,9 @@ app. Its private modules, re-exported here (import from `metrics.formats`):
 
 from metrics.formats._beir import read_beir_qrels
 from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
-from metrics.formats._tables import read_chunk_map, read_corpus, read_queries, write_jsonl
+from metrics.formats._tables import TableFormat, read_chunk_map, read_corpus, read_queries, write_jsonl
 from metrics.formats._trec import (
+    QrelsFormat,
     iter_run_chunks,
     read_qrels,
     read_run,
@@ -49,6 +50,8 @@ __all__ = [
     "read_chunk_map",
     "line_of_row",
     "iter_run_chunks",
+    "QrelsFormat",
+    "TableFormat",
     "Source",
     "MAX_PROBLEMS",
 ]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metrics import _ids
+from metrics._choice import Choice
 from metrics.errors import FormatError, Problem
 from metrics.formats._lines import (
     _BOM,
@@ -31,7 +32,16 @@ if TYPE_CHECKING:
 _ID_KEYS = {"corpus": ("doc_id", "_id", "docid", "id"), "queries": ("query_id", "_id", "qid", "id")}
 
 
-def read_corpus(source: Source, *, format: str = "auto") -> pd.DataFrame:
+class TableFormat(Choice):
+    """The layouts of corpora, queries and chunk maps (``auto``: from the file name, else JSONL)."""
+
+    AUTO = "auto"
+    JSONL = "jsonl"
+    CSV = "csv"
+    TSV = "tsv"
+
+
+def read_corpus(source: Source, *, format: str = TableFormat.AUTO) -> pd.DataFrame:
     """Read documents from JSONL, CSV or TSV into a DataFrame with ``doc_id``, ``title``, ``text`` and extras.
 
     The ID may be called ``doc_id``, ``_id`` (BEIR), ``docid`` or ``id``; ``title`` defaults to "". Errors:
@@ -40,7 +50,7 @@ def read_corpus(source: Source, *, format: str = "auto") -> pd.DataFrame:
     return _read_records(source, format, kind="corpus")
 
 
-def read_queries(source: Source, *, format: str = "auto") -> pd.DataFrame:
+def read_queries(source: Source, *, format: str = TableFormat.AUTO) -> pd.DataFrame:
     """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras."""
     return _read_records(source, format, kind="queries")
 
@@ -48,14 +58,16 @@ def read_queries(source: Source, *, format: str = "auto") -> pd.DataFrame:
 def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
     import pandas as pd
 
-    if format not in ("auto", "jsonl", "csv", "tsv"):
+    if format not in tuple(TableFormat):
         raise FormatError(
             Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'")
         )
     src = _resolve(source)
-    fmt = format if format != "auto" else _record_format(src.name)
+    fmt = TableFormat(format) if format != TableFormat.AUTO else _record_format(src.name)
     problems = _Collector(src.name)
-    rows = _jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems)  # streamed
+    rows = (
+        _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
+    )  # streamed
     records = _normalize_records(rows, kind, problems)
     problems.check()
     id_key = "doc_id" if kind == "corpus" else "query_id"
@@ -65,9 +77,11 @@ def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
     return frame[columns + rest]
 
 
-def _record_format(name: str) -> str:
+def _record_format(name: str) -> TableFormat:
     lower = name.lower().removesuffix(".gz")
-    return "csv" if lower.endswith(".csv") else "tsv" if lower.endswith(".tsv") else "jsonl"
+    if lower.endswith(".csv"):
+        return TableFormat.CSV
+    return TableFormat.TSV if lower.endswith(".tsv") else TableFormat.JSONL
 
 
 def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
@@ -108,7 +122,7 @@ def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tu
     if text is None:
         return
     csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == "csv" else "\t")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == TableFormat.CSV else "\t")
     try:
         yield from _csv_records(reader, problems)
     except csv.Error as exc:
@@ -199,7 +213,7 @@ def read_chunk_map(source: Source) -> tuple[pa.Array, pa.Array]:
     src = _resolve(source)
     fmt = _record_format(src.name)
     problems = _Collector(src.name)
-    rows = _jsonl_rows(src, problems) if fmt == "jsonl" else _delimited_rows(src, fmt, problems)
+    rows = _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
     seen: dict[str, int] = {}
     chunks, docs = [], []
     for number, text, obj in rows:

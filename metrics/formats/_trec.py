@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from metrics import _ids
+from metrics._choice import Choice
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem
 from metrics.formats._beir import _looks_beir, _read_beir
@@ -301,17 +302,25 @@ class _PairHashes:
         self._keys[np.arange(lo, hi) + shift] = block
 
 
-def read_qrels(source: Source, *, format: str = "auto") -> Qrels:
+class QrelsFormat(Choice):
+    """The qrels layouts `read_qrels` and `write_qrels` know (``auto``: read only, guessed from the input)."""
+
+    AUTO = "auto"
+    TREC = "trec"  # qid iter docid rel
+    BEIR = "beir"  # header, then query-id<TAB>corpus-id<TAB>score
+
+
+def read_qrels(source: Source, *, format: str = QrelsFormat.AUTO) -> Qrels:
     """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
 
     ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
     fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer, a document
     judged twice for one query.
     """
-    if format not in ("auto", "trec", "beir"):
+    if format not in tuple(QrelsFormat):
         raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
     src = _resolve(source)
-    if format == "beir" or (format == "auto" and _looks_beir(src)):
+    if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
     qrels = _fast_qrels(src)
     if qrels is None:
@@ -333,12 +342,12 @@ def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
     _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
 
 
-def write_qrels(qrels: Qrels, dest: Source, *, format: str = "trec") -> None:
+def write_qrels(qrels: Qrels, dest: Source, *, format: str = QrelsFormat.TREC) -> None:
     """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header)."""
-    if format not in ("trec", "beir"):
+    if format not in (QrelsFormat.TREC, QrelsFormat.BEIR):
         raise FormatError(Problem("<write_qrels>", None, repr(format), "format must be 'trec' or 'beir'"))
     rows = zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
-    if format == "trec":
+    if format == QrelsFormat.TREC:
         _write_lines(dest, (f"{q} 0 {d} {g}\n" for q, d, g in rows))
     else:
         _write_lines(dest, ["query-id\tcorpus-id\tscore\n", *(f"{q}\t{d}\t{g}\n" for q, d, g in rows)])
