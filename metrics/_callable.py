@@ -24,7 +24,7 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["CallableModule", "make_callable"]
 
@@ -51,8 +51,15 @@ def make_callable(module_name: str, function: Callable[..., Any]) -> None:
     short = module_name.rpartition(".")[2]
     if getattr(function, "__name__", None) != short:
         raise ValueError(f"function must be named like its module {short!r}; got {function!r}")
-    module.__function__ = function  # type: ignore[attr-defined]  # read by CallableModule.__call__
     module.__class__ = CallableModule
+    cast(CallableModule, module).__function__ = function
     function_doc = inspect.getdoc(function) or ""
-    heading = f"Calling the module calls ``{short}{inspect.signature(function)}``"
+    heading = f"Calling the module calls ``{short}{_plain_signature(function)}``"
     module.__doc__ = f"{inspect.cleandoc(module.__doc__ or '')}\n\n{heading}:\n\n{function_doc}\n"
+
+
+def _plain_signature(function: Callable[..., Any]) -> inspect.Signature:
+    """The signature without annotations (strings under PEP 563): ``(qrels, run, measures, *, ...)``."""
+    signature = inspect.signature(function)
+    plain = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+    return signature.replace(parameters=plain, return_annotation=inspect.Signature.empty)
