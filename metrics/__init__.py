@@ -1,16 +1,25 @@
 """QrelForge metrics: trec_eval-faithful retrieval measures, agreement statistics and run comparison.
 
-A pure library: numbers in, numbers out. It never imports the app, Streamlit or SQLAlchemy.
+A pure library: numbers in, numbers out. Its modules import only the standard library, numpy, pyarrow,
+pandas and scipy (the last two lazily where the scoring path does not need them), and each other downwards;
+never the app (`annotate_app`), Streamlit or SQLAlchemy (checked by ``lint-imports``), and no module imports
+back up (``tests/test_metrics_package.py`` checks there is no cycle). From the bottom up: `metrics.errors`,
+`metrics._ids` (ID columns and trec_eval's row order), `metrics.data` (`Qrels`, `Run`), `metrics.ranking` and
+`metrics.context` (the measure kernels), `metrics.measures` (the one registry), `metrics.formats`,
+`metrics.evaluate`, then the analyses built on them (`metrics.compare` and its `metrics.report`,
+`metrics.sensitivity`, `metrics.coverage`, `metrics.checks`, `metrics.agreement`, `metrics.classification`,
+`metrics.fusion`, `metrics.bm25`, `metrics.harness`). Private text helpers live in `metrics._text`.
 
 Names are loaded on first use (PEP 562), so ``from metrics import evaluate`` does not pay for pandas or scipy:
-`qrelforge score` starts in a fraction of a second.
+`qrelforge score` starts in a fraction of a second. ``metrics.evaluate`` and ``metrics.compare`` are modules
+that can be called like their functions (`metrics._callable`): ``from metrics import evaluate;
+evaluate(qrels, run, ["P@10"])``, ``import metrics.evaluate as ev; ev.Result`` and
+``from metrics.evaluate import evaluate`` all work.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
 
 _HOMES = {  # public name -> the module that defines it
@@ -98,24 +107,13 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'metrics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    module = importlib.import_module(home)
+    # ``evaluate`` and ``compare`` are callable modules: the package attribute is the module itself, as the
+    # import system binds it, so every spelling gets the same object.
+    value = module if home == f"{__name__}.{name}" else getattr(module, name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
-
-
-class _Package(types.ModuleType):
-    """Importing the submodule ``metrics.evaluate`` (or ``metrics.compare``) binds it as an attribute of the
-    package, which would shadow the public function of the same name for every later ``from metrics import
-    evaluate``; the function wins."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _HOMES.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

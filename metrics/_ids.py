@@ -1,12 +1,13 @@
 """Vectorized helpers over columns of string IDs (Arrow string arrays, plain or chunked).
 
-They keep the hot paths free of Python loops per row: duplicate detection hashes every ID in a few numpy passes
-over the Arrow buffers, block by block, and builds Python strings only for the rows it reports.
+They keep the hot paths free of Python loops per row: duplicate detection hashes every ID in a few numpy
+passes over the Arrow buffers, block by block, and builds Python strings only for the rows it reports.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +32,7 @@ _NUMPY_TYPES = {
     pa.float64().id: np.float64,
 }
 
-Strings = pa.Array | pa.ChunkedArray
+Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
 def as_strings(values) -> Strings:
@@ -79,7 +80,7 @@ def _raw(column: pa.Array) -> np.ndarray:
 
 
 def indices(values: np.ndarray) -> pa.Array:
-    """A numpy integer or boolean array as an Arrow array, without going through pandas (``pa.array`` would)."""
+    """A numpy integer or boolean array as an Arrow array, not through pandas (as ``pa.array`` would)."""
     values = np.ascontiguousarray(values)
     if values.dtype == np.bool_:
         return indices(values.astype(np.uint8)).cast(pa.bool_())
@@ -206,3 +207,53 @@ def invalid_id_rows(values: Strings) -> np.ndarray:
     values = as_strings(values)
     bad = pc.or_(pc.equal(pc.binary_length(values), 0), pc.match_substring_regex(values, r"[ \t\r\n]"))
     return np.flatnonzero(to_numpy(bad.fill_null(True) if bad.null_count else bad))
+
+
+# ------------------------------------------------------------------------------ trec_eval's row order
+def _descending_key(scores: np.ndarray) -> np.ndarray:
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
+    with np.errstate(over="ignore"):  # beyond float32's range a score becomes ±inf, as in trec_eval
+        s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+    bits = s32.view(np.uint32)
+    ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
+    return ~ascending
+
+
+def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
+    descending (single precision), then document ID descending (byte order)."""
+    n = len(scores)
+    key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
+    key <<= np.uint64(32)
+    key |= _descending_key(scores)
+    if n < 2 or np.all(key[1:] >= key[:-1]):
+        order, sorted_key = np.arange(n), key
+    else:
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+    tied = sorted_key[1:] == sorted_key[:-1]
+    if tied.any():
+        order = _break_ties(order, tied, doc_ids)
+    return order
+
+
+def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    """Reorder each run of equal keys by document ID descending."""
+    member = np.zeros(len(order), dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    at = np.flatnonzero(member)
+    group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
+    docs = as_strings(doc_ids).take(indices(order[at]))
+    table = pa.table({"g": indices(group), "d": docs})
+    within = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
+    order = order.copy()
+    order[at] = order[at][within]
+    return order
+
+
+def position_within(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its run of equal ``groups`` values."""
+    n = len(groups)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.zeros(0, np.int64)
+    return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))

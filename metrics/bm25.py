@@ -14,7 +14,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["tokenize", "BM25Index", "bm25_run"]
 
-# Han ideographs (CJK Unified, Extension A, Compatibility, Extensions B-G), Hiragana + Katakana, Hangul syllables.
+# Han ideographs (CJK Unified, Extension A, Compatibility, Extensions B-G), Hiragana + Katakana, Hangul
+# syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 _DENSE_CELLS = 1 << 24  # a batch scores at most this many (query, document) cells densely (64 MB)
 _RUNS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
@@ -85,9 +86,9 @@ def _check_k(k: Any) -> int:
 class BM25Index:
     """A BM25 index of a corpus (Lucene's BM25 variant, computed by `bm25s`) with deterministic top-k search.
 
-    score(q, d) = Σ over query terms t (repeated terms count again) of
-    idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 − b + b · |d| / avgdl)), with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)),
-    terms from `tokenize` over the concatenated ``fields`` of each document (title and text by default).
+    score(q, d) = Σ over query terms t (repeated terms count again) of idf(t) · tf(t, d) / (tf(t, d) + k1 · (1
+    − b + b · |d| / avgdl)), with idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)), terms from `tokenize` over the
+    concatenated ``fields`` of each document (title and text by default).
 
     A document is retrieved only when it shares a term with the query (so its score is > 0); the top ``k``
     are kept in trec_eval order: score descending in single precision, then document ID descending. A query
@@ -116,13 +117,13 @@ class BM25Index:
 
     def _term_ids(self, terms: list[str]) -> list[int]:
         """Vocabulary IDs of ``terms``, adding new terms (the ints are the dict's own: no copy per token)."""
-        ids = list(map(self._vocab.get, terms))
-        if None in ids:
-            ids = [
-                self._vocab.setdefault(t, len(self._vocab)) if i is None else i
-                for t, i in zip(terms, ids, strict=True)
-            ]
-        return ids
+        found = list(map(self._vocab.get, terms))
+        if None not in found:
+            return cast(list[int], found)  # no None: every term was known
+        return [
+            self._vocab.setdefault(t, len(self._vocab)) if i is None else i
+            for t, i in zip(terms, found, strict=True)
+        ]
 
     def _build(self, token_ids: list[list[int]]):
         try:
@@ -167,7 +168,7 @@ class BM25Index:
         return (counts @ self._matrix).tocsr()
 
     def top_k(self, queries: list[str], *, k: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(query position, document position, float32 score) of the top ``k`` of every query, in trec order."""
+        """(query position, document position, float32 score) of every query's top ``k``, in trec order."""
         k = _check_k(k)
         matrix = self.scores(queries)
         dense = matrix.toarray()

@@ -5,7 +5,8 @@ query and measure names can never inject markup.
 - `svg_bar_panels`: bar panels side by side, one per measure, each on its own scale (the means of
   ``Report.to_html``);
 - `svg_intervals`: one row per label with a dot and a whisker around zero (differences and their intervals);
-- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query differences);
+- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query
+  differences);
 - `svg_line_chart`: series over a shared x axis, gaps allowed (``qrelforge check --plot``).
 
 The charts know nothing of reports: `metrics.report` picks their numbers, colours and tooltips.
@@ -13,11 +14,12 @@ The charts know nothing of reports: `metrics.report` picks their numbers, colour
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from metrics._text import _e
 
 __all__ = [
     "svg_bar_panels",
@@ -44,9 +46,6 @@ GOOD, BAD, NEUTRAL = "#1a7f37", "#b42318", "#555"  # better, worse, neither
 
 
 # ---------------------------------------------------------------------------------------------- primitives
-def _e(text: Any) -> str:
-    """HTML-escaped text (quotes too), safe in element content and attribute values."""
-    return html.escape(str(text), quote=True)
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:
@@ -98,16 +97,16 @@ def _legend(labels: Sequence[str], x: float, y: float) -> list[str]:
 def svg_bar_panels(
     panels: Sequence[tuple[str, Sequence[float], Sequence[str]]], series: Sequence[str], *, label: str
 ) -> str:
-    """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series`` (palette
-    colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
+    """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series``
+    (palette colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
 
     >>> svg_bar_panels([("P@5", [0.2, float("nan")], ["a: 0.2", "b: undef"])], ["a", "b"], label="means")[:4]
     '<svg'
     """
     bar, top, plot_h, panel_gap = 16, 16, 150, 56
     body, x = [], 44.0
-    for title, values, tips in panels:
-        values = np.asarray(values, dtype=np.float64)
+    for title, raw, tips in panels:
+        values = np.asarray(raw, dtype=np.float64)
         hi = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0
         right = x + len(series) * bar + 8
         body += _y_axis(top, top + plot_h, x, right, 0.0, hi, ticks=3)
@@ -158,7 +157,8 @@ def svg_sorted_bars(
     (< -``tie``), thin grey marks for ties; tooltips ``name: +value``. Above ``max_bars`` values, ``max_bars``
     evenly spaced quantiles of the sorted values are drawn instead (tooltips without names)."""
     order = np.argsort(-values, kind="stable")
-    diffs, shown = values[order], np.asarray(names, dtype=object)[order]
+    diffs = values[order]
+    shown: np.ndarray | None = np.asarray(names, dtype=object)[order]
     if len(diffs) > max_bars:
         diffs, shown = np.quantile(diffs, np.linspace(0, 1, max_bars))[::-1], None
     extent = float(np.abs(diffs).max()) if len(diffs) and np.abs(diffs).max() > 0 else 1.0

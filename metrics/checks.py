@@ -11,14 +11,20 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from metrics import stats
+from metrics._choice import Choice
+from metrics._text import _fmt, _grid, _json_ready
 from metrics.errors import QrelForgeError
 from metrics.evaluate import evaluate
 from metrics.measures import Measure, parse_measure
-from metrics.render import _fmt
-from metrics.report import _grid
 
-__all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow"]
+__all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow", "Bound"]
+
+
+class Bound(Choice):
+    """Which side of its threshold a mean must stay on."""
+
+    MIN = "min"  # mean >= threshold
+    MAX = "max"  # mean <= threshold
 
 
 def parse_threshold(text: str) -> tuple[Measure, float]:
@@ -53,8 +59,9 @@ class CheckRow:
     def describe(self) -> str:
         if self.value is None:
             return f"{self.measure} is undefined (no query where it is defined)"
-        op = "<" if self.bound == "min" else ">"
-        return f"{self.measure} = {self.value:.4f} {op} {self.threshold:g} ({'minimum' if self.bound == 'min' else 'maximum'})"
+        op = "<" if self.bound == Bound.MIN else ">"
+        kind = "minimum" if self.bound == Bound.MIN else "maximum"
+        return f"{self.measure} = {self.value:.4f} {op} {self.threshold:g} ({kind})"
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ class CheckResult:
             [
                 r.measure,
                 _fmt(r.value),
-                f"{'>=' if r.bound == 'min' else '<='} {r.threshold:g}",
+                f"{'>=' if r.bound == Bound.MIN else '<='} {r.threshold:g}",
                 "pass" if r.passed else "FAIL",
             ]
             for r in self.rows
@@ -101,7 +108,7 @@ class CheckResult:
         return f"run {self.run} ({self.queries} queries)\n" + _grid(rows, "lrrl")
 
     def to_dict(self) -> dict[str, Any]:
-        return stats._json_ready(
+        return _json_ready(
             {
                 "run": self.run,
                 "queries": self.queries,
@@ -138,7 +145,7 @@ def check_thresholds(
     >>> r.passed, r.message()
     (False, 'FAIL: 1 of 2 thresholds missed: P@1 = 0.0000 < 0.5 (minimum)')
     """
-    wanted = _thresholds(minimum, "min") + _thresholds(maximum, "max")
+    wanted = _thresholds(minimum, Bound.MIN) + _thresholds(maximum, Bound.MAX)
     if not wanted:
         raise QrelForgeError("check_thresholds needs at least one minimum or maximum threshold; got none")
     seen: dict[tuple[str, str], float] = {}
@@ -151,6 +158,6 @@ def check_thresholds(
     rows = []
     for measure, value, bound in wanted:
         mean = result.mean[str(measure)]
-        ok = mean is not None and (mean >= value if bound == "min" else mean <= value)
-        rows.append(CheckRow(str(measure), mean, bound, value, bool(ok)))
-    return CheckResult(result.name, tuple(rows), result.counts.evaluated)
+        ok = mean is not None and (mean >= value if bound == Bound.MIN else mean <= value)
+        rows.append(CheckRow(measure=str(measure), value=mean, bound=bound, threshold=value, passed=bool(ok)))
+    return CheckResult(run=result.name, rows=tuple(rows), queries=result.counts.evaluated)

@@ -1,6 +1,6 @@
-"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from confusion counts or
-from labels; macro, micro and weighted averages over classes; multilabel partial-match precision and recall; and
-precision–recall curves for one query or a whole run.
+"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from confusion counts
+or from labels; macro, micro and weighted averages over classes; multilabel partial-match precision and
+recall; and precision–recall curves for one query or a whole run.
 
 Zero division
 -------------
@@ -14,14 +14,14 @@ Inside DataFrames an undefined value is NaN (pandas' missing value), never None.
 
 Where scikit-learn differs (the tests match it to 1e-9 otherwise)
 -----------------------------------------------------------------
-* ``zero_division="warn"``: scikit-learn returns 0.0 with a warning; we return None with a warning. With 0 or 1
-  both agree.
+* ``zero_division="warn"``: scikit-learn returns 0.0 with a warning; we return None with a warning. With 0 or
+  1 both agree.
 * ``labels``: scikit-learn lets ``labels`` leave out classes present in the data (they are then ignored); here
   a label outside ``labels`` raises, as in :mod:`metrics.agreement`.
-* Precision–recall curves: tied scores enter together at one threshold, as in scikit-learn; ``trec_eval`` instead
-  breaks ties by document id, so per-query AP can differ from it when scores tie. For runs, recall counts every
-  relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the scored items
-  (``pr_curve``'s ``n_relevant`` bridges the two).
+* Precision–recall curves: tied scores enter together at one threshold, as in scikit-learn; ``trec_eval``
+  instead breaks ties by document id, so per-query AP can differ from it when scores tie. For runs, recall
+  counts every relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the
+  scored items (``pr_curve``'s ``n_relevant`` bridges the two).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import NamedTuple
@@ -37,6 +37,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics._choice import Choice
+from metrics._text import _shown
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 __all__ = [
@@ -58,15 +60,19 @@ __all__ = [
     "run_pr_curve",
 ]
 
-AVERAGES = ("macro", "micro", "weighted")
+
+class Average(Choice):
+    """How `average_scores` averages over classes."""
+
+    MACRO = "macro"  # unweighted mean of the per-class values
+    MICRO = "micro"  # the measures of the pooled counts
+    WEIGHTED = "weighted"  # mean weighted by support
 
 
-# --------------------------------------------------------------------------------------------------- validation
+AVERAGES: tuple[Average, ...] = tuple(Average)
 
 
-def _shown(value):
-    """A value as Python shows it, so that messages print ``3``, not ``np.int64(3)``."""
-    return value.item() if isinstance(value, np.generic) else value
+# ------------------------------------------------------------------------------------------------- validation
 
 
 def _non_numeric(values: np.ndarray):
@@ -101,7 +107,7 @@ def _check_count(name: str, value) -> int:
 
 
 def _check_beta(beta) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0 < beta < math.inf:
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0 < float(beta) < math.inf:
         raise QrelForgeError(f"beta must be a positive number; got {beta!r}")
     return float(beta)
 
@@ -124,14 +130,17 @@ def _divide(numerator: float, denominator: float, zero_division, measure: str, r
     return zero_division
 
 
-def _fill(values: np.ndarray, zero_division, measure: str, what: str, reason: str) -> np.ndarray:
+def _fill(
+    values: np.ndarray, zero_division, measure: str, what: Callable[[np.ndarray], str], reason: str
+) -> np.ndarray:
     """Replace the NaNs (undefined terms) of a per-class or per-sample array per zero_division."""
     undefined = np.isnan(values)
     if not undefined.any():
         return values
     if zero_division == "warn":
         warnings.warn(
-            f"{measure} is undefined for {what(undefined)} ({reason}); it is NaN, and an average that counts it is None; "
+            f"{measure} is undefined for {what(undefined)} ({reason}); it is NaN, and an average that counts "
+            "it is None; "
             "pass zero_division=0 or 1 to count it",
             UndefinedMetricWarning,
             stacklevel=3,
@@ -166,11 +175,11 @@ def _label_pair(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
     return t, p
 
 
-# ------------------------------------------------------------------------------------------------ binary counts
+# ---------------------------------------------------------------------------------------------- binary counts
 
 
 class ConfusionCounts(NamedTuple):
-    """Binary confusion counts. Unpacks in the order of :func:`accuracy`'s arguments: ``accuracy(*counts)``."""
+    """Binary confusion counts, in the order of :func:`accuracy`'s arguments: ``accuracy(*counts)``."""
 
     tp: int
     fp: int
@@ -179,7 +188,8 @@ class ConfusionCounts(NamedTuple):
 
 
 def confusion_counts(y_true, y_pred, *, pos_label=1) -> ConfusionCounts:
-    """TP, FP, FN and TN of binary labels, where ``pos_label`` is the positive class (everything else is negative).
+    """TP, FP, FN and TN of binary labels, where ``pos_label`` is the positive class (everything else is
+    negative).
 
     >>> confusion_counts([1, 1, 0, 0, 1], [1, 0, 1, 0, 1])
     ConfusionCounts(tp=2, fp=1, fn=1, tn=1)
@@ -227,9 +237,9 @@ def recall(tp, fn, *, zero_division="warn"):
 def f_beta(tp, fp, fn, *, beta=1.0, zero_division="warn"):
     """F-beta from counts (van Rijsbergen): (1 + β²) TP / ((1 + β²) TP + β² FN + FP).
 
-    Equal to the weighted harmonic mean of precision and recall when both are defined, and to 0 when TP = 0 but
-    FP + FN > 0 (even if precision or recall alone is undefined). Undefined only when TP + FP + FN = 0. β > 1
-    favours recall.
+    Equal to the weighted harmonic mean of precision and recall when both are defined, and to 0 when TP = 0
+    but FP + FN > 0 (even if precision or recall alone is undefined). Undefined only when TP + FP + FN = 0. β
+    > 1 favours recall.
 
     >>> round(f_beta(12, 3, 8), 4), round(f_beta(12, 3, 8, beta=2), 4)
     (0.6857, 0.6316)
@@ -250,8 +260,8 @@ def f1(tp, fp, fn, *, zero_division="warn"):
 
 
 def binary_scores(tp, fp, fn, tn, *, beta=1.0, zero_division="warn") -> dict:
-    """All binary measures of one confusion table: ``accuracy``, ``precision``, ``recall``, ``f1`` and ``f_beta``
-    (with the given ``beta``). From labels: ``binary_scores(*confusion_counts(y_true, y_pred))``.
+    """All binary measures of one confusion table: ``accuracy``, ``precision``, ``recall``, ``f1`` and
+    ``f_beta`` (with the given ``beta``). From labels: ``binary_scores(*confusion_counts(y_true, y_pred))``.
 
     >>> {k: round(v, 4) for k, v in binary_scores(12, 3, 8, 9977).items()}
     {'accuracy': 0.9989, 'precision': 0.8, 'recall': 0.6, 'f1': 0.6857, 'f_beta': 0.6857}
@@ -265,11 +275,11 @@ def binary_scores(tp, fp, fn, tn, *, beta=1.0, zero_division="warn") -> dict:
     }
 
 
-# ------------------------------------------------------------------------------------------------- multi-class
+# ------------------------------------------------------------------------------------------------ multi-class
 
 
 def _classes(t: np.ndarray, p: np.ndarray, labels) -> tuple[np.ndarray, np.ndarray, pd.Index]:
-    """Class codes of y_true and y_pred over `labels` (declared; a label outside raises) or the sorted union."""
+    """Class codes of y_true and y_pred over `labels` (declared; one outside raises) or the sorted union."""
     if labels is None:
         try:
             codes, classes = pd.factorize(np.concatenate([t, p]), sort=True)
@@ -281,15 +291,16 @@ def _classes(t: np.ndarray, p: np.ndarray, labels) -> tuple[np.ndarray, np.ndarr
         raise QrelForgeError(
             f"labels must be a non-empty sequence of distinct classes; got {[_shown(v) for v in labels]!r}"
         )
-    codes = []
+    found_codes: list[np.ndarray] = []
     for name, values in (("y_true", t), ("y_pred", p)):
         found = classes.get_indexer(values)
         if (found < 0).any():
             raise QrelForgeError(
-                f"{name} has a label outside labels: {_shown(values[found < 0][0])!r} is not one of {list(classes)!r}"
+                f"{name} has a label outside labels: {_shown(values[found < 0][0])!r} is not one of "
+                f"{list(classes)!r}"
             )
-        codes.append(found)
-    return codes[0], codes[1], classes
+        found_codes.append(found)
+    return found_codes[0], found_codes[1], classes
 
 
 def _per_class_counts(y_true, y_pred, labels):
@@ -305,7 +316,7 @@ def _class_arrays(tp, fp, fn, beta: float, zero_division, classes: pd.Index) -> 
     """Per-class precision, recall and F-beta, with undefined entries handled per zero_division."""
     b2 = beta**2
 
-    def name(mask):
+    def name(mask: np.ndarray) -> str:
         return f"labels {list(classes[mask])!r}"
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -321,10 +332,11 @@ def class_scores(y_true, y_pred, *, labels=None, beta=1.0, zero_division="warn")
     """Precision, recall and F-beta of each class (one-vs-rest), as a DataFrame indexed by label.
 
     Columns: ``tp``, ``fp``, ``fn``, ``support`` (= tp + fn, true samples of the class), ``precision``,
-    ``recall``, ``f_beta``. Classes are ``labels`` in order (a label outside them raises), else the sorted union
-    of both label sets. Undefined entries are NaN (``"warn"``) or the ``zero_division`` value.
+    ``recall``, ``f_beta``. Classes are ``labels`` in order (a label outside them raises), else the sorted
+    union of both label sets. Undefined entries are NaN (``"warn"``) or the ``zero_division`` value.
 
-    >>> class_scores(["a", "b", "b", "c"], ["a", "b", "c", "c"])[["precision", "recall"]]  # doctest: +NORMALIZE_WHITESPACE
+    >>> scores = class_scores(["a", "b", "b", "c"], ["a", "b", "c", "c"])
+    >>> scores[["precision", "recall"]]  # doctest: +NORMALIZE_WHITESPACE
            precision  recall
     label
     a            1.0     1.0
@@ -339,7 +351,9 @@ def class_scores(y_true, y_pred, *, labels=None, beta=1.0, zero_division="warn")
     return frame
 
 
-def average_scores(y_true, y_pred, *, average="macro", labels=None, beta=1.0, zero_division="warn") -> dict:
+def average_scores(
+    y_true, y_pred, *, average=Average.MACRO, labels=None, beta=1.0, zero_division="warn"
+) -> dict:
     """Precision, recall and F-beta averaged over classes: ``{"precision", "recall", "f_beta"}``.
 
     * ``"macro"``: unweighted mean of the per-class values (:func:`class_scores`);
@@ -356,14 +370,14 @@ def average_scores(y_true, y_pred, *, average="macro", labels=None, beta=1.0, ze
         raise QrelForgeError(f"average must be 'macro', 'micro' or 'weighted'; got {average!r}")
     zero_division, beta = _check_zero_division(zero_division), _check_beta(beta)
     classes, tp, fp, fn = _per_class_counts(y_true, y_pred, labels)
-    if average == "micro":
+    if average == Average.MICRO:
         tp, fp, fn = int(tp.sum()), int(fp.sum()), int(fn.sum())
         return {
             "precision": precision(tp, fp, zero_division=zero_division),
             "recall": recall(tp, fn, zero_division=zero_division),
             "f_beta": f_beta(tp, fp, fn, beta=beta, zero_division=zero_division),
         }
-    weight = np.ones(len(classes)) if average == "macro" else (tp + fn).astype(float)
+    weight = np.ones(len(classes)) if average == Average.MACRO else (tp + fn).astype(float)
     scores = _class_arrays(tp, fp, fn, beta, zero_division, classes)
     return {key: _weighted_mean(values, weight) for key, values in scores.items()}
 
@@ -375,7 +389,7 @@ def _weighted_mean(values: np.ndarray, weight: np.ndarray):
     return float(np.average(values[keep], weights=weight[keep]))
 
 
-# ------------------------------------------------------------------------------------------------- multi-label
+# ------------------------------------------------------------------------------------------------ multi-label
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,7 +428,8 @@ def partial_match(y_true, y_pred, *, zero_division="warn") -> PartialMatch:
     per sample, then averaged over samples.
 
     A sample with no predicted label has undefined precision; one with no true label has undefined recall
-    (handled per ``zero_division``; with ``"warn"`` the mean is then None). Repeated labels in a sample count once.
+    (handled per ``zero_division``; with ``"warn"`` the mean is then None). Repeated labels in a sample count
+    once.
 
     >>> res = partial_match([{"a", "b"}, {"c"}], [{"a"}, {"c", "d"}])
     >>> res.precision, res.recall
@@ -441,7 +456,9 @@ def partial_match(y_true, y_pred, *, zero_division="warn") -> PartialMatch:
         }
         for key, (size, why) in ratios.items():
             per[key] = _fill((per["overlap"] / size).to_numpy(float), zero_division, key, _samples, why)
-    return PartialMatch(_mean_or_none(per["precision"]), _mean_or_none(per["recall"]), per)
+    return PartialMatch(
+        precision=_mean_or_none(per["precision"]), recall=_mean_or_none(per["recall"]), per_sample=per
+    )
 
 
 def _samples(mask: np.ndarray) -> str:
@@ -453,7 +470,7 @@ def _mean_or_none(values: pd.Series):
     return None if values.isna().any() else float(values.mean())
 
 
-# -------------------------------------------------------------------------------------- precision–recall curves
+# ------------------------------------------------------------------------------------ precision–recall curves
 
 
 @dataclass(frozen=True, eq=False)
@@ -563,29 +580,48 @@ def _curve(thresholds, tp, fp, total: int) -> PRCurve:
         precision_ = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
     if total == 0:
         warnings.warn(
-            "recall is undefined: there is no relevant item; recall is NaN and average_precision and auc are None",
+            "recall is undefined: there is no relevant item; recall is NaN and average_precision and auc "
+            "are None",
             UndefinedMetricWarning,
             stacklevel=3,
         )
-        return PRCurve(thresholds, precision_, np.full(len(tp), np.nan), tp, fp, 0, None, None)
+        return PRCurve(
+            thresholds=thresholds,
+            precision=precision_,
+            recall=np.full(len(tp), np.nan),
+            tp=tp,
+            fp=fp,
+            n_relevant=0,
+            average_precision=None,
+            auc=None,
+        )
     recall_ = tp / total
     ap = float(np.sum(np.diff(recall_) * precision_[1:]))
     return PRCurve(
-        thresholds, precision_, recall_, tp, fp, total, ap, float(np.trapezoid(precision_, recall_))
+        thresholds=thresholds,
+        precision=precision_,
+        recall=recall_,
+        tp=tp,
+        fp=fp,
+        n_relevant=total,
+        average_precision=ap,
+        auc=float(np.trapezoid(precision_, recall_)),
     )
 
 
 @dataclass(frozen=True, eq=False)
 class RunPRCurve:
-    """Precision–recall of a whole run: the mean over queries of interpolated precision at fixed recall levels.
+    """Precision–recall of a whole run: the mean over queries of interpolated precision at fixed recall
+    levels.
 
     Attributes
     ----------
     recall : ndarray
         The recall levels 0, 1/(L−1), ..., 1 (L = ``recall_levels``, 11 by default: 0.0, 0.1, ..., 1.0).
     precision : ndarray
-        Mean over the evaluated queries of the interpolated precision at each level, P_interp(r) = max precision
-        at any threshold with recall ≥ r (0 if recall r is never reached), as trec_eval's ``iprec_at_recall``.
+        Mean over the evaluated queries of the interpolated precision at each level, P_interp(r) = max
+        precision at any threshold with recall ≥ r (0 if recall r is never reached), as trec_eval's
+        ``iprec_at_recall``.
     per_query : DataFrame
         Indexed by query: ``n_relevant`` (judged relevant, retrieved or not), ``n_retrieved``,
         ``average_precision`` and the interpolated precision at each level (columns ``iprec@<level>``).
@@ -645,7 +681,8 @@ def _run_frame(run, query: str, doc: str, score: str) -> pd.DataFrame:
     if repeated.any():
         first = frame[repeated].iloc[0]
         raise QrelForgeError(
-            f"run has {int(repeated.sum())} repeated ({query}, {doc}) rows, e.g. ({first[query]!r}, {first[doc]!r})"
+            f"run has {int(repeated.sum())} repeated ({query}, {doc}) rows, "
+            f"e.g. ({first[query]!r}, {first[doc]!r})"
         )
     return frame
 
@@ -667,7 +704,7 @@ def _run_points(frame: pd.DataFrame, query: str, score: str) -> pd.DataFrame:
 
 
 def _interpolated(points: pd.DataFrame, n_rel: pd.Series, query: str, levels: int) -> pd.DataFrame:
-    """Interpolated precision at recall i/(levels−1), per query; recall ≥ level is tested exactly on integers."""
+    """Interpolated precision at recall i/(levels−1), per query; recall ≥ level tested exactly on integers."""
     total = points[query].map(n_rel).to_numpy()
     columns = {}
     for i in range(levels):
@@ -687,15 +724,15 @@ def run_pr_curve(
     run : DataFrame
         Columns ``query``, ``doc``, ``score`` (names configurable); one row per retrieved document.
     qrels : mapping
-        ``{query_id: {doc_id: grade}}``; a document is relevant when its grade is ≥ ``rel``, unjudged documents
-        are not relevant. Ids are compared as strings.
+        ``{query_id: {doc_id: grade}}``; a document is relevant when its grade is ≥ ``rel``, unjudged
+        documents are not relevant. Ids are compared as strings.
     recall_levels : int
         Number of equally spaced recall levels, ≥ 2 (default 11: 0.0, 0.1, ..., 1.0).
 
-    Each query's curve sweeps its score threshold as in :func:`pr_curve`, with recall over all its relevant judged
-    documents (retrieved or not). Evaluated queries are the run's queries with at least one relevant document;
-    the others are listed in ``skipped_queries`` with an UndefinedMetricWarning. Queries judged but absent from the
-    run are not evaluated (trec_eval's default). No evaluable query raises QrelForgeError.
+    Each query's curve sweeps its score threshold as in :func:`pr_curve`, with recall over all its relevant
+    judged documents (retrieved or not). Evaluated queries are the run's queries with at least one relevant
+    document; the others are listed in ``skipped_queries`` with an UndefinedMetricWarning. Queries judged but
+    absent from the run are not evaluated (trec_eval's default). No evaluable query raises QrelForgeError.
 
     >>> run = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     >>> res = run_pr_curve(run, {"q1": {"a": 1, "c": 2, "z": 1}})
@@ -718,7 +755,8 @@ def run_pr_curve(
     skipped = tuple(sorted(frame.loc[frame["n_relevant"] == 0, query].unique()))
     if skipped:
         warnings.warn(
-            f"recall is undefined for {len(skipped)} run quer{'ies' if len(skipped) > 1 else 'y'} without a relevant "
+            f"recall is undefined for {len(skipped)} run quer{'ies' if len(skipped) > 1 else 'y'} "
+            "without a relevant "
             f"judged document (e.g. {skipped[0]!r}); they are skipped",
             UndefinedMetricWarning,
             stacklevel=2,
@@ -743,11 +781,11 @@ def _run_curve(frame, n_rel, query, score, levels, skipped) -> RunPRCurve:
     recall_ = np.arange(levels) / (levels - 1)
     precision_ = interpolated.mean(axis=0).to_numpy()
     return RunPRCurve(
-        recall_,
-        precision_,
-        per_query,
-        float(ap.mean()),
-        float(np.trapezoid(precision_, recall_)),
-        points,
-        skipped,
+        recall=recall_,
+        precision=precision_,
+        per_query=per_query,
+        mean_average_precision=float(ap.mean()),
+        auc=float(np.trapezoid(precision_, recall_)),
+        points=points,
+        skipped_queries=skipped,
     )

@@ -1,11 +1,12 @@
 """Context measures for retrieval-augmented generation (RAG), computed from human qrels.
 
-Their names are registered in `metrics.measures`; `metrics.ranking` routes them here.
+Their kernels (built on those of `metrics.ranking`) are registered in `metrics.measures`.
 
 A RAG system hands the top k retrieved passages (its *context*) to a generator. Two questions matter: is the
 relevant material near the top of that context, and is all of it there?
 
-- ``ContextPrecision@k`` (alias ``CtxP``): the mean of P@i over the ranks i <= k that hold a relevant document,
+- ``ContextPrecision@k`` (alias ``CtxP``): the mean of P@i over the ranks i <= k that hold a relevant
+  document,
 
       CtxP@k = Σ_{i <= k} P@i · rel_i / (number of relevant documents in the top k),
 
@@ -19,12 +20,13 @@ relevant material near the top of that context, and is all of it there?
   vocabulary.
 
 Relation to RAGAS: RAGAS's ``context_precision`` uses the same rank-weighted mean, but decides each passage's
-relevance by asking an LLM whether it was useful for reaching a reference answer; its ``context_recall`` asks an
-LLM, claim by claim, whether each statement of the reference answer can be attributed to the retrieved
-context (recall over the answer's claims, not over documents). Ours use the graded human judgments of the qrels
-instead: relevant means a grade >= ``rel`` (default 1), unjudged passages count as non-relevant, and recall is
-over judged relevant documents. They are deterministic and auditable, and they agree with RAGAS to the extent
-that the LLM's usefulness verdicts agree with the assessors' grades; they do not look at the answer.
+relevance by asking an LLM whether it was useful for reaching a reference answer; its ``context_recall`` asks
+an LLM, claim by claim, whether each statement of the reference answer can be attributed to the retrieved
+context (recall over the answer's claims, not over documents). Ours use the graded human judgments of the
+qrels instead: relevant means a grade >= ``rel`` (default 1), unjudged passages count as non-relevant, and
+recall is over judged relevant documents. They are deterministic and auditable, and they agree with RAGAS to
+the extent that the LLM's usefulness verdicts agree with the assessors' grades; they do not look at the
+answer.
 
 >>> from metrics import evaluate
 >>> r = evaluate({"q1": {"D1": 1, "D2": 1, "D3": 0}}, {"q1": ["D1", "D3", "D2"]}, ["CtxP@3", "CtxR@3"])
@@ -36,21 +38,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics import ranking
-from metrics.measures import Measure
+from metrics.ranking import Params, Ranked, cumsum_within, recall
 
 __all__ = ["context_precision", "context_recall"]
 
 
-def context_precision(r: ranking.Ranked, m: Measure) -> np.ndarray:
-    """Per query: Σ P@i over relevant ranks i <= k, divided by the relevant documents in the top k (0 if none)."""
+def context_precision(r: Ranked, m: Params) -> np.ndarray:
+    """Per query: Σ P@i over relevant ranks i <= k, divided by the relevant documents in the top k (0 if
+    none)."""
     relevant = (r.grade >= m.rel) & (r.pos < m.cutoff)
-    precision_at = ranking._cumsum_within(relevant, r.qidx) / (r.pos + 1.0)
+    precision_at = cumsum_within(relevant, r.qidx) / (r.pos + 1.0)
     total = np.bincount(r.qidx, weights=np.where(relevant, precision_at, 0.0), minlength=r.nq)
     found = np.bincount(r.qidx, weights=relevant, minlength=r.nq)
     return np.where(found > 0, total / np.maximum(found, 1), 0.0)
 
 
-def context_recall(r: ranking.Ranked, m: Measure) -> np.ndarray:
+def context_recall(r: Ranked, m: Params) -> np.ndarray:
     """Per query: relevant documents in the top k / relevant documents judged (R@k)."""
-    return ranking._recall(r, m)
+    return recall(r, m)

@@ -1,8 +1,8 @@
 """Judging coverage: how well the qrels cover each run's top k, and what a depth-k pool of the runs would add.
 
-`judging_coverage` reports Judged@k per run, the unjudged top-k documents, and how many (query, document) pairs
-each run would add to a depth-k pool (`Coverage`; tables via ``to_dataframe``, renderings ``to_markdown`` and
-``to_dict``).
+`judging_coverage` reports Judged@k per run, the unjudged top-k documents, and how many (query, document)
+pairs each run would add to a depth-k pool (`Coverage`; tables via ``to_dataframe``, renderings
+``to_markdown`` and ``to_dict``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import _ids, stats
+from metrics._text import _fmt, _json_ready, _md, _py, _rows, _table
 from metrics.data import Qrels, Run
 from metrics.errors import QrelForgeError
-from metrics.evaluate import as_qrels
-from metrics.measures import Measure
-from metrics.render import _fmt
-from metrics.report import _md, _py, _table, named_runs
+from metrics.evaluate import as_qrels, named_runs
+from metrics.measures import Measure, compute
+from metrics.ranking import position_within, rank_run, trec_order
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,9 +56,9 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
 
 
 def _unjudged_top(qrels: Qrels, run: Run, k: int) -> tuple[tuple[float, int], np.ndarray]:
-    """(mean Judged@k, queries) and the run rows (in rank order) of unjudged top-k documents of qrels queries."""
-    from metrics.ranking import compute, position_within, rank_run, trec_order
+    """(mean Judged@k, queries), and the run rows (rank order) of unjudged top-k documents of qrels queries.
 
+    Only queries of the qrels count: the others are not in the topic set."""
     ranked = rank_run(qrels, run)
     judged_at = float(compute(ranked, Measure("Judged", k)).mean()) if ranked.nq else math.nan
     codes, qids = run.query_codes()
@@ -72,8 +72,6 @@ def _unjudged_top(qrels: Qrels, run: Run, k: int) -> tuple[tuple[float, int], np
 
 def _rank_of(run: Run, rows: np.ndarray) -> np.ndarray:
     """1-based rank of each of ``rows`` within its query (trec_eval order)."""
-    from metrics.ranking import position_within, trec_order
-
     codes = run.query_codes()[0]
     order = trec_order(codes, run.score, run.doc_id)
     rank = np.empty(len(run), dtype=np.int64)
@@ -132,7 +130,7 @@ class Coverage:
         }
         if unjudged:
             out["unjudged"] = self.unjudged.to_dict(orient="records")
-        return stats._json_ready(out)
+        return _json_ready(out)
 
     def to_markdown(self, *, digits: int = 4, max_rows: int = 50) -> str:
         """Markdown: Judged@k and pool additions per run, then up to ``max_rows`` unjudged documents."""
@@ -146,7 +144,7 @@ class Coverage:
                 str(pool.loc[j.run, "unjudged_pairs"]),
                 str(pool.loc[j.run, "only_this_run"]),
             ]
-            for j in self.judged.itertuples()
+            for j in _rows(self.judged)
         ]
         out = [
             f"# Judging coverage at depth {self.k}\n",
@@ -158,7 +156,7 @@ class Coverage:
             out.append(
                 _table(
                     ["run", "query", "rank", "document"],
-                    [[_md(u.run), _md(u.query_id), str(u.rank), _md(u.doc_id)] for u in shown.itertuples()],
+                    [[_md(u.run), _md(u.query_id), str(u.rank), _md(u.doc_id)] for u in _rows(shown)],
                     "llrl",
                 )
             )

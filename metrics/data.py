@@ -50,15 +50,20 @@ class _Rows:
     """Shared behaviour of Qrels and Run: query/doc columns and row access."""
 
     __slots__ = ("query_id", "doc_id", "source", "_encoded")
+    query_id: _ids.Strings
+    doc_id: _ids.Strings
+    source: str
+    _encoded: tuple[np.ndarray, pa.Array] | None
 
     def __len__(self) -> int:
         return len(self.query_id)
 
     def query_codes(self) -> tuple[np.ndarray, pa.Array]:
         """Per row, the code of its query (int32), and the distinct query IDs in first-appearance order."""
-        if getattr(self, "_encoded", None) is None:
-            self._encoded = _ids.encode(self.query_id)
-        return self._encoded
+        encoded = getattr(self, "_encoded", None)
+        if encoded is None:
+            encoded = self._encoded = _ids.encode(self.query_id)
+        return encoded
 
     @property
     def query_ids(self) -> list[str]:
@@ -149,8 +154,8 @@ class Run(_Rows):
     """A system's ranking: rows of (query_id, doc_id, score), at most one per (query, document).
 
     Order is by score descending; ties are broken by document ID descending in byte order, after rounding
-    scores to single precision, exactly as trec_eval does (it ignores the rank column). ``empty_queries`` lists
-    queries the system answered with no document at all (they count as answered, scoring 0).
+    scores to single precision, exactly as trec_eval does (it ignores the rank column). ``empty_queries``
+    lists queries the system answered with no document at all (they count as answered, scoring 0).
 
     >>> r = Run.from_dict({"q1": ["D1", "D3", "D4"]})
     >>> r.to_dict()
@@ -200,16 +205,14 @@ class Run(_Rows):
 
     @classmethod
     def from_dataframe(cls, df: pd.DataFrame, *, name: str | None = None, source: str = "DataFrame") -> Run:
-        """From a DataFrame with columns ``query_id``, ``doc_id`` and ``score`` (other columns are ignored)."""
+        """From a DataFrame with columns ``query_id``, ``doc_id`` and ``score`` (other columns ignored)."""
         q, d = _frame_ids(df, source, ("query_id", "doc_id", "score"))
         scores = _frame_numbers(df["score"], "score", source, integer=False)
         return cls(q, d, scores, name=name, source=source)
 
     def ranked(self) -> Run:
-        """The same run with rows in evaluation order: query, then score descending, then doc ID descending."""
-        from metrics.ranking import trec_order
-
-        order = trec_order(self.query_codes()[0], self.score, self.doc_id)
+        """The same run in evaluation order: query, then score descending, then doc ID descending."""
+        order = _ids.trec_order(self.query_codes()[0], self.score, self.doc_id)
         take = _ids.indices(order)
         return Run(
             self.query_id.take(take),
@@ -225,10 +228,8 @@ class Run(_Rows):
         """Rows in evaluation order with their 1-based ``rank`` within the query."""
         import pandas as pd
 
-        from metrics.ranking import position_within
-
         r = self.ranked()
-        rank = position_within(r.query_codes()[0]) + 1
+        rank = _ids.position_within(r.query_codes()[0]) + 1
         return pd.DataFrame(
             {
                 "query_id": r.query_id.to_pylist(),

@@ -1,5 +1,8 @@
 """`evaluate()`: score one run against qrels, with the semantics spelled out and the numbers kept apart from
-their rendering (`Result`)."""
+their rendering (`Result`); and the coercions every analysis shares (`as_qrels`, `as_run`, `named_runs`).
+
+The module itself is callable: ``from metrics import evaluate; evaluate(qrels, run, ["P@10"])`` and
+``import metrics.evaluate as ev; ev(...)`` call `evaluate` (see `metrics._callable`)."""
 
 from __future__ import annotations
 
@@ -11,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from metrics import _ids
+from metrics import _callable, _ids
+from metrics._text import _few
 from metrics.data import Qrels, Run
-from metrics.errors import EvaluationError
-from metrics.measures import Measure, parse_measures
-from metrics.ranking import compute, position_within, rank_run
+from metrics.errors import EvaluationError, QrelForgeError
+from metrics.measures import Measure, compute, parse_measures
+from metrics.ranking import position_within, rank_run
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["evaluate", "Result", "Counts", "as_qrels", "as_run", "map_chunks"]
+__all__ = ["evaluate", "Result", "Counts", "as_qrels", "as_run", "named_runs", "map_chunks"]
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,10 @@ def evaluate(
         raise EvaluationError(_strict_message(run, missing, ranked.extra_queries))
     values = {str(m): compute(ranked, m) for m in specs}
     counts = Counts(
-        ranked.nq, len(missing), len(ranked.extra_queries), int((ranked.relevant_count(1) == 0).sum())
+        evaluated=ranked.nq,
+        missing=len(missing),
+        extra=len(ranked.extra_queries),
+        no_relevant=int((ranked.relevant_count(1) == 0).sum()),
     )
     return Result(
         specs, ranked.query_ids, values, counts, name=run.name, missing=missing, extra=ranked.extra_queries
@@ -169,11 +176,6 @@ def _strict_message(run: Run, missing: list[str], extra: list[str]) -> str:
             f"{len(extra)} run quer{'y' if len(extra) == 1 else 'ies'} not in the qrels: {_few(extra)}"
         )
     return f"strict=True: {run.source}: " + "; ".join(parts)
-
-
-def _few(items: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(x) for x in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def as_qrels(qrels: Any) -> Qrels:
@@ -204,6 +206,55 @@ def as_run(run: Any) -> Run:
     if isinstance(run, Mapping):
         return Run.from_dict(run)
     raise EvaluationError(f"run must be a path, DataFrame, mapping or Run; got {type(run).__name__}")
+
+
+def named_runs(runs: Any, *, minimum: int = 2) -> dict[str, Run]:
+    """Runs keyed by name: a mapping ``{name: run}`` (names as given), or a sequence of runs named by their
+    tags (a TREC run's tag, or ``Run.name``). Each run is anything `metrics.evaluate` accepts.
+
+    Errors: fewer than ``minimum`` runs, an empty or repeated name, a run in a sequence without a name.
+    """
+    if isinstance(runs, Mapping):
+        pairs = [
+            (_run_name(name, f"run names must be non-empty strings; got {name!r}"), as_run(run))
+            for name, run in runs.items()
+        ]
+    elif (
+        isinstance(runs, str | os.PathLike | Run)
+        or hasattr(runs, "columns")
+        or not isinstance(runs, Iterable)
+    ):
+        raise QrelForgeError(
+            f"runs must be a mapping {{name: run}} or a list of runs; got {type(runs).__name__}"
+        )
+    else:
+        coerced = [as_run(run) for run in runs]
+        pairs = [
+            (_run_name(r.name, f"runs[{i}] has no name; pass runs as a mapping {{name: run}}"), r)
+            for i, r in enumerate(coerced)
+        ]
+    named: dict[str, Run] = {}
+    for i, (name, run) in enumerate(pairs):
+        if name in named:
+            first = [n for n, _ in pairs].index(name)
+            raise QrelForgeError(
+                f"runs[{first}] and runs[{i}] are both named {name!r}; pass runs as a mapping "
+                "{name: run} to name them apart"
+            )
+        named[name] = run
+    if len(named) < minimum:
+        raise QrelForgeError(
+            f"runs must hold at least {minimum} run{'s' if minimum > 1 else ''}; got {len(named)}"
+        )
+    return named
+
+
+def _run_name(name: Any, problem: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise QrelForgeError(
+            problem if name is None else f"run names must be non-empty strings; got {name!r}"
+        )
+    return name
 
 
 # ------------------------------------------------------------------------------------ corpus and chunks
@@ -287,3 +338,6 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
         empty_queries=run.empty_queries,
         _validated=True,
     )
+
+
+_callable.make_callable(__name__, evaluate)

@@ -17,14 +17,31 @@ import numpy as np
 import pyarrow as pa
 
 from metrics import _ids
+from metrics._choice import Choice
 from metrics.data import Run
 from metrics.errors import QrelForgeError
-from metrics.ranking import position_within
 
-__all__ = ["fuse", "rrf", "combsum", "combmnz", "normalize", "METHODS", "NORMS"]
+__all__ = ["fuse", "rrf", "combsum", "combmnz", "normalize", "Method", "Norm", "METHODS", "NORMS"]
 
-METHODS = ("rrf", "combsum", "combmnz")
-NORMS = ("minmax", "zscore", "none")
+
+class Method(Choice):
+    """How `fuse` combines runs."""
+
+    RRF = "rrf"  # reciprocal rank fusion
+    COMBSUM = "combsum"  # sum of normalized scores
+    COMBMNZ = "combmnz"  # CombSUM times the number of runs that retrieved the document
+
+
+class Norm(Choice):
+    """How scores are normalized per query before CombSUM / CombMNZ."""
+
+    MINMAX = "minmax"
+    ZSCORE = "zscore"
+    NONE = "none"
+
+
+METHODS: tuple[Method, ...] = tuple(Method)
+NORMS: tuple[Norm, ...] = tuple(Norm)
 
 
 # --------------------------------------------------------------------------------------------- validation
@@ -46,7 +63,9 @@ def _check_depth(depth: Any) -> int | None:
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise QrelForgeError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise QrelForgeError(
+            f"{name} must be one of {', '.join(repr(str(c)) for c in choices)}; got {value!r}"
+        )
     return value
 
 
@@ -61,7 +80,7 @@ def _check_rrf_k(k: Any) -> float:
 def _top(run: Run, depth: int | None) -> tuple[Run, np.ndarray]:
     """The run in trec order cut to its first ``depth`` documents per query, and each row's 0-based rank."""
     ranked = run.ranked()
-    position = position_within(ranked.query_codes()[0])
+    position = _ids.position_within(ranked.query_codes()[0])
     if depth is None or (position < depth).all():
         return ranked, position
     keep = pa.array(np.flatnonzero(position < depth))
@@ -84,7 +103,7 @@ def _group_starts(codes: np.ndarray) -> np.ndarray:
 def _normalized(run: Run, method: str) -> np.ndarray:
     """The scores of a run in trec order (rows grouped by query), normalized within each query."""
     s = run.score
-    if method == "none" or len(s) == 0:
+    if method == Norm.NONE or len(s) == 0:
         return s
     if not np.isfinite(s).all():
         row = int(np.flatnonzero(~np.isfinite(s))[0])
@@ -94,7 +113,7 @@ def _normalized(run: Run, method: str) -> np.ndarray:
         )
     starts = _group_starts(run.query_codes()[0])
     sizes = np.diff(np.r_[starts, len(s)])
-    if method == "minmax":
+    if method == Norm.MINMAX:
         low = np.repeat(np.minimum.reduceat(s, starts), sizes)
         span = np.repeat(np.maximum.reduceat(s, starts), sizes) - low
         return np.where(span > 0, (s - low) / np.where(span > 0, span, 1.0), 1.0)
@@ -103,7 +122,7 @@ def _normalized(run: Run, method: str) -> np.ndarray:
     return np.where(std > 0, (s - mean) / np.where(std > 0, std, 1.0), 0.0)
 
 
-def normalize(run: Any, *, method: str = "minmax") -> Run:
+def normalize(run: Any, *, method: str = Norm.MINMAX) -> Run:
     """The run with its scores normalized within each query.
 
     - ``minmax``: (s − min) / (max − min), so the top document gets 1 and the last 0; when every score of
@@ -184,7 +203,7 @@ def _comb(runs: Sequence[Any], norm: str, depth: int | None, name: str, *, mnz: 
 
 
 def combsum(
-    runs: Sequence[Any], *, norm: str = "minmax", depth: int | None = None, name: str = "fused"
+    runs: Sequence[Any], *, norm: str = Norm.MINMAX, depth: int | None = None, name: str = "fused"
 ) -> Run:
     """CombSUM: score(d) = Σ over runs of d's normalized score (see `normalize`); a run without d adds 0.
 
@@ -197,7 +216,7 @@ def combsum(
 
 
 def combmnz(
-    runs: Sequence[Any], *, norm: str = "minmax", depth: int | None = None, name: str = "fused"
+    runs: Sequence[Any], *, norm: str = Norm.MINMAX, depth: int | None = None, name: str = "fused"
 ) -> Run:
     """CombMNZ: CombSUM × the number of runs that retrieve d (within ``depth``), for each query.
 
@@ -210,7 +229,7 @@ def combmnz(
 def fuse(
     runs: Sequence[Any],
     *,
-    method: str = "rrf",
+    method: str = Method.RRF,
     norm: str | None = None,
     k: float = 60,
     depth: int | None = None,
@@ -222,9 +241,9 @@ def fuse(
     with RRF is an error, since RRF reads ranks, not scores.
     """
     _check_choice(method, "method", METHODS)
-    if method == "rrf":
+    if method == Method.RRF:
         if norm is not None:
             raise QrelForgeError(f"norm applies to combsum and combmnz, not to rrf; got norm={norm!r}")
         return rrf(runs, k=k, depth=depth, name=name)
-    comb = combsum if method == "combsum" else combmnz
-    return comb(runs, norm=norm or "minmax", depth=depth, name=name)
+    comb = combsum if method == Method.COMBSUM else combmnz
+    return comb(runs, norm=norm or Norm.MINMAX, depth=depth, name=name)

@@ -8,7 +8,6 @@ something unreadable, is recorded as failed and left out of the run, so evaluati
 
 from __future__ import annotations
 
-import numbers
 import os
 import re
 import sys
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics.data import Run
+from metrics.data import Run, _is_int, _is_score
 from metrics.errors import QrelForgeError
 
 if TYPE_CHECKING:
@@ -37,7 +36,8 @@ class RetrieverOutputError(QrelForgeError):
 
 @dataclass(frozen=True)
 class Failure:
-    """A query whose retriever call raised (or returned something unreadable): its ID and ``repr`` of the error."""
+    """A query whose retriever call raised (or returned something unreadable): its ID and ``repr`` of the
+    error."""
 
     query_id: str
     error: str
@@ -45,7 +45,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class Duplicate:
-    """A document ID returned again for one query: 1-based positions of the kept and of the dropped occurrence."""
+    """A document ID returned again for one query: 1-based positions of the kept and of the dropped
+    occurrence."""
 
     query_id: str
     doc_id: str
@@ -100,14 +101,6 @@ def _checked_queries(pairs: list[tuple[Any, Any]]) -> tuple[list[str], list[str]
     return list(seen), [text for _, text in pairs]
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
-
-
-def _is_score(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
 # ------------------------------------------------------------------------------------------- retrievers
 def _as_callable(retriever: Any) -> Callable[[str], Any]:
     """``retriever.invoke``, ``.retrieve`` or ``.search`` (the first it has), else the retriever itself."""
@@ -118,7 +111,8 @@ def _as_callable(retriever: Any) -> Callable[[str], Any]:
     if callable(retriever):
         return retriever
     raise QrelForgeError(
-        f"retriever must be callable or have an .invoke, .retrieve or .search method; got {type(retriever).__name__}"
+        "retriever must be callable or have an .invoke, .retrieve or .search method; "
+        f"got {type(retriever).__name__}"
     )
 
 
@@ -221,7 +215,8 @@ def _id_of(obj: Any, pos: int, id_field: str) -> str:
         if raw is None:
             keys = f" (metadata keys: {sorted(map(str, meta))[:10]})" if isinstance(meta, Mapping) else ""
             raise RetrieverOutputError(
-                f"result {pos}: no ID in metadata[{id_field!r}] or .{id_field} of a {type(obj).__name__}{keys}"
+                f"result {pos}: no ID in metadata[{id_field!r}] or .{id_field} of a "
+                f"{type(obj).__name__}{keys}"
             )
     doc = str(raw) if _is_int(raw) else raw
     if not isinstance(doc, str) or not doc.strip() or _SPACE.search(doc):
@@ -247,19 +242,21 @@ def _ranking(value: Any, k: int, id_field: str) -> tuple[list[str], list[float],
             f"result {scored.index(not scored[0]) + 1}: some results have scores and others do not"
         )
     seen: dict[str, int] = {}
-    docs, scores, repeats = [], [], []
+    docs: list[str] = []
+    given: list[float | None] = []
+    repeats: list[tuple[str, int, int]] = []
     for pos, (doc, score) in enumerate(pairs, 1):
         if doc in seen:
             repeats.append((doc, seen[doc], pos))
         elif len(docs) < k:
             seen[doc] = pos
             docs.append(doc)
-            scores.append(score)
+            given.append(score)
         else:
             seen[doc] = pos
     if not all(scored) or not pairs:
-        scores = [float(len(docs) - i) for i in range(len(docs))]
-    return docs, scores, repeats
+        return docs, [float(len(docs) - i) for i in range(len(docs))], repeats
+    return docs, [s for s in given if s is not None], repeats  # all scored: none is None
 
 
 class RetrievalResult:
@@ -312,8 +309,8 @@ class RetrievalResult:
         }
 
     def per_query(self) -> pd.DataFrame:
-        """One row per query: ``latency_ms``, ``results`` kept, ``duplicates`` dropped, ``error`` (the repr of the
-        error; missing, ``isna()``, for a query that succeeded)."""
+        """One row per query: ``latency_ms``, ``results`` kept, ``duplicates`` dropped, ``error`` (the repr of
+        the error; missing, ``isna()``, for a query that succeeded)."""
         import pandas as pd
 
         errors = {f.query_id: f.error for f in self.failures}
@@ -343,7 +340,8 @@ class RetrievalResult:
     def __str__(self) -> str:
         s = self.summary()
         lines = [
-            f"retriever {s['name']!r}: {s['queries']} queries, {s['answered']} answered ({s['empty']} empty), "
+            f"retriever {s['name']!r}: {s['queries']} queries, {s['answered']} answered "
+            f"({s['empty']} empty), "
             f"{s['failed']} failed; {s['results']} results, {s['duplicates']} duplicate IDs dropped",
             f"latency median {s['latency_median_ms']:.2f} ms, p95 {s['latency_p95_ms']:.2f} ms; "
             f"{s['wall_seconds']:.2f} s with {s['workers']} worker{'s' if s['workers'] > 1 else ''}",
@@ -355,7 +353,10 @@ class RetrievalResult:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return f"RetrievalResult({s['name']!r}: {s['queries']} queries, {s['failed']} failed, {s['results']} results)"
+        return (
+            f"RetrievalResult({s['name']!r}: {s['queries']} queries, {s['failed']} failed, "
+            f"{s['results']} results)"
+        )
 
 
 def _check_int(value: Any, name: str) -> int:
@@ -419,7 +420,12 @@ def run_retriever(
 def _assemble(
     qids: list[str], outcomes: list[tuple], *, k: int, id_field: str, name: str, workers: int, wall: float
 ) -> RetrievalResult:
-    qs, ds, ss, empty, failures, duplicates = [], [], [], [], [], []
+    qs: list[str] = []
+    ds: list[str] = []
+    ss: list[float] = []
+    empty: list[str] = []
+    failures: list[Failure] = []
+    duplicates: list[Duplicate] = []
     retrieved = np.zeros(len(qids), dtype=np.int64)
     for i, (qid, (_, value, exc)) in enumerate(zip(qids, outcomes, strict=True)):
         if exc is None:
@@ -428,9 +434,11 @@ def _assemble(
             except RetrieverOutputError as bad:
                 exc = bad
         if exc is not None:
-            failures.append(Failure(qid, repr(exc)))
+            failures.append(Failure(query_id=qid, error=repr(exc)))
             continue
-        duplicates.extend(Duplicate(qid, doc, first, pos) for doc, first, pos in repeats)
+        duplicates.extend(
+            Duplicate(query_id=qid, doc_id=doc, first=first, position=pos) for doc, first, pos in repeats
+        )
         if not docs:
             empty.append(qid)
         qs.extend([qid] * len(docs))

@@ -15,159 +15,243 @@ Measure('RR@10')
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from metrics import context, ranking
+from metrics._choice import Choice
 from metrics.errors import MeasureError
 
-__all__ = ["Measure", "MeasureDef", "REGISTRY", "ALIASES", "parse_measure", "parse_measures", "register"]
+__all__ = [
+    "Measure",
+    "MeasureDef",
+    "CutoffPolicy",
+    "Gain",
+    "REGISTRY",
+    "ALIASES",
+    "parse_measure",
+    "parse_measures",
+    "register",
+    "compute",
+    "markdown_table",
+]
+
+Kernel = Callable[[ranking.Ranked, ranking.Params], np.ndarray]
 
 
-@dataclass(frozen=True)
+class CutoffPolicy(Choice):
+    """Whether a measure name takes ``@k``."""
+
+    REQUIRED = "required"  # P@10; "P" alone is a family, not a measure
+    OPTIONAL = "optional"  # AP or AP@10
+    NONE = "none"  # R-Prec, FirstRel
+
+
+class Gain(Choice):
+    """nDCG's gain of a grade g: ``lin`` is g (trec_eval), ``exp`` is 2^g − 1."""
+
+    LIN = "lin"
+    EXP = "exp"
+
+
+@dataclass(frozen=True, kw_only=True)
 class MeasureDef:
-    """What a measure name accepts and means."""
+    """What a measure name accepts, means and computes.
+
+    ``compute`` is the kernel (`metrics.ranking`): per-query values from the ranked rows and the measure's
+    parameters. ``needs_relevant``: undefined (NaN per query, None in results) for a query without relevant
+    documents. ``summary`` and ``formula`` are what the measure table (`markdown_table`, the README) says.
+    """
 
     name: str
-    cutoff: str  # "required", "optional" or "none"
+    cutoff: CutoffPolicy
     params: tuple[str, ...]
     needs_relevant: bool
     summary: str
-    formula: str = ""
+    formula: str
+    compute: Kernel
+    aliases: tuple[str, ...] = ()
     higher_is_better: bool = True  # False when a smaller value is the better one (FirstRel)
+    undefined: str = ""  # when not needs_relevant: when it is undefined anyway, for the table
+
+    def describe(self) -> str:
+        """``"P: precision at k; relevant in top k / k (...)"``."""
+        return f"{self.name}: {self.summary}; {self.formula}"
 
 
 REGISTRY: dict[str, MeasureDef] = {}
 ALIASES: dict[str, str] = {}
-_DEFAULTS: dict[str, Any] = {"rel": 1, "gain": "lin"}
+_DEFAULTS: dict[str, Any] = {"rel": 1, "gain": Gain.LIN}
 
 
 def register(definition: MeasureDef, *aliases: str) -> MeasureDef:
-    """Add a measure name (and its aliases) to the registry."""
+    """Add a measure name (with ``definition.aliases`` and any further ``aliases``) to the registry."""
     REGISTRY[definition.name] = definition
-    for alias in aliases:
+    for alias in (*definition.aliases, *aliases):
         ALIASES[alias] = definition.name
     return definition
 
 
-for _d, _aliases in [
-    (
-        MeasureDef(
-            "P",
-            "required",
-            ("rel",),
-            False,
-            "precision at k",
-            "relevant in top k / k (k even when fewer than k were returned)",
-        ),
-        ("Precision",),
+_REQUIRED, _OPTIONAL, _NONE = CutoffPolicy.REQUIRED, CutoffPolicy.OPTIONAL, CutoffPolicy.NONE
+for _definition in (
+    MeasureDef(
+        name="P",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=False,
+        summary="precision at k",
+        formula="relevant in top k / k (k even when fewer than k were returned)",
+        compute=ranking.precision,
+        aliases=("Precision",),
     ),
-    (
-        MeasureDef("R", "required", ("rel",), True, "recall at k", "relevant in top k / relevant judged"),
-        ("Recall",),
+    MeasureDef(
+        name="R",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=True,
+        summary="recall at k",
+        formula="relevant in top k / relevant judged",
+        compute=ranking.recall,
+        aliases=("Recall",),
     ),
-    (
-        MeasureDef("F1", "required", ("rel",), True, "F1 at k", "2·P@k·R@k / (P@k + R@k), 0 when both are 0"),
-        (),
+    MeasureDef(
+        name="F1",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=True,
+        summary="F1 at k",
+        formula="2·P@k·R@k / (P@k + R@k), 0 when both are 0",
+        compute=ranking.f1,
     ),
-    (
-        MeasureDef(
-            "nDCG",
-            "optional",
-            ("gain",),
-            True,
-            "normalized discounted cumulative gain",
-            "Σ gain_i / log2(i+1) over ranks i ≤ k, divided by the ideal ranking's; gain = grade (lin) or "
-            "2^grade − 1 (exp); grades ≤ 0 give no gain",
-        ),
-        ("NDCG",),
+    MeasureDef(
+        name="nDCG",
+        cutoff=_OPTIONAL,
+        params=("gain",),
+        needs_relevant=True,
+        summary="normalized discounted cumulative gain",
+        formula="Σ gain_i / log2(i+1) over ranks i ≤ k, divided by the ideal ranking's; gain = grade "
+        "(gain=lin, trec_eval) or 2^grade − 1 (gain=exp); grades ≤ 0 give no gain",
+        compute=ranking.ndcg,
+        aliases=("NDCG",),
     ),
-    (
-        MeasureDef(
-            "AP",
-            "optional",
-            ("rel",),
-            True,
-            "average precision",
-            "Σ P@i over relevant ranks i ≤ k, divided by all relevant judged",
-        ),
-        ("MAP",),
+    MeasureDef(
+        name="AP",
+        cutoff=_OPTIONAL,
+        params=("rel",),
+        needs_relevant=True,
+        summary="average precision",
+        formula="Σ P@i over relevant ranks i ≤ k, divided by all relevant judged",
+        compute=ranking.average_precision,
+        aliases=("MAP",),
     ),
-    (
-        MeasureDef(
-            "RR",
-            "optional",
-            ("rel",),
-            False,
-            "reciprocal rank",
-            "1 / rank of the first relevant document (within k), 0 when none",
-        ),
-        ("MRR",),
+    MeasureDef(
+        name="RR",
+        cutoff=_OPTIONAL,
+        params=("rel",),
+        needs_relevant=False,
+        summary="reciprocal rank",
+        formula="1 / rank of the first relevant document (within k), 0 when none",
+        compute=ranking.reciprocal_rank,
+        aliases=("MRR",),
     ),
-    (
-        MeasureDef(
-            "R-Prec", "none", ("rel",), True, "R-precision", "relevant in top R / R, R = relevant judged"
-        ),
-        ("Rprec", "RPrec"),
+    MeasureDef(
+        name="R-Prec",
+        cutoff=_NONE,
+        params=("rel",),
+        needs_relevant=True,
+        summary="R-precision",
+        formula="relevant in top R / R, R = relevant judged",
+        compute=ranking.r_precision,
+        aliases=("Rprec", "RPrec"),
     ),
-    (
-        MeasureDef(
-            "Success",
-            "required",
-            ("rel",),
-            False,
-            "success at k",
-            "1 if a relevant document is in the top k, else 0",
-        ),
-        (),
+    MeasureDef(
+        name="Success",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=False,
+        summary="success at k",
+        formula="1 if a relevant document is in the top k, else 0",
+        compute=ranking.success,
     ),
-    (
-        MeasureDef(
-            "Judged",
-            "required",
-            (),
-            False,
-            "judged rate at k",
-            "judged documents in top k / min(k, returned); 0 when nothing was returned",
-        ),
-        (),
+    MeasureDef(
+        name="Judged",
+        cutoff=_REQUIRED,
+        params=(),
+        needs_relevant=False,
+        summary="judged rate at k",
+        formula="judged documents in top k / min(k, returned); 0 when nothing was returned",
+        compute=ranking.judged,
     ),
-    (
-        MeasureDef(
-            "ContextPrecision",
-            "required",
-            ("rel",),
-            True,
-            "context precision at k (RAG)",
-            "Σ P@i over relevant ranks i ≤ k / relevant in top k; 0 when none in top k",
-        ),
-        ("CtxP",),
+    MeasureDef(
+        name="FirstRel",
+        cutoff=_NONE,
+        params=("rel",),
+        needs_relevant=False,
+        summary="rank of the first relevant document",
+        formula="1-based rank of the first relevant document; lower is better",
+        compute=ranking.first_rel,
+        higher_is_better=False,
+        undefined="when no relevant document was returned",
     ),
-    (
-        MeasureDef(
-            "ContextRecall",
-            "required",
-            ("rel",),
-            True,
-            "context recall at k (RAG)",
-            "relevant in top k / relevant judged (equals R@k on human qrels)",
-        ),
-        ("CtxR",),
+    MeasureDef(
+        name="ContextPrecision",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=True,
+        summary="context precision at k (RAG, from human qrels)",
+        formula="Σ P@i over relevant ranks i ≤ k / relevant in top k; 0 when none in top k",
+        compute=context.context_precision,
+        aliases=("CtxP",),
     ),
-    (
-        MeasureDef(
-            "FirstRel",
-            "none",
-            ("rel",),
-            False,
-            "rank of the first relevant document",
-            "1-based rank of the first relevant document; undefined (None) when none was returned",
-            higher_is_better=False,
-        ),
-        (),
+    MeasureDef(
+        name="ContextRecall",
+        cutoff=_REQUIRED,
+        params=("rel",),
+        needs_relevant=True,
+        summary="context recall at k (RAG, from human qrels)",
+        formula="relevant in top k / relevant judged (equals R@k on human qrels)",
+        compute=context.context_recall,
+        aliases=("CtxR",),
     ),
-]:
-    register(_d, *_aliases)
+):
+    register(_definition)
+
+
+def compute(ranked: ranking.Ranked, measure: Measure) -> np.ndarray:
+    """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``.
+
+    The measure's kernel (``measure.definition.compute``) does the work; a measure that ``needs_relevant`` is
+    NaN for a query without relevant documents (grade >= ``rel``; nDCG, without ``rel``, counts grades >= 1).
+    """
+    definition = measure.definition
+    values = definition.compute(ranked, measure)
+    if definition.needs_relevant:
+        values = np.where(ranked.relevant_count(measure.rel) == 0, np.nan, values)
+    return values
+
+
+def markdown_table() -> str:
+    """The measure table of the README (section "Measure names"), from the registry.
+
+    >>> print(markdown_table().splitlines()[2])
+    | `P@k` | precision at k: relevant in top k / k (k even when fewer than k were returned) | no (0) |
+    """
+    rows = ["| name | meaning | undefined without relevant documents |", "|---|---|---|"]
+    for d in REGISTRY.values():
+        forms = {
+            CutoffPolicy.REQUIRED: [f"`{d.name}@k`"],
+            CutoffPolicy.OPTIONAL: [f"`{d.name}`", f"`{d.name}@k`"],
+            CutoffPolicy.NONE: [f"`{d.name}`"],
+        }[d.cutoff]
+        if d.needs_relevant:
+            undefined = "yes"
+        else:
+            undefined = f"no; undefined {d.undefined}" if d.undefined else "no (0)"
+        rows.append(f"| {', '.join(forms)} | {d.summary}: {d.formula} | {undefined} |")
+    return "\n".join(rows) + "\n"
 
 
 def _lookup(name: str) -> MeasureDef | None:
@@ -194,7 +278,7 @@ def _check_param(name: str, value: Any) -> Any:
     if name == "rel":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise MeasureError(f"rel must be an int >= 1; got {value!r}")
-    elif name == "gain" and value not in ("lin", "exp"):
+    elif name == "gain" and value not in tuple(Gain):
         raise MeasureError(f"gain must be 'lin' or 'exp'; got {value!r}")
     return value
 
@@ -223,7 +307,7 @@ class Measure:
         self._check_cutoff_policy(definition)
 
     def _check_cutoff_policy(self, definition: MeasureDef) -> None:
-        if definition.cutoff == "none" and self.cutoff is not None:
+        if definition.cutoff == CutoffPolicy.NONE and self.cutoff is not None:
             raise MeasureError(f"{definition.name} takes no cutoff; got {str(self)!r}")
 
     @property
@@ -235,8 +319,8 @@ class Measure:
         return dict(self.params).get("rel", 1)
 
     @property
-    def gain(self) -> str:
-        return dict(self.params).get("gain", "lin")
+    def gain(self) -> Gain:
+        return Gain(dict(self.params).get("gain", Gain.LIN))
 
     def __call__(self, **params: Any) -> Measure:
         return Measure(self.name, self.cutoff, **{**dict(self.params), **params})
@@ -246,7 +330,7 @@ class Measure:
 
     def validate(self) -> Measure:
         """Raise if this measure needs a cutoff and has none (``P`` alone is a family, ``P@10`` a measure)."""
-        if self.definition.cutoff == "required" and self.cutoff is None:
+        if self.definition.cutoff == CutoffPolicy.REQUIRED and self.cutoff is None:
             raise MeasureError(f"{self.name} needs a cutoff, e.g. '{self.name}@10'")
         return self
 
@@ -257,9 +341,6 @@ class Measure:
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
-
-    def with_cutoff(self, cutoff: int | None) -> Measure:
-        return replace(self) if cutoff == self.cutoff else Measure(self.name, cutoff, **dict(self.params))
 
 
 _SYNTAX = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]*))?")

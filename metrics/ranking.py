@@ -1,12 +1,16 @@
-"""Per-query ranking measures, vectorized over every query at once.
+"""A run joined to qrels in trec_eval's order (`rank_run`, `Ranked`), and the per-query kernels of the ranking
+measures, vectorized over every query at once: a few ``np.bincount`` calls over all rows, never a Python loop
+per document.
 
-`rank_run` puts a run in trec_eval's order and attaches each row's judgment; `compute` then evaluates any
-registered measure with a few ``np.bincount`` calls over all rows, never a Python loop per document.
+Each registered measure (`metrics.measures.REGISTRY`) names its kernel here; `metrics.measures.compute` calls
+it. A kernel takes the `Ranked` rows and the measure's parameters (anything with ``cutoff``, ``rel`` and
+``gain``, see `Params`) and returns one float64 per query.
 
 Semantics follow trec_eval 9.0.8 (``trec_eval -c``):
 
 - order: score descending, after rounding to single precision as trec_eval stores scores; ties broken by
-  document ID descending in byte order; the rank column of a run file is ignored;
+  document ID descending in byte order; the rank column of a run file is ignored (`trec_order`, kept with the
+  ID helpers in `metrics._ids` and re-exported here);
 - a document is relevant when judged with a grade ``>= rel``; unjudged documents are non-relevant;
 - nDCG takes the raw grade as gain whatever ``rel`` is, ignores gains of 0 or less, and builds its ideal
   ranking from every judged document with a grade of 1 or more;
@@ -19,61 +23,54 @@ trec_eval reports 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
-import pyarrow as pa
 
 from metrics import _ids
+from metrics._ids import position_within, trec_order
 from metrics.data import Qrels, Run
-from metrics.measures import Measure
+from metrics.errors import MeasureError
 
-__all__ = ["Ranked", "rank_run", "compute", "trec_order", "position_within"]
-
-
-def _descending_key(scores: np.ndarray) -> np.ndarray:
-    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
-    with np.errstate(over="ignore"):  # beyond float32's range a score becomes ±inf, as in trec_eval
-        s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
-    bits = s32.view(np.uint32)
-    ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
-    return ~ascending
-
-
-def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
-    descending (single precision), then document ID descending (byte order)."""
-    n = len(scores)
-    key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
-    key <<= np.uint64(32)
-    key |= _descending_key(scores)
-    if n < 2 or np.all(key[1:] >= key[:-1]):
-        order, sorted_key = np.arange(n), key
-    else:
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-    tied = sorted_key[1:] == sorted_key[:-1]
-    if tied.any():
-        order = _break_ties(order, tied, doc_ids)
-    return order
+__all__ = [
+    "Params",
+    "Ranked",
+    "rank_run",
+    "trec_order",
+    "position_within",
+    "cumsum_within",
+    "precision",
+    "recall",
+    "f1",
+    "average_precision",
+    "reciprocal_rank",
+    "first_rel",
+    "ndcg",
+    "r_precision",
+    "success",
+    "judged",
+]
 
 
-def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    """Reorder each run of equal keys by document ID descending."""
-    import pyarrow.compute as pc
+class Params(Protocol):
+    """What a kernel reads of a measure (`metrics.measures.Measure` has all three)."""
 
-    member = np.zeros(len(order), dtype=bool)
-    member[1:] |= tied
-    member[:-1] |= tied
-    at = np.flatnonzero(member)
-    group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
-    docs = _ids.as_strings(doc_ids).take(_ids.indices(order[at]))
-    table = pa.table({"g": _ids.indices(group), "d": docs})
-    within = _ids.to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
-    order = order.copy()
-    order[at] = order[at][within]
-    return order
+    @property
+    def cutoff(self) -> int | None: ...
+
+    @property
+    def rel(self) -> int: ...
+
+    @property
+    def gain(self) -> str: ...
+
+
+def _cutoff(m: Params) -> int:
+    """The cutoff of a measure that needs one (`Measure.validate` checked that it is set)."""
+    if m.cutoff is None:
+        raise MeasureError(f"cutoff must be an int >= 1 for {m!r}; got None")
+    return m.cutoff
 
 
 @dataclass
@@ -126,16 +123,16 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
     qj = qidx[judged]
     return Ranked(
-        q_ids.to_pylist(),
-        qj,
-        (judged - _group_start(qidx, judged)).astype(np.int32),
-        grade,
-        returned,
-        in_run,
-        q_codes,
-        qrels.relevance,
-        extra,
-        order[judged],
+        query_ids=q_ids.to_pylist(),
+        qidx=qj,
+        pos=(judged - _group_start(qidx, judged)).astype(np.int32),
+        grade=grade,
+        returned=returned,
+        in_run=in_run,
+        qrels_qidx=q_codes,
+        qrels_grade=qrels.relevance,
+        extra_queries=extra,
+        row=order[judged],
     )
 
 
@@ -143,13 +140,6 @@ def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For each of ``rows`` (positions in the grouped order), the position where its query's group starts."""
     boundaries = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, np.int64)
     return boundaries[np.searchsorted(boundaries, rows, side="right") - 1]
-
-
-def position_within(groups: np.ndarray) -> np.ndarray:
-    """0-based position of each row within its run of equal ``groups`` values."""
-    n = len(groups)
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.zeros(0, np.int64)
-    return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))
 
 
 def _judged_rows(
@@ -174,7 +164,7 @@ def _judged_rows(
     return rows[hit], grades[at[hit]]
 
 
-# --------------------------------------------------------------------------------------------- measures
+# ------------------------------------------------------------------------------------------ kernels
 def _hits(r: Ranked, rel: int, k: int | None) -> np.ndarray:
     mask = r.grade >= rel
     if k is not None:
@@ -187,22 +177,22 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
-def _precision(r: Ranked, m: Measure) -> np.ndarray:
-    return _hits(r, m.rel, m.cutoff) / m.cutoff
+def precision(r: Ranked, m: Params) -> np.ndarray:
+    return _hits(r, m.rel, m.cutoff) / _cutoff(m)
 
 
-def _recall(r: Ranked, m: Measure) -> np.ndarray:
+def recall(r: Ranked, m: Params) -> np.ndarray:
     return _divide(_hits(r, m.rel, m.cutoff), r.relevant_count(m.rel))
 
 
-def _f1(r: Ranked, m: Measure) -> np.ndarray:
-    p, rec = _precision(r, m), _recall(r, m)
+def f1(r: Ranked, m: Params) -> np.ndarray:
+    p, rec = precision(r, m), recall(r, m)
     with np.errstate(divide="ignore", invalid="ignore"):
         f1 = np.where(p + rec > 0, 2 * p * rec / np.where(p + rec > 0, p + rec, 1), 0.0)
     return np.where(np.isnan(rec), np.nan, f1)
 
 
-def _cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
+def cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
     """Running sum of ``values`` restarting at each query (rows are grouped by query)."""
     total = np.cumsum(values)
     starts = np.flatnonzero(np.r_[True, np.diff(qidx) != 0]) if len(qidx) else np.zeros(0, np.int64)
@@ -210,9 +200,9 @@ def _cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
     return total - np.repeat(before, np.diff(np.r_[starts, len(qidx)]))
 
 
-def _average_precision(r: Ranked, m: Measure) -> np.ndarray:
+def average_precision(r: Ranked, m: Params) -> np.ndarray:
     rel = r.grade >= m.rel
-    precision_at = _cumsum_within(rel, r.qidx) / (r.pos + 1.0)
+    precision_at = cumsum_within(rel, r.qidx) / (r.pos + 1.0)
     use = rel if m.cutoff is None else rel & (r.pos < m.cutoff)
     total = np.bincount(r.qidx, weights=np.where(use, precision_at, 0.0), minlength=r.nq)
     return _divide(total, r.relevant_count(m.rel))
@@ -230,12 +220,12 @@ def _first_relevant(r: Ranked, rel: int, k: int | None) -> np.ndarray:
     return first
 
 
-def _reciprocal_rank(r: Ranked, m: Measure) -> np.ndarray:
+def reciprocal_rank(r: Ranked, m: Params) -> np.ndarray:
     first = _first_relevant(r, m.rel, m.cutoff)
     return np.where(first >= 0, 1.0 / np.maximum(first + 1.0, 1.0), 0.0)
 
 
-def _first_rel(r: Ranked, m: Measure) -> np.ndarray:
+def first_rel(r: Ranked, m: Params) -> np.ndarray:
     first = _first_relevant(r, m.rel, None)
     return np.where(first >= 0, first + 1.0, np.nan)
 
@@ -245,7 +235,7 @@ def _gains(grades: np.ndarray, kind: str) -> np.ndarray:
     return positive if kind == "lin" else np.exp2(positive) - 1.0
 
 
-def _ndcg(r: Ranked, m: Measure) -> np.ndarray:
+def ndcg(r: Ranked, m: Params) -> np.ndarray:
     use = r.grade > 0 if m.cutoff is None else (r.grade > 0) & (r.pos < m.cutoff)
     dcg = np.bincount(
         r.qidx, weights=np.where(use, _gains(r.grade, m.gain) / np.log2(r.pos + 2.0), 0.0), minlength=r.nq
@@ -253,7 +243,7 @@ def _ndcg(r: Ranked, m: Measure) -> np.ndarray:
     return _divide(dcg, _ideal_dcg(r, m))
 
 
-def _ideal_dcg(r: Ranked, m: Measure) -> np.ndarray:
+def _ideal_dcg(r: Ranked, m: Params) -> np.ndarray:
     positive = np.flatnonzero(r.qrels_grade > 0)
     q, g = r.qrels_qidx[positive], r.qrels_grade[positive]
     order = np.lexsort((-g, q))
@@ -263,45 +253,18 @@ def _ideal_dcg(r: Ranked, m: Measure) -> np.ndarray:
     return np.bincount(q, weights=np.where(use, _gains(g, m.gain) / np.log2(pos + 2.0), 0.0), minlength=r.nq)
 
 
-def _r_precision(r: Ranked, m: Measure) -> np.ndarray:
+def r_precision(r: Ranked, m: Params) -> np.ndarray:
     relevant = r.relevant_count(m.rel)
     mask = (r.grade >= m.rel) & (r.pos < relevant[r.qidx])
     return _divide(np.bincount(r.qidx, weights=mask, minlength=r.nq), relevant)
 
 
-def _success(r: Ranked, m: Measure) -> np.ndarray:
+def success(r: Ranked, m: Params) -> np.ndarray:
     return (_hits(r, m.rel, m.cutoff) > 0).astype(np.float64)
 
 
-def _judged(r: Ranked, m: Measure) -> np.ndarray:
-    judged = np.bincount(r.qidx, weights=r.pos < m.cutoff, minlength=r.nq)  # Ranked keeps only judged rows
-    shown = np.minimum(r.returned, m.cutoff)
-    return np.where(shown > 0, judged / np.maximum(shown, 1), 0.0)
-
-
-COMPUTE: dict[str, Callable[[Ranked, Measure], np.ndarray]] = {
-    "P": _precision,
-    "R": _recall,
-    "F1": _f1,
-    "AP": _average_precision,
-    "RR": _reciprocal_rank,
-    "nDCG": _ndcg,
-    "R-Prec": _r_precision,
-    "Success": _success,
-    "Judged": _judged,
-    "FirstRel": _first_rel,
-}
-
-
-def compute(ranked: Ranked, measure: Measure) -> np.ndarray:
-    """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``."""
-    values = COMPUTE[measure.name](ranked, measure)
-    if measure.definition.needs_relevant:
-        undefined = ranked.relevant_count(1 if measure.name == "nDCG" else measure.rel) == 0
-        values = np.where(undefined, np.nan, values)
-    return values
-
-
-from metrics import context as _context  # noqa: E402  (the RAG measures build on the helpers above)
-
-COMPUTE.update({"ContextPrecision": _context.context_precision, "ContextRecall": _context.context_recall})
+def judged(r: Ranked, m: Params) -> np.ndarray:
+    k = _cutoff(m)
+    count = np.bincount(r.qidx, weights=r.pos < k, minlength=r.nq)  # Ranked keeps only judged rows
+    shown = np.minimum(r.returned, k)
+    return np.where(shown > 0, count / np.maximum(shown, 1), 0.0)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from metrics._text import _fmt, _grid
 from metrics.evaluate import Result
 from metrics.measures import Measure
 
@@ -36,21 +37,6 @@ def csv_safe(value: Any) -> Any:
     ):
         return "'" + value
     return value
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "undef" if value is None or value != value else f"{value:.{digits}f}"
-
-
-def _grid(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _notes(result: Result) -> str:
@@ -84,7 +70,7 @@ def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query
 
 
 def to_csv(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    """One row per run mean (query ``all``) and, with ``per_query``, per query; empty cells where undefined."""
+    """One row per run mean (query ``all``) and with ``per_query`` per query; empty cells where undefined."""
     names = [str(m) for m in measures]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -1,41 +1,56 @@
-"""What the comparison reports share, and the renderings of `metrics.compare.Report`.
-
-Shared by `metrics.compare`, `metrics.sensitivity`, `metrics.coverage` and `metrics.checks` (kept here, below
-`metrics.compare`, because that module re-exports the others):
-
-- `named_runs`: runs keyed by name, from a mapping or from a list of tagged runs;
-- how a difference reads: `_sign` (+1 when larger is better, from `MeasureDef.higher_is_better`), ties
-  within ``_TIE``, win / tie / loss labels, the ▲ / ▼ flags;
-- number formatting, and escaping for Markdown, LaTeX and HTML: run, query and document IDs are text from
-  outside and are always escaped.
+"""`Report`, the outcome of `metrics.compare.compare`: its numbers (`Settings`, `Comparison`, the means and
+per-query values of each run) and its renderings.
 
 Renderings of a `Report` (`Report.to_text`, ``to_markdown``, ``to_latex`` and ``to_html`` call them):
 `render_text`, `render_markdown`, `render_latex`, `render_html` (one self-contained page, its charts drawn
-by `metrics.charts` from `svg_means`, `svg_differences` and `svg_per_query`).
+by `metrics.charts` from `svg_means`, `svg_differences` and `svg_per_query`). Run, query and document IDs are
+text from outside and are always escaped (`metrics._text`).
+
+`metrics.compare` computes the comparisons and re-exports everything public here, so
+``from metrics.compare import Report`` keeps working.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from metrics import charts, stats
-from metrics.charts import _e
-from metrics.data import Run
+from metrics._choice import Choice
+from metrics._text import (
+    _TIE,
+    Flag,
+    Outcome,
+    _e,
+    _fmt,
+    _grid,
+    _json_ready,
+    _lower_is_better,
+    _md,
+    _nan,
+    _outcomes,
+    _p,
+    _sign,
+    _signed,
+    _table,
+    _tex,
+)
 from metrics.errors import QrelForgeError
-from metrics.evaluate import as_run
-from metrics.measures import REGISTRY
-from metrics.render import _fmt
+from metrics.evaluate import Result, named_runs
+from metrics.measures import Measure, parse_measure
+from metrics.stats import TESTS, Correction, StatTest
 
 if TYPE_CHECKING:
-    from metrics.compare import Comparison, Report
+    import pandas as pd
 
 __all__ = [
+    "Report",
+    "Comparison",
+    "Settings",
+    "Direction",
     "named_runs",
     "render_text",
     "render_markdown",
@@ -48,159 +63,317 @@ __all__ = [
     "DOWN",
 ]
 
-UP, DOWN = "▲", "▼"
-_TIE = 1e-12  # per-query differences at most this far from 0 are ties
+UP, DOWN = Flag.UP, Flag.DOWN
 
 
-# ------------------------------------------------------------------------------------------------- runs
-def named_runs(runs: Any, *, minimum: int = 2) -> dict[str, Run]:
-    """Runs keyed by name: a mapping ``{name: run}`` (names as given), or a sequence of runs named by their
-    tags (a TREC run's tag, or ``Run.name``). Each run is anything `metrics.evaluate` accepts.
+class Direction(Choice):
+    """Which way a significant difference with the baseline goes; empty when not significant."""
 
-    Errors: fewer than ``minimum`` runs, an empty or repeated name, a run in a sequence without a name.
-    """
-    if isinstance(runs, Mapping):
-        pairs = [
-            (_run_name(name, f"run names must be non-empty strings; got {name!r}"), as_run(run))
-            for name, run in runs.items()
-        ]
-    elif (
-        isinstance(runs, str | os.PathLike | Run)
-        or hasattr(runs, "columns")
-        or not isinstance(runs, Iterable)
-    ):
-        raise QrelForgeError(
-            f"runs must be a mapping {{name: run}} or a list of runs; got {type(runs).__name__}"
-        )
-    else:
-        coerced = [as_run(run) for run in runs]
-        pairs = [
-            (_run_name(r.name, f"runs[{i}] has no name; pass runs as a mapping {{name: run}}"), r)
-            for i, r in enumerate(coerced)
-        ]
-    named: dict[str, Run] = {}
-    for i, (name, run) in enumerate(pairs):
-        if name in named:
-            first = [n for n, _ in pairs].index(name)
+    BETTER = "better"
+    WORSE = "worse"
+    NONE = ""
+
+
+# --------------------------------------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class Settings:
+    """How `compare` tested: which tests, how many resamples, the seed, alpha, interval level, correction."""
+
+    tests: tuple[str, ...] = TESTS
+    n_permutations: int = 10_000
+    n_bootstrap: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    confidence: float = 0.95
+    correction: str = Correction.HOLM
+
+    def __post_init__(self) -> None:
+        tests = (self.tests,) if isinstance(self.tests, str) else tuple(self.tests)
+        bad = [t for t in tests if t not in TESTS]
+        if bad or len(set(tests)) != len(tests):
             raise QrelForgeError(
-                f"runs[{first}] and runs[{i}] are both named {name!r}; pass runs as a mapping "
-                "{name: run} to name them apart"
+                f"tests must be distinct names among {tuple(map(str, TESTS))}; got {self.tests!r}"
             )
-        named[name] = run
-    if len(named) < minimum:
+        object.__setattr__(self, "tests", tuple(StatTest(t) for t in tests))
+        stats.check_int(self.n_permutations, "n_permutations", 1)
+        stats.check_int(self.n_bootstrap, "n_bootstrap", 1)
+        stats.check_int(self.seed, "seed", 0)
+        stats.check_probability(self.alpha, "alpha")
+        stats.check_probability(self.confidence, "confidence")
+        correction = Correction.NONE if self.correction is None else self.correction
+        if correction not in stats.CORRECTIONS:
+            raise QrelForgeError(
+                f"correction must be one of {', '.join(stats.CORRECTIONS)}; got {self.correction!r}"
+            )
+        object.__setattr__(self, "correction", Correction(correction))
+
+    @property
+    def flag_test(self) -> StatTest | None:
+        """The test that decides 'significant': the permutation test, else the t-test, else the bootstrap
+        interval excluding 0 (not corrected for multiple comparisons); None when no test was run."""
+        order = (StatTest.PERMUTATION, StatTest.T, StatTest.BOOTSTRAP)
+        return next((t for t in order if t in self.tests), None)
+
+
+# ------------------------------------------------------------------------------------------ comparisons
+@dataclass(frozen=True)
+class Comparison:
+    """One run against the baseline on one measure.
+
+    ``diff`` is the mean of the per-query differences run − baseline over the ``n`` queries where both are
+    defined; ``wins``/``ties``/``losses`` count queries where the run is better/equal/worse (for FirstRel,
+    lower is better). p-values are two-sided; ``*_adjusted`` are corrected across the runs compared with the
+    baseline on this measure. ``direction`` is "better" or "worse" when significant, else "".
+    """
+
+    run: str
+    measure: str
+    mean: float | None
+    baseline_mean: float | None
+    diff: float | None
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    t: float | None = None
+    p_t: float | None = None
+    p_t_adjusted: float | None = None
+    p_permutation: float | None = None
+    p_permutation_adjusted: float | None = None
+    permutations: int = 0
+    exact: bool = False
+    ci_low: float | None = None
+    ci_high: float | None = None
+    significant: bool = False
+    direction: str = Direction.NONE
+
+    def to_dict(self) -> dict[str, Any]:
+        return _json_ready(asdict(self))
+
+
+# ------------------------------------------------------------------------------------------------- report
+class Report:
+    """The outcome of `compare`: numbers first (``means``, ``comparisons``, ``to_dataframe``), renderings
+    second (``to_markdown``, ``to_html``, ``to_latex``, ``to_text``, ``to_dict``)."""
+
+    def __init__(
+        self,
+        results: dict[str, Result],
+        baseline: str,
+        measures: Sequence[Measure],
+        comparisons: list[Comparison],
+        settings: Settings,
+    ):
+        self.results = results
+        self.baseline = baseline
+        self.measures = tuple(measures)
+        self.comparisons = comparisons
+        self.settings = settings
+        self._means = {run: r.mean for run, r in results.items()}
+
+    # ---- numbers
+    @property
+    def runs(self) -> list[str]:
+        return list(self.results)
+
+    @property
+    def measure_names(self) -> list[str]:
+        return [str(m) for m in self.measures]
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.results[self.baseline].query_ids
+
+    @property
+    def means(self) -> dict[str, dict[str, float | None]]:
+        """``{run: {measure: mean}}``; None where a measure is defined for no query."""
+        return self._means
+
+    def comparison(self, run: str, measure: str | Measure) -> Comparison:
+        """The comparison of ``run`` with the baseline on ``measure``."""
+        name = str(parse_measure(measure))
+        for c in self.comparisons:
+            if c.run == run and c.measure == name:
+                return c
+        others = [r for r in self.runs if r != self.baseline]
         raise QrelForgeError(
-            f"runs must hold at least {minimum} run{'s' if minimum > 1 else ''}; got {len(named)}"
+            f"no comparison for run {run!r} on {name!r}; runs compared: {others}, "
+            f"measures: {self.measure_names}"
         )
-    return named
 
+    def best(self, measure: str) -> list[str]:
+        """The runs with the best mean on ``measure`` (highest; lowest for FirstRel); ties all count."""
+        values = {run: v for run, m in self.means.items() if (v := m[measure]) is not None}
+        if not values:
+            return []
+        pick = min if _sign(measure) < 0 else max
+        top = pick(values.values())
+        return [run for run, v in values.items() if abs(v - top) <= _TIE]
 
-def _run_name(name: Any, problem: str) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise QrelForgeError(
-            problem if name is None else f"run names must be non-empty strings; got {name!r}"
+    def _flag(self, run: str, measure: str) -> str:
+        """▲ / ▼ when ``run`` is significantly better / worse than the baseline on ``measure``, else ""."""
+        if run == self.baseline:
+            return ""
+        c = self.comparison(run, measure)
+        return {Direction.BETTER: UP, Direction.WORSE: DOWN}.get(Direction(c.direction), "")
+
+    def to_dataframe(self, what: str = "summary") -> pd.DataFrame:
+        """Tables for analysis and charts.
+
+        ``"summary"``: one row per run and measure (the baseline too) with the mean, the number of queries
+        it is taken over, whether it is best, and the comparison's fields (NaN for the baseline).
+        ``"means"``: runs × measures. ``"per_query"``: one row per run, query and measure with the value,
+        the baseline's value, the difference and the outcome (win/tie/loss; None for the baseline or an
+        undefined pair). ``"wtl"``: one row per run, measure and outcome with its count (stacked bars).
+        """
+        kinds = {
+            "summary": self._summary_frame,
+            "means": self._means_frame,
+            "per_query": self._per_query_frame,
+            "wtl": self._wtl_frame,
+        }
+        if what not in kinds:
+            raise QrelForgeError(f"what must be one of {', '.join(kinds)}; got {what!r}")
+        return kinds[what]()
+
+    def _summary_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = []
+        for run, result in self.results.items():
+            for m in self.measure_names:
+                row = {
+                    "run": run,
+                    "measure": m,
+                    "baseline": run == self.baseline,
+                    "mean": self.means[run][m],
+                    "queries": result.n[m],
+                    "best": run in self.best(m),
+                }
+                if run != self.baseline:
+                    extra = self.comparison(run, m).to_dict()
+                    extra["pairs"] = extra.pop("n")
+                    row.update({k: v for k, v in extra.items() if k not in ("run", "measure", "mean")})
+                rows.append(row)
+        return pd.DataFrame(rows).drop(columns=["baseline_mean"], errors="ignore")
+
+    def _means_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        frame = pd.DataFrame.from_dict(self.means, orient="index")[self.measure_names]
+        frame.index.name = "run"
+        return frame.astype(float)
+
+    def _per_query_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        base, parts = self.results[self.baseline], []
+        for run, result in self.results.items():
+            for m in self.measure_names:
+                value, ref = result.values[m], base.values[m]
+                diff = value - ref
+                outcome = _outcomes(diff * _sign(m)) if run != self.baseline else np.full(len(diff), None)
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "run": run,
+                            "query_id": result.query_ids,
+                            "measure": m,
+                            "value": value,
+                            "baseline_value": ref,
+                            "diff": diff,
+                            "outcome": outcome,
+                        }
+                    )
+                )
+        return pd.concat(parts, ignore_index=True)
+
+    def _wtl_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = [
+            {"run": c.run, "measure": c.measure, "outcome": outcome, "count": count}
+            for c in self.comparisons
+            for outcome, count in ((Outcome.WIN, c.wins), (Outcome.TIE, c.ties), (Outcome.LOSS, c.losses))
+        ]
+        return pd.DataFrame(rows, columns=["run", "measure", "outcome", "count"])
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """Everything as JSON-ready Python types (NaN → None)."""
+        out = {
+            "baseline": self.baseline,
+            "runs": self.runs,
+            "measures": self.measure_names,
+            "queries": len(self.query_ids),
+            "settings": asdict(self.settings),
+            "means": self.means,
+            "n": {run: r.n for run, r in self.results.items()},
+            "counts": {run: r.counts.to_dict() for run, r in self.results.items()},
+            "best": {m: self.best(m) for m in self.measure_names},
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+        if per_query:
+            out["per_query"] = {run: r.per_query_dict() for run, r in self.results.items()}
+        return _json_ready(out)
+
+    # ---- renderings (metrics.report)
+    def legend(self) -> str:
+        """One paragraph saying how significance was decided."""
+        s, others = self.settings, len(self.runs) - 1
+        test = s.flag_test
+        if test is None:
+            return "No significance test was run."
+        family = f"{others} comparison{'s' if others > 1 else ''} per measure"
+        correction = (
+            ""
+            if s.correction == Correction.NONE
+            else f", {s.correction.capitalize()}-adjusted over the {family}"
         )
-    return name
+        what = {
+            StatTest.PERMUTATION: f"two-sided paired randomization test (sign flips, all 2^n when 2^n ≤ "
+            f"{s.n_permutations:,}, else {s.n_permutations:,} random with seed {s.seed})"
+            f"{correction}, p ≤ {s.alpha}",
+            StatTest.T: f"two-sided paired t-test{correction}, p ≤ {s.alpha}",
+            StatTest.BOOTSTRAP: f"the {s.confidence:.0%} bootstrap interval of the mean difference "
+            "excludes 0, "
+            "not adjusted for multiple comparisons",
+        }[test]
+        return f"{UP} / {DOWN}: significantly better / worse than the baseline {self.baseline}: {what}."
+
+    def to_markdown(self, *, digits: int = 4, max_queries: int = 50, title: str = "Run comparison") -> str:
+        """Markdown: the means (best in bold, significant differences flagged), the tests against the
+        baseline, and for each run a per-query table (win/tie/loss) when there are at most ``max_queries``."""
+        return render_markdown(self, digits=digits, max_queries=max_queries, title=title)
+
+    def to_text(self, *, digits: int = 4) -> str:
+        """Plain aligned text for a terminal: the means (``*`` best, flags), then the tests."""
+        return render_text(self, digits=digits)
+
+    def to_latex(self, *, digits: int = 4, caption: str | None = None, label: str | None = None) -> str:
+        """A LaTeX table of the means (booktabs): best in bold, ↑/↓ for significant differences. ``caption``
+        (default: the legend) and ``label`` are escaped as text."""
+        return render_latex(self, digits=digits, caption=caption, label=label)
+
+    def to_html(self, *, digits: int = 4, max_queries: int = 50, title: str = "Run comparison") -> str:
+        """One self-contained HTML page (inline CSS and SVG; no script, no external resource): the tables of
+        `to_markdown`, a chart of the means, a chart of the differences with their intervals, and for each
+        run and measure the per-query differences sorted (wins above, losses below the axis)."""
+        return render_html(self, digits=digits, max_queries=max_queries, title=title)
+
+    def __repr__(self) -> str:
+        return (
+            f"Report(baseline={self.baseline!r}, runs={self.runs}, measures={self.measure_names}, "
+            f"{len(self.query_ids)} queries)"
+        )
 
 
-# ----------------------------------------------------------------------------------- reading a difference
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-
-
-def _sign(measure: str) -> float:
-    """+1 when a larger value of ``measure`` (canonical text, e.g. ``"P@5"``) is better, -1 when a smaller one
-    is (`MeasureDef.higher_is_better`, False for FirstRel)."""
-    definition = REGISTRY.get(_NAME.match(measure)[0])
-    return -1.0 if definition is not None and not definition.higher_is_better else 1.0
-
-
-def _lower_is_better() -> list[str]:
-    """The registered measures where a smaller value is the better one, sorted."""
-    return sorted(name for name, d in REGISTRY.items() if not d.higher_is_better)
-
-
-def _outcomes(signed: np.ndarray) -> np.ndarray:
-    """Per signed difference (larger is better): "win", "loss", or "tie" within ``_TIE``; None for NaN."""
-    out = np.full(len(signed), None, dtype=object)
-    out[signed > _TIE], out[signed < -_TIE], out[np.abs(signed) <= _TIE] = "win", "loss", "tie"
-    return out
-
-
-# ------------------------------------------------------------------------------------- formatting helpers
-def _py(value: Any) -> Any:
-    """A numpy scalar as a plain Python value; NaN as None."""
-    value = value.item() if isinstance(value, np.generic) else value
-    return None if isinstance(value, float) and value != value else value
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else value
-
-
-def _signed(value: float | None, digits: int = 4) -> str:
-    return "undef" if value is None or value != value else f"{value:+.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    return stats._p(value)
-
-
+# ------------------------------------------------------------------------------------------- rendering
 def _ci(c: Comparison, digits: int) -> str:
     return "-" if c.ci_low is None else f"[{_signed(c.ci_low, digits)}, {_signed(c.ci_high, digits)}]"
 
 
 def _label(run: str, baseline: str) -> str:
     return f"{run} (baseline)" if run == baseline else run
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|&#"})
-
-
-def _md(text: str) -> str:
-    """Markdown-escaped text for a table cell or a heading (no emphasis, links, HTML or cell breaks)."""
-    return " ".join(str(text).split()).translate(_MD_SPECIAL)
-
-
-_TEX_SPECIAL = {
-    "\\": "\\textbackslash{}",
-    "&": "\\&",
-    "%": "\\%",
-    "$": "\\$",
-    "#": "\\#",
-    "_": "\\_",
-    "{": "\\{",
-    "}": "\\}",
-    "~": "\\textasciitilde{}",
-    "^": "\\textasciicircum{}",
-    "≤": "$\\leq$",
-    "Δ": "$\\Delta$",
-    "→": "$\\rightarrow$",
-    "·": "\\textperiodcentered{}",
-    "−": "-",
-    UP: "$\\uparrow$",
-    DOWN: "$\\downarrow$",
-}
-
-
-def _tex(text: str) -> str:
-    """LaTeX-escaped text (special characters, the few non-ASCII symbols of our legends, ▲/▼ as arrows)."""
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in " ".join(str(text).split()))
-
-
-def _grid(rows: list[list[str]], align: str) -> str:
-    """Plain-text columns, two spaces apart; ``align`` holds l or r per column."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, widths, align, strict=True))
-        for r in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
-def _table(header: list[str], rows: list[list[str]], align: str) -> str:
-    """A Markdown table; ``align`` holds one of l / r / c per column."""
-    marks = {"l": ":---", "r": "---:", "c": ":---:"}
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
 def _per_query_cell(report: Report, run: str, measure: str, i: int, digits: int) -> str:
@@ -226,7 +399,7 @@ def _tests_header(report: Report) -> list[str]:
 def _notes(report: Report) -> list[str]:
     """The notes under the tests: interval, W/T/L, the smallest attainable p, direction, correction."""
     s, notes = report.settings, []
-    if "bootstrap" in s.tests:
+    if StatTest.BOOTSTRAP in s.tests:
         notes.append(
             f"CI: {s.confidence:.0%} percentile bootstrap interval of the mean difference "
             f"({s.n_bootstrap:,} resamples of the queries, seed {s.seed})."
@@ -236,7 +409,7 @@ def _notes(report: Report) -> list[str]:
         "both runs are defined (others are dropped from the tests)."
     )
     sizes = [c.n for c in report.comparisons if c.n > 0]
-    if "permutation" in s.tests and sizes and 2 / 2 ** min(sizes) > s.alpha:
+    if StatTest.PERMUTATION in s.tests and sizes and 2 / 2 ** min(sizes) > s.alpha:
         n = min(sizes)
         notes.append(
             f"With {n} queries no difference can be significant in the randomization test: its "
@@ -244,7 +417,7 @@ def _notes(report: Report) -> list[str]:
         )
     if any(not m.definition.higher_is_better for m in report.measures):
         notes.append(f"Lower is better for {', '.join(_lower_is_better())}.")
-    if s.correction != "none" and ({"t", "permutation"} & set(s.tests)):
+    if s.correction != Correction.NONE and ({StatTest.T, StatTest.PERMUTATION} & set(s.tests)):
         notes.append(
             f"p-values are {s.correction.capitalize()}-adjusted per measure over the runs compared "
             "with the baseline."
@@ -314,7 +487,8 @@ def render_latex(
 def _tex_cell(report: Report, run: str, measure: str, digits: int) -> str:
     value = _fmt(report.means[run][measure], digits)
     value = f"\\textbf{{{value}}}" if run in report.best(measure) else value
-    flag = {UP: "$^{\\uparrow}$", DOWN: "$^{\\downarrow}$"}.get(report._flag(run, measure), "")
+    marks = {UP.value: "$^{\\uparrow}$", DOWN.value: "$^{\\downarrow}$"}
+    flag = marks.get(report._flag(run, measure), "")
     return value + flag
 
 
@@ -385,7 +559,8 @@ class _Markdown:
         r = self.r
         if len(r.query_ids) > max_queries:
             return [
-                f"Per-query tables left out: {len(r.query_ids)} queries, more than max\\_queries = {max_queries}.\n"
+                f"Per-query tables left out: {len(r.query_ids)} queries, "
+                f"more than max\\_queries = {max_queries}.\n"
             ]
         return [self.per_query(run) for run in r.runs if run != r.baseline]
 
@@ -405,10 +580,12 @@ class _Markdown:
 
 
 # ---------------------------------------------------------------------------------------------------- HTML
-_CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#222;max-width:72rem}
+_CSS = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#222;
+max-width:72rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.25rem .6rem}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.best{font-weight:700}
-.up{color:#1a7f37}.down{color:#b42318}.note{color:#555;font-size:.9rem}svg{display:block;margin:.5rem 0 1.5rem}
+.up{color:#1a7f37}.down{color:#b42318}.note{color:#555;font-size:.9rem}
+svg{display:block;margin:.5rem 0 1.5rem}
 figure{margin:0}figcaption{color:#555;font-size:.9rem}"""
 
 
@@ -467,7 +644,7 @@ class _Html:
                 _figure(
                     svg_differences(r, m),
                     f"{m}: mean difference with the baseline {r.baseline}"
-                    + (" and its bootstrap interval." if "bootstrap" in r.settings.tests else "."),
+                    + (" and its bootstrap interval." if StatTest.BOOTSTRAP in r.settings.tests else "."),
                 )
                 for m in r.measure_names
             ]
@@ -553,7 +730,11 @@ def svg_differences(report: Report, measure: str) -> str:
     rows = [c for c in report.comparisons if c.measure == measure]
     points = np.array([[_nan(c.diff), _nan(c.ci_low), _nan(c.ci_high)] for c in rows], dtype=np.float64)
     colors = [
-        charts.GOOD if c.direction == "better" else charts.BAD if c.direction == "worse" else charts.NEUTRAL
+        charts.GOOD
+        if c.direction == Direction.BETTER
+        else charts.BAD
+        if c.direction == Direction.WORSE
+        else charts.NEUTRAL
         for c in rows
     ]
     tips = [f"{c.run} · {measure}: {_signed(c.diff)} {_ci(c, 4)}" for c in rows]

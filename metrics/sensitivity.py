@@ -1,9 +1,9 @@
 """Assessor sensitivity: would the conclusion change if someone else had judged?
 
-`assessor_sensitivity` re-scores the runs under each annotator's labels, the majority labels (`majority_qrels`)
-and the adjudicated release, and reports the spread of each run's score, Kendall's tau between the system
-rankings, and optionally a bootstrap over queries and annotators (`Sensitivity`). Numbers via
-``Sensitivity.to_dataframe``; renderings ``to_markdown`` and ``to_dict``.
+`assessor_sensitivity` re-scores the runs under each annotator's labels, the majority labels
+(`majority_qrels`) and the adjudicated release, and reports the spread of each run's score, Kendall's tau
+between the system rankings, and optionally a bootstrap over queries and annotators (`Sensitivity`). Numbers
+via ``Sensitivity.to_dataframe``; renderings ``to_markdown`` and ``to_dict``.
 """
 
 from __future__ import annotations
@@ -15,23 +15,31 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics import stats
+from metrics._choice import Choice
+from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _rows, _sign, _table
 from metrics.data import Qrels
 from metrics.errors import FormatError, Problem, QrelForgeError
-from metrics.evaluate import Result, as_qrels, evaluate
+from metrics.evaluate import Result, as_qrels, evaluate, named_runs
 from metrics.measures import Measure, parse_measures
-from metrics.render import _fmt
-from metrics.report import _TIE, _md, _nan, _py, _sign, _table, named_runs
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["assessor_sensitivity", "Sensitivity", "majority_qrels", "LABEL_COLUMNS"]
+__all__ = ["assessor_sensitivity", "Sensitivity", "majority_qrels", "TieRule", "LABEL_COLUMNS"]
+
+
+class TieRule(Choice):
+    """Which grade wins a tie between the most frequent grades of a pair (`majority_qrels`)."""
+
+    LOWER = "lower"  # conservative: 2 and 0 give 0
+    HIGHER = "higher"
+
 
 LABEL_COLUMNS = ("query_id", "doc_id", "annotator", "grade")
 
 
 def _labels_frame(labels: Any, source: str = "labels") -> pd.DataFrame:
-    """A validated copy of a long labels table: one row per (query_id, doc_id, annotator) with an int grade."""
+    """A validated copy of a long labels table: one row per (query_id, doc_id, annotator), an int grade."""
     import pandas as pd
 
     frame = labels if hasattr(labels, "columns") else pd.DataFrame(list(labels))
@@ -106,7 +114,7 @@ def _no_duplicate_labels(frame: pd.DataFrame, source: str) -> None:
         )
 
 
-def majority_qrels(labels: Any, *, tie: str = "lower") -> Qrels:
+def majority_qrels(labels: Any, *, tie: str = TieRule.LOWER) -> Qrels:
     """Qrels with each (query, document) graded by the most frequent grade among its annotators.
 
     Tie rule: among the most frequent grades the lowest wins with ``tie="lower"`` (conservative: two
@@ -118,11 +126,11 @@ def majority_qrels(labels: Any, *, tie: str = "lower") -> Qrels:
     >>> majority_qrels(labels).to_dict()
     {'q1': {'D1': 2}}
     """
-    if tie not in ("lower", "higher"):
+    if tie not in tuple(TieRule):
         raise QrelForgeError(f"tie must be 'lower' or 'higher'; got {tie!r}")
     frame = _labels_frame(labels)
     counts = frame.groupby(["query_id", "doc_id", "grade"], sort=False).size().reset_index(name="count")
-    counts = counts.sort_values(["count", "grade"], ascending=[False, tie == "lower"], kind="stable")
+    counts = counts.sort_values(["count", "grade"], ascending=[False, tie == TieRule.LOWER], kind="stable")
     winner = counts.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])["grade"]
     order = frame.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"]]
     grades = winner.reindex(_pairs_index(order)).to_numpy()
@@ -180,7 +188,7 @@ def assessor_sensitivity(
     measures: Iterable[str | Measure] | str,
     *,
     release: Any = None,
-    tie: str = "lower",
+    tie: str = TieRule.LOWER,
     fill: bool = True,
     n_bootstrap: int = 0,
     seed: int = 0,
@@ -193,16 +201,16 @@ def assessor_sensitivity(
     qrels, anything `metrics.evaluate` accepts; optional), ``majority`` (`majority_qrels`, ``tie`` rule), and
     ``annotator:NAME`` for each annotator. With ``fill=True`` an annotator's qrels are the reference (the
     release, else the majority) with that annotator's grades substituted where they judged, so every variant
-    judges the same pairs; with ``fill=False`` they hold only the annotator's own labels (unseen pairs count as
-    unjudged, i.e. non-relevant).
+    judges the same pairs; with ``fill=False`` they hold only the annotator's own labels (unseen pairs count
+    as unjudged, i.e. non-relevant).
 
     Reported: every run's mean under every variant; per run and measure the spread (min, max, range, std with
     ddof=0 over the variants); per variant and measure Kendall's tau-b between the system ranking it gives and
-    the reference's (`metrics.stats.kendall_tau`), the discordant run pairs and whether the top run is the same.
-    ``n_bootstrap > 0`` adds a bootstrap: each replicate draws the reference's queries with replacement and, for
-    each drawn query, one annotator uniformly among those who labelled it (the reference when none did), and
-    takes that annotator's per-query value (``default_rng(seed)``): intervals of each run's mean, the chance each
-    run ranks first (ties share), and the distribution of tau against the reference ranking.
+    the reference's (`metrics.stats.kendall_tau`), the discordant run pairs and whether the top run is the
+    same. ``n_bootstrap > 0`` adds a bootstrap: each replicate draws the reference's queries with replacement
+    and, for each drawn query, one annotator uniformly among those who labelled it (the reference when none
+    did), and takes that annotator's per-query value (``default_rng(seed)``): intervals of each run's mean,
+    the chance each run ranks first (ties share), and the distribution of tau against the reference ranking.
     """
     specs = parse_measures(measures)
     if not isinstance(fill, bool):
@@ -345,7 +353,7 @@ class Sensitivity:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "reference": self.reference,
             "qrels": self.variants,
             "runs": self.runs,
@@ -359,7 +367,7 @@ class Sensitivity:
                 "settings": self.boot_settings,
                 **{k: v.to_dict(orient="records") for k, v in self.boot.items()},
             }
-        return stats._json_ready(out)
+        return _json_ready(out)
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """Markdown: scores per qrels variant, the spread per run, tau per variant (and the bootstrap)."""
@@ -371,8 +379,8 @@ class Sensitivity:
         ]
         for m in map(str, self.measures):
             parts += [f"## {_md(m)}\n", self._md_scores(m, digits), self._md_tau(m, digits)]
-        if self.boot is not None:
-            parts.append(self._md_boot(digits))
+        if self.boot is not None and self.boot_settings is not None:
+            parts.append(self._md_boot(self.boot, self.boot_settings, digits))
         return "\n".join(parts)
 
     def _md_scores(self, measure: str, digits: int) -> str:
@@ -399,7 +407,7 @@ class Sensitivity:
                 _md(", ".join(t.top)),
                 "yes" if t.same_top else "no",
             ]
-            for t in tau.itertuples()
+            for t in _rows(tau)
         ]
         note = (
             f"Kendall's tau-b between each variant's system ranking and the {_md(self.reference)} ranking.\n"
@@ -408,8 +416,7 @@ class Sensitivity:
             _table(["qrels", "tau", "discordant pairs", "top run", "same top"], rows, "lrrll") + "\n" + note
         )
 
-    def _md_boot(self, digits: int) -> str:
-        s, boot = self.boot_settings, self.boot
+    def _md_boot(self, boot: dict[str, pd.DataFrame], s: dict[str, Any], digits: int) -> str:
         rows = [
             [
                 _md(b.run),
@@ -418,7 +425,7 @@ class Sensitivity:
                 f"[{_fmt(_py(b.ci_low), digits)}, {_fmt(_py(b.ci_high), digits)}]",
                 f"{b.p_first:.3f}",
             ]
-            for b in boot["bootstrap"].itertuples()
+            for b in _rows(boot["bootstrap"])
         ]
         taus = [
             [
@@ -427,7 +434,7 @@ class Sensitivity:
                 f"[{_fmt(_py(b.tau_low), digits)}, {_fmt(_py(b.tau_high), digits)}]",
                 f"{b.p_same_ranking:.3f}",
             ]
-            for b in boot["bootstrap_tau"].itertuples()
+            for b in _rows(boot["bootstrap_tau"])
         ]
         level = f"{s['confidence']:.0%}"
         return (
@@ -468,7 +475,7 @@ def _top(values: np.ndarray, runs: list[str], sign: float) -> list[str]:
 def _boot_means(
     values: np.ndarray, judges: list[np.ndarray], n_bootstrap: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(B, runs, measures) means: per replicate, queries drawn with replacement, each with one random judge."""
+    """(B, runs, measures) means: per replicate, queries drawn with replacement, each with a random judge."""
     n_var, n_runs, n_meas, nq = values.shape
     counts = np.array([len(j) for j in judges])
     flat = np.concatenate([*judges, np.zeros(0, np.int64)])
@@ -511,7 +518,7 @@ def _boot_tables(means: np.ndarray, s: Sensitivity, confidence: float) -> dict[s
     for j, m in enumerate(map(str, s.measures)):
         rows += _boot_run_rows(means[:, :, j], s.runs, m, q)
         ref = s._means(m)[s.variants.index(s.reference)]
-        tau = stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape))
+        tau = np.asarray(stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape)))
         ok = np.isfinite(tau).any()
         taus.append(
             {

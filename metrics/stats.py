@@ -32,12 +32,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from metrics._choice import Choice
+from metrics._text import _few, _grid, _json_ready, _p, _rows
 from metrics.errors import FormatError, Problem, QrelForgeError
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "StatTest",
+    "Correction",
+    "TESTS",
+    "CORRECTIONS",
     "PermutationResult",
     "paired_t",
     "permutation_test",
@@ -54,7 +60,26 @@ __all__ = [
 
 _CELLS = 1 << 22  # float64 cells per random chunk (32 MiB)
 _BOOT_CELLS = 1 << 17  # query draws per bootstrap chunk (counts stay in cache)
-CORRECTIONS = ("holm", "bonferroni", "none")
+
+
+class StatTest(Choice):
+    """The paired tests `metrics.compare` can run."""
+
+    T = "t"  # paired t-test
+    PERMUTATION = "permutation"  # Fisher's randomization test (sign flips)
+    BOOTSTRAP = "bootstrap"  # percentile bootstrap interval of the mean difference
+
+
+class Correction(Choice):
+    """Multiple-comparison corrections of `adjust`."""
+
+    HOLM = "holm"
+    BONFERRONI = "bonferroni"
+    NONE = "none"
+
+
+TESTS: tuple[StatTest, ...] = tuple(StatTest)
+CORRECTIONS: tuple[Correction, ...] = tuple(Correction)
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -159,7 +184,7 @@ def permutation_test(diffs: Any, *, n_permutations: int = 10_000, seed: int = 0)
             rng = np.random.default_rng([seed, 0])
             hits = _sign_hits(block, _random_patterns(len(rows), n_permutations, rng))
             p[cols], resamples[cols] = (hits + 1) / (n_permutations + 1), n_permutations
-    return PermutationResult(np.minimum(p, 1.0), n, resamples, exact)
+    return PermutationResult(p=np.minimum(p, 1.0), n=n, resamples=resamples, exact=exact)
 
 
 def _sign_hits(block: np.ndarray, patterns: Iterator[np.ndarray]) -> np.ndarray:
@@ -185,7 +210,7 @@ def _all_patterns(n: int) -> Iterator[np.ndarray]:
 
 
 def _random_patterns(n: int, count: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """``count`` random sign patterns, in chunks, from random bytes (one bit per query), reusing one buffer."""
+    """``count`` random sign patterns in chunks, from random bytes (one bit per query), in one buffer."""
     chunk = max(1, min(count, _CELLS // n))
     buffer = np.empty((chunk, n))
     for start in range(0, count, chunk):
@@ -237,7 +262,7 @@ def _bootstrap_means(block: np.ndarray, n_bootstrap: int, rng: np.random.Generat
 
 
 # ------------------------------------------------------------------------------------------ corrections
-def adjust(p: Any, method: str | None = "holm") -> np.ndarray:
+def adjust(p: Any, method: str | None = Correction.HOLM) -> np.ndarray:
     """Adjusted p-values for a family of tests; NaN entries are left out of the family and stay NaN.
 
     ``"holm"``: sort the m p-values ascending, adjusted p_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
@@ -246,15 +271,15 @@ def adjust(p: Any, method: str | None = "holm") -> np.ndarray:
     >>> adjust([0.01, 0.04, 0.03]).round(2).tolist()
     [0.03, 0.06, 0.06]
     """
-    method = "none" if method is None else method
+    method = Correction.NONE if method is None else method
     if method not in CORRECTIONS:
         raise QrelForgeError(f"correction must be one of {', '.join(CORRECTIONS)}; got {method!r}")
     p = np.asarray(p, dtype=np.float64).copy()
     kept = np.flatnonzero(~np.isnan(p))
     m = len(kept)
-    if method == "none" or m == 0:
+    if method == Correction.NONE or m == 0:
         return p
-    if method == "bonferroni":
+    if method == Correction.BONFERRONI:
         p[kept] = np.minimum(1.0, m * p[kept])
         return p
     order = kept[np.argsort(p[kept], kind="stable")]
@@ -384,7 +409,7 @@ class ABReport:
                 f"{r.rate:.4f}",
                 f"[{r.ci_low:.4f}, {r.ci_high:.4f}]",
             ]
-            for r in self.arms.itertuples()
+            for r in _rows(self.arms)
         ]
         out = _grid(arms)
         tests = [["group", "vs", "diff", "z", "p", "p (Fisher)", "p (adj.)", "significant"]]
@@ -399,11 +424,12 @@ class ABReport:
                 _p(r.p_adjusted),
                 "yes" if r.significant else "no",
             ]
-            for r in self.tests.itertuples()
+            for r in _rows(self.tests)
         ]
         out += "\n" + _grid(tests)
         if self.chi_square is not None:
-            out += f"\nchi-square across {len(self.arms)} arms: {self.chi_square[0]:.3f}, p = {_p(self.chi_square[1])}\n"
+            statistic, p = self.chi_square
+            out += f"\nchi-square across {len(self.arms)} arms: {statistic:.3f}, p = {_p(p)}\n"
         return out + "\n" + self._notes()
 
     def _notes(self) -> str:
@@ -413,47 +439,14 @@ class ABReport:
         ]
         if self.dropped_users:
             notes.append(
-                f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} seen in more than one group "
+                f"dropped {len(self.dropped_users)} user{'s' if len(self.dropped_users) > 1 else ''} "
+                "seen in more than one group "
                 f"({self.dropped_rows} rows): {_few(self.dropped_users)}"
             )
         return "".join(f"note: {n}\n" for n in notes)
 
     def __repr__(self) -> str:
         return f"ABReport({len(self.arms)} arms, control={self.control!r})"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None or value != value else ("<0.0001" if value < 1e-4 else f"{value:.4f}")
-
-
-def _few(items: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(x) for x in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _grid(rows: list[list[str]]) -> str:
-    """Plain-text columns, two spaces apart: the first left-aligned, the others right-aligned."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
-def _json_ready(value: Any) -> Any:
-    """Plain Python types for ``json.dumps``: NaN becomes None, numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def ab_test(
@@ -508,11 +501,6 @@ def ab_test(
 
 def _where(source: str, lines: Sequence[int] | None, row: int) -> tuple[int, str]:
     return (int(lines[row]), "line") if lines is not None else (row + 1, "row")
-
-
-def _ab_problem(source: str, lines: Sequence[int] | None, row: int, text: str, reason: str) -> FormatError:
-    line, unit = _where(source, lines, row)
-    return FormatError(Problem(source, line, text, reason, unit))
 
 
 def _ab_frame(log: Any, source: str, lines: Sequence[int] | None) -> pd.DataFrame:
@@ -663,9 +651,9 @@ def _arm_table(frame: pd.DataFrame, confidence: float) -> pd.DataFrame:
 def _arm_tests(arms: pd.DataFrame, control: str, alpha: float) -> pd.DataFrame:
     import pandas as pd
 
-    base = arms.set_index("group").loc[control]
+    base: Any = arms.set_index("group").loc[control]
     rows = []
-    for arm in arms.itertuples():
+    for arm in _rows(arms):
         if arm.group == control:
             continue
         z, p = two_proportion_z(
@@ -683,7 +671,7 @@ def _arm_tests(arms: pd.DataFrame, control: str, alpha: float) -> pd.DataFrame:
         )
     tests = pd.DataFrame(rows)
     primary = tests["p_fisher"].where(tests["p_fisher"].notna(), tests["p"])
-    tests["p_adjusted"] = adjust(primary.to_numpy(dtype=np.float64), "holm")
+    tests["p_adjusted"] = adjust(primary.to_numpy(dtype=np.float64), Correction.HOLM)
     tests["significant"] = tests["p_adjusted"] <= alpha
     return tests
 

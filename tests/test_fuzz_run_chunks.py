@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import metrics.formats as formats
+import metrics.formats._trec as formats  # the TREC reader, where _pair_keys lives
 from metrics import FormatError, read_run
 from metrics.formats import iter_run_chunks
 

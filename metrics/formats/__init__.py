@@ -1,0 +1,57 @@
+"""Readers and writers: TREC qrels and runs, BEIR TSV qrels, JSONL/CSV/TSV corpora and queries.
+
+Every reader accepts a path (plain or gzip-compressed, detected by its magic bytes) or a file object (text or
+binary), reads UTF-8 (a leading BOM is dropped; CRLF line ends are fine), and either returns the whole file or
+raises `FormatError` listing every bad line as ``file:line: reason: 'text'``. Nothing is half-read.
+
+TREC layouts (fields separated by any run of spaces or tabs):
+
+- qrels: ``qid iter docid rel`` (exactly four fields; ``rel`` an integer, negative allowed);
+- runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
+  rank column is not read, order comes from the score).
+
+Large well-formed files take a vectorized path (Arrow's CSV reader); anything unusual, and every error, goes
+through the line-by-line reader, which is the reference for what is accepted.
+
+The package may import numpy, pyarrow, the standard library, `metrics.errors`, `metrics._choice`,
+`metrics._ids` and `metrics.data` (pandas only inside the readers that return DataFrames); never the rest of
+`metrics`, never the app. Its private modules, re-exported here (import from `metrics.formats`):
+
+- `metrics.formats._lines`: the shared line and error machinery (sources, gzip, bad-line collection, decoding,
+  writing lines, `line_of_row`);
+- `metrics.formats._trec`: TREC qrels and runs (`read_qrels`, `read_run`, `iter_run_chunks`, `write_qrels`,
+  `write_run`);
+- `metrics.formats._beir`: BEIR TSV qrels (`read_beir_qrels`, and ``read_qrels(format="beir")``);
+- `metrics.formats._tables`: JSONL/CSV/TSV tables (`read_corpus`, `read_queries`, `read_chunk_map`,
+  `write_jsonl`).
+"""
+
+from metrics.formats._beir import read_beir_qrels
+from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
+from metrics.formats._tables import TableFormat, read_chunk_map, read_corpus, read_queries, write_jsonl
+from metrics.formats._trec import (
+    QrelsFormat,
+    iter_run_chunks,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
+
+__all__ = [
+    "read_qrels",
+    "read_run",
+    "read_beir_qrels",
+    "write_qrels",
+    "write_run",
+    "read_corpus",
+    "read_queries",
+    "write_jsonl",
+    "read_chunk_map",
+    "line_of_row",
+    "iter_run_chunks",
+    "QrelsFormat",
+    "TableFormat",
+    "Source",
+    "MAX_PROBLEMS",
+]

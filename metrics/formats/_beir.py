@@ -1,0 +1,68 @@
+"""BEIR TSV qrels (private; `metrics.formats.read_qrels` and `read_beir_qrels` use it): a header line, then
+``query-id<TAB>corpus-id<TAB>score`` rows."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metrics import _ids
+from metrics.data import Qrels
+from metrics.formats._lines import (
+    _INT,
+    Source,
+    _Collector,
+    _decode,
+    _grade_problem,
+    _Pairs,
+    _resolve,
+    _Source,
+)
+
+
+def _looks_beir(src: _Source) -> bool:
+    if src.name.lower().removesuffix(".gz").endswith(".tsv"):
+        return True
+    for _, raw in src.lines():
+        if raw.strip():
+            return raw.rstrip(b"\r").count(b"\t") == 2 and b" " not in raw.strip()
+    return False
+
+
+def _read_beir(src: _Source) -> Qrels:
+    problems, pairs = _Collector(src.name), _Pairs()
+    qids, docs, grades, header = [], [], [], None
+    for number, raw in src.lines():
+        text = _decode(raw[:-1] if raw.endswith(b"\r") else raw, number, problems)
+        if text is None or not text.strip(" \t"):
+            continue
+        fields = [f.strip(" ") for f in text.split("\t")]
+        if header is None:
+            header = fields
+            if len(fields) == 3 and _INT.fullmatch(fields[2]):
+                problems.add(number, text, "missing header line 'query-id<TAB>corpus-id<TAB>score'")
+            continue
+        reason = _beir_problem(fields)
+        if reason:
+            problems.add(number, text, reason)
+        elif pairs.check(problems, number, text, fields[0], fields[1]):
+            qids.append(fields[0])
+            docs.append(fields[1])
+            grades.append(int(fields[2]))
+    problems.check()
+    return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+
+
+def _beir_problem(fields: list[str]) -> str | None:
+    if len(fields) != 3:
+        return f"expected 3 tab-separated fields (query-id corpus-id score), got {len(fields)}"
+    for value, what in ((fields[0], "query-id"), (fields[1], "corpus-id")):
+        if not value:
+            return f"empty {what}"
+        if _ids.BAD_ID_CHARS.search(value):
+            return f"{what} contains a space, tab or line break: {value!r}"
+    return _grade_problem(fields[2])
+
+
+def read_beir_qrels(source: Source) -> Qrels:
+    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows."""
+    return _read_beir(_resolve(source))
