@@ -45,7 +45,7 @@ from __future__ import annotations
 import glob
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -285,6 +285,18 @@ def _connect(ray: Any, address: str | None, num_cpus: int | None) -> bool:
     return True
 
 
+def _as_qrels(qrels: Any) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, str | os.PathLike):
+        return read_qrels(qrels)
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    if hasattr(qrels, "columns"):
+        return Qrels.from_dataframe(qrels)
+    raise EvaluationError(f"qrels must be a path, DataFrame, mapping or Qrels; got {type(qrels).__name__}")
+
+
 def _gather(ray: Any, futures: list[Any]) -> list[_Partial]:
     try:
         return list(ray.get(futures))
@@ -347,7 +359,7 @@ def evaluate_ray_runs(
         raise EvaluationError(f"runs must be a non-empty sequence of runs (paths); got {runs!r}")
     if names is not None and len(names) != len(runs):
         raise EvaluationError(f"names must hold one name per run ({len(runs)}); got {names!r}")
-    qrels = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    qrels = _as_qrels(qrels)
     base = _evaluate(qrels, Run.from_dict({}), specs)  # every query missing: the values evaluate gives them
     paths = [partition_paths(r) for r in runs]
     started = _connect(ray, address, num_cpus)
@@ -384,11 +396,12 @@ def evaluate_ray(
 ) -> Result:
     """Score a run held as partition files on Ray: the numbers of `metrics.evaluate` on their concatenation.
 
-    ``qrels``: a path or a `Qrels`. ``run_paths``: a partition file, a directory of them, a glob pattern, or a
-    sequence of those (see the module docstring for the formats and the rules). ``measures``: names as for
-    `evaluate`. ``address``: None (the Ray already connected, else a new local one), ``"local"``, ``"auto"``
-    or a cluster address; ``num_cpus``: the CPUs of a Ray started here (default: the machine's). ``name``: the
-    run's name (default: the first partition's tag). ``strict=True``: missing or extra queries are errors.
+    ``qrels``: a path, DataFrame, mapping or `Qrels`. ``run_paths``: a partition file, a directory of them, a
+    glob pattern, or a sequence of those (see the module docstring for the formats and the rules).
+    ``measures``: names as for `evaluate`. ``address``: None (the Ray already connected, else a new local
+    one), ``"local"``, ``"auto"`` or a cluster address; ``num_cpus``: the CPUs of a Ray started here
+    (default: the machine's). ``name``: the run's name (default: the first partition's tag).
+    ``strict=True``: missing or extra queries are errors.
 
     Raises `EvaluationError` for a query split across partitions (naming it and both files) and `FormatError`
     for a bad partition; `QrelForgeError` when Ray is not installed.
