@@ -36,8 +36,12 @@ Ray is optional (``pip install 'qrelforge[ray]'``): this module imports without 
 shut down at the end): call ``ray.init`` yourself to keep one across calls. A remote cluster's workers must be
 able to import ``metrics`` (install qrelforge there, or pass a ``runtime_env`` to ``ray.init``).
 
+The example is skipped by the doctests (+SKIP): it needs Ray, its files, and seconds to start a cluster.
+
 >>> from metrics.distributed import evaluate_ray
->>> result = evaluate_ray("qrels.txt", "run_parts/", ["P@10", "nDCG@10"])  # doctest: +SKIP (needs Ray)
+>>> result = evaluate_ray("qrels.txt", "run_parts/", ["P@10", "nDCG@10"])  # doctest: +SKIP
+>>> result.counts  # doctest: +SKIP
+Counts(evaluated=6980, missing=0, extra=0, no_relevant=0)
 """
 
 from __future__ import annotations
@@ -231,8 +235,32 @@ def _judgments_of(qrels: Qrels, queries: list[str]) -> Qrels:
     )
 
 
-def _score_partition(qrels: Qrels, path: str, measures: Sequence[str]) -> _Partial:
-    """Evaluate one partition on the judgments of its queries (the body of a Ray task)."""
+@dataclass(frozen=True)
+class _Failure:
+    """A `QrelForgeError` raised in a task, sent back as data: a `FormatError` does not survive pickling (its
+    constructor takes problems, not the message), and the driver raises it again as it was."""
+
+    kind: type[QrelForgeError]
+    message: str
+    problems: tuple[Problem, ...] = ()
+
+    def error(self) -> QrelForgeError:
+        if issubclass(self.kind, FormatError):
+            return self.kind(list(self.problems))
+        return self.kind(self.message)
+
+
+def _score_partition(qrels: Qrels, path: str, measures: Sequence[str]) -> _Partial | _Failure:
+    """The body of a Ray task: `_evaluate_partition`, its bad-input errors returned as a `_Failure`."""
+    try:
+        return _evaluate_partition(qrels, path, measures)
+    except QrelForgeError as exc:
+        problems = tuple(exc.problems) if isinstance(exc, FormatError) else ()
+        return _Failure(kind=type(exc), message=str(exc), problems=problems)
+
+
+def _evaluate_partition(qrels: Qrels, path: str, measures: Sequence[str]) -> _Partial:
+    """Evaluate one partition on the judgments of its queries."""
     run = _read_partition(path)
     queries = run.query_ids
     judged = _judgments_of(qrels, queries)
@@ -298,13 +326,12 @@ def _as_qrels(qrels: Any) -> Qrels:
 
 
 def _gather(ray: Any, futures: list[Any]) -> list[_Partial]:
-    try:
-        return list(ray.get(futures))
-    except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, QrelForgeError):
-            raise cause from None
-        raise
+    """The tasks' answers in partition order; the first partition's bad-input error is raised here."""
+    answers = ray.get(futures)
+    for answer in answers:
+        if isinstance(answer, _Failure):
+            raise answer.error()
+    return answers
 
 
 def _combine(
