@@ -168,8 +168,10 @@ def test_several_runs_share_the_cluster(cluster, small):
 def test_a_bad_partition_raises_the_format_error_of_read_run(cluster, small):
     qrels, parts = small
     _write(parts / "c.txt", "q3 Q0 D3 1 high t\n")
-    with pytest.raises(FormatError, match=r"c\.txt:1"):
+    with pytest.raises(FormatError, match=r"c\.txt:1") as caught:
         evaluate_ray(qrels, parts, MEASURES)
+    assert str(caught.value).startswith(f"{parts / 'c.txt'}:1: ")
+    assert (caught.value.source, caught.value.line) == (str(parts / "c.txt"), 1)
 
 
 def test_parquet_without_a_score_column_is_refused(tmp_path, small):
