@@ -177,14 +177,19 @@ class _Owners:
                 raise _split_query_error(q, first, path)
 
 
-def _run_name(name: str | None, parts: Sequence[Run | _Partial], run: RunPaths) -> str:
+def _run_name(name: str | None, parts: Sequence[Run | _Partial], run: RunPaths, paths: list[str]) -> str:
+    """``name``, else the first partition's (a TREC tag), else the directory's name (of a directory or of a
+    pattern's first match), else the first file's name."""
     if name is not None:
         return name
     named = next((p.name for p in parts if p.name), None)
     if named:
         return named
-    base = run if isinstance(run, str | os.PathLike) else os.fspath(list(run)[0])
-    return Path(os.fspath(base).rstrip("/")).name or os.fspath(base)
+    text = os.fspath(run) if isinstance(run, str | os.PathLike) else ""
+    if os.path.isdir(text):
+        return Path(text).resolve().name
+    first = Path(paths[0])
+    return first.resolve().parent.name if _PATTERN_CHARS & set(text) else first.name
 
 
 def read_partitions(run: RunPaths, *, name: str | None = None) -> Run:
@@ -198,13 +203,13 @@ def read_partitions(run: RunPaths, *, name: str | None = None) -> Run:
         owners.claim(path, part.query_ids)
     if len(parts) == 1:
         only = parts[0]
-        only.name = _run_name(name, parts, run)
+        only.name = _run_name(name, parts, run, paths)
         return only
     return Run(
         pa.chunked_array([c for p in parts for c in _chunks(p.query_id)], pa.string()),
         pa.chunked_array([c for p in parts for c in _chunks(p.doc_id)], pa.string()),
         np.concatenate([p.score for p in parts]),
-        name=_run_name(name, parts, run),
+        name=_run_name(name, parts, run, paths),
         source=os.fspath(run) if isinstance(run, str | os.PathLike) else paths[0],
     )
 
@@ -403,7 +408,7 @@ def evaluate_ray_runs(
             base,
             parts,
             run_paths,
-            name=_run_name(names[i] if names else None, parts, runs[i]),
+            name=_run_name(names[i] if names else None, parts, runs[i], run_paths),
             strict=strict,
             run=runs[i],
         )

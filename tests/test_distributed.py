@@ -109,9 +109,10 @@ def test_trec_partitions_score_as_the_concatenated_run(cluster, data):
 
 def test_parquet_partitions_score_as_the_concatenated_run(cluster, data):
     root, qrels, want = data
-    got = evaluate_ray(root / "qrels.txt", str(root / "parquet" / "*.parquet"), MEASURES, name="tagR")
+    got = evaluate_ray(root / "qrels.txt", str(root / "parquet" / "*.parquet"), MEASURES)
     _assert_same(got, want)
-    assert got.name == "tagR"
+    assert got.name == "parquet"  # no tag in Parquet: the directory's name
+    assert evaluate_ray(qrels, root / "parquet" / "part-2.parquet", ["P@10"], name="tagR").name == "tagR"
 
 
 def test_read_partitions_is_the_local_twin(data):
