@@ -1,6 +1,9 @@
 """``qrelforge score``, ``compare``, ``check`` and ``ab``: score runs, compare them with confidence, gate CI.
 
 - ``score QRELS RUN...``: trec_eval-faithful measures of each run, as a table, JSON, CSV or trec_eval text.
+  A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
+  (`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray
+  (the ``ray`` extra), with the same output as the default ``--engine local``.
 - ``compare QRELS RUN... [--baseline NAME]``: means, paired tests against the baseline (t-test, randomization
   test, bootstrap interval; Holm-adjusted), per-query win/tie/loss, as a table, Markdown, HTML, LaTeX or JSON.
 - ``check QRELS RUN --min "R@5=0.7" [--max ...] [--history FILE] [--trend] [--plot FILE.svg]``: a CI gate.
@@ -19,17 +22,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from annotate_app.cli._common import AddParser, Subcommands, emit
 from metrics.errors import QrelForgeError
 
-__all__ = ["COMMANDS", "DEFAULT_MEASURES", "named_run_files"]
+__all__ = ["COMMANDS", "DEFAULT_MEASURES", "Engine", "named_run_files"]
 
 DEFAULT_MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 FORMATS = ("table", "markdown", "html", "latex", "json")
+
+
+class Engine(StrEnum):
+    """Where ``score`` evaluates: in this process, or on Ray (`metrics.distributed`)."""
+
+    LOCAL = "local"
+    RAY = "ray"
 
 
 # ------------------------------------------------------------------------------------------------ parsers
@@ -70,7 +82,13 @@ def add_score_parser(sub: Subcommands) -> None:
         description="Score one or more TREC runs against qrels.",
     )
     p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file(s)")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="TREC run file(s); a run held as partitions: a directory, a quoted glob, or Parquet files "
+        "(query_id, doc_id, score), every query in one partition",
+    )
     p.add_argument(
         "-m",
         "--measure",
@@ -81,6 +99,19 @@ def add_score_parser(sub: Subcommands) -> None:
     )
     p.add_argument("--per-query", action="store_true", help="also show the value of every query")
     p.add_argument("--format", choices=["table", "json", "csv", "trec"], default="table")
+    p.add_argument(
+        "--engine",
+        type=Engine,
+        choices=list(Engine),
+        default=Engine.LOCAL,
+        help="local: in this process (default); ray: one Ray task per partition (needs the ray extra)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="auto|local|HOST:PORT",
+        help="with --engine ray: local starts a Ray with this machine's CPUs (default), auto joins the "
+        "cluster running here, HOST:PORT (or ray://HOST:PORT) a remote one",
+    )
     p.add_argument(
         "--corpus", metavar="DOCS", help="corpus (JSONL/CSV/TSV): unknown document IDs become errors"
     )
@@ -222,18 +253,54 @@ COMMANDS: dict[str, AddParser] = {
 
 # -------------------------------------------------------------------------------------------------- score
 def _cmd_score(args: argparse.Namespace) -> int:
-    from metrics import parse_measures, read_corpus, read_qrels, render
-    from metrics.evaluate import evaluate
+    from metrics import parse_measures, read_qrels, render
 
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
-    qrels = read_qrels(args.qrels)
-    corpus = read_corpus(args.corpus) if args.corpus else None
-    results = [
-        evaluate(qrels, run, measures, corpus=corpus, strict=args.strict, chunk_map=args.chunk_map)
-        for run in args.runs
-    ]
+    if args.engine is Engine.RAY:
+        results = _score_on_ray(args, measures)
+    else:
+        if args.address is not None:
+            raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
+        results = _score_here(args, read_qrels(args.qrels), measures)
     emit(render.score_output(results, measures, fmt=args.format, per_query=args.per_query), args.output)
     return 0
+
+
+def _partitioned(run: str) -> bool:
+    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
+    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
+        return True
+    return not os.path.exists(run) and any(c in run for c in "*?[")
+
+
+def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
+    from metrics import read_corpus
+    from metrics.distributed import read_partitions
+    from metrics.evaluate import evaluate
+
+    corpus = read_corpus(args.corpus) if args.corpus else None
+    return [
+        evaluate(
+            qrels,
+            read_partitions(run) if _partitioned(run) else run,
+            measures,
+            corpus=corpus,
+            strict=args.strict,
+            chunk_map=args.chunk_map,
+        )
+        for run in args.runs
+    ]
+
+
+def _score_on_ray(args: argparse.Namespace, measures: list[Any]) -> list[Any]:
+    from metrics import read_qrels
+    from metrics.distributed import Address, evaluate_ray_runs
+
+    for flag, value in (("--corpus", args.corpus), ("--chunk-map", args.chunk_map)):
+        if value:
+            raise QrelForgeError(f"{flag} {value!r} is not supported with --engine ray; use --engine local")
+    address = args.address or Address.LOCAL
+    return evaluate_ray_runs(read_qrels(args.qrels), args.runs, measures, address=address, strict=args.strict)
 
 
 # ------------------------------------------------------------------------------------------------ compare
