@@ -60,6 +60,10 @@ class FormatError(QrelForgeError):
         suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         super().__init__(first + suffix)
 
+    def __reduce__(self) -> tuple[type[FormatError], tuple[list[Problem]]]:
+        """Pickle by the problems, not the message (errors cross process boundaries: Ray, multiprocessing)."""
+        return (type(self), (self.problems,))
+
     @property
     def source(self) -> str:
         return self.problems[0].source

@@ -195,3 +195,18 @@ def test_the_string_enums_equal_format_and_show_as_plain_strings():
     c = report.comparison("b", "RR")
     assert c.direction in (Direction.NONE, "") and isinstance(c.direction, Direction)
     assert json.loads(json.dumps(report.to_dict()))["settings"]["correction"] == "holm"
+
+
+def test_format_error_survives_pickling() -> None:
+    import pickle
+
+    from metrics.errors import FormatError, Problem
+
+    error = FormatError(
+        [
+            Problem(source="run.trec", line=3, text="x", reason="bad score"),
+            Problem(source="run.trec", line=4, text="y", reason="bad rank"),
+        ]
+    )
+    back = pickle.loads(pickle.dumps(error))
+    assert (str(back), back.problems, back.line) == (str(error), error.problems, 3)
