@@ -67,7 +67,7 @@ def _expected(data: bytes) -> list[tuple]:
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "interleaved"])
 @pytest.mark.parametrize("piece", [1, 2, 4, 7, 1_000_000])
 def test_any_piece_size_stores_the_whole_run_ranked(project, monkeypatch, piece, grouped):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", piece)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", piece)
     data = _random_run(piece, grouped=grouped)
     report = imports.import_run(project, SYSTEM, "p", data, filename="run.trec")
     assert (report.name, report.added) == ("tag", 15)
@@ -77,7 +77,7 @@ def test_any_piece_size_stores_the_whole_run_ranked(project, monkeypatch, piece,
 
 @pytest.mark.parametrize("piece", [1, 2, 1_000_000])
 def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project, monkeypatch, piece):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", piece)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", piece)
     chunks = "".join(f'{{"chunk_id": "{d}#{i}", "doc_id": "{d}"}}\n' for d in ("D1", "D2") for i in (1, 2))
     imports.import_chunk_map(project, SYSTEM, "p", chunks.encode(), filename="chunks.jsonl")
     run = (
@@ -123,7 +123,7 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
     ],
 )
 def test_a_bad_line_in_a_late_piece_imports_nothing(project, monkeypatch, run, problems):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", 2)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", 2)
     with pytest.raises(InvalidInput) as info:
         imports.import_run(project, SYSTEM, "p", run, filename="run.trec")
     assert [str(p) for p in info.value.problems] == problems
@@ -131,7 +131,7 @@ def test_a_bad_line_in_a_late_piece_imports_nothing(project, monkeypatch, run, p
 
 
 def test_the_run_is_named_by_its_first_tag_even_when_read_in_pieces(project, monkeypatch):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", 1)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", 1)
     run = b"\n\nq1 Q0 D1 1 1 first\nq1 Q0 D2 2 1 second\n"
     assert imports.import_run(project, SYSTEM, "p", run, filename="run.trec").name == "first"
     with pytest.raises(InvalidInput, match=re.escape("run name must")):
