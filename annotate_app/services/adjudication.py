@@ -13,10 +13,9 @@ import pandas as pd
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.gate import adjudication_info, classify
-from annotate_app.services.inputs import check_int
+from annotate_app.services.inputs import check_int, check_reason
 from annotate_app.services.labels import check_grade
 from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.queue import check_reason
 from annotate_app.services.types import AdjudicationInfo
 from annotate_app.store import judging as jq
 from annotate_app.store.db import Database

@@ -26,8 +26,8 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.errors import InvalidInput, NotFound
-from annotate_app.services.inputs import check_text
+from annotate_app.services.errors import NotFound
+from annotate_app.services.inputs import check_count, check_text
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
 from annotate_app.services.queue import label_info
 from annotate_app.services.types import (
@@ -338,8 +338,8 @@ def disagreements(
     """The disagreement queue (reviewer), worst first: by weighted disagreement between the grades, then grade
     spread, then pair. Each item shows every annotator's grade and reason side by side, the adjudication if any,
     and prior judgments of the pair. Resolved (validly adjudicated) pairs are left out unless asked for."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput(f"limit must be an int >= 1; got {limit!r}")
+    check_count(limit, "limit")
+    check_count(offset, "offset", 0)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see disagreements")
         state = load_state(s, proj)

@@ -13,9 +13,9 @@ import numbers
 
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_int
+from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
-from annotate_app.services.queue import annotator_context, check_reason, label_info
+from annotate_app.services.queue import annotator_context, label_info
 from annotate_app.services.types import LabelInfo
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
@@ -121,9 +121,7 @@ def save_label(
 
 def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:
     """The caller's current labels, most recently saved first (to review or edit them)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput(f"limit must be an int >= 1; got {limit!r}")
-    check_int(limit, "limit")
+    check_count(limit, "limit")
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit)

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.inputs import check_int, check_text
+from annotate_app.services.inputs import check_count, check_text
 from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import PairInfo, PoolReport
 from annotate_app.store import corpus as cq
@@ -31,14 +31,6 @@ from annotate_app.store.db import Database
 from annotate_app.store.models import Pair, Project, utcnow
 
 __all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs"]
-
-
-def _check_int(name: str, value, low: int = 1, *, optional: bool = False) -> int | None:
-    if optional and value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidInput(f"{name} must be an int >= {low}{' or None' if optional else ''}; got {value!r}")
-    return check_int(value, name, low)
 
 
 def pool(
@@ -55,8 +47,8 @@ def pool(
 
     >>> # pool(db, SYSTEM, "demo", depth=3)  -> PoolReport(added=12, ...) on the sample corpus
     """
-    _check_int("depth", depth)
-    _check_int("budget", budget, optional=True)
+    check_count(depth, "depth")
+    check_count(budget, "budget", optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "pool runs")
         chosen = _runs(s, proj, runs)
@@ -274,8 +266,8 @@ def list_pairs(
     db: Database, actor: Actor, project: ProjectRef, *, limit: int = 100, offset: int = 0
 ) -> pd.DataFrame:
     """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels, reasons."""
-    _check_int("limit", limit)
-    _check_int("offset", offset, 0)
+    check_count(limit, "limit")
+    check_count(offset, "offset", 0)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list pairs")
         rows = q.pair_listing(s, proj.id, limit=limit, offset=offset)

@@ -23,8 +23,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, Role, audit
-from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_int, check_text
+from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
+from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.projects import ProjectRef, open_project, settings_of
 from annotate_app.services.types import AnnotatorProgress, LabelInfo, PairView
 from annotate_app.store import judging as jq
@@ -32,7 +32,7 @@ from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.models import Assignment, Project, User, utcnow
 
-__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "check_reason"]
+__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims"]
 
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
@@ -47,16 +47,6 @@ def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str
     if pq.member(s, proj.id, user.id) is None:
         raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
     return user, proj
-
-
-def check_reason(reason: str, minimum: int, what: str = "reason") -> str:
-    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000)."""
-    text, required = check_text(reason, what).strip(), max(minimum, 1)
-    if len(text) < required:
-        raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
-    if len(text) > 10_000:
-        raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
-    return text
 
 
 # --------------------------------------------------------------------------------------------- next_pair
@@ -205,12 +195,7 @@ def release_stale_claims(
 ) -> int:
     """Free unlabelled claims older than ``older_than_minutes`` (default: the project's claim timeout), for
     reviewers who do not want to wait for the queue to run dry. Returns how many were freed."""
-    if older_than_minutes is not None and (
-        isinstance(older_than_minutes, bool)
-        or not isinstance(older_than_minutes, int)
-        or older_than_minutes < 0
-    ):
-        raise InvalidInput(f"older_than_minutes must be an int >= 0; got {older_than_minutes!r}")
+    check_count(older_than_minutes, "older_than_minutes", 0, optional=True)
     check_int(older_than_minutes, "older_than_minutes", 0, MAX_CLAIM_AGE, optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")

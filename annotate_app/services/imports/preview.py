@@ -12,6 +12,7 @@ from annotate_app.services.imports._common import (
     Source,
     read_source,
 )
+from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportPreview
 from annotate_app.store.db import Database
 from metrics.errors import FormatError
@@ -35,6 +36,7 @@ def preview(
     row count, columns, the first ``limit`` rows and every problem found by the parser."""
     import metrics.formats as formats
 
+    check_count(limit, "limit", 0)
     if not isinstance(kind, str) or kind not in _READERS:
         raise InvalidInput(f"kind must be one of {', '.join(map(repr, _READERS))}; got {kind!r}")
     with db.read() as s:
