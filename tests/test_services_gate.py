@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from annotate_app.services import adjudication, gate, labels, pooling, projects, queue
+from annotate_app.services._gate_state import classify
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
 from metrics import agreement as ag
@@ -37,7 +38,7 @@ def test_verdicts(grades, n, cutoff, expected):
             "stale": [0] * len(grades),
         }
     )
-    row = gate.classify(table, n, cutoff).iloc[0]
+    row = classify(table, n, cutoff).iloc[0]
     assert (
         bool(row.complete),
         bool(row.unanimous),

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services.errors import InvalidInput, PermissionDenied
 from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import User, utcnow
 
 __all__ = [
@@ -161,7 +162,7 @@ def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> N
             s,
             actor_id=user_id,
             actor_name=name,
-            action="login_failed",
+            action=AuditAction.LOGIN_FAILED,
             project_id=None,
             details={"failed_logins": failures},
         )
@@ -174,7 +175,7 @@ def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None
             s,
             actor_id=user_id,
             actor_name=shown,
-            action="login_failed",
+            action=AuditAction.LOGIN_FAILED,
             project_id=None,
             details={"why": why},
         )

@@ -43,6 +43,7 @@ from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.store import backup as q
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.migrate import current_revision, head_revision
 from annotate_app.store.models import utcnow
 
@@ -71,6 +72,15 @@ class BackupInfo:
         )
 
 
+def _info(path: Path, manifest: dict) -> BackupInfo:
+    return BackupInfo(
+        path=str(path),
+        schema_revision=manifest["schema_revision"],
+        tables={t["name"]: t["rows"] for t in manifest["tables"]},
+        sha256=_file_sha256(path),
+    )
+
+
 def _file_sha256(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
@@ -89,15 +99,14 @@ def backup(db: Database, actor: Actor, dest: str | os.PathLike, *, overwrite: bo
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
-    counts = {t["name"]: t["rows"] for t in manifest["tables"]}
-    info = BackupInfo(str(path), manifest["schema_revision"], counts, _file_sha256(path))
+    info = _info(path, manifest)
     with db.write() as s:
         audit(
             s,
             actor,
-            "backup_created",
+            AuditAction.BACKUP_CREATED,
             target=str(path)[:1000],
-            details={"sha256": info.sha256, "rows": counts},
+            details={"sha256": info.sha256, "rows": info.tables},
         )
     return info
 
@@ -252,8 +261,7 @@ def restore(db: Database, actor: Actor, source: str | os.PathLike, *, force: boo
         except (IntegrityError, DataError) as exc:
             detail = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
             raise InvalidInput(f"{path}: the archive does not fit the database ({detail})") from None
-    counts = {t["name"]: t["rows"] for t in manifest["tables"]}
-    return BackupInfo(str(path), manifest["schema_revision"], counts, _file_sha256(path))
+    return _info(path, manifest)
 
 
 def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict, force: bool) -> None:
@@ -282,7 +290,7 @@ def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict,
         s,
         actor_id=None,
         actor_name=actor.username,
-        action="backup_restored",
+        action=AuditAction.BACKUP_RESTORED,
         project_id=None,
         target=str(path)[:1000],
         details={

@@ -92,7 +92,7 @@ def load_demo(
         imports.import_run(db, actor, DEMO_PROJECT, folder / run)
     report = pooling.pool(db, actor, DEMO_PROJECT, depth=3)
     projects.assign(db, actor, DEMO_PROJECT, ["alice", "bob"])
-    return DemoInfo(DEMO_PROJECT, DEMO_USERS, created, report, reset)
+    return DemoInfo(project=DEMO_PROJECT, users=DEMO_USERS, created_users=created, pool=report, reset=reset)
 
 
 def _reset(db: Database, actor: Actor) -> None:

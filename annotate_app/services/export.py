@@ -17,14 +17,15 @@ import csv
 import io
 import json
 
+from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.releases import canonical_trec, load_release, sha256_text
+from annotate_app.services.releases import canonical_trec, sha256_text
 from annotate_app.store import judging as jq
 from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 from metrics.render import csv_safe
 
 __all__ = ["export_release", "export_labels_csv", "FORMATS"]
@@ -51,7 +52,7 @@ def export_release(
         audit(
             s,
             actor,
-            "release_exported",
+            AuditAction.RELEASE_EXPORTED,
             project_id=proj.id,
             target=f"{proj.name} v{release.version}",
             details={"format": format},

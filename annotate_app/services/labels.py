@@ -11,27 +11,20 @@ from __future__ import annotations
 import math
 import numbers
 
+from annotate_app.services._context import ProjectRef, annotator_context, check_grade, open_project
+from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_count, check_int, check_reason
-from annotate_app.services.projects import ProjectRef, open_project, settings_of
-from annotate_app.services.queue import annotator_context, label_info
 from annotate_app.services.types import LabelInfo
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
-from annotate_app.store.models import Project
+from annotate_app.store.enums import AssignmentStatus
 
-__all__ = ["save_label", "my_labels", "pair_history", "check_grade"]
+__all__ = ["save_label", "my_labels", "pair_history", "MAX_SECONDS"]
 
 MAX_SECONDS = 24 * 3600.0
-
-
-def check_grade(project: Project, grade: int) -> int:
-    grades = settings_of(project).grades
-    if isinstance(grade, bool) or not isinstance(grade, numbers.Integral) or int(grade) not in grades:
-        raise InvalidInput(f"grade must be one of {list(grades)}; got {grade!r}")
-    return int(grade)
 
 
 def _check_seconds(seconds: float | None) -> float | None:
@@ -76,7 +69,7 @@ def save_label(
         a = jq.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id:
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-        if a.status not in ("active", "done"):
+        if a.status not in AssignmentStatus.live():
             raise Conflict(
                 f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
             )
@@ -103,19 +96,19 @@ def save_label(
         jq.set_label_id(s, a.id, label.id)
         content = jq.pair_content(s, pair_id)
         return LabelInfo(
-            pair_id,
-            content["query_id"],
-            content["doc_id"],
-            user.username,
-            version,
-            value,
-            text,
-            unsure,
-            secs,
-            doc_version,
-            False,
-            label.created_at,
-            content["doc_title"],
+            pair_id=pair_id,
+            query_id=content["query_id"],
+            doc_id=content["doc_id"],
+            annotator=user.username,
+            version=version,
+            grade=value,
+            reason=text,
+            unsure=unsure,
+            seconds=secs,
+            doc_version=doc_version,
+            stale=False,
+            created_at=label.created_at,
+            doc_title=content["doc_title"],
         )
 
 

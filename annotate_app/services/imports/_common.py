@@ -28,6 +28,7 @@ from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import unstorable
+from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import Project
 from metrics.errors import FormatError, Problem
 
@@ -230,9 +231,7 @@ def cleaned(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if not (isinstance(v, float) and math.isnan(v))}
 
 
-def record_import(
-    s: Session, actor: Actor, project: Project, kind: str, file: SourceFile, report: ImportReport
-) -> None:
+def record_import(s: Session, actor: Actor, project: Project, file: SourceFile, report: ImportReport) -> None:
     counts = {
         "added": report.added,
         "changed": report.changed,
@@ -242,13 +241,13 @@ def record_import(
     q.record_import(
         s,
         project_id=project.id,
-        kind=kind,
+        kind=report.kind,
         source=report.name[:1000],
         file_sha256=file.sha256,
         counts=counts,
         created_by=actor.user_id,
     )
-    audit(s, actor, f"import_{kind}", project_id=project.id, target=file.name, details=counts)
+    audit(s, actor, report.kind.action, project_id=project.id, target=file.name, details=counts)
 
 
 @dataclass(frozen=True)
@@ -323,9 +322,11 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def same_again(old_sha: str, file: SourceFile, kind: str, name: str, n: int) -> ImportReport:
+def same_again(old_sha: str, file: SourceFile, kind: ImportKind, name: str, n: int) -> ImportReport:
+    """The report of an import already made from the same file (nothing changes); Conflict for another file
+    under the same name."""
     if old_sha != file.sha256:
         raise Conflict(
             f"{kind} {name!r} was already imported from a different file; import it under another name"
         )
-    return ImportReport(kind, file.name, name, 0, 0, n)
+    return ImportReport(kind=kind, source=file.name, name=name, added=0, unchanged=n)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     MAX_ID,
@@ -15,10 +16,10 @@ from annotate_app.services.imports._common import (
     read_source,
     record_import,
 )
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import ImportKind
 from metrics.errors import Problem
 
 __all__ = ["import_chunk_map"]
@@ -43,9 +44,13 @@ def import_chunk_map(
             s, [{"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0]} for c, d in new]
         )
         report = ImportReport(
-            "chunks", file.name, Path(file.name).name, len(new), 0, len(chunk_ids) - len(new)
+            kind=ImportKind.CHUNKS,
+            source=file.name,
+            name=Path(file.name).name,
+            added=len(new),
+            unchanged=len(chunk_ids) - len(new),
         )
-        record_import(s, actor, proj, "chunks", file, report)
+        record_import(s, actor, proj, file, report)
         return report
 
 

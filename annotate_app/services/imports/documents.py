@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Source,
@@ -21,10 +22,10 @@ from annotate_app.services.imports._common import (
     record_problems,
     sha,
 )
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import utcnow
 
 __all__ = ["import_documents"]
@@ -75,15 +76,15 @@ def import_documents(
         _add_documents(s, proj.id, new, file.name)
         stale = _change_documents(s, changed, existing, file.name)
         report = ImportReport(
-            "documents",
-            file.name,
-            Path(file.name).name,
-            len(new),
-            len(changed),
-            len(records) - len(new) - len(changed),
-            stale,
+            kind=ImportKind.DOCUMENTS,
+            source=file.name,
+            name=Path(file.name).name,
+            added=len(new),
+            changed=len(changed),
+            unchanged=len(records) - len(new) - len(changed),
+            stale_labels=stale,
         )
-        record_import(s, actor, proj, "documents", file, report)
+        record_import(s, actor, proj, file, report)
         return report
 
 

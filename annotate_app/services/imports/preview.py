@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from annotate_app.services.auth import Actor, Role
+from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports._common import (
     Source,
@@ -15,17 +15,18 @@ from annotate_app.services.imports._common import (
 from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportPreview
 from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
 from metrics.errors import FormatError
 
 __all__ = ["preview"]
 
 
 _READERS = {
-    "documents": "read_corpus",
-    "queries": "read_queries",
-    "run": "read_run",
-    "qrels": "read_qrels",
-    "chunks": "read_chunk_map",
+    ImportKind.DOCUMENTS: "read_corpus",
+    ImportKind.QUERIES: "read_queries",
+    ImportKind.RUN: "read_run",
+    ImportKind.QRELS: "read_qrels",
+    ImportKind.CHUNKS: "read_chunk_map",
 }
 
 
@@ -37,20 +38,27 @@ def preview(
     import metrics.formats as formats
 
     check_count(limit, "limit", 0)
-    if not isinstance(kind, str) or kind not in _READERS:
-        raise InvalidInput(f"kind must be one of {', '.join(map(repr, _READERS))}; got {kind!r}")
+    if not isinstance(kind, str) or kind not in tuple(ImportKind):
+        raise InvalidInput(f"kind must be one of {', '.join(repr(k.value) for k in _READERS)}; got {kind!r}")
+    kind = ImportKind(kind)
     with db.read() as s:
-        from annotate_app.services.auth import authorize
-
         authorize(s, actor, Role.ADMIN, "preview imports")
     file = read_source(source, filename)
     try:
         parsed = getattr(formats, _READERS[kind])(file.reader_input())
     except FormatError as exc:
-        return ImportPreview(kind, file.name, 0, (), (), tuple(str(p) for p in exc.problems))
+        problems = tuple(str(p) for p in exc.problems)
+        return ImportPreview(kind=kind, source=file.name, n_rows=0, columns=(), sample=(), problems=problems)
     frame = _as_frame(parsed)
     sample = tuple(json.loads(frame.head(limit).to_json(orient="records", force_ascii=False)))
-    return ImportPreview(kind, file.name, len(frame), tuple(map(str, frame.columns)), sample, ())
+    return ImportPreview(
+        kind=kind,
+        source=file.name,
+        n_rows=len(frame),
+        columns=tuple(map(str, frame.columns)),
+        sample=sample,
+        problems=(),
+    )
 
 
 def _as_frame(parsed: Any):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Source,
@@ -16,10 +17,10 @@ from annotate_app.services.imports._common import (
     same_again,
     unknown,
 )
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
 
 __all__ = ["import_qrels"]
 
@@ -45,8 +46,9 @@ def import_qrels(
         _, proj = open_project(s, actor, project, Role.ADMIN, "import qrels")
         known = q.prior_sources(s, proj.id)
         if prior_name in known:
-            old = q.find_import(s, proj.id, "qrels", prior_name)
-            return same_again(old.file_sha256 if old else "", file, "qrels", prior_name, known[prior_name])
+            old = q.find_import(s, proj.id, ImportKind.QRELS, prior_name)
+            old_sha = old.file_sha256 if old else ""
+            return same_again(old_sha, file, ImportKind.QRELS, prior_name, known[prior_name])
         qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
         fail(unknown(file, qrels.query_id, qrels.doc_id, qindex, dindex))
         columns = zip(
@@ -68,6 +70,6 @@ def import_qrels(
                 for a, b, g in columns
             ],
         )
-        report = ImportReport("qrels", file.name, prior_name, len(qrels))
-        record_import(s, actor, proj, "qrels", file, report)
+        report = ImportReport(kind=ImportKind.QRELS, source=file.name, name=prior_name, added=len(qrels))
+        record_import(s, actor, proj, file, report)
         return report

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Ids,
@@ -27,10 +28,10 @@ from annotate_app.services.imports._common import (
     same_again,
     unknown_rows,
 )
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
 from metrics.errors import FormatError
 
 __all__ = ["import_run", "list_runs", "RUN_PIECE_ROWS"]
@@ -61,9 +62,9 @@ def import_run(
             _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
             old = q.find_run(s, proj.id, run_name)
             if old is not None:
-                return same_again(old.file_sha256, file, "run", run_name, old.n_entries)
+                return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
             report = _store_run(s, actor, proj.id, run_name, file, itertools.chain([first], pieces), chunks)
-            record_import(s, actor, proj, "run", file, report)
+            record_import(s, actor, proj, file, report)
             return report
 
 
@@ -81,7 +82,7 @@ def _store_run(
     )
     n = _write_run(_RunWriter(s, run_id, _RunTarget.load(s, project_id, chunks)), file, pieces)
     q.set_run_size(s, run_id, n)
-    return ImportReport("run", file.name, run_name, n)
+    return ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
 
 
 def _run_pieces(file: SourceFile) -> Iterator:
