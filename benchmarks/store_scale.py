@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, also when loade
 
 from _pg import scratch_database  # noqa: E402
 
-from annotate_app.services import export, gate, imports, pooling, projects, queue, releases, users  # noqa: E402
 from annotate_app.services import _gate_state as gate_state  # noqa: E402
+from annotate_app.services import export, gate, imports, pooling, projects, queue, releases, users  # noqa: E402
 from annotate_app.services import labels as label_service  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
 from annotate_app.store import projects as project_store  # noqa: E402
