@@ -47,6 +47,9 @@ __all__ = [
     "check_username",
     "audit",
     "MAX_FAILED_LOGINS",
+    "LOCK_BASE",
+    "LOCK_MAX",
+    "MIN_PASSWORD_LENGTH",
 ]
 
 MAX_FAILED_LOGINS = 5

@@ -47,7 +47,7 @@ from annotate_app.store.enums import AuditAction
 from annotate_app.store.migrate import current_revision, head_revision
 from annotate_app.store.models import utcnow
 
-__all__ = ["backup", "restore", "read_manifest", "BackupInfo", "FORMAT", "VERSION"]
+__all__ = ["backup", "restore", "read_manifest", "BackupInfo", "FORMAT", "VERSION", "MAX_MANIFEST", "MAX_LINE", "BATCH"]
 
 FORMAT, VERSION = "qrelforge-backup", 1
 BATCH = 5000

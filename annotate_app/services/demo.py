@@ -29,7 +29,7 @@ from annotate_app.store import migrate
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
 
-__all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR"]
+__all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR", "GUIDELINES"]
 
 DEMO_PROJECT = "demo"
 DEMO_USERS = (

@@ -34,7 +34,7 @@ from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
 from annotate_app.store.models import Assignment, Project, User, utcnow
 
-__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims"]
+__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "MAX_ATTEMPTS", "MAX_CLAIM_AGE", "CANDIDATES"]
 
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import JSON, Table
 from sqlalchemy.orm import Session
 
-__all__ = ["bulk_insert", "fetch_rows"]
+__all__ = ["bulk_insert", "fetch_rows", "SQLITE_BATCH"]
 
 SQLITE_BATCH = 20_000
 

@@ -14,6 +14,7 @@ from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Assignment,
     Chunk,
@@ -51,6 +52,7 @@ __all__ = [
     "insert_prior",
     "record_import",
     "corpus_rows",
+    "find_import",
     "BATCH",
 ]
 
@@ -102,7 +104,7 @@ def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
         pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
         stmt = (
             update(Assignment)
-            .where(Assignment.pair_id.in_(pairs), Assignment.status == "done")
+            .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.DONE)
             .values(stale=True)
         )
         total += s.execute(stmt, execution_options={"synchronize_session": False}).rowcount
@@ -127,7 +129,7 @@ def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
     stmt = (
         select(Pair.query_id)
         .join(Assignment, Assignment.pair_id == Pair.id)
-        .where(Pair.query_id.in_(list(query_ids)), Assignment.status == "done")
+        .where(Pair.query_id.in_(list(query_ids)), Assignment.status == AssignmentStatus.DONE)
         .distinct()
     )
     return set(s.scalars(stmt))

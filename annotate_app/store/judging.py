@@ -21,6 +21,7 @@ from sqlalchemy import and_, exists, false, func, insert, select, true, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Adjudication,
     Assignment,
@@ -64,6 +65,10 @@ __all__ = [
     "pair_external_ids",
     "query_names",
     "int_columns",
+    "labels_by_id",
+    "adjudications_by_id",
+    "pair_origins",
+    "all_label_rows",
 ]
 
 
@@ -71,7 +76,7 @@ def label_count(s: Session, project_id: int) -> int:
     stmt = (
         select(func.count())
         .select_from(Assignment)
-        .where(Assignment.project_id == project_id, Assignment.status == "done")
+        .where(Assignment.project_id == project_id, Assignment.status == AssignmentStatus.DONE)
     )
     return int(s.scalar(stmt))
 
@@ -93,7 +98,7 @@ def expire_claims(
 ) -> int:
     """Free unlabelled claims (status ``active``): by annotator, by age and/or by pair. Returns how many."""
     stmt = select(Assignment.id, Assignment.pair_id).where(
-        Assignment.project_id == project_id, Assignment.status == "active"
+        Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE
     )
     if annotator_id is not None:
         stmt = stmt.where(Assignment.annotator_id == annotator_id)
@@ -105,8 +110,8 @@ def expire_claims(
     for assignment_id, pair_id in s.execute(stmt.order_by(Assignment.id)).all():
         done = s.execute(
             update(Assignment)
-            .where(Assignment.id == assignment_id, Assignment.status == "active")
-            .values(status="expired", slot=None, updated_at=utcnow())
+            .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
+            .values(status=AssignmentStatus.EXPIRED, slot=None, updated_at=utcnow())
         ).rowcount
         if done:
             release_slot(s, pair_id)
@@ -120,11 +125,15 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
     base = select(Assignment).where(
         Assignment.annotator_id == annotator_id, Assignment.project_id == project_id, live
     )
-    active = s.scalar(base.where(Assignment.status == "active").order_by(Assignment.id).limit(1))
+    active = s.scalar(
+        base.where(Assignment.status == AssignmentStatus.ACTIVE).order_by(Assignment.id).limit(1)
+    )
     if active is not None:
         return active
     return s.scalar(
-        base.where(Assignment.status == "done", Assignment.stale == true()).order_by(Assignment.id).limit(1)
+        base.where(Assignment.status == AssignmentStatus.DONE, Assignment.stale == true())
+        .order_by(Assignment.id)
+        .limit(1)
     )
 
 
@@ -173,7 +182,7 @@ def insert_assignment(s: Session, project_id: int, pair_id: int, annotator_id: i
         pair_id=pair_id,
         annotator_id=annotator_id,
         slot=slot,
-        status="active",
+        status=AssignmentStatus.ACTIVE,
         version=0,
         stale=False,
         assigned_at=now,
@@ -195,7 +204,7 @@ def own_count(s: Session, project_id: int, annotator_id: int) -> int:
         .where(
             Assignment.annotator_id == annotator_id,
             Assignment.project_id == project_id,
-            Assignment.status.in_(("active", "done")),
+            Assignment.status.in_(AssignmentStatus.live()),
         )
     )
     return int(s.scalar(stmt))
@@ -260,7 +269,13 @@ def mark_done(s: Session, assignment_id: int, grade: int, expected_version: int 
     stmt = (
         update(Assignment)
         .where(*cond)
-        .values(status="done", version=Assignment.version + 1, grade=grade, stale=False, updated_at=utcnow())
+        .values(
+            status=AssignmentStatus.DONE,
+            version=Assignment.version + 1,
+            grade=grade,
+            stale=False,
+            updated_at=utcnow(),
+        )
         .returning(Assignment.version)
     )
     return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
@@ -283,8 +298,8 @@ def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
 def skip(s: Session, assignment_id: int, reason: str) -> bool:
     stmt = (
         update(Assignment)
-        .where(Assignment.id == assignment_id, Assignment.status == "active")
-        .values(status="skipped", slot=None, skip_reason=reason, updated_at=utcnow())
+        .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
+        .values(status=AssignmentStatus.SKIPPED, slot=None, skip_reason=reason, updated_at=utcnow())
     )
     return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
 
@@ -355,7 +370,7 @@ def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
         "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id FROM assignments "
-        "WHERE project_id = %s AND status = 'done'"
+        f"WHERE project_id = %s AND status = '{AssignmentStatus.DONE}'"
     )
     data = int_columns(s, sql, project_id, ncols=4)
     return {

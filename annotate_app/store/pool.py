@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import unstorable
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Assignment,
     Document,
@@ -125,7 +126,7 @@ def pair_listing(s: Session, project_id: int, *, limit: int, offset: int) -> lis
     done = (
         select(func.count())
         .select_from(Assignment)
-        .where(Assignment.pair_id == Pair.id, Assignment.status == "done")
+        .where(Assignment.pair_id == Pair.id, Assignment.status == AssignmentStatus.DONE)
         .scalar_subquery()
     )
     stmt = (
