@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Table
+from sqlalchemy import JSON, Connection, Table
 from sqlalchemy.orm import Session
 
 __all__ = ["bulk_insert", "fetch_rows", "SQLITE_BATCH"]
@@ -29,7 +29,7 @@ def bulk_insert(s: Session, table: Table, rows: Sequence[dict]) -> None:
         return
     columns = list(rows[0])
     as_json = [isinstance(table.c[c].type, JSON) for c in columns]
-    cursor = conn.connection.dbapi_connection.cursor()
+    cursor = _cursor(conn)
     try:
         with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
@@ -72,9 +72,17 @@ def fetch_rows(s: Session, sql: str, *params: Any) -> list[tuple]:
     conn = s.connection()
     if conn.dialect.name == "sqlite":
         sql = sql.replace("%s", "?")
-    cursor = conn.connection.dbapi_connection.cursor()
+    cursor = _cursor(conn)
     try:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
     finally:
         cursor.close()
+
+
+def _cursor(conn: Connection) -> Any:
+    """A DB-API cursor on the session's own connection (same transaction)."""
+    raw = conn.connection.dbapi_connection
+    if raw is None:
+        raise RuntimeError("the session's connection is closed")
+    return raw.cursor()

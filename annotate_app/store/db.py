@@ -28,15 +28,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, create_engine, event, make_url
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, CursorResult, Result
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-__all__ = ["Database", "safe_url", "unstorable", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
+__all__ = ["Database", "safe_url", "unstorable", "rowcount", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIN_ID, MAX_ID = -(2**31), 2**31 - 1  # integer columns are 4-byte integers on PostgreSQL
@@ -109,6 +109,12 @@ def _writer_queue(url: URL) -> _WriterQueue:
     key = str(Path(url.database).expanduser().resolve())
     with _QUEUES_MUTEX:
         return _QUEUES.setdefault(key, _WriterQueue())
+
+
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched. `Session.execute` is typed as returning a `Result`; for those
+    statements it is a `CursorResult`, which counts them."""
+    return int(cast("CursorResult[Any]", result).rowcount)
 
 
 def safe_url(url: str | URL) -> str:
@@ -188,7 +194,7 @@ class Database:
 
 def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     memory = url.database in (None, "", ":memory:")
-    if not memory:
+    if url.database and not memory:
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     options: dict[str, Any] = (
         {"poolclass": StaticPool}

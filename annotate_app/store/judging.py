@@ -21,6 +21,7 @@ from sqlalchemy import and_, exists, false, func, insert, select, true, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
+from annotate_app.store.db import rowcount
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Adjudication,
@@ -78,13 +79,12 @@ def label_count(s: Session, project_id: int) -> int:
         .select_from(Assignment)
         .where(Assignment.project_id == project_id, Assignment.status == AssignmentStatus.DONE)
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 def max_claimed(s: Session, project_id: int) -> int:
-    return int(
-        s.scalar(select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id))
-    )
+    stmt = select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id)
+    return int(s.execute(stmt).scalar_one())
 
 
 # ------------------------------------------------------------------------------------------------ claims
@@ -108,11 +108,13 @@ def expire_claims(
         stmt = stmt.where(Assignment.pair_id.in_(list(pair_ids)))
     freed = 0
     for assignment_id, pair_id in s.execute(stmt.order_by(Assignment.id)).all():
-        done = s.execute(
-            update(Assignment)
-            .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
-            .values(status=AssignmentStatus.EXPIRED, slot=None, updated_at=utcnow())
-        ).rowcount
+        done = rowcount(
+            s.execute(
+                update(Assignment)
+                .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
+                .values(status=AssignmentStatus.EXPIRED, slot=None, updated_at=utcnow())
+            )
+        )
         if done:
             release_slot(s, pair_id)
             freed += 1
@@ -156,7 +158,7 @@ def take_slot(s: Session, pair_id: int, n: int) -> bool:
         .where(Pair.id == pair_id, Pair.claimed < n, Pair.excluded == false())
         .values(claimed=Pair.claimed + 1)
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
+    return rowcount(s.execute(stmt, execution_options={"synchronize_session": False})) == 1
 
 
 def release_slot(s: Session, pair_id: int) -> None:
@@ -207,7 +209,7 @@ def own_count(s: Session, project_id: int, annotator_id: int) -> int:
             Assignment.status.in_(AssignmentStatus.live()),
         )
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # --------------------------------------------------------------------------------------------- contents
@@ -256,7 +258,7 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
 
 def current_doc_version(s: Session, pair_id: int) -> int:
     stmt = select(Document.version).join(Pair, Pair.document_id == Document.id).where(Pair.id == pair_id)
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # ----------------------------------------------------------------------------------------------- labels
@@ -301,7 +303,7 @@ def skip(s: Session, assignment_id: int, reason: str) -> bool:
         .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
         .values(status=AssignmentStatus.SKIPPED, slot=None, skip_reason=reason, updated_at=utcnow())
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
+    return rowcount(s.execute(stmt, execution_options={"synchronize_session": False})) == 1
 
 
 def label_rows(
@@ -580,7 +582,7 @@ def available_count(s: Session, project_id: int, annotator_id: int, n: int) -> i
         .select_from(Pair)
         .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # ------------------------------------------------------------------------------------------ adjudication

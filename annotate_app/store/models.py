@@ -30,6 +30,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -62,6 +63,7 @@ __all__ = [
     "ReleaseQrel",
     "AuditEntry",
     "utcnow",
+    "table_of",
     "ROLES",
     "ASSIGNMENT_STATUSES",
     "QREL_KINDS",
@@ -123,6 +125,11 @@ def _in(column: str, values: Iterable[str]) -> str:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of a model, for bulk statements (``Model.__table__`` is typed as a mere FromClause)."""
+    return Base.metadata.tables[model.__tablename__]
 
 
 # ------------------------------------------------------------------------------------------------ people

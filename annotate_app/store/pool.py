@@ -21,6 +21,7 @@ from annotate_app.store.models import (
     Query,
     Run,
     RunEntry,
+    table_of,
     utcnow,
 )
 
@@ -66,7 +67,7 @@ def insert_pool(s: Session, **fields: Any) -> int:
 
 def insert_pairs(s: Session, project_id: int, rows: Sequence[dict]) -> dict[tuple[int, int], int]:
     """Insert pairs; returns (query_id, document_id) → id of every pair of the project."""
-    bulk_insert(s, Pair.__table__, rows)
+    bulk_insert(s, table_of(Pair), rows)
     return pair_index(s, project_id)
 
 
@@ -77,7 +78,7 @@ def source_keys(s: Session, run_ids: Sequence[int]) -> set[tuple[int, int]]:
 
 
 def insert_sources(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, PairSource.__table__, rows)
+    bulk_insert(s, table_of(PairSource), rows)
 
 
 def find_pair(s: Session, project_id: int, query_ext: str, doc_ext: str) -> Pair | None:
