@@ -7,6 +7,7 @@ them) and take an open session, never ``(db, actor)``; pages and the CLI call th
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -14,12 +15,21 @@ from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_int
 from annotate_app.services.types import ProjectSettings
+from annotate_app.store import judging as jq
 from annotate_app.store import projects as q
 from annotate_app.store import releases as rq
 from annotate_app.store.enums import AgreementMode, Statistic, Weights
 from annotate_app.store.models import Project, Release, User
 
-__all__ = ["ProjectRef", "open_project", "annotator_context", "settings_of", "check_grade", "load_release"]
+__all__ = [
+    "ProjectRef",
+    "open_project",
+    "annotator_context",
+    "settings_of",
+    "check_grade",
+    "load_release",
+    "pair_content",
+]
 
 ProjectRef = int | str
 
@@ -87,3 +97,11 @@ def load_release(s: Session, project: Project, version: int | None) -> Release:
         which = "no release yet" if version is None else f"release {version} does not exist"
         raise NotFound(f"project {project.name!r}: {which}")
     return release
+
+
+def pair_content(s: Session, pair_id: int) -> dict[str, Any]:
+    """The query and current document version of a pair that exists (NotFound otherwise)."""
+    content = jq.pair_content(s, pair_id)
+    if content is None:
+        raise NotFound(f"pair {pair_id} does not exist")
+    return content

@@ -20,7 +20,7 @@ from annotate_app.services._gate_types import AgreementSummary, Blockers
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import judging as jq
 from annotate_app.store import users as uq
-from annotate_app.store.enums import AgreementMode, Statistic
+from annotate_app.store.enums import AgreementMode, Statistic, Weights
 from annotate_app.store.models import Project
 from metrics import agreement as ag
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
@@ -60,7 +60,8 @@ class GateState:
     def adjudication_valid(self, pair_id: int) -> bool:
         if pair_id not in self.adjudications.index or pair_id not in self.verdicts.index:
             return False
-        return self.adjudications.at[pair_id, "label_state"] == self.verdicts.at[pair_id, "label_state"]
+        seen = self.adjudications.at[pair_id, "label_state"]
+        return isinstance(seen, str) and seen == self.verdicts.at[pair_id, "label_state"]
 
     def valid_adjudications(self) -> pd.DataFrame:
         """The latest adjudication (id, grade) of each disagreement whose labels have not changed since."""
@@ -316,7 +317,7 @@ def _empty_summary(state: GateState, why: str) -> AgreementSummary:
     )
 
 
-def _weights(settings: ProjectSettings) -> str | None:
+def _weights(settings: ProjectSettings) -> Weights | None:
     """The kappa weights in weighted mode (None in binary mode, where they do not apply)."""
     return settings.weights if settings.agreement_mode == AgreementMode.WEIGHTED else None
 

@@ -40,6 +40,7 @@ __all__ = [
     "SYSTEM",
     "authenticate",
     "resolve_actor",
+    "actor_of",
     "authorize",
     "hash_password",
     "verify_password",
@@ -91,7 +92,15 @@ class Actor:
         return self.role.rank >= Role(role).rank
 
 
-SYSTEM = Actor(None, "system", Role.ADMIN, 0)
+def actor_of(user: User) -> Actor:
+    """The Actor of a user row (for the functions that make the caller: logins, single sign-on, a new
+    password)."""
+    return Actor(
+        user_id=user.id, username=user.username, role=Role(user.role), session_version=user.session_version
+    )
+
+
+SYSTEM = Actor(user_id=None, username="system", role=Role.ADMIN, session_version=0)
 
 
 # -------------------------------------------------------------------------------------------- passwords
@@ -191,7 +200,9 @@ def _register_success(db: Database, user_id: int, password: str, stored_hash: st
     with db.write() as s:
         q.set_fields(s, user_id, **fields)
         user = q.get(s, user_id)
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        if user is None:  # deleted between the two transactions
+            raise PermissionDenied("invalid username or password")
+        return actor_of(user)
 
 
 def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
@@ -200,7 +211,7 @@ def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
         user = q.get(s, user_id)
         if user is None or not user.active or user.session_version != session_version:
             raise PermissionDenied("session expired; log in again")
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        return actor_of(user)
 
 
 # ------------------------------------------------------------------------------------------ authorising

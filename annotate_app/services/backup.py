@@ -34,7 +34,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.exc import DataError, IntegrityError
 
@@ -47,7 +47,17 @@ from annotate_app.store.enums import AuditAction
 from annotate_app.store.migrate import current_revision, head_revision
 from annotate_app.store.models import utcnow
 
-__all__ = ["backup", "restore", "read_manifest", "BackupInfo", "FORMAT", "VERSION", "MAX_MANIFEST", "MAX_LINE", "BATCH"]
+__all__ = [
+    "backup",
+    "restore",
+    "read_manifest",
+    "BackupInfo",
+    "FORMAT",
+    "VERSION",
+    "MAX_MANIFEST",
+    "MAX_LINE",
+    "BATCH",
+]
 
 FORMAT, VERSION = "qrelforge-backup", 1
 BATCH = 5000
@@ -180,10 +190,10 @@ def _check_manifest(path: Path, manifest: Any) -> None:
             f"{head_revision()!r} (restore it with the version that wrote it, then upgrade)"
         )
     entries = manifest.get("tables")
+    if not isinstance(entries, list):
+        entries = []
     expected = {t.name: q.columns(t) for t in q.tables()}
-    names = (
-        [t.get("name") if isinstance(t, dict) else None for t in entries] if isinstance(entries, list) else []
-    )
+    names = [t.get("name") if isinstance(t, dict) else None for t in entries]
     if sorted(map(str, names)) != sorted(expected):
         raise InvalidInput(f"{path}: the archive's tables {names} are not the schema's {sorted(expected)}")
     for entry in entries:
@@ -203,7 +213,8 @@ def _check_manifest(path: Path, manifest: Any) -> None:
 def _lines(archive: zipfile.ZipFile, path: Path, member: str) -> Iterator[tuple[int, bytes]]:
     try:
         with archive.open(member) as raw:
-            stream = io.BufferedReader(raw, 1 << 20)
+            # a big buffer in front of the member's decompressor: readline() is then fast on long files
+            stream = io.BufferedReader(cast(io.RawIOBase, raw), 1 << 20)
             number = 0
             while line := stream.readline(MAX_LINE + 1):
                 number += 1

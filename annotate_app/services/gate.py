@@ -23,7 +23,7 @@ import warnings
 import pandas as pd
 from sqlalchemy.orm import Session
 
-from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services._context import ProjectRef, open_project, pair_content
 from annotate_app.services._gate_state import (
     GateState,
     agreement_options,
@@ -84,10 +84,8 @@ def disagreements(
         state = load_state(s, proj)
         ranked = _ranked_disagreements(state, include_resolved)
         page = ranked.iloc[offset : offset + limit]
-        return [
-            _disagreement(s, state, int(r.item), float(r.disagreement), float(r.spread))
-            for r in page.itertuples(index=False)
-        ]
+        rows = zip(page["item"].tolist(), page["disagreement"].tolist(), page["spread"].tolist(), strict=True)
+        return [_disagreement(s, state, int(p), float(score), float(spread)) for p, score, spread in rows]
 
 
 def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFrame:
@@ -106,7 +104,7 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
 
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
-    content = jq.pair_content(s, pair_id)
+    content = pair_content(s, pair_id)
     rows = jq.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
     labels = tuple(sorted((label_info(r) for r in rows), key=lambda x: x.annotator))
     adj = jq.adjudication_of(s, state.project.id, pair_id)

@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 import numbers
 
-from annotate_app.services._context import ProjectRef, annotator_context, check_grade, open_project
+from annotate_app.services._context import (
+    ProjectRef,
+    annotator_context,
+    check_grade,
+    open_project,
+    pair_content,
+)
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -94,7 +100,7 @@ def save_label(
             guidelines_version=pq.guidelines_version(s, proj.id),
         )
         jq.set_label_id(s, a.id, label.id)
-        content = jq.pair_content(s, pair_id)
+        content = pair_content(s, pair_id)
         return LabelInfo(
             pair_id=pair_id,
             query_id=content["query_id"],
@@ -126,10 +132,10 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
     check_int(pair_id, "pair_id")
     with db.read() as s:
         user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
-        reviewer = user is None or user.role != Role.ANNOTATOR
-        if not reviewer and pq.member(s, proj.id, user.id) is None:
-            raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
-        rows = jq.label_rows(
-            s, project_id=proj.id, pair_id=pair_id, annotator_id=None if reviewer else user.id
-        )
+        own_only = None  # reviewers (and the system actor) see every annotator's labels
+        if user is not None and user.role == Role.ANNOTATOR:
+            if pq.member(s, proj.id, user.id) is None:
+                raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
+            own_only = user.id
+        rows = jq.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
         return [label_info(r) for r in rows]

@@ -164,7 +164,8 @@ def _report(
     over: int,
 ) -> PoolReport:
     names = {i: e for e, (i, _) in cq.query_index(s, project.id).items()}
-    per_query = {names[int(k)]: int(v) for k, v in new.query_id.value_counts().sort_index().items()}
+    counts = new.query_id.value_counts().sort_index()
+    per_query = {names[int(k)]: int(v) for k, v in zip(counts.index.tolist(), counts.tolist(), strict=True)}
     pooled_before = len({k for k in zip(top.query_id, top.document_id, strict=True) if k in existing})
     return PoolReport(
         runs=tuple(runs),

@@ -92,13 +92,17 @@ def _check_value(name: str, value: Any) -> None:
         raise InvalidInput(f"{name} must be one of {choices}; got {value!r}")
     if name in _INTS:
         low, high = _INTS[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or not low <= int(value) <= high
+        ):
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
     if name == "threshold" and (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
         or math.isnan(value)
-        or not -1 <= value <= 1
+        or not -1 <= float(value) <= 1
     ):
         raise InvalidInput(f"threshold must be a number in [-1, 1]; got {value!r}")
 

@@ -22,7 +22,13 @@ from datetime import timedelta
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from annotate_app.services._context import ProjectRef, annotator_context, open_project, settings_of
+from annotate_app.services._context import (
+    ProjectRef,
+    annotator_context,
+    open_project,
+    pair_content,
+    settings_of,
+)
 from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
@@ -34,7 +40,16 @@ from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
 from annotate_app.store.models import Assignment, Project, User, utcnow
 
-__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "MAX_ATTEMPTS", "MAX_CLAIM_AGE", "CANDIDATES"]
+__all__ = [
+    "next_pair",
+    "get_pair",
+    "skip",
+    "my_progress",
+    "release_stale_claims",
+    "MAX_ATTEMPTS",
+    "MAX_CLAIM_AGE",
+    "CANDIDATES",
+]
 
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
@@ -93,7 +108,7 @@ def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
 
 
 def _view(s: Session, proj: Project, a: Assignment) -> PairView:
-    content = jq.pair_content(s, a.pair_id)
+    content = pair_content(s, a.pair_id)
     settings = settings_of(proj)
     guidelines = pq.latest_guidelines(s, proj.id)
     current = None

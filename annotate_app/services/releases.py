@@ -120,7 +120,9 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
     adj = state.valid_adjudications().reindex(v.index)
     disagreeing = v["disagreement"].to_numpy()
     grade[disagreeing] = adj["grade"].to_numpy()[disagreeing]
-    adj_ids = np.where(disagreeing, adj["id"].to_numpy(), None)
+    adj_ids = np.array(
+        [i if d else None for i, d in zip(adj["id"].tolist(), disagreeing, strict=True)], object
+    )
     ids = [external[int(p)] for p in v.index]
     return pd.DataFrame(
         {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from annotate_app.services.auth import Actor, Role, check_username
+from annotate_app.services.auth import Actor, actor_of, check_username
 from annotate_app.services.errors import InvalidInput, PermissionDenied
 from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
@@ -77,4 +77,4 @@ def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
             target=user.username,
             details={"identity": str(identity)[:320]},
         )
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        return actor_of(user)

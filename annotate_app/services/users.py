@@ -12,6 +12,7 @@ from __future__ import annotations
 from annotate_app.services.auth import (
     Actor,
     Role,
+    actor_of,
     audit,
     authorize,
     check_password,
@@ -161,10 +162,12 @@ def change_password(db: Database, actor: Actor, old_password: str, new_password:
     hashed = hash_password(check_password(new_password, name))
     with db.write() as s:
         me = authorize(s, actor, Role.ANNOTATOR, "change their password")
+        if me is None:
+            raise PermissionDenied("the system actor has no password")
         q.set_fields(s, me.id, password_hash=hashed, password_changed_at=utcnow(), bump_session=True)
         audit(s, actor, AuditAction.PASSWORD_CHANGED, target=name)
         s.refresh(me)
-        return Actor(me.id, me.username, Role(me.role), me.session_version)
+        return actor_of(me)
 
 
 def _set_active(db: Database, actor: Actor, username: str, active: bool) -> UserInfo:

@@ -76,24 +76,33 @@ class SourceFile:
     @functools.cached_property
     def sha256(self) -> str:
         if self.path is None:
-            return hashlib.sha256(self.data).hexdigest()
+            return hashlib.sha256(self.content()).hexdigest()
         with open(self.path, "rb") as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
+
+    def content(self) -> bytes:
+        """The whole content, as given (an upload) or read from the file."""
+        if self.data is not None:
+            return self.data
+        if self.path is None:
+            raise InvalidInput(f"{self.name}: no content")
+        return self.path.read_bytes()
 
     def reader_input(self) -> Path | io.BytesIO:
         """What `metrics.formats` reads: the path itself (streamed) — unless an upload name changes the format
         the reader would infer from the path's suffix — else the bytes."""
         if self.path is not None and suffix_kind(self.name) == suffix_kind(str(self.path)):
             return self.path
-        stream = io.BytesIO(self.data if self.data is not None else self.path.read_bytes())
+        stream = io.BytesIO(self.content())
         stream.name = self.name
         return stream
 
-    def open(self) -> IO[bytes]:
+    def open(self) -> gzip.GzipFile | io.BytesIO | io.BufferedReader:
         """The content as a binary stream (gzip decompressed)."""
         if self.path is None:
-            raw = io.BytesIO(self.data)
-            return gzip.GzipFile(fileobj=raw) if self.data[:2] == b"\x1f\x8b" else raw
+            data = self.content()
+            raw = io.BytesIO(data)
+            return gzip.GzipFile(fileobj=raw) if data[:2] == b"\x1f\x8b" else raw
         with open(self.path, "rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
         return gzip.open(self.path, "rb") if gzipped else open(self.path, "rb")  # noqa: SIM115

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +85,7 @@ def _store_run(
     return ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
 
 
-def _run_pieces(file: SourceFile) -> Iterator:
+def _run_pieces(file: SourceFile) -> Generator[Any, None, None]:
     """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` lines each); a bad file raises
     `InvalidInput` listing its bad lines."""
     from metrics.formats import iter_run_chunks
@@ -162,10 +162,11 @@ class _RunTarget:
         """chunk ID → document ID, for the chunks of ``chunk_ids`` only."""
         from metrics._ids import indices
 
-        at = indices(np.unique(self.chunks.positions(chunk_ids)))
-        return dict(
-            zip(self.chunks.keys.take(at).to_pylist(), self.chunk_docs.take(at).to_pylist(), strict=True)
-        )
+        chunks = self.chunks
+        if chunks is None:  # a document-level run maps no chunks
+            return {}
+        at = indices(np.unique(chunks.positions(chunk_ids)))
+        return dict(zip(chunks.keys.take(at).to_pylist(), self.chunk_docs.take(at).to_pylist(), strict=True))
 
 
 class _RunWriter:
@@ -219,7 +220,14 @@ class _RunWriter:
     def _insert(self, run) -> None:
         if run is not None and len(run):
             columns = self.target.columns(run)
-            q.insert_run_columns(self.s, self.run_id, **columns)
+            q.insert_run_columns(
+                self.s,
+                self.run_id,
+                query_id=columns["query_id"],
+                document_id=columns["document_id"],
+                rank=columns["rank"],
+                score=columns["score"],
+            )
             self.n += len(columns["rank"])
 
 
