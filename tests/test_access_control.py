@@ -303,8 +303,8 @@ def test_unknown_users_never_lock_and_look_like_wrong_passwords(demo):
 
 
 def test_a_burst_of_failures_from_many_replicas_locks_exactly(demo, db_url):
-    """Eight threads, each with its own Database (an app replica), fail at once: the failure counter is atomic,
-    so the account is locked exactly as after as many sequential failures."""
+    """Eight threads, each with its own Database (an app replica), fail at once: the failure counter is
+    atomic, so the account is locked exactly as after as many sequential failures."""
     from annotate_app.store.db import Database
 
     now, errors = utcnow(), []

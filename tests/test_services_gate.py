@@ -1,4 +1,5 @@
-"""The agreement gate: verdicts per pair, figures from metrics.agreement, the disagreement queue, adjudication."""
+"""The agreement gate: verdicts per pair, figures from metrics.agreement, the disagreement queue,
+adjudication."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A run is imported piece by piece (`imports.RUN_PIECE_ROWS` lines at a time, in one transaction): whatever the
-piece size, the stored entries are those of the whole file ranked at once, and a bad line in a late piece leaves
-nothing behind. Run on SQLite and PostgreSQL (the ``db`` fixture)."""
+"""A run is imported piece by piece (`imports.RUN_PIECE_ROWS` lines at a time, in one transaction): whatever
+the piece size, the stored entries are those of the whole file ranked at once, and a bad line in a late piece
+leaves nothing behind. Run on SQLite and PostgreSQL (the ``db`` fixture)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,8 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
     [
         # a format error in the last piece, after three pieces were written
         (
-            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\nq3 Q0 D2 2 x t\n",
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\n"
+            b"q3 Q0 D2 2 x t\n",
             ["run.trec:6: score is not a number: 'x': 'q3 Q0 D2 2 x t'"],
         ),
         # a duplicate pair whose first occurrence is two pieces earlier
@@ -107,7 +108,8 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
             b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq1 Q0 D1 3 1 t\n",
             ["run.trec:5: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 1 t'"],
         ),
-        # an unknown document early and a format error later: the format error is reported, as for a whole read
+        # an unknown document early and a format error later: the format error is reported, as for a read
+        # of the whole file
         (
             b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1\n",
             ["run.trec:5: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q3 Q0 D1 1 1'"],

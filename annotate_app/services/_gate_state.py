@@ -112,8 +112,11 @@ def classify(labels: pd.DataFrame, n: int, cutoff: int) -> pd.DataFrame:
 
     >>> t = pd.DataFrame({"pair_id": [1, 1, 2, 2], "annotator_id": [7, 8, 7, 8], "grade": [2, 2, 0, 3],
     ...                   "label_id": [1, 2, 3, 4], "stale": [0, 0, 0, 0]})
-    >>> classify(t, 2, 1)[["unanimous", "disagreement", "grade", "label_state"]].to_dict("list")
-    {'unanimous': [True, False], 'disagreement': [False, True], 'grade': [2, -1], 'label_state': ['1,2', '3,4']}
+    >>> verdicts = classify(t, 2, 1)
+    >>> verdicts[["unanimous", "disagreement", "grade"]].to_dict("list")
+    {'unanimous': [True, False], 'disagreement': [False, True], 'grade': [2, -1]}
+    >>> verdicts["label_state"].tolist()
+    ['1,2', '3,4']
     """
     pair_ids, codes = _codes(labels["pair_id"].to_numpy(dtype=np.int64))
     grades, grade_codes = _codes(labels["grade"].to_numpy(dtype=np.int64))
@@ -167,8 +170,8 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def label_states(frame: pd.DataFrame) -> pd.Series:
     """Per pair (a Series indexed by ``pair_id``): its current label ids, ascending, joined by commas — the
-    fingerprint an adjudication keeps and the provenance a release stores. Pairs with the same number of labels
-    are handled together, as the rows of one matrix.
+    fingerprint an adjudication keeps and the provenance a release stores. Pairs with the same number of
+    labels are handled together, as the rows of one matrix.
 
     >>> label_states(pd.DataFrame({"pair_id": [5, 5, 6], "label_id": [9, 3, 4]})).to_dict()
     {5: '3,9', 6: '4'}

@@ -23,8 +23,8 @@ class AgreementSummary:
 
     ``value`` is the project's ``statistic`` (NaN when undefined, which fails the gate); ``passes`` is
     ``value >= threshold``; ``band`` its Landis & Koch band. ``pairwise``/``pairwise_n``: annotator ×
-    annotator kappa and shared-pair counts. ``per_query``: one row per query (metrics.agreement.group_agreement
-    columns). ``warnings``: why a figure is undefined, if one is.
+    annotator kappa and shared-pair counts. ``per_query``: one row per query
+    (metrics.agreement.group_agreement columns). ``warnings``: why a figure is undefined, if one is.
     """
 
     statistic: Statistic

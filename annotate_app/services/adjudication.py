@@ -1,9 +1,9 @@
 """Adjudication: a reviewer's final grade for a disagreement.
 
-Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the reviewer sees every annotator's
-grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the project's
-``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again records a new
-one, the latest counts. It stays valid while the labels it saw are current.
+Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the reviewer sees every
+annotator's grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the
+project's ``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again
+records a new one, the latest counts. It stays valid while the labels it saw are current.
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ admins manage users and projects; reviewers see agreement, adjudicate, release a
 pairs of the projects they are members of.
 
 `SYSTEM` is the local administrator the CLI acts as: the CLI runs on the server with direct database access,
-so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an equal-looking
-copy is refused. It cannot judge pairs (labels belong to real users).
+so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an
+equal-looking copy is refused. It cannot judge pairs (labels belong to real users).
 
-An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user and
-refuses a stale actor (password reset, role change or deactivation bumps the version), so the app can keep the
-actor in a signed cookie and still lose access at once when the user is changed.
+An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user
+and refuses a stale actor (password reset, role change or deactivation bumps the version), so the app can keep
+the actor in a signed cookie and still lose access at once when the user is changed.
 
 Login throttling lives in the database (works across app replicas): after `MAX_FAILED_LOGINS` failures in a
 row an account is locked for 30 s, doubling with each further failure up to 15 minutes; a success resets it.
@@ -129,7 +129,8 @@ def check_password(password: str, username: str = "") -> str:
 
 
 def check_username(username: str) -> str:
-    """The normalised (lower-case) username: 2–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit."""
+    """The normalised (lower-case) username: 2–64 of a-z, 0-9, '.', '_', '-', starting with a letter or
+    digit."""
     name = username.strip().lower() if isinstance(username, str) else username
     if not isinstance(name, str) or not _USERNAME.fullmatch(name) or name == SYSTEM.username:
         raise InvalidInput(

@@ -4,8 +4,8 @@ PostgreSQL in both directions (admins; the CLI's `SYSTEM`).
 The archive is a zip file:
 
 - ``manifest.json``: ``{"format": "qrelforge-backup", "version": 1, "schema_revision": ..., "created_at": ...,
-  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables in
-  load order (parents first);
+  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables
+  in load order (parents first);
 - ``tables/<name>.jsonl``: one JSON array per row, values in ``columns`` order, rows in primary-key order;
   times as ISO 8601 text with their UTC offset. ``sha256`` is the digest of the member's bytes.
 

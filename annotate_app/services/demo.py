@@ -12,8 +12,8 @@ admin     admin        admin-demo
 ========= ============ =============
 
 `load_demo` is idempotent: users, project, documents, queries, runs, pool and members are created only if
-missing (existing users keep their passwords). ``reset=True`` first wipes the database — refused when it holds a
-project other than ``demo``.
+missing (existing users keep their passwords). ``reset=True`` first wipes the database — refused when it holds
+a project other than ``demo``.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ Judge whether the **document answers the question** of the query, for a customer
 | 1 | Related: same topic, does not answer |
 | 0 | Not relevant |
 
-Give a short reason in your own words (at least 5 characters). Mark *unsure* when the text leaves you in doubt;
-skip only when you cannot judge at all (say why).
+Give a short reason in your own words (at least 5 characters). Mark *unsure* when the text leaves you in
+doubt; skip only when you cannot judge at all (say why).
 """
 
 

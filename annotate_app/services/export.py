@@ -1,10 +1,10 @@
 """Exports: a release as TREC qrels, BEIR TSV or JSONL with reasons and provenance; all labels as CSV.
 
-Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its stored
-content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports are machine
-formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are written exactly;
-the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe` against formula
-injection.
+Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its
+stored content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports
+are machine formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are
+written exactly; the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe`
+against formula injection.
 
 JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,

@@ -6,13 +6,15 @@ Rules (N = the project's annotators per pair; excluded pairs are ignored everywh
 - A pair is *complete* when it has N current labels. Agreement is computed over complete pairs only, on the
   current label of each annotator: binary at the project's relevance cut-off (``agreement_mode="binary"``) or
   on the grades with linear/quadratic weights (``"weighted"``).
-- A complete pair is accepted automatically when it is *unanimous* (one grade), or by *majority* when more than
-  half of its labels give one grade and its labels do not straddle the relevance cut-off. Every other complete
-  pair is a *disagreement* (with N = 2: any two different grades) and needs a reviewer's adjudication.
-- An adjudication holds while the labels it saw are the current ones; an edit made afterwards reopens the pair.
+- A complete pair is accepted automatically when it is *unanimous* (one grade), or by *majority* when more
+  than half of its labels give one grade and its labels do not straddle the relevance cut-off. Every other
+  complete pair is a *disagreement* (with N = 2: any two different grades) and needs a reviewer's
+  adjudication.
+- An adjudication holds while the labels it saw are the current ones; an edit made afterwards reopens the
+  pair.
 - A release is blocked while a pair lacks labels, a label is stale (made on an older document version) or a
-  disagreement is unadjudicated; an agreement statistic below the threshold blocks it unless a reviewer writes a
-  justification (see `releases.create_release`).
+  disagreement is unadjudicated; an agreement statistic below the threshold blocks it unless a reviewer writes
+  a justification (see `releases.create_release`).
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ __all__ = [
 
 
 def agreement(db: Database, actor: Actor, project: ProjectRef) -> AgreementSummary:
-    """The project's agreement figures (reviewer): the gate statistic against its threshold, percent agreement,
-    Fleiss, Krippendorff, mean pairwise kappa, the annotator × annotator kappa matrix, and per-query rows."""
+    """The project's agreement figures (reviewer): the gate statistic against its threshold, percent
+    agreement, Fleiss, Krippendorff, mean pairwise kappa, the annotator × annotator kappa matrix, and
+    per-query rows."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see agreement")
         state = load_state(s, proj)
@@ -75,8 +78,9 @@ def disagreements(
     offset: int = 0,
 ) -> list[Disagreement]:
     """The disagreement queue (reviewer), worst first: by weighted disagreement between the grades, then grade
-    spread, then pair. Each item shows every annotator's grade and reason side by side, the adjudication if any,
-    and prior judgments of the pair. Resolved (validly adjudicated) pairs are left out unless asked for."""
+    spread, then pair. Each item shows every annotator's grade and reason side by side, the adjudication if
+    any, and prior judgments of the pair. Resolved (validly adjudicated) pairs are left out unless asked
+    for."""
     check_count(limit, "limit")
     check_count(offset, "offset", 0)
     with db.read() as s:

@@ -14,10 +14,10 @@ columns are 4-byte integers on PostgreSQL, and a larger value would fail in the 
 Traceback (most recent call last):
 ...
 annotate_app.services.errors.InvalidInput: reason contains a NUL character (U+0000); got 'a\\x00b'
->>> check_int(10**30, "pair_id")
+>>> check_int(2**31, "pair_id")
 Traceback (most recent call last):
 ...
-annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483647]; got 1000000000000000000000000000000
+annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483647]; got 2147483648
 """
 
 from __future__ import annotations

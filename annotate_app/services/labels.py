@@ -60,8 +60,8 @@ def save_label(
 ) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
-    ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different current
-    version (an edit from another tab) raises Conflict instead of silently overwriting it.
+    ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different
+    current version (an edit from another tab) raises Conflict instead of silently overwriting it.
     Raises NotFound for a pair not assigned to the caller, Conflict for a skipped or expired claim.
     """
     check_int(pair_id, "pair_id")

@@ -287,7 +287,8 @@ def get_pair_info(db: Database, actor: Actor, project: ProjectRef, query_id: str
 def list_pairs(
     db: Database, actor: Actor, project: ProjectRef, *, limit: int = 100, offset: int = 0
 ) -> pd.DataFrame:
-    """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels, reasons."""
+    """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels,
+    reasons."""
     check_count(limit, "limit")
     check_count(offset, "offset", 0)
     with db.read() as s:

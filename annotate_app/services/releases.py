@@ -1,15 +1,16 @@
 """Releases: immutable, versioned qrels snapshots with their provenance.
 
-`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale, every
-disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
+`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale,
+every disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
 threshold, when the reviewer writes a justification (at least `MIN_JUSTIFICATION` characters), which the
 release stores. Nothing can change a release afterwards (no update path; database triggers refuse it).
 
-A release records its version (1, 2, ... per project), creator and time, the agreement figures, the annotators,
-the guidelines version, the corpus version hash — sha256 of the lines ``doc_id<TAB>version<TAB>content
-sha256`` of every document, sorted by doc_id — and the content hash: sha256 of its canonical TREC qrels text
-(``qid 0 docid grade`` lines sorted by query then document ID in code-point order), which is exactly what
-`export.export_release(..., format="trec")` returns. Each qrel is marked ``unanimous``, ``majority`` or
+A release records its version (1, 2, ... per project), creator and time, the agreement figures, the
+annotators, the guidelines version, the corpus version hash — sha256 of the lines
+``doc_id<TAB>version<TAB>content sha256`` of every document, sorted by doc_id — and the content hash: sha256
+of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query then document ID in code-point
+order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
+``unanimous``, ``majority`` or
 ``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
 """
 

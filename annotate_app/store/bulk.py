@@ -1,9 +1,9 @@
 """Bulk inserts: COPY on PostgreSQL, executemany on SQLite, inside the caller's transaction.
 
 ``bulk_insert(s, Model.__table__, rows)`` takes a list of dicts with the same keys. On PostgreSQL the rows go
-through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which is
-several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's executemany
-(values converted by the column types' bind processors).
+through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which
+is several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's
+executemany (values converted by the column types' bind processors).
 """
 
 from __future__ import annotations

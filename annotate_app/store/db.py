@@ -1,12 +1,14 @@
-"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL (psycopg 3) for teams.
+"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL (psycopg 3) for
+teams.
 
 `Database` is the handle every service receives. It hands out short transactions:
 
 - ``db.write()``: a read-write transaction. On SQLite it starts with ``BEGIN IMMEDIATE``, so writers queue on
-  the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from reading
-  to writing; readers are never blocked (WAL). The writers of one process queue first come, first served
-  (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ COMMITTED; ``write(snapshot=True)``
-  asks for REPEATABLE READ, one consistent snapshot for multi-statement reads that then write (releases).
+  the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from
+  reading to writing; readers are never blocked (WAL). The writers of one process queue first come, first
+  served (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ
+  COMMITTED; ``write(snapshot=True)`` asks for REPEATABLE READ, one consistent snapshot for multi-statement
+  reads that then write (releases).
 - ``db.read()``: a read-only transaction (deferred ``BEGIN`` on SQLite, READ ONLY on PostgreSQL);
   ``read(snapshot=True)`` reads one consistent snapshot across statements (REPEATABLE READ READ ONLY on
   PostgreSQL; on SQLite every read transaction already is one, in WAL mode) — for backups.
@@ -47,8 +49,8 @@ def unstorable(text: str) -> str | None:
     """Why ``text`` cannot be stored in (or looked up from) a text column of both databases, else None.
 
     PostgreSQL refuses U+0000 in text values (SQLite keeps it, so a backup would not move across), and a lone
-    surrogate — a JSON ``"\\ud800"`` escape decodes to one — cannot be encoded as UTF-8 at all. Services refuse
-    such input (`InvalidInput`); lookups by such a name find nothing.
+    surrogate — a JSON ``"\\ud800"`` escape decodes to one — cannot be encoded as UTF-8 at all. Services
+    refuse such input (`InvalidInput`); lookups by such a name find nothing.
 
     >>> unstorable("D';--%_"), unstorable("a\\x00b")
     (None, 'contains a NUL character (U+0000)')
@@ -64,8 +66,8 @@ class _WriterQueue:
     """The writers of this process to one SQLite file, first come, first served.
 
     SQLite lets one writer in at a time and makes the others poll (its busy handler); a newcomer polling at a
-    shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one was
-    starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
+    shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one
+    was starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
     Queueing the process's writers fairly before ``BEGIN IMMEDIATE`` leaves the busy handler only other
     processes to wait for; it costs nothing, as SQLite runs one write transaction at a time anyway.
     """
@@ -125,8 +127,8 @@ def safe_url(url: str | URL) -> str:
 class Database:
     """A database handle: one engine (connection pool) and transaction helpers.
 
-    ``url``: ``sqlite:///path/to/file.db`` or ``postgresql+psycopg://user@host/db``. ``pool_size``: connections
-    kept open (raise it for many threads). The SQLite file's folder is created if missing.
+    ``url``: ``sqlite:///path/to/file.db`` or ``postgresql+psycopg://user@host/db``. ``pool_size``:
+    connections kept open (raise it for many threads). The SQLite file's folder is created if missing.
     """
 
     def __init__(self, url: str | URL, *, pool_size: int = 10, echo: bool = False):
@@ -163,7 +165,8 @@ class Database:
                 "BEGIN IMMEDIATE",
                 None,
                 TimeoutError(
-                    f"database is locked: other writers of this process held it for {SQLITE_BUSY_TIMEOUT_MS // 1000} s"
+                    "database is locked: other writers of this process held it for "
+                    f"{SQLITE_BUSY_TIMEOUT_MS // 1000} s"
                 ),
             )
         try:

@@ -1,12 +1,12 @@
 """Queries on assignments (claims), labels and adjudications: the hot path of annotation.
 
 Claiming a slot never relies on SELECT ... FOR UPDATE. `take_slot` is a conditional
-``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL the
-row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first commits;
-on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest free slot
-under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent claim won
-and the caller retries. Saving a label first flips the claim with a conditional UPDATE (``slot IS NOT NULL``),
-so a label can never land on a skipped or expired claim.
+``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL
+the row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first
+commits; on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest
+free slot under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent
+claim won and the caller retries. Saving a label first flips the claim with a conditional UPDATE (``slot IS
+NOT NULL``), so a label can never land on a skipped or expired claim.
 """
 
 from __future__ import annotations
@@ -366,13 +366,14 @@ def label_rows(
 
 
 def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
-    """Every current label of the project as int64 columns: pair_id, annotator_id, grade, stale (0/1), label_id.
+    """Every current label of the project as int64 columns: pair_id, annotator_id, grade, stale (0/1),
+    label_id.
 
     One read of the covering index ``ix_assignments_gate`` (``assignments`` caches the current grade and label
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
-        "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id FROM assignments "
-        f"WHERE project_id = %s AND status = '{AssignmentStatus.DONE}'"
+        "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id "
+        f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}'"
     )
     data = int_columns(s, sql, project_id, ncols=4)
     return {

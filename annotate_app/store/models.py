@@ -1,11 +1,12 @@
-"""The schema: SQLAlchemy 2 typed models. Alembic migrations (``store/migrations``) create exactly these tables.
+"""The schema: SQLAlchemy 2 typed models. Alembic migrations (``store/migrations``) create exactly these
+tables.
 
 Rules the schema itself enforces (on SQLite and PostgreSQL alike):
 
 - ``assignments``: UNIQUE(pair_id, annotator_id) — an annotator gets a pair at most once, ever (a skipped or
   expired claim keeps its row, so the pair is never shown again); UNIQUE(pair_id, slot) with slot in 1..N —
-  two annotators can never hold the same slot, so a pair never has more than N live claims. A skipped or expired
-  claim frees its slot (``slot`` NULL; NULLs do not collide).
+  two annotators can never hold the same slot, so a pair never has more than N live claims. A skipped or
+  expired claim frees its slot (``slot`` NULL; NULLs do not collide).
 - ``labels`` are append-only: UNIQUE(assignment_id, version); database triggers reject UPDATE and DELETE.
   The current label of an assignment is ``assignments.label_id`` (its highest version); ``assignments.grade``
   caches its grade so that agreement reads one table.
@@ -202,7 +203,8 @@ class ProjectMember(Base):
 
 # ------------------------------------------------------------------------------------ corpus and queries
 class Document(Base):
-    """A document of a project; its content lives in ``document_versions`` (``version`` is the current one)."""
+    """A document of a project; its content lives in ``document_versions`` (``version`` is the current
+    one)."""
 
     __tablename__ = "documents"
     __table_args__ = (UniqueConstraint("project_id", "external_id"),)

@@ -41,7 +41,8 @@ __all__ = [
 
 
 def run_top(s: Session, run_ids: Sequence[int], depth: int) -> list[tuple[int, int, int, int]]:
-    """(run_id, query_id, document_id, rank) of every entry ranked within ``depth`` (ix_run_entries_run_id_rank)."""
+    """(run_id, query_id, document_id, rank) of every entry ranked within ``depth``
+    (ix_run_entries_run_id_rank)."""
     stmt = select(RunEntry.run_id, RunEntry.query_id, RunEntry.document_id, RunEntry.rank).where(
         RunEntry.run_id.in_(list(run_ids)), RunEntry.rank <= depth
     )

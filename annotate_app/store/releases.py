@@ -50,8 +50,8 @@ def count(s: Session, project_id: int) -> int:
 
 
 def qrel_rows(s: Session, release_id: int) -> list[tuple]:
-    """(query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id) of a release, in the order
-    they were stored (canonical: by query, then document)."""
+    """(query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id) of a release, in the
+    order they were stored (canonical: by query, then document)."""
     return fetch_rows(
         s,
         "SELECT query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id "
