@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, also when loade
 
 from _pg import scratch_database  # noqa: E402
 
+from annotate_app.services import _gate_state as gate_state  # noqa: E402
 from annotate_app.services import export, gate, imports, pooling, projects, queue, releases, users  # noqa: E402
 from annotate_app.services import labels as label_service  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
@@ -344,7 +345,7 @@ def _prepare_release(db: Database, figures: Figures) -> None:
     """Adjudicate every open disagreement and exclude the incomplete pairs (bulk, untimed)."""
     with db.read() as s:
         project = project_store.find(s, "bench")
-        state = gate.load_state(s, project)
+        state = gate_state.load_state(s, project)
     unresolved = state.unresolved()
     verdicts = state.verdicts.loc[unresolved]
     now = "2026-01-02 00:00:00"

@@ -96,8 +96,8 @@ LEVELS = {
 
 @dataclass(frozen=True)
 class Call:
-    """One service call: ``fn(db, actor, *args, **kwargs)``; values produced by `World` attributes are given as
-    ``"@name"`` strings (e.g. ``"@X"`` the pair alice holds) and resolved against the world."""
+    """One service call: ``fn(db, actor, *args, **kwargs)``; values produced by `World` attributes are given
+    as ``"@name"`` strings (e.g. ``"@X"`` the pair alice holds) and resolved against the world."""
 
     module: str
     name: str
@@ -240,7 +240,8 @@ class World:
 
 
 def build_world(db, tmp: Path) -> dict:
-    """Fill ``db`` (empty, migrated) with the world; returns the ids the calls need (pairs X, Y, D, archive)."""
+    """Fill ``db`` (empty, migrated) with the world; returns the ids the calls need (pairs X, Y, D,
+    archive)."""
     from annotate_app.services import adjudication, imports, labels, pooling, projects, queue, releases, users
     from annotate_app.services.auth import SYSTEM, authenticate
     from annotate_app.services.demo import load_demo

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import re
 import shutil
 import threading
+from collections.abc import Callable
 from datetime import timedelta
+from types import ModuleType
 
 import pytest
 from service_table import (
@@ -38,29 +41,59 @@ from annotate_app.services.auth import LOCK_MAX, MAX_FAILED_LOGINS, SYSTEM, auth
 from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
 from annotate_app.store.models import utcnow
 
-SERVICE_MODULES = (
-    "adjudication",
-    "audit",
-    "backup",
-    "demo",
-    "export",
-    "gate",
-    "imports",
-    "labels",
-    "pooling",
-    "projects",
-    "queue",
-    "releases",
-    "scoring",
-    "status",
-    "users",
-)
+# Public modules of annotate_app.services that hold no service call (see the package docstring).
+NOT_SERVICE_MODULES = {
+    "errors": "the error classes",
+    "types": "the result values and the stored vocabulary",
+    "inputs": "argument checks shared by the services",
+    "setup": "opening and creating the database, before anyone logs in",
+    "auth": "makes the caller (NOT_CALLS)",
+    "sso": "makes the caller from a single sign-on (NOT_CALLS)",
+}
+# Public functions of service modules that are not service calls: helpers over plain values or files, which
+# touch no database and need no caller.
+PURE_HELPERS = {
+    "backup.read_manifest": "checks an archive file before anything touches the database",
+    "projects.check_settings": "validates ProjectSettings values",
+    "releases.canonical_trec": "the canonical TREC text a release hashes",
+    "releases.corpus_hash": "the corpus version hash a release records",
+    "releases.sha256_text": "the hash of a text",
+}
+
+
+def public_modules() -> dict[str, ModuleType]:
+    """Every public module of annotate_app.services, subpackages included (``imports``, ``imports.runs``,
+    ...), by its name below ``annotate_app.services``; a module or package named ``_...`` is private."""
+    import annotate_app.services as package
+
+    found = {}
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+        name = info.name.removeprefix(f"{package.__name__}.")
+        if not any(part.startswith("_") for part in name.split(".")):
+            found[name] = importlib.import_module(info.name)
+    return found
+
+
+def public_functions() -> dict[str, Callable]:
+    """``module.name`` → function, for every function in the ``__all__`` of a service module. A function that
+    a package re-exports from its submodules (``imports.preview``) is named by the shortest path."""
+    named: dict[Callable, str] = {}
+    modules = public_modules()
+    for module in sorted(modules, key=lambda m: (m.count("."), m)):
+        if module.split(".")[0] in NOT_SERVICE_MODULES:
+            continue
+        for name in modules[module].__all__:
+            fn = getattr(modules[module], name)
+            if inspect.isfunction(fn):
+                named.setdefault(fn, f"{module}.{name}")
+    return {key: fn for fn, key in named.items()}
 
 
 # ------------------------------------------------------------------------------------------------ world
 @pytest.fixture(scope="session")
 def world_template(tmp_path_factory):
-    """The world of `service_table` on a SQLite file, its logged-in callers and a backup of it (built once)."""
+    """The world of `service_table` on a SQLite file, its logged-in callers and a backup of it (built
+    once)."""
     from annotate_app.services import backup
     from annotate_app.store.db import Database
     from annotate_app.store.migrate import upgrade
@@ -143,19 +176,41 @@ def test_who_may_call_what(call, new_world):
 
 
 def test_the_table_lists_every_public_service_call():
-    """A new service function must be added to the table (or to NOT_CALLS with a reason)."""
-    listed = {c.key for c in CALLS}
-    found = set()
-    for module in SERVICE_MODULES:
-        mod = importlib.import_module(f"annotate_app.services.{module}")
-        for name in mod.__all__:
-            fn = getattr(mod, name)
-            if inspect.isfunction(fn) and (
-                list(inspect.signature(fn).parameters)[:2] == ["db", "actor"] or name == "load_demo"
-            ):
-                found.add(f"{module}.{name}")
-    assert found == listed
+    """A new service function — in a new module or subpackage too — must be added to the table (or to
+    NOT_CALLS with a reason)."""
+    calls = {key for key in public_functions() if key not in PURE_HELPERS}
+    assert calls == {c.key for c in CALLS}
     assert {"auth.*", "sso.*"} == set(NOT_CALLS)
+    assert set(NOT_SERVICE_MODULES) <= set(public_modules())
+
+
+def test_every_service_call_takes_the_database_and_the_caller():
+    """The services contract: a public function of a service module takes ``db`` first and ``actor`` (second,
+    or a keyword for `demo.load_demo`), except the pure helpers listed in PURE_HELPERS."""
+    wrong = {}
+    for key, fn in public_functions().items():
+        params = list(inspect.signature(fn).parameters)
+        if key not in PURE_HELPERS and (params[:1] != ["db"] or "actor" not in params):
+            wrong[key] = params
+    assert wrong == {}
+    assert set(PURE_HELPERS) <= set(public_functions())
+
+
+def test_private_names_stay_in_their_module():
+    """No module of services or store imports another module's private (``_``) name; shared helpers live in
+    private modules (``services._context``, ...) whose names are public within them."""
+    import ast
+    from pathlib import Path
+
+    root = Path(importlib.import_module("annotate_app").__file__).parent
+    found = []
+    for path in sorted([*root.glob("services/**/*.py"), *root.glob("store/**/*.py")]):
+        if "versions" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                found += [f"{path.relative_to(root)}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []
 
 
 # ---------------------------------------------------------------------------------- others' labels
@@ -248,8 +303,8 @@ def test_unknown_users_never_lock_and_look_like_wrong_passwords(demo):
 
 
 def test_a_burst_of_failures_from_many_replicas_locks_exactly(demo, db_url):
-    """Eight threads, each with its own Database (an app replica), fail at once: the failure counter is atomic,
-    so the account is locked exactly as after as many sequential failures."""
+    """Eight threads, each with its own Database (an app replica), fail at once: the failure counter is
+    atomic, so the account is locked exactly as after as many sequential failures."""
     from annotate_app.store.db import Database
 
     now, errors = utcnow(), []

@@ -1,6 +1,6 @@
-"""``qrelforge backup`` / ``restore``: a whole database round-trips SQLite → PostgreSQL → SQLite with every id,
-every label version, adjudication, release and audit entry, so that every export is byte-identical; a bad or
-damaged archive is refused before anything is written; a non-empty target needs --force; a failed restore
+"""``qrelforge backup`` / ``restore``: a whole database round-trips SQLite → PostgreSQL → SQLite with every
+id, every label version, adjudication, release and audit entry, so that every export is byte-identical; a bad
+or damaged archive is refused before anything is written; a non-empty target needs --force; a failed restore
 leaves the target as it was.
 """
 
@@ -44,8 +44,8 @@ def pg(pg_session_url):
 @pytest.fixture(scope="session")
 def rich_template(tmp_path_factory):
     """A SQLite database with history of every kind — label edits, a changed document (version 2, stale
-    labels), guidelines v2, prior qrels, a chunk map, two releases, a skipped claim, deactivated users, the audit
-    log — and its backup (built once)."""
+    labels), guidelines v2, prior qrels, a chunk map, two releases, a skipped claim, deactivated users, the
+    audit log — and its backup (built once)."""
     folder = tmp_path_factory.mktemp("rich")
     patch = fast_hashes()
     try:
@@ -183,8 +183,8 @@ def test_a_non_empty_target_needs_force_and_force_replaces_it(rich, db, tmp_path
 
 
 def _rewrite(archive: Path, out: Path, table: str, edit) -> None:
-    """A copy of ``archive`` whose ``table`` lines pass through ``edit``, manifest hashes updated (a well-formed
-    but wrong archive)."""
+    """A copy of ``archive`` whose ``table`` lines pass through ``edit``, manifest hashes updated (a
+    well-formed but wrong archive)."""
     import hashlib
 
     with zipfile.ZipFile(archive) as z:

@@ -1,5 +1,5 @@
-"""Crash safety: a process killed with SIGKILL in the middle of a write transaction leaves nothing partial, and
-everything it had acknowledged stays — on SQLite (then ``PRAGMA integrity_check`` is ok) and PostgreSQL.
+"""Crash safety: a process killed with SIGKILL in the middle of a write transaction leaves nothing partial,
+and everything it had acknowledged stays — on SQLite (then ``PRAGMA integrity_check`` is ok) and PostgreSQL.
 
 The kill is made deterministic without any hook in the product: the test watches the database from outside
 and kills the writer once its transaction has written a lot but not committed — on SQLite, the WAL file has

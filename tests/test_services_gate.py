@@ -1,4 +1,5 @@
-"""The agreement gate: verdicts per pair, figures from metrics.agreement, the disagreement queue, adjudication."""
+"""The agreement gate: verdicts per pair, figures from metrics.agreement, the disagreement queue,
+adjudication."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pandas as pd
 import pytest
 
 from annotate_app.services import adjudication, gate, labels, pooling, projects, queue
+from annotate_app.services._gate_state import classify
 from annotate_app.services.auth import SYSTEM
-from annotate_app.services.errors import Conflict, PermissionDenied
+from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
 from metrics import agreement as ag
 
 # (grades of one pair, N, cut-off) -> (complete, unanimous, majority, disagreement, accepted grade)
@@ -37,7 +39,7 @@ def test_verdicts(grades, n, cutoff, expected):
             "stale": [0] * len(grades),
         }
     )
-    row = gate.classify(table, n, cutoff).iloc[0]
+    row = classify(table, n, cutoff).iloc[0]
     assert (
         bool(row.complete),
         bool(row.unanimous),
@@ -189,3 +191,20 @@ def test_blockers(demo, actors):
 def test_gate_needs_a_reviewer(demo, actors):
     with pytest.raises(PermissionDenied, match=re.escape("alice (annotator) may not see agreement")):
         gate.agreement(demo, actors["alice"], "demo")
+
+
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        ({"offset": "x"}, "offset must be an int >= 0; got 'x'"),
+        ({"offset": -1}, "offset must be an int >= 0; got -1"),
+        ({"offset": True}, "offset must be an int >= 0; got True"),
+        ({"offset": 2.0}, "offset must be an int >= 0; got 2.0"),
+        ({"limit": 0}, "limit must be an int >= 1; got 0"),
+        ({"limit": False}, "limit must be an int >= 1; got False"),
+        ({"limit": "50"}, "limit must be an int >= 1; got '50'"),
+    ],
+)
+def test_disagreements_refuse_a_bad_page(demo, actors, page, message):
+    with pytest.raises(InvalidInput, match=f"^{re.escape(message)}$"):
+        gate.disagreements(demo, actors["rita"], "demo", **page)

@@ -183,6 +183,20 @@ def test_preview_writes_nothing(project):
         imports.preview(project, SYSTEM, "pdf", b"")
 
 
+@pytest.mark.parametrize(
+    ("limit", "message"),
+    [
+        ("x", "limit must be an int >= 0; got 'x'"),
+        (-1, "limit must be an int >= 0; got -1"),
+        (True, "limit must be an int >= 0; got True"),
+        (1.5, "limit must be an int >= 0; got 1.5"),
+    ],
+)
+def test_preview_refuses_a_bad_limit(project, limit, message):
+    with pytest.raises(InvalidInput, match=f"^{re.escape(message)}$"):
+        imports.preview(project, SYSTEM, "documents", SAMPLE / "docs.jsonl", limit=limit)
+
+
 def test_imports_need_admin(demo, actors):
     with pytest.raises(PermissionDenied, match=re.escape("rita (reviewer) may not import documents")):
         imports.import_documents(demo, actors["rita"], "demo", SAMPLE / "docs.jsonl")

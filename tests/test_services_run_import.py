@@ -1,6 +1,6 @@
-"""A run is imported piece by piece (`imports.RUN_PIECE_ROWS` lines at a time, in one transaction): whatever the
-piece size, the stored entries are those of the whole file ranked at once, and a bad line in a late piece leaves
-nothing behind. Run on SQLite and PostgreSQL (the ``db`` fixture)."""
+"""A run is imported piece by piece (`imports.RUN_PIECE_ROWS` lines at a time, in one transaction): whatever
+the piece size, the stored entries are those of the whole file ranked at once, and a bad line in a late piece
+leaves nothing behind. Run on SQLite and PostgreSQL (the ``db`` fixture)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _expected(data: bytes) -> list[tuple]:
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "interleaved"])
 @pytest.mark.parametrize("piece", [1, 2, 4, 7, 1_000_000])
 def test_any_piece_size_stores_the_whole_run_ranked(project, monkeypatch, piece, grouped):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", piece)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", piece)
     data = _random_run(piece, grouped=grouped)
     report = imports.import_run(project, SYSTEM, "p", data, filename="run.trec")
     assert (report.name, report.added) == ("tag", 15)
@@ -77,7 +77,7 @@ def test_any_piece_size_stores_the_whole_run_ranked(project, monkeypatch, piece,
 
 @pytest.mark.parametrize("piece", [1, 2, 1_000_000])
 def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project, monkeypatch, piece):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", piece)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", piece)
     chunks = "".join(f'{{"chunk_id": "{d}#{i}", "doc_id": "{d}"}}\n' for d in ("D1", "D2") for i in (1, 2))
     imports.import_chunk_map(project, SYSTEM, "p", chunks.encode(), filename="chunks.jsonl")
     run = (
@@ -99,7 +99,8 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
     [
         # a format error in the last piece, after three pieces were written
         (
-            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\nq3 Q0 D2 2 x t\n",
+            b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1 t\n"
+            b"q3 Q0 D2 2 x t\n",
             ["run.trec:6: score is not a number: 'x': 'q3 Q0 D2 2 x t'"],
         ),
         # a duplicate pair whose first occurrence is two pieces earlier
@@ -107,7 +108,8 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
             b"q1 Q0 D1 1 1 t\nq1 Q0 D2 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq1 Q0 D1 3 1 t\n",
             ["run.trec:5: duplicate document 'D1' for query 'q1' (first on line 1): 'q1 Q0 D1 3 1 t'"],
         ),
-        # an unknown document early and a format error later: the format error is reported, as for a whole read
+        # an unknown document early and a format error later: the format error is reported, as for a read
+        # of the whole file
         (
             b"q1 Q0 D1 1 1 t\nq1 Q0 D99 2 1 t\nq2 Q0 D1 1 1 t\nq2 Q0 D2 2 1 t\nq3 Q0 D1 1 1\n",
             ["run.trec:5: expected 6 fields (qid Q0 docid rank score tag), got 5: 'q3 Q0 D1 1 1'"],
@@ -123,7 +125,7 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
     ],
 )
 def test_a_bad_line_in_a_late_piece_imports_nothing(project, monkeypatch, run, problems):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", 2)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", 2)
     with pytest.raises(InvalidInput) as info:
         imports.import_run(project, SYSTEM, "p", run, filename="run.trec")
     assert [str(p) for p in info.value.problems] == problems
@@ -131,7 +133,7 @@ def test_a_bad_line_in_a_late_piece_imports_nothing(project, monkeypatch, run, p
 
 
 def test_the_run_is_named_by_its_first_tag_even_when_read_in_pieces(project, monkeypatch):
-    monkeypatch.setattr(imports, "RUN_PIECE_ROWS", 1)
+    monkeypatch.setattr(imports.runs, "RUN_PIECE_ROWS", 1)
     run = b"\n\nq1 Q0 D1 1 1 first\nq1 Q0 D2 2 1 second\n"
     assert imports.import_run(project, SYSTEM, "p", run, filename="run.trec").name == "first"
     with pytest.raises(InvalidInput, match=re.escape("run name must")):

@@ -1,4 +1,5 @@
-"""Services of the Score page (services.scoring) and single sign-on (services.sso), on SQLite and PostgreSQL."""
+"""Services of the Score page (services.scoring) and single sign-on (services.sso), on SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,25 +1,25 @@
 """Adjudication: a reviewer's final grade for a disagreement.
 
-Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the reviewer sees every annotator's
-grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the project's
-``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again records a new
-one, the latest counts. It stays valid while the labels it saw are current.
+Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the reviewer sees every
+annotator's grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the
+project's ``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again
+records a new one, the latest counts. It stays valid while the labels it saw are current.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from annotate_app.services._context import ProjectRef, check_grade, open_project
+from annotate_app.services._gate_state import classify
+from annotate_app.services._records import adjudication_info
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
-from annotate_app.services.gate import adjudication_info, classify
-from annotate_app.services.inputs import check_int
-from annotate_app.services.labels import check_grade
-from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.queue import check_reason
+from annotate_app.services.inputs import check_int, check_reason
 from annotate_app.services.types import AdjudicationInfo
 from annotate_app.store import judging as jq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 
 __all__ = ["adjudicate", "get_adjudication"]
 
@@ -69,7 +69,7 @@ def adjudicate(
         audit(
             s,
             actor,
-            "adjudicated",
+            AuditAction.ADJUDICATED,
             project_id=proj.id,
             target=f"{content['query_id']} {content['doc_id']}",
             details={"pair_id": pair_id, "grade": value},

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.inputs import check_int, check_text
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.services.types import AuditInfo
 from annotate_app.store import users as q
 from annotate_app.store.db import Database
@@ -36,6 +36,14 @@ def audit_log(
             authorize(s, actor, Role.ADMIN, "read the audit log")
         rows = q.audit_entries(s, project_id=project_id, action=action, limit=limit, before_id=before_id)
         return [
-            AuditInfo(r.id, r.at, r.actor_name, r.action, r.project_id, r.target, dict(r.details))
+            AuditInfo(
+                id=r.id,
+                at=r.at,
+                actor=r.actor_name,
+                action=r.action,
+                project_id=r.project_id,
+                target=r.target,
+                details=dict(r.details),
+            )
             for r in rows
         ]

@@ -5,12 +5,12 @@ admins manage users and projects; reviewers see agreement, adjudicate, release a
 pairs of the projects they are members of.
 
 `SYSTEM` is the local administrator the CLI acts as: the CLI runs on the server with direct database access,
-so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an equal-looking
-copy is refused. It cannot judge pairs (labels belong to real users).
+so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an
+equal-looking copy is refused. It cannot judge pairs (labels belong to real users).
 
-An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user and
-refuses a stale actor (password reset, role change or deactivation bumps the version), so the app can keep the
-actor in a signed cookie and still lose access at once when the user is changed.
+An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user
+and refuses a stale actor (password reset, role change or deactivation bumps the version), so the app can keep
+the actor in a signed cookie and still lose access at once when the user is changed.
 
 Login throttling lives in the database (works across app replicas): after `MAX_FAILED_LOGINS` failures in a
 row an account is locked for 30 s, doubling with each further failure up to 15 minutes; a success resets it.
@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services.errors import InvalidInput, PermissionDenied
 from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import User, utcnow
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "SYSTEM",
     "authenticate",
     "resolve_actor",
+    "actor_of",
     "authorize",
     "hash_password",
     "verify_password",
@@ -46,6 +48,9 @@ __all__ = [
     "check_username",
     "audit",
     "MAX_FAILED_LOGINS",
+    "LOCK_BASE",
+    "LOCK_MAX",
+    "MIN_PASSWORD_LENGTH",
 ]
 
 MAX_FAILED_LOGINS = 5
@@ -87,7 +92,15 @@ class Actor:
         return self.role.rank >= Role(role).rank
 
 
-SYSTEM = Actor(None, "system", Role.ADMIN, 0)
+def actor_of(user: User) -> Actor:
+    """The Actor of a user row (for the functions that make the caller: logins, single sign-on, a new
+    password)."""
+    return Actor(
+        user_id=user.id, username=user.username, role=Role(user.role), session_version=user.session_version
+    )
+
+
+SYSTEM = Actor(user_id=None, username="system", role=Role.ADMIN, session_version=0)
 
 
 # -------------------------------------------------------------------------------------------- passwords
@@ -116,7 +129,8 @@ def check_password(password: str, username: str = "") -> str:
 
 
 def check_username(username: str) -> str:
-    """The normalised (lower-case) username: 2–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit."""
+    """The normalised (lower-case) username: 2–64 of a-z, 0-9, '.', '_', '-', starting with a letter or
+    digit."""
     name = username.strip().lower() if isinstance(username, str) else username
     if not isinstance(name, str) or not _USERNAME.fullmatch(name) or name == SYSTEM.username:
         raise InvalidInput(
@@ -161,7 +175,7 @@ def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> N
             s,
             actor_id=user_id,
             actor_name=name,
-            action="login_failed",
+            action=AuditAction.LOGIN_FAILED,
             project_id=None,
             details={"failed_logins": failures},
         )
@@ -174,7 +188,7 @@ def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None
             s,
             actor_id=user_id,
             actor_name=shown,
-            action="login_failed",
+            action=AuditAction.LOGIN_FAILED,
             project_id=None,
             details={"why": why},
         )
@@ -187,7 +201,9 @@ def _register_success(db: Database, user_id: int, password: str, stored_hash: st
     with db.write() as s:
         q.set_fields(s, user_id, **fields)
         user = q.get(s, user_id)
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        if user is None:  # deleted between the two transactions
+            raise PermissionDenied("invalid username or password")
+        return actor_of(user)
 
 
 def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
@@ -196,7 +212,7 @@ def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
         user = q.get(s, user_id)
         if user is None or not user.active or user.session_version != session_version:
             raise PermissionDenied("session expired; log in again")
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        return actor_of(user)
 
 
 # ------------------------------------------------------------------------------------------ authorising

@@ -4,8 +4,8 @@ PostgreSQL in both directions (admins; the CLI's `SYSTEM`).
 The archive is a zip file:
 
 - ``manifest.json``: ``{"format": "qrelforge-backup", "version": 1, "schema_revision": ..., "created_at": ...,
-  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables in
-  load order (parents first);
+  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables
+  in load order (parents first);
 - ``tables/<name>.jsonl``: one JSON array per row, values in ``columns`` order, rows in primary-key order;
   times as ISO 8601 text with their UTC offset. ``sha256`` is the digest of the member's bytes.
 
@@ -34,7 +34,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.exc import DataError, IntegrityError
 
@@ -43,10 +43,21 @@ from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.store import backup as q
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.migrate import current_revision, head_revision
 from annotate_app.store.models import utcnow
 
-__all__ = ["backup", "restore", "read_manifest", "BackupInfo", "FORMAT", "VERSION"]
+__all__ = [
+    "backup",
+    "restore",
+    "read_manifest",
+    "BackupInfo",
+    "FORMAT",
+    "VERSION",
+    "MAX_MANIFEST",
+    "MAX_LINE",
+    "BATCH",
+]
 
 FORMAT, VERSION = "qrelforge-backup", 1
 BATCH = 5000
@@ -71,6 +82,15 @@ class BackupInfo:
         )
 
 
+def _info(path: Path, manifest: dict) -> BackupInfo:
+    return BackupInfo(
+        path=str(path),
+        schema_revision=manifest["schema_revision"],
+        tables={t["name"]: t["rows"] for t in manifest["tables"]},
+        sha256=_file_sha256(path),
+    )
+
+
 def _file_sha256(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
@@ -89,15 +109,14 @@ def backup(db: Database, actor: Actor, dest: str | os.PathLike, *, overwrite: bo
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
-    counts = {t["name"]: t["rows"] for t in manifest["tables"]}
-    info = BackupInfo(str(path), manifest["schema_revision"], counts, _file_sha256(path))
+    info = _info(path, manifest)
     with db.write() as s:
         audit(
             s,
             actor,
-            "backup_created",
+            AuditAction.BACKUP_CREATED,
             target=str(path)[:1000],
-            details={"sha256": info.sha256, "rows": counts},
+            details={"sha256": info.sha256, "rows": info.tables},
         )
     return info
 
@@ -171,10 +190,10 @@ def _check_manifest(path: Path, manifest: Any) -> None:
             f"{head_revision()!r} (restore it with the version that wrote it, then upgrade)"
         )
     entries = manifest.get("tables")
+    if not isinstance(entries, list):
+        entries = []
     expected = {t.name: q.columns(t) for t in q.tables()}
-    names = (
-        [t.get("name") if isinstance(t, dict) else None for t in entries] if isinstance(entries, list) else []
-    )
+    names = [t.get("name") if isinstance(t, dict) else None for t in entries]
     if sorted(map(str, names)) != sorted(expected):
         raise InvalidInput(f"{path}: the archive's tables {names} are not the schema's {sorted(expected)}")
     for entry in entries:
@@ -194,7 +213,8 @@ def _check_manifest(path: Path, manifest: Any) -> None:
 def _lines(archive: zipfile.ZipFile, path: Path, member: str) -> Iterator[tuple[int, bytes]]:
     try:
         with archive.open(member) as raw:
-            stream = io.BufferedReader(raw, 1 << 20)
+            # a big buffer in front of the member's decompressor: readline() is then fast on long files
+            stream = io.BufferedReader(cast(io.RawIOBase, raw), 1 << 20)
             number = 0
             while line := stream.readline(MAX_LINE + 1):
                 number += 1
@@ -252,8 +272,7 @@ def restore(db: Database, actor: Actor, source: str | os.PathLike, *, force: boo
         except (IntegrityError, DataError) as exc:
             detail = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
             raise InvalidInput(f"{path}: the archive does not fit the database ({detail})") from None
-    counts = {t["name"]: t["rows"] for t in manifest["tables"]}
-    return BackupInfo(str(path), manifest["schema_revision"], counts, _file_sha256(path))
+    return _info(path, manifest)
 
 
 def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict, force: bool) -> None:
@@ -282,7 +301,7 @@ def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict,
         s,
         actor_id=None,
         actor_name=actor.username,
-        action="backup_restored",
+        action=AuditAction.BACKUP_RESTORED,
         project_id=None,
         target=str(path)[:1000],
         details={

@@ -12,8 +12,8 @@ admin     admin        admin-demo
 ========= ============ =============
 
 `load_demo` is idempotent: users, project, documents, queries, runs, pool and members are created only if
-missing (existing users keep their passwords). ``reset=True`` first wipes the database — refused when it holds a
-project other than ``demo``.
+missing (existing users keep their passwords). ``reset=True`` first wipes the database — refused when it holds
+a project other than ``demo``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from annotate_app.store import migrate
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
 
-__all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR"]
+__all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR", "GUIDELINES"]
 
 DEMO_PROJECT = "demo"
 DEMO_USERS = (
@@ -50,8 +50,8 @@ Judge whether the **document answers the question** of the query, for a customer
 | 1 | Related: same topic, does not answer |
 | 0 | Not relevant |
 
-Give a short reason in your own words (at least 5 characters). Mark *unsure* when the text leaves you in doubt;
-skip only when you cannot judge at all (say why).
+Give a short reason in your own words (at least 5 characters). Mark *unsure* when the text leaves you in
+doubt; skip only when you cannot judge at all (say why).
 """
 
 
@@ -92,7 +92,7 @@ def load_demo(
         imports.import_run(db, actor, DEMO_PROJECT, folder / run)
     report = pooling.pool(db, actor, DEMO_PROJECT, depth=3)
     projects.assign(db, actor, DEMO_PROJECT, ["alice", "bob"])
-    return DemoInfo(DEMO_PROJECT, DEMO_USERS, created, report, reset)
+    return DemoInfo(project=DEMO_PROJECT, users=DEMO_USERS, created_users=created, pool=report, reset=reset)
 
 
 def _reset(db: Database, actor: Actor) -> None:

@@ -1,5 +1,5 @@
-"""Domain errors raised by the services. All are `metrics.QrelForgeError` (a ValueError), so the CLI prints them
-as one line and exits 2, and the pages show them with ``st.error(str(exc))``.
+"""Domain errors raised by the services. All are `metrics.QrelForgeError` (a ValueError), so the CLI prints
+them as one line and exits 2, and the pages show them with ``st.error(str(exc))``.
 
 =================== =========================================================================
 error               raised when

@@ -1,10 +1,10 @@
 """Exports: a release as TREC qrels, BEIR TSV or JSONL with reasons and provenance; all labels as CSV.
 
-Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its stored
-content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports are machine
-formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are written exactly;
-the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe` against formula
-injection.
+Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its
+stored content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports
+are machine formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are
+written exactly; the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe`
+against formula injection.
 
 JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
@@ -17,14 +17,15 @@ import csv
 import io
 import json
 
+from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.releases import canonical_trec, load_release, sha256_text
+from annotate_app.services.releases import canonical_trec, sha256_text
 from annotate_app.store import judging as jq
 from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 from metrics.render import csv_safe
 
 __all__ = ["export_release", "export_labels_csv", "FORMATS"]
@@ -51,7 +52,7 @@ def export_release(
         audit(
             s,
             actor,
-            "release_exported",
+            AuditAction.RELEASE_EXPORTED,
             project_id=proj.id,
             target=f"{proj.name} v{release.version}",
             details={"format": format},

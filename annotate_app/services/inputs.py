@@ -14,10 +14,10 @@ columns are 4-byte integers on PostgreSQL, and a larger value would fail in the 
 Traceback (most recent call last):
 ...
 annotate_app.services.errors.InvalidInput: reason contains a NUL character (U+0000); got 'a\\x00b'
->>> check_int(10**30, "pair_id")
+>>> check_int(2**31, "pair_id")
 Traceback (most recent call last):
 ...
-annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483647]; got 1000000000000000000000000000000
+annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483647]; got 2147483648
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store.db import MAX_ID, unstorable
 
-__all__ = ["check_text", "check_int", "MAX_INT"]
+__all__ = ["check_text", "check_int", "check_count", "check_reason", "MAX_INT"]
 
 MAX_INT = MAX_ID
 
@@ -54,3 +54,37 @@ def check_int(
             f"{what} must be an int in [{low}, {high}]{' or None' if optional else ''}; got {shown}"
         )
     return value
+
+
+def check_count(value: Any, what: str, low: int = 1, *, optional: bool = False) -> int | None:
+    """``value`` if it is an int (not a bool) of at least ``low`` (and at most `MAX_INT`), or None when
+    ``optional``: for limits, offsets, depths and the like.
+
+    >>> check_count("x", "offset", 0)
+    Traceback (most recent call last):
+    ...
+    annotate_app.services.errors.InvalidInput: offset must be an int >= 0; got 'x'
+    """
+    if optional and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InvalidInput(
+            f"{what} must be an int >= {low}{' or None' if optional else ''}; got {value!r:.60}"
+        )
+    return check_int(value, what, low, optional=optional)
+
+
+def check_reason(reason: Any, minimum: int, what: str = "reason") -> str:
+    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000).
+
+    >>> check_reason("  too short ", 20)
+    Traceback (most recent call last):
+    ...
+    annotate_app.services.errors.InvalidInput: reason must have at least 20 characters; got 9
+    """
+    text, required = check_text(reason, what).strip(), max(minimum, 1)
+    if len(text) < required:
+        raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
+    if len(text) > 10_000:
+        raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
+    return text

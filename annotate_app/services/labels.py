@@ -11,27 +11,26 @@ from __future__ import annotations
 import math
 import numbers
 
+from annotate_app.services._context import (
+    ProjectRef,
+    annotator_context,
+    check_grade,
+    open_project,
+    pair_content,
+)
+from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_int
-from annotate_app.services.projects import ProjectRef, open_project, settings_of
-from annotate_app.services.queue import annotator_context, check_reason, label_info
+from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import LabelInfo
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
-from annotate_app.store.models import Project
+from annotate_app.store.enums import AssignmentStatus
 
-__all__ = ["save_label", "my_labels", "pair_history", "check_grade"]
+__all__ = ["save_label", "my_labels", "pair_history", "MAX_SECONDS"]
 
 MAX_SECONDS = 24 * 3600.0
-
-
-def check_grade(project: Project, grade: int) -> int:
-    grades = settings_of(project).grades
-    if isinstance(grade, bool) or not isinstance(grade, numbers.Integral) or int(grade) not in grades:
-        raise InvalidInput(f"grade must be one of {list(grades)}; got {grade!r}")
-    return int(grade)
 
 
 def _check_seconds(seconds: float | None) -> float | None:
@@ -61,8 +60,8 @@ def save_label(
 ) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
-    ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different current
-    version (an edit from another tab) raises Conflict instead of silently overwriting it.
+    ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different
+    current version (an edit from another tab) raises Conflict instead of silently overwriting it.
     Raises NotFound for a pair not assigned to the caller, Conflict for a skipped or expired claim.
     """
     check_int(pair_id, "pair_id")
@@ -76,7 +75,7 @@ def save_label(
         a = jq.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id:
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-        if a.status not in ("active", "done"):
+        if a.status not in AssignmentStatus.live():
             raise Conflict(
                 f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
             )
@@ -101,29 +100,27 @@ def save_label(
             guidelines_version=pq.guidelines_version(s, proj.id),
         )
         jq.set_label_id(s, a.id, label.id)
-        content = jq.pair_content(s, pair_id)
+        content = pair_content(s, pair_id)
         return LabelInfo(
-            pair_id,
-            content["query_id"],
-            content["doc_id"],
-            user.username,
-            version,
-            value,
-            text,
-            unsure,
-            secs,
-            doc_version,
-            False,
-            label.created_at,
-            content["doc_title"],
+            pair_id=pair_id,
+            query_id=content["query_id"],
+            doc_id=content["doc_id"],
+            annotator=user.username,
+            version=version,
+            grade=value,
+            reason=text,
+            unsure=unsure,
+            seconds=secs,
+            doc_version=doc_version,
+            stale=False,
+            created_at=label.created_at,
+            doc_title=content["doc_title"],
         )
 
 
 def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:
     """The caller's current labels, most recently saved first (to review or edit them)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput(f"limit must be an int >= 1; got {limit!r}")
-    check_int(limit, "limit")
+    check_count(limit, "limit")
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit)
@@ -135,10 +132,10 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
     check_int(pair_id, "pair_id")
     with db.read() as s:
         user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
-        reviewer = user is None or user.role != Role.ANNOTATOR
-        if not reviewer and pq.member(s, proj.id, user.id) is None:
-            raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
-        rows = jq.label_rows(
-            s, project_id=proj.id, pair_id=pair_id, annotator_id=None if reviewer else user.id
-        )
+        own_only = None  # reviewers (and the system actor) see every annotator's labels
+        if user is not None and user.role == Role.ANNOTATOR:
+            if pq.member(s, proj.id, user.id) is None:
+                raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
+            own_only = user.id
+        rows = jq.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
         return [label_info(r) for r in rows]

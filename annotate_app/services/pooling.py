@@ -19,26 +19,19 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.inputs import check_int, check_text
-from annotate_app.services.projects import ProjectRef, open_project
+from annotate_app.services.inputs import check_count, check_text
 from annotate_app.services.types import PairInfo, PoolReport
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
 from annotate_app.store import pool as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import Pair, Project, utcnow
 
 __all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs"]
-
-
-def _check_int(name: str, value, low: int = 1, *, optional: bool = False) -> int | None:
-    if optional and value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidInput(f"{name} must be an int >= {low}{' or None' if optional else ''}; got {value!r}")
-    return check_int(value, name, low)
 
 
 def pool(
@@ -55,8 +48,8 @@ def pool(
 
     >>> # pool(db, SYSTEM, "demo", depth=3)  -> PoolReport(added=12, ...) on the sample corpus
     """
-    _check_int("depth", depth)
-    _check_int("budget", budget, optional=True)
+    check_count(depth, "depth")
+    check_count(budget, "budget", optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "pool runs")
         chosen = _runs(s, proj, runs)
@@ -83,7 +76,7 @@ def pool(
         audit(
             s,
             actor,
-            "pooled",
+            AuditAction.POOLED,
             project_id=proj.id,
             target=",".join(sorted(chosen)),
             details={"depth": depth, "budget": budget, "added": len(new), "over_budget": over},
@@ -136,7 +129,7 @@ def _insert_pairs(s: Session, project_id: int, new: pd.DataFrame, pool_id: int) 
             "project_id": project_id,
             "query_id": int(qq),
             "document_id": int(d),
-            "origin": "pool",
+            "origin": PairOrigin.POOL,
             "pool_id": pool_id,
             "note": "",
             "claimed": 0,
@@ -171,9 +164,18 @@ def _report(
     over: int,
 ) -> PoolReport:
     names = {i: e for e, (i, _) in cq.query_index(s, project.id).items()}
-    per_query = {names[int(k)]: int(v) for k, v in new.query_id.value_counts().sort_index().items()}
+    counts = new.query_id.value_counts().sort_index()
+    per_query = {names[int(k)]: int(v) for k, v in zip(counts.index.tolist(), counts.tolist(), strict=True)}
     pooled_before = len({k for k in zip(top.query_id, top.document_id, strict=True) if k in existing})
-    return PoolReport(tuple(runs), depth, budget, len(new), pooled_before, over, per_query)
+    return PoolReport(
+        runs=tuple(runs),
+        depth=depth,
+        budget=budget,
+        added=len(new),
+        already_pooled=pooled_before,
+        over_budget=over,
+        per_query=per_query,
+    )
 
 
 # ------------------------------------------------------------------------------------------- by hand
@@ -186,7 +188,14 @@ def _find(s: Session, project: Project, query_id: str, doc_id: str) -> Pair:
 
 def _info(s: Session, pair: Pair, query_id: str, doc_id: str) -> PairInfo:
     sources = tuple(q.pair_sources(s, [pair.id]).get(pair.id, []))
-    return PairInfo(pair.id, query_id, doc_id, pair.origin, bool(pair.excluded), sources)
+    return PairInfo(
+        pair_id=pair.id,
+        query_id=query_id,
+        doc_id=doc_id,
+        origin=PairOrigin(pair.origin),
+        excluded=bool(pair.excluded),
+        sources=sources,
+    )
 
 
 def add_pair(
@@ -214,7 +223,7 @@ def add_pair(
                     "project_id": proj.id,
                     "query_id": key[0],
                     "document_id": key[1],
-                    "origin": "manual",
+                    "origin": PairOrigin.MANUAL,
                     "added_by": actor.user_id,
                     "note": str(note)[:2000],
                     "claimed": 0,
@@ -224,7 +233,12 @@ def add_pair(
             ],
         )
         audit(
-            s, actor, "pair_added", project_id=proj.id, target=f"{query_id} {doc_id}", details={"note": note}
+            s,
+            actor,
+            AuditAction.PAIR_ADDED,
+            project_id=proj.id,
+            target=f"{query_id} {doc_id}",
+            details={"note": note},
         )
         return _info(s, _find(s, proj, query_id, doc_id), query_id, doc_id)
 
@@ -244,7 +258,7 @@ def exclude_pair(
         audit(
             s,
             actor,
-            "pair_excluded",
+            AuditAction.PAIR_EXCLUDED,
             project_id=proj.id,
             target=f"{query_id} {doc_id}",
             details={"reason": reason.strip(), "claims_freed": freed},
@@ -259,7 +273,7 @@ def include_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str,
         _, proj = open_project(s, actor, project, Role.REVIEWER, "include pairs")
         pair = _find(s, proj, query_id, doc_id)
         q.set_excluded(s, pair.id, False, None, None)
-        audit(s, actor, "pair_included", project_id=proj.id, target=f"{query_id} {doc_id}")
+        audit(s, actor, AuditAction.PAIR_INCLUDED, project_id=proj.id, target=f"{query_id} {doc_id}")
         s.refresh(pair)
         return _info(s, pair, query_id, doc_id)
 
@@ -273,9 +287,10 @@ def get_pair_info(db: Database, actor: Actor, project: ProjectRef, query_id: str
 def list_pairs(
     db: Database, actor: Actor, project: ProjectRef, *, limit: int = 100, offset: int = 0
 ) -> pd.DataFrame:
-    """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels, reasons."""
-    _check_int("limit", limit)
-    _check_int("offset", offset, 0)
+    """A page of the pool (reviewer): pair_id, query_id, doc_id, origin, excluded, claimed, labels,
+    reasons."""
+    check_count(limit, "limit")
+    check_count(offset, "offset", 0)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list pairs")
         rows = q.pair_listing(s, proj.id, limit=limit, offset=offset)

@@ -16,10 +16,12 @@ import math
 import numbers
 import re
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import ProjectRef, open_project, settings_of
 from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_int, check_text
@@ -28,7 +30,8 @@ from annotate_app.store import judging as jq
 from annotate_app.store import projects as q
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
-from annotate_app.store.models import Project, User
+from annotate_app.store.enums import AgreementMode, AuditAction, Statistic, Weights
+from annotate_app.store.models import Project
 
 __all__ = [
     "create_project",
@@ -41,17 +44,15 @@ __all__ = [
     "unassign",
     "list_members",
     "check_settings",
-    "open_project",
-    "settings_of",
     "ProjectRef",
+    "MAX_GUIDELINES",
 ]
 
-ProjectRef = int | str
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-_CHOICES = {
-    "statistic": ("cohen", "fleiss", "krippendorff"),
-    "agreement_mode": ("binary", "weighted"),
-    "weights": ("linear", "quadratic"),
+_CHOICES: dict[str, type[StrEnum]] = {
+    "statistic": Statistic,
+    "agreement_mode": AgreementMode,
+    "weights": Weights,
 }
 _INTS = {
     "annotators_per_pair": (1, 50),
@@ -63,20 +64,6 @@ MAX_GUIDELINES = 200_000
 
 
 # -------------------------------------------------------------------------------------------- settings
-def settings_of(project: Project) -> ProjectSettings:
-    return ProjectSettings(
-        grade_scale=tuple((int(g), str(label)) for g, label in project.grade_scale),
-        annotators_per_pair=project.annotators_per_pair,
-        statistic=project.statistic,
-        threshold=project.threshold,
-        relevance_cutoff=project.relevance_cutoff,
-        agreement_mode=project.agreement_mode,
-        weights=project.weights,
-        min_reason_length=project.min_reason_length,
-        claim_timeout_minutes=project.claim_timeout_minutes,
-    )
-
-
 def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
     """``base`` with ``changes`` applied, validated; unknown names and bad values raise InvalidInput."""
     known = {f.name for f in dataclasses.fields(ProjectSettings)}
@@ -86,7 +73,8 @@ def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
     for name, value in changes.items():
         _check_value(name, value)
     scale = _check_scale(changes.get("grade_scale", base.grade_scale))
-    merged = dataclasses.replace(base, **{**changes, "grade_scale": scale})
+    choices = {k: _CHOICES[k](v) for k, v in changes.items() if k in _CHOICES}
+    merged = dataclasses.replace(base, **{**changes, **choices, "grade_scale": scale})
     if isinstance(merged.threshold, numbers.Real):
         merged = dataclasses.replace(merged, threshold=float(merged.threshold))
     grades = merged.grades
@@ -99,17 +87,22 @@ def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
 
 
 def _check_value(name: str, value: Any) -> None:
-    if name in _CHOICES and value not in _CHOICES[name]:
-        raise InvalidInput(f"{name} must be one of {', '.join(map(repr, _CHOICES[name]))}; got {value!r}")
+    if name in _CHOICES and value not in tuple(_CHOICES[name]):
+        choices = ", ".join(repr(c.value) for c in _CHOICES[name])
+        raise InvalidInput(f"{name} must be one of {choices}; got {value!r}")
     if name in _INTS:
         low, high = _INTS[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or not low <= int(value) <= high
+        ):
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
     if name == "threshold" and (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
         or math.isnan(value)
-        or not -1 <= value <= 1
+        or not -1 <= float(value) <= 1
     ):
         raise InvalidInput(f"threshold must be a number in [-1, 1]; got {value!r}")
 
@@ -135,35 +128,14 @@ def _check_scale(scale: Any) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
-# -------------------------------------------------------------------------------------------- access
-def open_project(
-    s: Session, actor: Actor, ref: ProjectRef, minimum: Role, action: str
-) -> tuple[User | None, Project]:
-    """Authorise ``actor`` for ``action`` on project ``ref`` (id or name). Annotators must be members; a project
-    an annotator may not see is reported as missing."""
-    user = authorize(s, actor, minimum, action)
-    project = q.find(s, ref)
-    hidden = (
-        project is not None
-        and user is not None
-        and user.role == Role.ANNOTATOR
-        and q.member(s, project.id, user.id) is None
-    )
-    if project is None or hidden:
-        raise NotFound(
-            f"project {ref!r} does not exist" + (" or you are not a member" if user is not None else "")
-        )
-    return user, project
-
-
 def _info(s: Session, project: Project) -> ProjectInfo:
     return ProjectInfo(
-        project.id,
-        project.name,
-        project.title,
-        settings_of(project),
-        q.guidelines_version(s, project.id),
-        project.created_at,
+        id=project.id,
+        name=project.name,
+        title=project.title,
+        settings=settings_of(project),
+        guidelines_version=q.guidelines_version(s, project.id),
+        created_at=project.created_at,
     )
 
 
@@ -193,7 +165,14 @@ def create_project(
         )
         if guidelines:
             q.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
-        audit(s, actor, "project_created", project_id=project.id, target=name, details={"settings": fields})
+        audit(
+            s,
+            actor,
+            AuditAction.PROJECT_CREATED,
+            project_id=project.id,
+            target=name,
+            details={"settings": fields},
+        )
         return _info(s, project)
 
 
@@ -227,7 +206,7 @@ def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: 
             fields["grade_scale"] = [list(x) for x in new.grade_scale]
         if fields:
             q.update_project(s, row.id, **fields)
-            audit(s, actor, "settings_changed", project_id=row.id, target=row.name, details=fields)
+            audit(s, actor, AuditAction.SETTINGS_CHANGED, project_id=row.id, target=row.name, details=fields)
         s.refresh(row)
         return _info(s, row)
 
@@ -260,7 +239,12 @@ def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: st
         _, row = open_project(s, actor, project, Role.REVIEWER, "edit guidelines")
         version = q.add_guidelines(s, row.id, text, actor.user_id)
         audit(
-            s, actor, "guidelines_changed", project_id=row.id, target=row.name, details={"version": version}
+            s,
+            actor,
+            AuditAction.GUIDELINES_CHANGED,
+            project_id=row.id,
+            target=row.name,
+            details={"version": version},
         )
         return version
 
@@ -278,7 +262,7 @@ def get_guidelines(
                 raise NotFound(f"guidelines version {version} of project {row.name!r} does not exist")
             return None
         author = uq.names_of(s, [g.created_by]).get(g.created_by, "system") if g.created_by else "system"
-        return GuidelinesInfo(g.version, g.markdown, author, g.created_at)
+        return GuidelinesInfo(version=g.version, markdown=g.markdown, author=author, created_at=g.created_at)
 
 
 # -------------------------------------------------------------------------------------------- members
@@ -312,7 +296,7 @@ def assign(
         audit(
             s,
             actor,
-            "members_assigned",
+            AuditAction.MEMBERS_ASSIGNED,
             project_id=row.id,
             target=row.name,
             details={"users": names, "quota": quota},
@@ -331,7 +315,7 @@ def unassign(db: Database, actor: Actor, project: ProjectRef, username: str) -> 
         audit(
             s,
             actor,
-            "member_removed",
+            AuditAction.MEMBER_REMOVED,
             project_id=row.id,
             target=user.username,
             details={"claims_freed": freed},
@@ -346,4 +330,6 @@ def list_members(db: Database, actor: Actor, project: ProjectRef) -> list[Member
 
 
 def _members(s: Session, project_id: int) -> list[MemberInfo]:
-    return [MemberInfo(u.username, u.role, quota) for u, quota in q.members(s, project_id)]
+    return [
+        MemberInfo(username=u.username, role=u.role, quota=quota) for u, quota in q.members(s, project_id)
+    ]

@@ -22,41 +22,38 @@ from datetime import timedelta
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import (
+    ProjectRef,
+    annotator_context,
+    open_project,
+    pair_content,
+    settings_of,
+)
+from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
-from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_int, check_text
-from annotate_app.services.projects import ProjectRef, open_project, settings_of
-from annotate_app.services.types import AnnotatorProgress, LabelInfo, PairView
+from annotate_app.services.errors import Conflict, NotFound
+from annotate_app.services.inputs import check_count, check_int, check_reason
+from annotate_app.services.types import AnnotatorProgress, PairView
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AssignmentStatus, AuditAction
 from annotate_app.store.models import Assignment, Project, User, utcnow
 
-__all__ = ["next_pair", "get_pair", "skip", "my_progress", "release_stale_claims", "check_reason"]
+__all__ = [
+    "next_pair",
+    "get_pair",
+    "skip",
+    "my_progress",
+    "release_stale_claims",
+    "MAX_ATTEMPTS",
+    "MAX_CLAIM_AGE",
+    "CANDIDATES",
+]
 
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
 CANDIDATES = 8
-
-
-def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str) -> tuple[User, Project]:
-    """The caller as a judging member of the project (any role may judge, if a member)."""
-    user, proj = open_project(s, actor, project, Role.ANNOTATOR, action)
-    if user is None:
-        raise PermissionDenied(f"{action}: the system actor cannot judge pairs; log in as an annotator")
-    if pq.member(s, proj.id, user.id) is None:
-        raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
-    return user, proj
-
-
-def check_reason(reason: str, minimum: int, what: str = "reason") -> str:
-    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000)."""
-    text, required = check_text(reason, what).strip(), max(minimum, 1)
-    if len(text) < required:
-        raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
-    if len(text) > 10_000:
-        raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
-    return text
 
 
 # --------------------------------------------------------------------------------------------- next_pair
@@ -90,8 +87,14 @@ def _next(s: Session, user: User, proj: Project) -> PairView | None:
 
 
 def _over_quota(s: Session, proj: Project, user: User) -> bool:
-    quota = pq.member(s, proj.id, user.id).quota
+    quota = _quota(s, proj, user)
     return quota is not None and jq.own_count(s, proj.id, user.id) >= quota
+
+
+def _quota(s: Session, proj: Project, user: User) -> int | None:
+    """The member's cap on claims and labels (None: no cap, or not a member)."""
+    member = pq.member(s, proj.id, user.id)
+    return None if member is None else member.quota
 
 
 def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
@@ -105,7 +108,7 @@ def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
 
 
 def _view(s: Session, proj: Project, a: Assignment) -> PairView:
-    content = jq.pair_content(s, a.pair_id)
+    content = pair_content(s, a.pair_id)
     settings = settings_of(proj)
     guidelines = pq.latest_guidelines(s, proj.id)
     current = None
@@ -113,39 +116,21 @@ def _view(s: Session, proj: Project, a: Assignment) -> PairView:
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1)
         current = label_info(rows[0]) if rows else None
     return PairView(
-        a.pair_id,
-        proj.name,
-        content["query_id"],
-        content["query_text"],
-        dict(content["query_meta"]),
-        content["doc_id"],
-        content["doc_title"],
-        content["doc_text"],
-        dict(content["doc_meta"]),
-        content["doc_version"],
-        settings.grade_scale,
-        settings.min_reason_length,
-        guidelines.version if guidelines else None,
-        guidelines.markdown if guidelines else "",
-        current,
-    )
-
-
-def label_info(row: dict) -> LabelInfo:
-    return LabelInfo(
-        row["pair_id"],
-        row["query_id"],
-        row["doc_id"],
-        row["annotator"],
-        row["version"],
-        row["grade"],
-        row["reason"],
-        bool(row["unsure"]),
-        row["seconds"],
-        row["doc_version"],
-        row["doc_version"] != row["current_doc_version"],
-        row["created_at"],
-        row.get("doc_title", ""),
+        pair_id=a.pair_id,
+        project=proj.name,
+        query_id=content["query_id"],
+        query_text=content["query_text"],
+        query_meta=dict(content["query_meta"]),
+        doc_id=content["doc_id"],
+        doc_title=content["doc_title"],
+        doc_text=content["doc_text"],
+        doc_meta=dict(content["doc_meta"]),
+        doc_version=content["doc_version"],
+        grade_scale=settings.grade_scale,
+        min_reason_length=settings.min_reason_length,
+        guidelines_version=guidelines.version if guidelines else None,
+        guidelines=guidelines.markdown if guidelines else "",
+        current=current,
     )
 
 
@@ -155,7 +140,7 @@ def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> P
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "judge pairs")
         a = jq.own_assignment(s, pair_id, user.id)
-        if a is None or a.project_id != proj.id or a.status not in ("active", "done"):
+        if a is None or a.project_id != proj.id or a.status not in AssignmentStatus.live():
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
         return _view(s, proj, a)
 
@@ -171,7 +156,7 @@ def skip(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, reaso
         a = jq.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id:
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-        if a.status == "done":
+        if a.status == AssignmentStatus.DONE:
             raise Conflict(f"pair {pair_id} is already labelled; edit the label instead of skipping")
         if not jq.skip(s, a.id, text):
             raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} (skipped or expired)")
@@ -183,21 +168,7 @@ def my_progress(db: Database, actor: Actor, project: ProjectRef) -> AnnotatorPro
     """The caller's own counts: done, active (claimed, unlabelled), skipped, stale, quota, still available."""
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "see progress")
-        return annotator_progress(s, proj, user.id, user.username, pq.member(s, proj.id, user.id).quota)
-
-
-def annotator_progress(
-    s: Session, proj: Project, user_id: int, username: str, quota: int | None, groups: list | None = None
-) -> AnnotatorProgress:
-    groups = groups if groups is not None else [g for g in jq.annotator_counts(s, proj.id) if g[0] == user_id]
-    count = {"done": 0, "active": 0, "skipped": 0, "expired": 0, "stale": 0}
-    for _, status, n, stale in groups:
-        count[status] += n
-        count["stale"] += n if stale and status == "done" else 0
-    available = jq.available_count(s, proj.id, user_id, proj.annotators_per_pair)
-    return AnnotatorProgress(
-        username, count["done"], count["active"], count["skipped"], count["stale"], quota, available
-    )
+        return annotator_progress(s, proj, user.id, user.username, _quota(s, proj, user))
 
 
 def release_stale_claims(
@@ -205,12 +176,7 @@ def release_stale_claims(
 ) -> int:
     """Free unlabelled claims older than ``older_than_minutes`` (default: the project's claim timeout), for
     reviewers who do not want to wait for the queue to run dry. Returns how many were freed."""
-    if older_than_minutes is not None and (
-        isinstance(older_than_minutes, bool)
-        or not isinstance(older_than_minutes, int)
-        or older_than_minutes < 0
-    ):
-        raise InvalidInput(f"older_than_minutes must be an int >= 0; got {older_than_minutes!r}")
+    check_count(older_than_minutes, "older_than_minutes", 0, optional=True)
     check_int(older_than_minutes, "older_than_minutes", 0, MAX_CLAIM_AGE, optional=True)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")
@@ -219,7 +185,7 @@ def release_stale_claims(
         audit(
             s,
             actor,
-            "claims_freed",
+            AuditAction.CLAIMS_FREED,
             project_id=proj.id,
             target=proj.name,
             details={"older_than_minutes": minutes, "freed": freed},

@@ -1,15 +1,16 @@
 """Releases: immutable, versioned qrels snapshots with their provenance.
 
-`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale, every
-disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
+`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale,
+every disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
 threshold, when the reviewer writes a justification (at least `MIN_JUSTIFICATION` characters), which the
 release stores. Nothing can change a release afterwards (no update path; database triggers refuse it).
 
-A release records its version (1, 2, ... per project), creator and time, the agreement figures, the annotators,
-the guidelines version, the corpus version hash — sha256 of the lines ``doc_id<TAB>version<TAB>content
-sha256`` of every document, sorted by doc_id — and the content hash: sha256 of its canonical TREC qrels text
-(``qid 0 docid grade`` lines sorted by query then document ID in code-point order), which is exactly what
-`export.export_release(..., format="trec")` returns. Each qrel is marked ``unanimous``, ``majority`` or
+A release records its version (1, 2, ... per project), creator and time, the agreement figures, the
+annotators, the guidelines version, the corpus version hash — sha256 of the lines
+``doc_id<TAB>version<TAB>content sha256`` of every document, sorted by doc_id — and the content hash: sha256
+of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query then document ID in code-point
+order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
+``unanimous``, ``majority`` or
 ``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
 """
 
@@ -22,17 +23,19 @@ import pandas as pd
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
+from annotate_app.services._gate_types import Blockers
 from annotate_app.services.auth import Actor, Role, audit
-from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.gate import GateState, compute_blockers, load_state, summarize
-from annotate_app.services.inputs import check_int, check_text
-from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.types import Blockers, ReleaseInfo
+from annotate_app.services.errors import Conflict, InvalidInput
+from annotate_app.services.inputs import check_text
+from annotate_app.services.types import ReleaseInfo
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store import releases as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction, QrelKind, Statistic
 from annotate_app.store.models import Project, Release
 from metrics.data import Qrels
 
@@ -43,6 +46,7 @@ __all__ = [
     "release_qrels",
     "canonical_trec",
     "corpus_hash",
+    "sha256_text",
     "MIN_JUSTIFICATION",
 ]
 
@@ -60,6 +64,11 @@ def canonical_trec(query_ids, doc_ids, grades) -> str:
 
 
 def sha256_text(text: str) -> str:
+    """The hex sha256 of ``text`` encoded as UTF-8 (a release's content hash of its canonical TREC text).
+
+    >>> sha256_text("")[:12]
+    'e3b0c44298fc'
+    """
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -70,22 +79,22 @@ def corpus_hash(rows: list[tuple[str, int, str]]) -> str:
 
 def _info(project: Project, r: Release) -> ReleaseInfo:
     return ReleaseInfo(
-        project.name,
-        r.version,
-        r.created_by_name,
-        r.created_at,
-        r.statistic,
-        r.agreement_value,
-        r.threshold,
-        r.justification,
-        r.content_hash,
-        r.corpus_hash,
-        r.guidelines_version,
-        r.n_qrels,
-        dict(r.counts),
-        tuple(r.annotators),
-        dict(r.agreement),
-        r.note,
+        project=project.name,
+        version=r.version,
+        created_by=r.created_by_name,
+        created_at=r.created_at,
+        statistic=Statistic(r.statistic),
+        agreement_value=r.agreement_value,
+        threshold=r.threshold,
+        justification=r.justification,
+        content_hash=r.content_hash,
+        corpus_hash=r.corpus_hash,
+        guidelines_version=r.guidelines_version,
+        n_qrels=r.n_qrels,
+        counts=dict(r.counts),
+        annotators=tuple(r.annotators),
+        agreement=dict(r.agreement),
+        note=r.note,
     )
 
 
@@ -106,11 +115,15 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
     Python values, ready to insert)."""
     v = state.complete
     grade = v["grade"].to_numpy().copy()
-    kind = np.where(v["unanimous"], "unanimous", np.where(v["majority"], "majority", "adjudicated"))
+    kind = np.where(
+        v["unanimous"], QrelKind.UNANIMOUS, np.where(v["majority"], QrelKind.MAJORITY, QrelKind.ADJUDICATED)
+    )
     adj = state.valid_adjudications().reindex(v.index)
     disagreeing = v["disagreement"].to_numpy()
     grade[disagreeing] = adj["grade"].to_numpy()[disagreeing]
-    adj_ids = np.where(disagreeing, adj["id"].to_numpy(), None)
+    adj_ids = np.array(
+        [i if d else None for i, d in zip(adj["id"].tolist(), disagreeing, strict=True)], object
+    )
     ids = [external[int(p)] for p in v.index]
     return pd.DataFrame(
         {
@@ -163,7 +176,7 @@ def _insert(
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
     used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
-    counts = {k: int((qrels["kind"] == k).sum()) for k in ("unanimous", "majority", "adjudicated")}
+    counts = {k.value: int((qrels["kind"] == k).sum()) for k in QrelKind}
     counts["excluded"] = int(state.pairs["excluded"].sum())
     release = q.insert_release(
         s,
@@ -203,7 +216,7 @@ def _insert(
     audit(
         s,
         actor,
-        "release_created",
+        AuditAction.RELEASE_CREATED,
         project_id=proj.id,
         target=f"{proj.name} v{release.version}",
         details={"content_hash": release.content_hash, "n_qrels": len(rows), "justification": justification},
@@ -216,17 +229,6 @@ def list_releases(db: Database, actor: Actor, project: ProjectRef) -> list[Relea
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see releases")
         return [_info(proj, r) for r in q.releases(s, proj.id)]
-
-
-def load_release(s: Session, proj: Project, version: int | None) -> Release:
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
-        raise InvalidInput(f"version must be an int >= 1 or None (latest); got {version!r}")
-    check_int(version, "version", optional=True)
-    release = q.find(s, proj.id, version)
-    if release is None:
-        which = "no release yet" if version is None else f"release {version} does not exist"
-        raise NotFound(f"project {proj.name!r}: {which}")
-    return release
 
 
 def get_release(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> ReleaseInfo:

@@ -28,14 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import InvalidInput, NotFound
 from annotate_app.services.inputs import check_text
-from annotate_app.services.projects import ProjectRef, open_project
 from annotate_app.store import corpus as cq
 from annotate_app.store import pool as pq
 from annotate_app.store import scoring as q
 from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import utcnow
 from metrics.data import Run
 
@@ -159,7 +160,7 @@ def queue_pairs(
                 "project_id": proj.id,
                 "query_id": a,
                 "document_id": b,
-                "origin": "manual",
+                "origin": PairOrigin.MANUAL,
                 "added_by": actor.user_id,
                 "note": text,
                 "claimed": 0,
@@ -170,11 +171,11 @@ def queue_pairs(
         ]
         if rows:
             pq.insert_pairs(s, proj.id, rows)
-        report = QueueReport(len(new), len(keys) - len(new), unknown)
+        report = QueueReport(added=len(new), already_pooled=len(keys) - len(new), unknown=unknown)
         audit(
             s,
             actor,
-            "pairs_queued",
+            AuditAction.PAIRS_QUEUED,
             project_id=proj.id,
             target=proj.name,
             details={

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from annotate_app.services.auth import Actor, Role, check_username
+from annotate_app.services.auth import Actor, actor_of, check_username
 from annotate_app.services.errors import InvalidInput, PermissionDenied
 from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import utcnow
 
 __all__ = ["username_for", "sso_actor"]
@@ -71,9 +72,9 @@ def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
             s,
             actor_id=user.id,
             actor_name=user.username,
-            action="login_sso",
+            action=AuditAction.LOGIN_SSO,
             project_id=None,
             target=user.username,
             details={"identity": str(identity)[:320]},
         )
-        return Actor(user.id, user.username, Role(user.role), user.session_version)
+        return actor_of(user)

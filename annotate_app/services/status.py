@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services._gate_state import load_state
+from annotate_app.services._records import annotator_progress
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.gate import load_state
-from annotate_app.services.projects import ProjectRef, open_project
-from annotate_app.services.queue import annotator_progress
 from annotate_app.services.types import ProjectStatus
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq

@@ -1,16 +1,30 @@
-"""The values services return: small frozen dataclasses (and DataFrames for tables), never ORM objects.
+"""The values services return: small frozen dataclasses (and DataFrames for tables), never ORM objects, and
+the vocabulary they use (`annotate_app.store.enums`: statuses, statistics, modes, kinds, audit actions, as
+`StrEnum`s equal to the stored strings).
 
 Pages can keep them in session state, compare them, and render them; nothing in them touches the database.
+Build them with keyword arguments.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import pandas as pd
+from annotate_app.store.enums import (
+    AgreementMode,
+    AssignmentStatus,
+    AuditAction,
+    ImportKind,
+    PairOrigin,
+    QrelKind,
+    Statistic,
+    Weights,
+)
+
+_GATE_TYPES = ("AgreementSummary", "Blockers", "Confusion", "Disagreement")  # defined next to the gate
 
 __all__ = [
     "GradeScale",
@@ -28,14 +42,19 @@ __all__ = [
     "Progress",
     "AnnotatorProgress",
     "ProjectStatus",
-    "AgreementSummary",
-    "Disagreement",
     "AdjudicationInfo",
-    "Blockers",
     "ReleaseInfo",
     "AuditInfo",
-    "Confusion",
     "DEFAULT_GRADE_SCALE",
+    "AgreementMode",
+    "AssignmentStatus",
+    "AuditAction",
+    "ImportKind",
+    "PairOrigin",
+    "QrelKind",
+    "Statistic",
+    "Weights",
+    *_GATE_TYPES,
 ]
 
 GradeScale = tuple[tuple[int, str], ...]
@@ -74,11 +93,11 @@ class ProjectSettings:
 
     grade_scale: GradeScale = DEFAULT_GRADE_SCALE
     annotators_per_pair: int = 2
-    statistic: str = "cohen"
+    statistic: Statistic = Statistic.COHEN
     threshold: float = 0.7
     relevance_cutoff: int = 1
-    agreement_mode: str = "binary"
-    weights: str = "linear"
+    agreement_mode: AgreementMode = AgreementMode.BINARY
+    weights: Weights = Weights.LINEAR
     min_reason_length: int = 5
     claim_timeout_minutes: int = 60
 
@@ -116,7 +135,7 @@ class MemberInfo:
 class ImportPreview:
     """What a file would import: row count, columns, the first rows, and every problem (nothing written)."""
 
-    kind: str
+    kind: ImportKind
     source: str
     n_rows: int
     columns: tuple[str, ...]
@@ -133,7 +152,7 @@ class ImportReport:
     """What an import did. ``added``/``changed``/``unchanged`` count rows; ``stale_labels`` counts labels made
     on a document version that this import replaced."""
 
-    kind: str
+    kind: ImportKind
     source: str
     name: str
     added: int
@@ -171,7 +190,7 @@ class PairInfo:
     pair_id: int
     query_id: str
     doc_id: str
-    origin: str
+    origin: PairOrigin
     excluded: bool
     sources: tuple[tuple[str, int], ...] = ()
 
@@ -275,73 +294,6 @@ class ProjectStatus:
         return Progress(self.labels, self.slots)
 
 
-@dataclass(frozen=True, eq=False)
-class AgreementSummary:
-    """The agreement gate's figures, over the pairs with all N labels (excluded pairs left out).
-
-    ``value`` is the project's ``statistic`` (NaN when undefined, which fails the gate); ``passes`` is
-    ``value >= threshold``; ``band`` its Landis & Koch band. ``pairwise``/``pairwise_n``: annotator ×
-    annotator kappa and shared-pair counts. ``per_query``: one row per query (metrics.agreement.group_agreement
-    columns). ``warnings``: why a figure is undefined, if one is.
-    """
-
-    statistic: str
-    value: float
-    threshold: float
-    passes: bool
-    band: str
-    mode: str
-    weights: str | None
-    n_pairs: int
-    n_annotators: int
-    n_labels: int
-    percent_agreement: float
-    mean_pairwise_kappa: float
-    fleiss_kappa: float | None
-    krippendorff_alpha: float
-    disagreements: int
-    unadjudicated: int
-    pairwise: pd.DataFrame
-    pairwise_n: pd.DataFrame
-    per_query: pd.DataFrame
-    warnings: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """The scalar figures (what a release stores)."""
-        keys = (
-            "statistic",
-            "value",
-            "threshold",
-            "passes",
-            "band",
-            "mode",
-            "weights",
-            "n_pairs",
-            "n_annotators",
-            "n_labels",
-            "percent_agreement",
-            "mean_pairwise_kappa",
-            "fleiss_kappa",
-            "krippendorff_alpha",
-            "disagreements",
-            "unadjudicated",
-        )
-        out = {k: getattr(self, k) for k in keys}
-        return {k: (None if isinstance(v, float) and v != v else v) for k, v in out.items()}
-
-
-@dataclass(frozen=True, eq=False)
-class Confusion:
-    """Two annotators' grades on the pairs both labelled: ``table`` rows are ``annotator_a``'s grades, columns
-    ``annotator_b``'s, over the whole scale; ``kappa`` is Cohen's kappa in the project's agreement mode."""
-
-    annotator_a: str
-    annotator_b: str
-    table: pd.DataFrame
-    n_pairs: int
-    kappa: float
-
-
 @dataclass(frozen=True)
 class AdjudicationInfo:
     pair_id: int
@@ -353,88 +305,12 @@ class AdjudicationInfo:
 
 
 @dataclass(frozen=True)
-class Disagreement:
-    """A pair whose labels disagree, with every annotator's grade and reason side by side."""
-
-    pair_id: int
-    query_id: str
-    query_text: str
-    doc_id: str
-    doc_title: str
-    doc_text: str
-    labels: tuple[LabelInfo, ...]
-    disagreement: float
-    spread: float
-    adjudication: AdjudicationInfo | None
-    prior_grades: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def resolved(self) -> bool:
-        return self.adjudication is not None and self.adjudication.valid
-
-
-@dataclass(frozen=True)
-class Blockers:
-    """Why a release cannot be made yet. ``hard`` blockers always stop it; a low agreement only stops it
-    without a written justification."""
-
-    missing_labels: int
-    stale_labels: int
-    unadjudicated: int
-    no_pairs: bool
-    agreement: float
-    threshold: float
-    statistic: str
-
-    @property
-    def below_threshold(self) -> bool:
-        return not (self.agreement >= self.threshold)
-
-    @property
-    def hard(self) -> tuple[str, ...]:
-        out = []
-        if self.no_pairs:
-            out.append("no pairs to release")
-        if self.missing_labels:
-            out.append(f"{self.missing_labels} pairs lack their labels (label them or exclude them)")
-        if self.stale_labels:
-            out.append(
-                f"{self.stale_labels} labels were made on an older document version (re-judge or exclude)"
-            )
-        if self.unadjudicated:
-            out.append(f"{self.unadjudicated} disagreements are not adjudicated")
-        return tuple(out)
-
-    @property
-    def ok(self) -> bool:
-        """True when a release needs no justification."""
-        return not self.hard and not self.below_threshold
-
-    @property
-    def agreement_message(self) -> str:
-        """E.g. ``"cohen 0.667 is below the threshold 0.700"`` ("" when the threshold is reached)."""
-        if not self.below_threshold:
-            return ""
-        if self.agreement != self.agreement:
-            return f"{self.statistic} is undefined, so it does not reach the threshold {self.threshold:.3f}"
-        return f"{self.statistic} {self.agreement:.3f} is below the threshold {self.threshold:.3f}"
-
-    def messages(self) -> tuple[str, ...]:
-        low = (
-            (f"{self.agreement_message} (a reviewer may release with a written justification)",)
-            if self.below_threshold
-            else ()
-        )
-        return self.hard + low
-
-
-@dataclass(frozen=True)
 class ReleaseInfo:
     project: str
     version: int
     created_by: str
     created_at: datetime
-    statistic: str
+    statistic: Statistic
     agreement_value: float | None
     threshold: float
     justification: str | None
@@ -461,3 +337,11 @@ class AuditInfo:
     project_id: int | None
     target: str
     details: dict[str, Any]
+
+
+def __getattr__(name: str) -> Any:
+    """The gate's result types (`_GATE_TYPES`), defined next to the gate, stay importable from here. They are
+    loaded on first use, so that this module (imported by every service) imports none of the gate's."""
+    if name in _GATE_TYPES:
+        return getattr(importlib.import_module("annotate_app.services._gate_types"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

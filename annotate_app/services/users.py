@@ -12,6 +12,7 @@ from __future__ import annotations
 from annotate_app.services.auth import (
     Actor,
     Role,
+    actor_of,
     audit,
     authorize,
     check_password,
@@ -24,6 +25,7 @@ from annotate_app.services.inputs import check_text
 from annotate_app.services.types import UserInfo
 from annotate_app.store import users as q
 from annotate_app.store.db import Database
+from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import User, utcnow
 
 __all__ = [
@@ -36,20 +38,19 @@ __all__ = [
     "deactivate",
     "reactivate",
     "unlock",
-    "user_info",
 ]
 
 
-def user_info(user: User) -> UserInfo:
+def _user_info(user: User) -> UserInfo:
     return UserInfo(
-        user.id,
-        user.username,
-        user.display_name,
-        user.role,
-        user.active,
-        user.locked_until,
-        user.last_login_at,
-        user.created_at,
+        id=user.id,
+        username=user.username,
+        display_name=user.display_name,
+        role=user.role,
+        active=user.active,
+        locked_until=user.locked_until,
+        last_login_at=user.last_login_at,
+        created_at=user.created_at,
     )
 
 
@@ -83,15 +84,15 @@ def create_user(
         user = q.insert_user(
             s, username=name, display_name=display_name or name, role=role.value, password_hash=hashed
         )
-        audit(s, actor, "user_added", target=name, details={"role": role.value})
-        return user_info(user)
+        audit(s, actor, AuditAction.USER_ADDED, target=name, details={"role": role.value})
+        return _user_info(user)
 
 
 def list_users(db: Database, actor: Actor) -> list[UserInfo]:
     """Every user, by name (admin)."""
     with db.read() as s:
         authorize(s, actor, Role.ADMIN, "list users")
-        return [user_info(u) for u in q.all_users(s)]
+        return [_user_info(u) for u in q.all_users(s)]
 
 
 def get_user(db: Database, actor: Actor, username: str) -> UserInfo:
@@ -101,7 +102,7 @@ def get_user(db: Database, actor: Actor, username: str) -> UserInfo:
         user = _load(s, username)
         if me is not None and me.id != user.id and me.role != Role.ADMIN:
             raise PermissionDenied(f"{me.username} ({me.role}) may not see other users: admin role required")
-        return user_info(user)
+        return _user_info(user)
 
 
 def set_role(db: Database, actor: Actor, username: str, role: str) -> UserInfo:
@@ -115,9 +116,15 @@ def set_role(db: Database, actor: Actor, username: str, role: str) -> UserInfo:
         old = user.role
         if old != role.value:
             q.set_fields(s, user.id, role=role.value, bump_session=True)
-            audit(s, actor, "role_changed", target=user.username, details={"from": old, "to": role.value})
+            audit(
+                s,
+                actor,
+                AuditAction.ROLE_CHANGED,
+                target=user.username,
+                details={"from": old, "to": role.value},
+            )
         s.refresh(user)
-        return user_info(user)
+        return _user_info(user)
 
 
 def reset_password(db: Database, actor: Actor, username: str, new_password: str) -> UserInfo:
@@ -138,9 +145,9 @@ def reset_password(db: Database, actor: Actor, username: str, new_password: str)
             locked_until=None,
             bump_session=True,
         )
-        audit(s, actor, "password_reset", target=user.username)
+        audit(s, actor, AuditAction.PASSWORD_RESET, target=user.username)
         s.refresh(user)
-        return user_info(user)
+        return _user_info(user)
 
 
 def change_password(db: Database, actor: Actor, old_password: str, new_password: str) -> Actor:
@@ -155,10 +162,12 @@ def change_password(db: Database, actor: Actor, old_password: str, new_password:
     hashed = hash_password(check_password(new_password, name))
     with db.write() as s:
         me = authorize(s, actor, Role.ANNOTATOR, "change their password")
+        if me is None:
+            raise PermissionDenied("the system actor has no password")
         q.set_fields(s, me.id, password_hash=hashed, password_changed_at=utcnow(), bump_session=True)
-        audit(s, actor, "password_changed", target=name)
+        audit(s, actor, AuditAction.PASSWORD_CHANGED, target=name)
         s.refresh(me)
-        return Actor(me.id, me.username, Role(me.role), me.session_version)
+        return actor_of(me)
 
 
 def _set_active(db: Database, actor: Actor, username: str, active: bool) -> UserInfo:
@@ -169,9 +178,14 @@ def _set_active(db: Database, actor: Actor, username: str, active: bool) -> User
             raise Conflict("admins cannot deactivate themselves")
         if user.active != active:
             q.set_fields(s, user.id, active=active, bump_session=True)
-            audit(s, actor, "user_activated" if active else "user_deactivated", target=user.username)
+            audit(
+                s,
+                actor,
+                AuditAction.USER_ACTIVATED if active else AuditAction.USER_DEACTIVATED,
+                target=user.username,
+            )
         s.refresh(user)
-        return user_info(user)
+        return _user_info(user)
 
 
 def deactivate(db: Database, actor: Actor, username: str) -> UserInfo:
@@ -189,6 +203,6 @@ def unlock(db: Database, actor: Actor, username: str) -> UserInfo:
         authorize(s, actor, Role.ADMIN, "unlock users")
         user = _load(s, username)
         q.set_fields(s, user.id, failed_logins=0, locked_until=None)
-        audit(s, actor, "user_unlocked", target=user.username)
+        audit(s, actor, AuditAction.USER_UNLOCKED, target=user.username)
         s.refresh(user)
-        return user_info(user)
+        return _user_info(user)

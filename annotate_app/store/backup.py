@@ -72,7 +72,7 @@ def rows(s: Session, table: Table, *, batch: int = 5000) -> Iterator[list]:
 
 def counts(s: Session) -> dict[str, int]:
     """Rows per table."""
-    return {t.name: int(s.scalar(select(func.count()).select_from(t))) for t in tables()}
+    return {t.name: int(s.execute(select(func.count()).select_from(t)).scalar_one()) for t in tables()}
 
 
 # ------------------------------------------------------------------------------------------- decoding
@@ -96,6 +96,7 @@ def decoder(table: Table, names: Sequence[str]) -> Callable[[list], dict]:
 
 def _check(column) -> Callable[[Any], Any]:
     kind = column.type
+    convert: Callable[[Any], Any]
     if isinstance(kind, UTCDateTime):
         convert = _datetime
     elif isinstance(kind, Boolean):
@@ -184,6 +185,8 @@ def load(s: Session, table: Table, batch: list[dict]) -> None:
     """Insert rows; a database error (duplicate key, bad value) is raised as SQLAlchemy's IntegrityError or
     DataError, as for any other statement."""
     dbapi = s.connection().dialect.dbapi
+    if dbapi is None:  # pragma: no cover - every engine here has a DB-API driver
+        raise RuntimeError("the database has no DB-API driver")
     try:
         bulk_insert(s, table, batch)
     except dbapi.Error as exc:  # the raw cursor (COPY / executemany) raises the driver's own errors

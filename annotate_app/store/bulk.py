@@ -1,9 +1,9 @@
 """Bulk inserts: COPY on PostgreSQL, executemany on SQLite, inside the caller's transaction.
 
 ``bulk_insert(s, Model.__table__, rows)`` takes a list of dicts with the same keys. On PostgreSQL the rows go
-through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which is
-several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's executemany
-(values converted by the column types' bind processors).
+through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which
+is several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's
+executemany (values converted by the column types' bind processors).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Table
+from sqlalchemy import JSON, Connection, Table
 from sqlalchemy.orm import Session
 
-__all__ = ["bulk_insert", "fetch_rows"]
+__all__ = ["bulk_insert", "fetch_rows", "SQLITE_BATCH"]
 
 SQLITE_BATCH = 20_000
 
@@ -29,7 +29,7 @@ def bulk_insert(s: Session, table: Table, rows: Sequence[dict]) -> None:
         return
     columns = list(rows[0])
     as_json = [isinstance(table.c[c].type, JSON) for c in columns]
-    cursor = conn.connection.dbapi_connection.cursor()
+    cursor = _cursor(conn)
     try:
         with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
@@ -72,9 +72,17 @@ def fetch_rows(s: Session, sql: str, *params: Any) -> list[tuple]:
     conn = s.connection()
     if conn.dialect.name == "sqlite":
         sql = sql.replace("%s", "?")
-    cursor = conn.connection.dbapi_connection.cursor()
+    cursor = _cursor(conn)
     try:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
     finally:
         cursor.close()
+
+
+def _cursor(conn: Connection) -> Any:
+    """A DB-API cursor on the session's own connection (same transaction)."""
+    raw = conn.connection.dbapi_connection
+    if raw is None:
+        raise RuntimeError("the session's connection is closed")
+    return raw.cursor()

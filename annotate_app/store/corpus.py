@@ -14,6 +14,8 @@ from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
+from annotate_app.store.db import rowcount
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Assignment,
     Chunk,
@@ -25,6 +27,7 @@ from annotate_app.store.models import (
     Query,
     Run,
     RunEntry,
+    table_of,
     utcnow,
 )
 
@@ -51,6 +54,7 @@ __all__ = [
     "insert_prior",
     "record_import",
     "corpus_rows",
+    "find_import",
     "BATCH",
 ]
 
@@ -78,20 +82,20 @@ def query_index(s: Session, project_id: int) -> dict[str, tuple[int, str]]:
 
 def insert_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[str, int]:
     """Insert documents; returns external_id → id of every document of the project."""
-    bulk_insert(s, Document.__table__, rows)
+    bulk_insert(s, table_of(Document), rows)
     return {e: i for e, (i, _, _) in doc_index(s, project_id).items()}
 
 
 def update_documents(s: Session, rows: Sequence[dict]) -> None:
     """rows: {"b_id", "version", "content_sha256", "updated_at"}."""
-    table = Document.__table__
+    table = table_of(Document)
     stmt = update(table).where(table.c.id == bindparam("b_id"))
     for batch in _batches(rows):
         s.connection().execute(stmt, list(batch))
 
 
 def insert_versions(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, DocumentVersion.__table__, rows)
+    bulk_insert(s, table_of(DocumentVersion), rows)
 
 
 def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
@@ -102,20 +106,20 @@ def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
         pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
         stmt = (
             update(Assignment)
-            .where(Assignment.pair_id.in_(pairs), Assignment.status == "done")
+            .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.DONE)
             .values(stale=True)
         )
-        total += s.execute(stmt, execution_options={"synchronize_session": False}).rowcount
+        total += rowcount(s.execute(stmt, execution_options={"synchronize_session": False}))
     return total
 
 
 def insert_queries(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, Query.__table__, rows)
+    bulk_insert(s, table_of(Query), rows)
 
 
 def update_queries(s: Session, rows: Sequence[dict]) -> None:
     """rows: {"b_id", "text", "meta", "content_sha256"}."""
-    table = Query.__table__
+    table = table_of(Query)
     stmt = update(table).where(table.c.id == bindparam("b_id"))
     for batch in _batches(rows):
         s.connection().execute(stmt, list(batch))
@@ -127,7 +131,7 @@ def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
     stmt = (
         select(Pair.query_id)
         .join(Assignment, Assignment.pair_id == Pair.id)
-        .where(Pair.query_id.in_(list(query_ids)), Assignment.status == "done")
+        .where(Pair.query_id.in_(list(query_ids)), Assignment.status == AssignmentStatus.DONE)
         .distinct()
     )
     return set(s.scalars(stmt))
@@ -140,7 +144,7 @@ def chunk_index(s: Session, project_id: int) -> dict[str, int]:
 
 
 def insert_chunks(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, Chunk.__table__, rows)
+    bulk_insert(s, table_of(Chunk), rows)
 
 
 def find_run(s: Session, project_id: int, name: str) -> Run | None:
@@ -157,7 +161,7 @@ def insert_run(s: Session, **fields: Any) -> int:
 
 
 def insert_run_entries(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, RunEntry.__table__, rows)
+    bulk_insert(s, table_of(RunEntry), rows)
 
 
 def insert_run_columns(
@@ -183,7 +187,7 @@ def insert_run_columns(
         )
         bulk_insert(
             s,
-            RunEntry.__table__,
+            table_of(RunEntry),
             [
                 {"run_id": run_id, "query_id": qq, "document_id": d, "rank": r, "score": sc}
                 for qq, d, r, sc in columns
@@ -200,10 +204,10 @@ def set_run_size(s: Session, run_id: int, n_entries: int) -> None:
 
 def delete_run_entries(s: Session, run_id: int, query_ids: Sequence[int]) -> int:
     """Delete the run's entries of these (internal) query ids, 500 ids at a time; returns how many."""
-    table, total = RunEntry.__table__, 0
+    table, total = table_of(RunEntry), 0
     for start in range(0, len(query_ids), 500):
         ids = list(query_ids[start : start + 500])
-        total += s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(ids))).rowcount
+        total += rowcount(s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(ids))))
     return total
 
 
@@ -218,7 +222,7 @@ def prior_sources(s: Session, project_id: int) -> dict[str, int]:
 
 
 def insert_prior(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, PriorJudgment.__table__, rows)
+    bulk_insert(s, table_of(PriorJudgment), rows)
 
 
 def record_import(s: Session, **fields: Any) -> None:

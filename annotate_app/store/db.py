@@ -1,12 +1,14 @@
-"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL (psycopg 3) for teams.
+"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL (psycopg 3) for
+teams.
 
 `Database` is the handle every service receives. It hands out short transactions:
 
 - ``db.write()``: a read-write transaction. On SQLite it starts with ``BEGIN IMMEDIATE``, so writers queue on
-  the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from reading
-  to writing; readers are never blocked (WAL). The writers of one process queue first come, first served
-  (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ COMMITTED; ``write(snapshot=True)``
-  asks for REPEATABLE READ, one consistent snapshot for multi-statement reads that then write (releases).
+  the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from
+  reading to writing; readers are never blocked (WAL). The writers of one process queue first come, first
+  served (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ
+  COMMITTED; ``write(snapshot=True)`` asks for REPEATABLE READ, one consistent snapshot for multi-statement
+  reads that then write (releases).
 - ``db.read()``: a read-only transaction (deferred ``BEGIN`` on SQLite, READ ONLY on PostgreSQL);
   ``read(snapshot=True)`` reads one consistent snapshot across statements (REPEATABLE READ READ ONLY on
   PostgreSQL; on SQLite every read transaction already is one, in WAL mode) — for backups.
@@ -28,15 +30,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, create_engine, event, make_url
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, CursorResult, Result
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-__all__ = ["Database", "safe_url", "unstorable", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
+__all__ = ["Database", "safe_url", "unstorable", "rowcount", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIN_ID, MAX_ID = -(2**31), 2**31 - 1  # integer columns are 4-byte integers on PostgreSQL
@@ -47,8 +49,8 @@ def unstorable(text: str) -> str | None:
     """Why ``text`` cannot be stored in (or looked up from) a text column of both databases, else None.
 
     PostgreSQL refuses U+0000 in text values (SQLite keeps it, so a backup would not move across), and a lone
-    surrogate — a JSON ``"\\ud800"`` escape decodes to one — cannot be encoded as UTF-8 at all. Services refuse
-    such input (`InvalidInput`); lookups by such a name find nothing.
+    surrogate — a JSON ``"\\ud800"`` escape decodes to one — cannot be encoded as UTF-8 at all. Services
+    refuse such input (`InvalidInput`); lookups by such a name find nothing.
 
     >>> unstorable("D';--%_"), unstorable("a\\x00b")
     (None, 'contains a NUL character (U+0000)')
@@ -64,8 +66,8 @@ class _WriterQueue:
     """The writers of this process to one SQLite file, first come, first served.
 
     SQLite lets one writer in at a time and makes the others poll (its busy handler); a newcomer polling at a
-    shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one was
-    starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
+    shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one
+    was starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
     Queueing the process's writers fairly before ``BEGIN IMMEDIATE`` leaves the busy handler only other
     processes to wait for; it costs nothing, as SQLite runs one write transaction at a time anyway.
     """
@@ -111,6 +113,12 @@ def _writer_queue(url: URL) -> _WriterQueue:
         return _QUEUES.setdefault(key, _WriterQueue())
 
 
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched. `Session.execute` is typed as returning a `Result`; for those
+    statements it is a `CursorResult`, which counts them."""
+    return int(cast("CursorResult[Any]", result).rowcount)
+
+
 def safe_url(url: str | URL) -> str:
     """The URL with its password hidden, for messages."""
     return make_url(url).render_as_string(hide_password=True)
@@ -119,8 +127,8 @@ def safe_url(url: str | URL) -> str:
 class Database:
     """A database handle: one engine (connection pool) and transaction helpers.
 
-    ``url``: ``sqlite:///path/to/file.db`` or ``postgresql+psycopg://user@host/db``. ``pool_size``: connections
-    kept open (raise it for many threads). The SQLite file's folder is created if missing.
+    ``url``: ``sqlite:///path/to/file.db`` or ``postgresql+psycopg://user@host/db``. ``pool_size``:
+    connections kept open (raise it for many threads). The SQLite file's folder is created if missing.
     """
 
     def __init__(self, url: str | URL, *, pool_size: int = 10, echo: bool = False):
@@ -157,7 +165,8 @@ class Database:
                 "BEGIN IMMEDIATE",
                 None,
                 TimeoutError(
-                    f"database is locked: other writers of this process held it for {SQLITE_BUSY_TIMEOUT_MS // 1000} s"
+                    "database is locked: other writers of this process held it for "
+                    f"{SQLITE_BUSY_TIMEOUT_MS // 1000} s"
                 ),
             )
         try:
@@ -188,7 +197,7 @@ class Database:
 
 def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     memory = url.database in (None, "", ":memory:")
-    if not memory:
+    if url.database and not memory:
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     options: dict[str, Any] = (
         {"poolclass": StaticPool}

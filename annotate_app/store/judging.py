@@ -1,12 +1,12 @@
 """Queries on assignments (claims), labels and adjudications: the hot path of annotation.
 
 Claiming a slot never relies on SELECT ... FOR UPDATE. `take_slot` is a conditional
-``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL the
-row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first commits;
-on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest free slot
-under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent claim won
-and the caller retries. Saving a label first flips the claim with a conditional UPDATE (``slot IS NOT NULL``),
-so a label can never land on a skipped or expired claim.
+``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL
+the row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first
+commits; on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest
+free slot under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent
+claim won and the caller retries. Saving a label first flips the claim with a conditional UPDATE (``slot IS
+NOT NULL``), so a label can never land on a skipped or expired claim.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from sqlalchemy import and_, exists, false, func, insert, select, true, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
+from annotate_app.store.db import rowcount
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Adjudication,
     Assignment,
@@ -64,6 +66,10 @@ __all__ = [
     "pair_external_ids",
     "query_names",
     "int_columns",
+    "labels_by_id",
+    "adjudications_by_id",
+    "pair_origins",
+    "all_label_rows",
 ]
 
 
@@ -71,15 +77,14 @@ def label_count(s: Session, project_id: int) -> int:
     stmt = (
         select(func.count())
         .select_from(Assignment)
-        .where(Assignment.project_id == project_id, Assignment.status == "done")
+        .where(Assignment.project_id == project_id, Assignment.status == AssignmentStatus.DONE)
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 def max_claimed(s: Session, project_id: int) -> int:
-    return int(
-        s.scalar(select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id))
-    )
+    stmt = select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id)
+    return int(s.execute(stmt).scalar_one())
 
 
 # ------------------------------------------------------------------------------------------------ claims
@@ -93,7 +98,7 @@ def expire_claims(
 ) -> int:
     """Free unlabelled claims (status ``active``): by annotator, by age and/or by pair. Returns how many."""
     stmt = select(Assignment.id, Assignment.pair_id).where(
-        Assignment.project_id == project_id, Assignment.status == "active"
+        Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE
     )
     if annotator_id is not None:
         stmt = stmt.where(Assignment.annotator_id == annotator_id)
@@ -103,11 +108,13 @@ def expire_claims(
         stmt = stmt.where(Assignment.pair_id.in_(list(pair_ids)))
     freed = 0
     for assignment_id, pair_id in s.execute(stmt.order_by(Assignment.id)).all():
-        done = s.execute(
-            update(Assignment)
-            .where(Assignment.id == assignment_id, Assignment.status == "active")
-            .values(status="expired", slot=None, updated_at=utcnow())
-        ).rowcount
+        done = rowcount(
+            s.execute(
+                update(Assignment)
+                .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
+                .values(status=AssignmentStatus.EXPIRED, slot=None, updated_at=utcnow())
+            )
+        )
         if done:
             release_slot(s, pair_id)
             freed += 1
@@ -120,11 +127,15 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
     base = select(Assignment).where(
         Assignment.annotator_id == annotator_id, Assignment.project_id == project_id, live
     )
-    active = s.scalar(base.where(Assignment.status == "active").order_by(Assignment.id).limit(1))
+    active = s.scalar(
+        base.where(Assignment.status == AssignmentStatus.ACTIVE).order_by(Assignment.id).limit(1)
+    )
     if active is not None:
         return active
     return s.scalar(
-        base.where(Assignment.status == "done", Assignment.stale == true()).order_by(Assignment.id).limit(1)
+        base.where(Assignment.status == AssignmentStatus.DONE, Assignment.stale == true())
+        .order_by(Assignment.id)
+        .limit(1)
     )
 
 
@@ -147,7 +158,7 @@ def take_slot(s: Session, pair_id: int, n: int) -> bool:
         .where(Pair.id == pair_id, Pair.claimed < n, Pair.excluded == false())
         .values(claimed=Pair.claimed + 1)
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
+    return rowcount(s.execute(stmt, execution_options={"synchronize_session": False})) == 1
 
 
 def release_slot(s: Session, pair_id: int) -> None:
@@ -173,7 +184,7 @@ def insert_assignment(s: Session, project_id: int, pair_id: int, annotator_id: i
         pair_id=pair_id,
         annotator_id=annotator_id,
         slot=slot,
-        status="active",
+        status=AssignmentStatus.ACTIVE,
         version=0,
         stale=False,
         assigned_at=now,
@@ -195,10 +206,10 @@ def own_count(s: Session, project_id: int, annotator_id: int) -> int:
         .where(
             Assignment.annotator_id == annotator_id,
             Assignment.project_id == project_id,
-            Assignment.status.in_(("active", "done")),
+            Assignment.status.in_(AssignmentStatus.live()),
         )
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # --------------------------------------------------------------------------------------------- contents
@@ -247,7 +258,7 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
 
 def current_doc_version(s: Session, pair_id: int) -> int:
     stmt = select(Document.version).join(Pair, Pair.document_id == Document.id).where(Pair.id == pair_id)
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # ----------------------------------------------------------------------------------------------- labels
@@ -260,7 +271,13 @@ def mark_done(s: Session, assignment_id: int, grade: int, expected_version: int 
     stmt = (
         update(Assignment)
         .where(*cond)
-        .values(status="done", version=Assignment.version + 1, grade=grade, stale=False, updated_at=utcnow())
+        .values(
+            status=AssignmentStatus.DONE,
+            version=Assignment.version + 1,
+            grade=grade,
+            stale=False,
+            updated_at=utcnow(),
+        )
         .returning(Assignment.version)
     )
     return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
@@ -283,10 +300,10 @@ def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
 def skip(s: Session, assignment_id: int, reason: str) -> bool:
     stmt = (
         update(Assignment)
-        .where(Assignment.id == assignment_id, Assignment.status == "active")
-        .values(status="skipped", slot=None, skip_reason=reason, updated_at=utcnow())
+        .where(Assignment.id == assignment_id, Assignment.status == AssignmentStatus.ACTIVE)
+        .values(status=AssignmentStatus.SKIPPED, slot=None, skip_reason=reason, updated_at=utcnow())
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).rowcount == 1
+    return rowcount(s.execute(stmt, execution_options={"synchronize_session": False})) == 1
 
 
 def label_rows(
@@ -349,13 +366,14 @@ def label_rows(
 
 
 def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
-    """Every current label of the project as int64 columns: pair_id, annotator_id, grade, stale (0/1), label_id.
+    """Every current label of the project as int64 columns: pair_id, annotator_id, grade, stale (0/1),
+    label_id.
 
     One read of the covering index ``ix_assignments_gate`` (``assignments`` caches the current grade and label
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
-        "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id FROM assignments "
-        "WHERE project_id = %s AND status = 'done'"
+        "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id "
+        f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}'"
     )
     data = int_columns(s, sql, project_id, ncols=4)
     return {
@@ -565,7 +583,7 @@ def available_count(s: Session, project_id: int, annotator_id: int, n: int) -> i
         .select_from(Pair)
         .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
     )
-    return int(s.scalar(stmt))
+    return int(s.execute(stmt).scalar_one())
 
 
 # ------------------------------------------------------------------------------------------ adjudication

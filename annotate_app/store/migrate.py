@@ -38,7 +38,10 @@ def _config(connection: Connection | None = None) -> Config:
 
 def head_revision() -> str:
     """The newest revision the code knows."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no migration revision in {MIGRATIONS_DIR}")
+    return head
 
 
 def current_revision(url: str | URL | Database) -> str | None:
@@ -55,7 +58,10 @@ def current_revision(url: str | URL | Database) -> str | None:
 def upgrade(url: str | URL | Database, revision: str = "head") -> str:
     """Migrate the database to ``revision`` (default: the newest); returns the revision reached."""
     _run(url, lambda cfg: command.upgrade(cfg, revision))
-    return current_revision(url)
+    reached = current_revision(url)
+    if reached is None:
+        raise RuntimeError(f"the upgrade to {revision!r} left the database without a schema revision")
+    return reached
 
 
 def downgrade_all(url: str | URL | Database) -> None:

@@ -1,11 +1,12 @@
-"""The schema: SQLAlchemy 2 typed models. Alembic migrations (``store/migrations``) create exactly these tables.
+"""The schema: SQLAlchemy 2 typed models. Alembic migrations (``store/migrations``) create exactly these
+tables.
 
 Rules the schema itself enforces (on SQLite and PostgreSQL alike):
 
 - ``assignments``: UNIQUE(pair_id, annotator_id) — an annotator gets a pair at most once, ever (a skipped or
   expired claim keeps its row, so the pair is never shown again); UNIQUE(pair_id, slot) with slot in 1..N —
-  two annotators can never hold the same slot, so a pair never has more than N live claims. A skipped or expired
-  claim frees its slot (``slot`` NULL; NULLs do not collide).
+  two annotators can never hold the same slot, so a pair never has more than N live claims. A skipped or
+  expired claim frees its slot (``slot`` NULL; NULLs do not collide).
 - ``labels`` are append-only: UNIQUE(assignment_id, version); database triggers reject UPDATE and DELETE.
   The current label of an assignment is ``assignments.label_id`` (its highest version); ``assignments.grade``
   caches its grade so that agreement reads one table.
@@ -15,6 +16,7 @@ Rules the schema itself enforces (on SQLite and PostgreSQL alike):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,11 +31,14 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from annotate_app.store.enums import AgreementMode, AssignmentStatus, PairOrigin, QrelKind, Statistic, Weights
 
 __all__ = [
     "Base",
@@ -59,14 +64,18 @@ __all__ = [
     "ReleaseQrel",
     "AuditEntry",
     "utcnow",
+    "table_of",
     "ROLES",
     "ASSIGNMENT_STATUSES",
+    "QREL_KINDS",
     "IMMUTABLE_TABLES",
+    "NAMING",
+    "UTCDateTime",
 ]
 
 ROLES = ("annotator", "reviewer", "admin")
-ASSIGNMENT_STATUSES = ("active", "done", "skipped", "expired")
-QREL_KINDS = ("unanimous", "majority", "adjudicated")
+ASSIGNMENT_STATUSES = tuple(s.value for s in AssignmentStatus)
+QREL_KINDS = tuple(k.value for k in QrelKind)
 IMMUTABLE_TABLES = ("labels", "releases", "release_qrels", "audit_log")
 
 NAMING = {
@@ -106,12 +115,22 @@ def _fk(target: str, **kw: Any) -> ForeignKey:
     return ForeignKey(target, **kw)
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def _in(column: str, values: Iterable[str]) -> str:
+    """A CHECK that ``column`` holds one of ``values`` (plain strings or a StrEnum's members).
+
+    >>> _in("weights", Weights)
+    "weights IN ('linear', 'quadratic')"
+    """
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
 
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of a model, for bulk statements (``Model.__table__`` is typed as a mere FromClause)."""
+    return Base.metadata.tables[model.__tablename__]
 
 
 # ------------------------------------------------------------------------------------------------ people
@@ -138,9 +157,9 @@ class Project(Base):
     __tablename__ = "projects"
     __table_args__ = (
         CheckConstraint("annotators_per_pair BETWEEN 1 AND 50", name="annotators_per_pair"),
-        CheckConstraint(_in("statistic", ("cohen", "fleiss", "krippendorff")), name="statistic"),
-        CheckConstraint(_in("agreement_mode", ("binary", "weighted")), name="agreement_mode"),
-        CheckConstraint(_in("weights", ("linear", "quadratic")), name="weights"),
+        CheckConstraint(_in("statistic", Statistic), name="statistic"),
+        CheckConstraint(_in("agreement_mode", AgreementMode), name="agreement_mode"),
+        CheckConstraint(_in("weights", Weights), name="weights"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -148,11 +167,11 @@ class Project(Base):
     title: Mapped[str] = mapped_column(String(200), default="")
     grade_scale: Mapped[list] = mapped_column(JSON)
     annotators_per_pair: Mapped[int] = mapped_column(Integer, default=2)
-    statistic: Mapped[str] = mapped_column(String(16), default="cohen")
+    statistic: Mapped[str] = mapped_column(String(16), default=Statistic.COHEN.value)
     threshold: Mapped[float] = mapped_column(Float, default=0.7)
     relevance_cutoff: Mapped[int] = mapped_column(Integer, default=1)
-    agreement_mode: Mapped[str] = mapped_column(String(16), default="binary")
-    weights: Mapped[str] = mapped_column(String(16), default="linear")
+    agreement_mode: Mapped[str] = mapped_column(String(16), default=AgreementMode.BINARY.value)
+    weights: Mapped[str] = mapped_column(String(16), default=Weights.LINEAR.value)
     min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
@@ -184,7 +203,8 @@ class ProjectMember(Base):
 
 # ------------------------------------------------------------------------------------ corpus and queries
 class Document(Base):
-    """A document of a project; its content lives in ``document_versions`` (``version`` is the current one)."""
+    """A document of a project; its content lives in ``document_versions`` (``version`` is the current
+    one)."""
 
     __tablename__ = "documents"
     __table_args__ = (UniqueConstraint("project_id", "external_id"),)
@@ -313,7 +333,7 @@ class Pair(Base):
     __tablename__ = "pairs"
     __table_args__ = (
         UniqueConstraint("project_id", "query_id", "document_id"),
-        CheckConstraint(_in("origin", ("pool", "manual")), name="origin"),
+        CheckConstraint(_in("origin", PairOrigin), name="origin"),
         CheckConstraint("claimed >= 0", name="claimed"),
         Index("ix_pairs_queue", "project_id", "excluded", "claimed", "query_id", "id"),
     )
@@ -354,7 +374,9 @@ class Assignment(Base):
         UniqueConstraint("pair_id", "slot"),
         CheckConstraint("slot IS NULL OR slot >= 1", name="slot"),
         CheckConstraint(_in("status", ASSIGNMENT_STATUSES), name="status"),
-        CheckConstraint("(status IN ('active', 'done')) = (slot IS NOT NULL)", name="slot_status"),
+        CheckConstraint(
+            f"({_in('status', AssignmentStatus.live())}) = (slot IS NOT NULL)", name="slot_status"
+        ),
         Index("ix_assignments_annotator_queue", "annotator_id", "project_id", "status", "stale"),
         # covering index of the agreement scan (one sequential index read of the current labels); also serves
         # the search for expired claims (status 'active': few rows)
@@ -375,7 +397,7 @@ class Assignment(Base):
     pair_id: Mapped[int] = mapped_column(_fk("pairs.id"))
     annotator_id: Mapped[int] = mapped_column(_fk("users.id"))
     slot: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    status: Mapped[str] = mapped_column(String(16), default="active")
+    status: Mapped[str] = mapped_column(String(16), default=AssignmentStatus.ACTIVE.value)
     version: Mapped[int] = mapped_column(Integer, default=0)
     label_id: Mapped[int | None] = mapped_column(
         _fk("labels.id", use_alter=True, deferrable=True, initially="IMMEDIATE"), nullable=True, index=True

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import unstorable
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Assignment,
     Document,
@@ -20,6 +21,7 @@ from annotate_app.store.models import (
     Query,
     Run,
     RunEntry,
+    table_of,
     utcnow,
 )
 
@@ -39,7 +41,8 @@ __all__ = [
 
 
 def run_top(s: Session, run_ids: Sequence[int], depth: int) -> list[tuple[int, int, int, int]]:
-    """(run_id, query_id, document_id, rank) of every entry ranked within ``depth`` (ix_run_entries_run_id_rank)."""
+    """(run_id, query_id, document_id, rank) of every entry ranked within ``depth``
+    (ix_run_entries_run_id_rank)."""
     stmt = select(RunEntry.run_id, RunEntry.query_id, RunEntry.document_id, RunEntry.rank).where(
         RunEntry.run_id.in_(list(run_ids)), RunEntry.rank <= depth
     )
@@ -65,7 +68,7 @@ def insert_pool(s: Session, **fields: Any) -> int:
 
 def insert_pairs(s: Session, project_id: int, rows: Sequence[dict]) -> dict[tuple[int, int], int]:
     """Insert pairs; returns (query_id, document_id) → id of every pair of the project."""
-    bulk_insert(s, Pair.__table__, rows)
+    bulk_insert(s, table_of(Pair), rows)
     return pair_index(s, project_id)
 
 
@@ -76,7 +79,7 @@ def source_keys(s: Session, run_ids: Sequence[int]) -> set[tuple[int, int]]:
 
 
 def insert_sources(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, PairSource.__table__, rows)
+    bulk_insert(s, table_of(PairSource), rows)
 
 
 def find_pair(s: Session, project_id: int, query_ext: str, doc_ext: str) -> Pair | None:
@@ -125,7 +128,7 @@ def pair_listing(s: Session, project_id: int, *, limit: int, offset: int) -> lis
     done = (
         select(func.count())
         .select_from(Assignment)
-        .where(Assignment.pair_id == Pair.id, Assignment.status == "done")
+        .where(Assignment.pair_id == Pair.id, Assignment.status == AssignmentStatus.DONE)
         .scalar_subquery()
     )
     stmt = (

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from annotate_app.store.db import MAX_ID, MIN_ID, unstorable
+from annotate_app.store.db import MAX_ID, MIN_ID, rowcount, unstorable
 from annotate_app.store.models import Guidelines, Project, ProjectMember, User, utcnow
 
 __all__ = [
@@ -112,4 +112,4 @@ def remove_member(s: Session, project_id: int, user_id: int) -> int:
     stmt = delete(ProjectMember).where(
         ProjectMember.project_id == project_id, ProjectMember.user_id == user_id
     )
-    return s.execute(stmt).rowcount
+    return rowcount(s.execute(stmt))

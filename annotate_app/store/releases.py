@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert, fetch_rows
-from annotate_app.store.models import Release, ReleaseQrel, utcnow
+from annotate_app.store.models import Release, ReleaseQrel, table_of, utcnow
 
 __all__ = ["next_version", "insert_release", "insert_qrels", "releases", "find", "qrel_rows", "count"]
 
@@ -27,7 +27,7 @@ def insert_release(s: Session, **fields: Any) -> Release:
 
 
 def insert_qrels(s: Session, rows: Sequence[dict]) -> None:
-    bulk_insert(s, ReleaseQrel.__table__, rows)
+    bulk_insert(s, table_of(ReleaseQrel), rows)
 
 
 def releases(s: Session, project_id: int) -> list[Release]:
@@ -42,12 +42,16 @@ def find(s: Session, project_id: int, version: int | None) -> Release | None:
 
 
 def count(s: Session, project_id: int) -> int:
-    return int(s.scalar(select(func.count()).select_from(Release).where(Release.project_id == project_id)))
+    return int(
+        s.execute(
+            select(func.count()).select_from(Release).where(Release.project_id == project_id)
+        ).scalar_one()
+    )
 
 
 def qrel_rows(s: Session, release_id: int) -> list[tuple]:
-    """(query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id) of a release, in the order
-    they were stored (canonical: by query, then document)."""
+    """(query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id) of a release, in the
+    order they were stored (canonical: by query, then document)."""
     return fetch_rows(
         s,
         "SELECT query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id "

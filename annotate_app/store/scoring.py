@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
+from annotate_app.store.enums import AssignmentStatus
 
 __all__ = ["run_entries", "corpus_texts", "query_texts", "label_table"]
 
@@ -45,7 +46,7 @@ def label_table(s: Session, project_id: int) -> list[tuple[str, str, str, int]]:
         "SELECT q.external_id, d.external_id, u.username, a.grade FROM assignments a "
         "JOIN pairs p ON p.id = a.pair_id JOIN queries q ON q.id = p.query_id "
         "JOIN documents d ON d.id = p.document_id JOIN users u ON u.id = a.annotator_id "
-        "WHERE a.project_id = %s AND a.status = 'done' AND NOT p.excluded "
+        f"WHERE a.project_id = %s AND a.status = '{AssignmentStatus.DONE}' AND NOT p.excluded "
         "ORDER BY q.external_id, d.external_id, u.username"
     )
     return fetch_rows(s, sql, project_id)

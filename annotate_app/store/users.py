@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.db import unstorable
@@ -115,7 +115,3 @@ def audit_entries(
     if before_id is not None:
         stmt = stmt.where(AuditEntry.id < before_id)
     return list(s.scalars(stmt))
-
-
-def count_users(s: Session) -> int:
-    return int(s.scalar(select(func.count()).select_from(User)))

@@ -1,0 +1,139 @@
+"""Importing documents (JSONL, CSV or TSV): new IDs are added, a changed title or text gets a new version (the
+old one is kept) and flags the labels made on the old version stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services.auth import Actor, Role
+from annotate_app.services.imports._common import (
+    Source,
+    SourceFile,
+    cleaned,
+    fail,
+    parse,
+    problems,
+    read_source,
+    record_format,
+    record_import,
+    record_problems,
+    sha,
+)
+from annotate_app.services.types import ImportReport
+from annotate_app.store import corpus as q
+from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
+from annotate_app.store.models import utcnow
+
+__all__ = ["import_documents"]
+
+
+_RESERVED_DOC = ("doc_id", "title", "text", "version")
+
+
+def _doc_records(file: SourceFile) -> list[dict]:
+    from metrics.formats import read_corpus
+
+    records = parse(read_corpus, file, format=record_format(file.name)).to_dict(orient="records")
+    for i, rec in enumerate(records):  # in place: each row's older dict is freed as it is replaced
+        records[i] = cleaned(rec)
+    fail(problems(file, record_problems(records, "doc_id")))
+    for i, rec in enumerate(records):
+        records[i] = _doc_record(rec)
+    return records
+
+
+def _doc_record(rec: dict) -> dict:
+    meta = {k: v for k, v in rec.items() if k not in _RESERVED_DOC and v is not None}
+    version = rec.get("version")
+    title, text = rec.get("title") or "", rec["text"]
+    return {
+        "external_id": rec["doc_id"],
+        "title": title,
+        "text": text,
+        "meta": meta,
+        "source_version": None if version is None else str(version)[:255],
+        "sha": sha(title, text),
+    }
+
+
+def import_documents(
+    db: Database, actor: Actor, project: ProjectRef, source: Source, *, filename: str | None = None
+) -> ImportReport:
+    """Import documents (admin): new IDs are added, changed ones get a new version, the rest is unchanged."""
+    file = read_source(source, filename)
+    records = _doc_records(file)
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
+        existing = q.doc_index(s, proj.id)
+        new = [r for r in records if r["external_id"] not in existing]
+        changed = [
+            r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
+        ]
+        _add_documents(s, proj.id, new, file.name)
+        stale = _change_documents(s, changed, existing, file.name)
+        report = ImportReport(
+            kind=ImportKind.DOCUMENTS,
+            source=file.name,
+            name=Path(file.name).name,
+            added=len(new),
+            changed=len(changed),
+            unchanged=len(records) - len(new) - len(changed),
+            stale_labels=stale,
+        )
+        record_import(s, actor, proj, file, report)
+        return report
+
+
+def _version_row(doc_id: int, version: int, rec: dict, source: str, now) -> dict:
+    return {
+        "document_id": doc_id,
+        "version": version,
+        "title": rec["title"],
+        "text": rec["text"],
+        "meta": rec["meta"],
+        "source_version": rec["source_version"],
+        "content_sha256": rec["sha"],
+        "source": source[:1000],
+        "created_at": now,
+    }
+
+
+def _add_documents(s: Session, project_id: int, records: list[dict], source: str) -> None:
+    if not records:
+        return
+    now = utcnow()
+    ids = q.insert_documents(
+        s,
+        project_id,
+        [
+            {
+                "project_id": project_id,
+                "external_id": r["external_id"],
+                "version": 1,
+                "content_sha256": r["sha"],
+                "updated_at": now,
+            }
+            for r in records
+        ],
+    )
+    q.insert_versions(s, [_version_row(ids[r["external_id"]], 1, r, source, now) for r in records])
+
+
+def _change_documents(s: Session, records: list[dict], existing: dict, source: str) -> int:
+    if not records:
+        return 0
+    now = utcnow()
+    updates, versions = [], []
+    for r in records:
+        doc_id, version, _ = existing[r["external_id"]]
+        updates.append(
+            {"b_id": doc_id, "version": version + 1, "content_sha256": r["sha"], "updated_at": now}
+        )
+        versions.append(_version_row(doc_id, version + 1, r, source, now))
+    q.update_documents(s, updates)
+    q.insert_versions(s, versions)
+    return q.mark_stale(s, [u["b_id"] for u in updates])

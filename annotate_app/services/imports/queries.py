@@ -1,0 +1,123 @@
+"""Importing queries (JSONL, CSV or TSV): a query's text may change only while it has no labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services.auth import Actor, Role
+from annotate_app.services.imports._common import (
+    Source,
+    SourceFile,
+    cleaned,
+    fail,
+    parse,
+    problems,
+    read_source,
+    record_format,
+    record_import,
+    record_problems,
+    sha,
+)
+from annotate_app.services.types import ImportReport
+from annotate_app.store import corpus as q
+from annotate_app.store.db import Database
+from annotate_app.store.enums import ImportKind
+from annotate_app.store.models import utcnow
+
+__all__ = ["import_queries"]
+
+
+def _query_records(file: SourceFile) -> list[dict]:
+    from metrics.formats import read_queries
+
+    records = [
+        cleaned(r)
+        for r in parse(read_queries, file, format=record_format(file.name)).to_dict(orient="records")
+    ]
+    fail(problems(file, record_problems(records, "query_id")))
+    out = []
+    for rec in records:
+        meta = {k: v for k, v in rec.items() if k not in ("query_id", "text") and v is not None}
+        out.append(
+            {"external_id": rec["query_id"], "text": rec["text"], "meta": meta, "sha": sha(rec["text"])}
+        )
+    return out
+
+
+def import_queries(
+    db: Database, actor: Actor, project: ProjectRef, source: Source, *, filename: str | None = None
+) -> ImportReport:
+    """Import queries (admin). A changed text is accepted only for a query without labels."""
+    file = read_source(source, filename)
+    records = _query_records(file)
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "import queries")
+        existing = q.query_index(s, proj.id)
+        new = [r for r in records if r["external_id"] not in existing]
+        changed = [
+            r for r in records if r["external_id"] in existing and existing[r["external_id"]][1] != r["sha"]
+        ]
+        _refuse_labelled_changes(s, file, records, changed, existing)
+        now = utcnow()
+        q.insert_queries(
+            s,
+            [
+                {
+                    "project_id": proj.id,
+                    "external_id": r["external_id"],
+                    "text": r["text"],
+                    "meta": r["meta"],
+                    "content_sha256": r["sha"],
+                    "created_at": now,
+                }
+                for r in new
+            ],
+        )
+        q.update_queries(
+            s,
+            [
+                {
+                    "b_id": existing[r["external_id"]][0],
+                    "text": r["text"],
+                    "meta": r["meta"],
+                    "content_sha256": r["sha"],
+                }
+                for r in changed
+            ],
+        )
+        report = ImportReport(
+            kind=ImportKind.QUERIES,
+            source=file.name,
+            name=Path(file.name).name,
+            added=len(new),
+            changed=len(changed),
+            unchanged=len(records) - len(new) - len(changed),
+        )
+        record_import(s, actor, proj, file, report)
+        return report
+
+
+def _refuse_labelled_changes(
+    s: Session, file: SourceFile, records: list[dict], changed: list[dict], existing: dict
+) -> None:
+    labelled = q.queries_with_labels(s, [existing[r["external_id"]][0] for r in changed])
+    if not labelled:
+        return
+    row_of = {r["external_id"]: i for i, r in enumerate(records)}
+    fail(
+        problems(
+            file,
+            [
+                (
+                    row_of[r["external_id"]],
+                    f"query {r['external_id']!r} already has labels; its text "
+                    "cannot change (import it under a new query_id)",
+                )
+                for r in changed
+                if existing[r["external_id"]][0] in labelled
+            ],
+        )
+    )

@@ -1,0 +1,126 @@
+"""The stored vocabulary: every status, kind, mode and action the database holds, as `StrEnum`s.
+
+A member equals the string stored in the database (``AssignmentStatus.DONE == "done"``), so the enums change
+nothing in the stored content; the schema's CHECK constraints are built from them. Plain Python (no
+SQLAlchemy), so that the services can re-export them (`annotate_app.services.types`).
+
+>>> AssignmentStatus.DONE == "done", str(QrelKind.MAJORITY), AgreementMode("binary") is AgreementMode.BINARY
+(True, 'majority', True)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "AssignmentStatus",
+    "PairOrigin",
+    "Statistic",
+    "AgreementMode",
+    "Weights",
+    "QrelKind",
+    "ImportKind",
+    "AuditAction",
+]
+
+
+class AssignmentStatus(StrEnum):
+    """Where an annotator's claim on a pair stands: ``active`` (shown, not labelled yet), ``done`` (labelled;
+    edits keep it done), ``skipped`` (given back with a reason) or ``expired`` (freed after the timeout)."""
+
+    ACTIVE = "active"
+    DONE = "done"
+    SKIPPED = "skipped"
+    EXPIRED = "expired"
+
+    @classmethod
+    def live(cls) -> tuple[AssignmentStatus, ...]:
+        """The statuses that hold a slot of the pair."""
+        return (cls.ACTIVE, cls.DONE)
+
+
+class PairOrigin(StrEnum):
+    """How a pair entered the pool: depth-k ``pool``ing of runs, or added by hand (``manual``)."""
+
+    POOL = "pool"
+    MANUAL = "manual"
+
+
+class Statistic(StrEnum):
+    """The agreement statistic a project's gate uses."""
+
+    COHEN = "cohen"
+    FLEISS = "fleiss"
+    KRIPPENDORFF = "krippendorff"
+
+
+class AgreementMode(StrEnum):
+    """``binary``: grades at or above the relevance cut-off are relevant; ``weighted``: the whole scale."""
+
+    BINARY = "binary"
+    WEIGHTED = "weighted"
+
+
+class Weights(StrEnum):
+    """The disagreement weights of weighted kappa."""
+
+    LINEAR = "linear"
+    QUADRATIC = "quadratic"
+
+
+class QrelKind(StrEnum):
+    """How a released qrel's grade was reached."""
+
+    UNANIMOUS = "unanimous"
+    MAJORITY = "majority"
+    ADJUDICATED = "adjudicated"
+
+
+class ImportKind(StrEnum):
+    """What a file imports (the import records' ``kind``)."""
+
+    DOCUMENTS = "documents"
+    QUERIES = "queries"
+    RUN = "run"
+    QRELS = "qrels"
+    CHUNKS = "chunks"
+
+    @property
+    def action(self) -> AuditAction:
+        """The audit action of an import of this kind."""
+        return AuditAction(f"import_{self.value}")
+
+
+class AuditAction(StrEnum):
+    """The ``action`` of an audit entry."""
+
+    LOGIN_FAILED = "login_failed"
+    LOGIN_SSO = "login_sso"
+    USER_ADDED = "user_added"
+    ROLE_CHANGED = "role_changed"
+    PASSWORD_RESET = "password_reset"
+    PASSWORD_CHANGED = "password_changed"
+    USER_ACTIVATED = "user_activated"
+    USER_DEACTIVATED = "user_deactivated"
+    USER_UNLOCKED = "user_unlocked"
+    PROJECT_CREATED = "project_created"
+    SETTINGS_CHANGED = "settings_changed"
+    GUIDELINES_CHANGED = "guidelines_changed"
+    MEMBERS_ASSIGNED = "members_assigned"
+    MEMBER_REMOVED = "member_removed"
+    IMPORT_DOCUMENTS = "import_documents"
+    IMPORT_QUERIES = "import_queries"
+    IMPORT_RUN = "import_run"
+    IMPORT_QRELS = "import_qrels"
+    IMPORT_CHUNKS = "import_chunks"
+    POOLED = "pooled"
+    PAIR_ADDED = "pair_added"
+    PAIR_EXCLUDED = "pair_excluded"
+    PAIR_INCLUDED = "pair_included"
+    PAIRS_QUEUED = "pairs_queued"
+    CLAIMS_FREED = "claims_freed"
+    ADJUDICATED = "adjudicated"
+    RELEASE_CREATED = "release_created"
+    RELEASE_EXPORTED = "release_exported"
+    BACKUP_CREATED = "backup_created"
+    BACKUP_RESTORED = "backup_restored"
