@@ -8,8 +8,8 @@ PG_URL = os.environ.get("QRELFORGE_BENCH_PG_URL", "postgresql+psycopg://postgres
 
 
 def scratch_database(prefix: str, *, create: bool) -> str:
-    """The URL of ``<prefix>_<pid>`` on the server of `PG_URL`, dropped first (with its connections) and created
-    again when ``create``; call with ``create=False`` to drop it at the end."""
+    """The URL of ``<prefix>_<pid>`` on the server of `PG_URL`, dropped first (with its connections) and
+    created again when ``create``; call with ``create=False`` to drop it at the end."""
     import psycopg
     from sqlalchemy import make_url
 

@@ -1,12 +1,13 @@
-"""Time the agreement helpers the app calls, on 100,000 labels: 5,000 items (query–document pairs in 250 queries)
-each graded 0..3 by all 20 raters. Where a peer library computes the same statistic, it is timed in the same run
-on the same data, and the ratio peer ÷ ours is printed together with the largest difference between the results.
+"""Time the agreement helpers the app calls, on 100,000 labels: 5,000 items
+(query–document pairs in 250 queries) each graded 0..3 by all 20 raters. Where a peer library computes the
+same statistic, it is timed in the same run on the same data, and the ratio peer ÷ ours is printed together
+with the largest difference between the results.
 
     .venv/bin/python benchmarks/agreement_speed.py [--repeat 5]
 
-Each time is the best of ``--repeat`` runs. The app helpers take the long (item, rater, label) table; the peers
-take the items × raters matrix (sklearn a pair of columns, krippendorff its transpose), built once beforehand and
-not timed.
+Each time is the best of ``--repeat`` runs. The app helpers take the long (item, rater, label) table; the
+peers take the items × raters matrix (sklearn a pair of columns, krippendorff its transpose), built once
+beforehand and not timed.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ N_ITEMS, N_RATERS, N_QUERIES, GRADES = 5_000, 20, 250, [0, 1, 2, 3]
 
 
 def labels_table(seed: int = 0) -> pd.DataFrame:
-    """100k labels: each rater keeps the item's latent grade with probability 0.7, else draws a random grade."""
+    """100k labels: each rater keeps the item's latent grade with probability 0.7, else draws a random
+    grade."""
     rng = np.random.default_rng(seed)
     truth = rng.choice(GRADES, size=N_ITEMS, p=[0.4, 0.3, 0.2, 0.1])
     items = np.repeat(np.arange(N_ITEMS), N_RATERS)
@@ -90,7 +92,8 @@ def main() -> None:
     wide = table.pivot(index="item", columns="rater", values="label")
     matrix = wide.to_numpy()
     print(
-        f"{len(table):,} labels, {N_ITEMS:,} items, {N_RATERS} raters, {N_QUERIES} queries; best of {repeat}\n"
+        f"{len(table):,} labels, {N_ITEMS:,} items, {N_RATERS} raters, {N_QUERIES} queries; "
+        f"best of {repeat}\n"
     )
 
     helpers = {

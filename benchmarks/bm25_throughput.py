@@ -3,14 +3,15 @@
 Systems, measured in the same run on the same corpus and queries (top 100 per query):
 
 - ``qrelforge``: `metrics.bm25.BM25Index` (our tokenizer; bm25s index; batched sparse scoring, exact ties);
-- ``bm25s+ourtok``: bm25s's own ``retrieve`` (one query at a time, numpy backend) on our tokens: the same
-  index and scores, so the ratio isolates the query path;
-- ``bm25s-default``: bm25s end to end with its default tokenizer (``\\b\\w\\w+\\b``, English stop words), which
-  treats a whole run of Chinese characters as one word; its quality on Chinese is not comparable, its speed is.
+- ``bm25s+ourtok``: bm25s's own ``retrieve`` (one query at a time, numpy backend) on our tokens: the
+  same index and scores, so the ratio isolates the query path;
+- ``bm25s-default``: bm25s end to end with its default tokenizer (``\\b\\w\\w+\\b``, English stop
+  words), which treats a whole run of Chinese characters as one word; its quality on Chinese is not
+  comparable, its speed is.
 
-The corpus is generated deterministically (numpy seed 20240817): each document is eight segments of eight Chinese
-characters (Zipf-distributed over 3,000 common ideographs) followed by a Latin word (Zipf over 5,000 synthetic
-words); each query is a 4-6 character span of one document plus a word of another.
+The corpus is generated deterministically (numpy seed 20240817): each document is eight segments of eight
+Chinese characters (Zipf-distributed over 3,000 common ideographs) followed by a Latin word (Zipf over
+5,000 synthetic words); each query is a 4-6 character span of one document plus a word of another.
 
 Usage: ``python benchmarks/bm25_throughput.py [--docs 100000] [--queries 1000] [--repeat 1]``
 """

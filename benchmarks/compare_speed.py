@@ -1,8 +1,9 @@
 """`compare` on a pair of 1M-line runs: 5 measures, 10,000 random sign flips, 10,000 bootstrap resamples.
 
-Generates (once, cached in benchmarks/.data/) a qrels file and two TREC runs of the same shape, run B being run A
-re-scored with noise (a re-ranking of the same documents). Two shapes of 1M lines per run: 1,000 queries x 1,000
-documents (as benchmarks/score_large.py) and 10,000 queries x 100 (ten times more pairs for the tests). Reports:
+Generates (once, cached in benchmarks/.data/) a qrels file and two TREC runs of the same shape, run B being
+run A re-scored with noise (a re-ranking of the same documents). Two shapes of 1M lines per run: 1,000
+queries x 1,000 documents (as benchmarks/score_large.py) and 10,000 queries x 100 (ten times more pairs for
+the tests). Reports:
 
 - ``metrics.compare.compare`` in-process, from the file paths (reading, scoring both runs, all three tests);
 - ``qrelforge compare`` as a whole process (imports included);
@@ -140,8 +141,8 @@ def measure(shape: str, repeat: int) -> None:
     ]
     cli_wall, _ = median_time(lambda: subprocess.run(cli, check=True), repeat)
     print(
-        f"compare(), 5 measures, {RESAMPLES:,} permutations + {RESAMPLES:,} bootstrap: {wall:6.2f} s in-process, "
-        f"{cli_wall:6.2f} s as `qrelforge compare` (limit 10 s)"
+        f"compare(), 5 measures, {RESAMPLES:,} permutations + {RESAMPLES:,} bootstrap: "
+        f"{wall:6.2f} s in-process, {cli_wall:6.2f} s as `qrelforge compare` (limit 10 s)"
     )
     c = report.comparison("B", "nDCG@10")
     print(
@@ -169,8 +170,8 @@ def measure(shape: str, repeat: int) -> None:
         t_ours, v_ours = median_time(ours, repeat)
         t_theirs, v_theirs = median_time(theirs, repeat)
         print(
-            f"    {what:<19} ours {t_ours:7.3f} s   {name} {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x"
-            f"   ({_show(v_ours)} vs {_show(v_theirs)})"
+            f"    {what:<19} ours {t_ours:7.3f} s   {name} {t_theirs:7.3f} s   "
+            f"ratio {t_theirs / t_ours:6.1f}x   ({_show(v_ours)} vs {_show(v_theirs)})"
         )
 
 

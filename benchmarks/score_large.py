@@ -1,10 +1,11 @@
 """Whole-process scoring benchmark: `qrelforge score` against pytrec_eval, ir_measures and trec_eval.
 
-Generates (once, cached in benchmarks/.data/) a TREC run of 1,000 queries x 1,000 documents (1M lines) and one of
-7,000 x 1,000 (7M lines, MS MARCO dev size), with graded qrels: ten judgments per query, half of them on retrieved
-documents. Each tool runs as its own process, parsing the files and computing P@10, R@100, nDCG@10, AP and RR;
-the script reports the median wall time, the peak RSS of that process, and the ratios to pytrec_eval, all
-measured in the same run. trec_eval is timed when a `trec_eval` binary is on PATH; ranx with --ranx.
+Generates (once, cached in benchmarks/.data/) a TREC run of 1,000 queries x 1,000 documents (1M lines) and
+one of 7,000 x 1,000 (7M lines, MS MARCO dev size), with graded qrels: ten judgments per query, half of them
+on retrieved documents. Each tool runs as its own process, parsing the files and computing P@10, R@100,
+nDCG@10, AP and RR; the script reports the median wall time, the peak RSS of that process, and the ratios to
+pytrec_eval, all measured in the same run. trec_eval is timed when a `trec_eval` binary is on PATH; ranx
+with --ranx.
 
     .venv/bin/python benchmarks/score_large.py                 # both sizes, 3 repeats
     .venv/bin/python benchmarks/score_large.py --sizes 1000 --repeat 5
@@ -42,7 +43,8 @@ warnings.simplefilter('ignore')
 import ir_measures
 from ir_measures import P, R, nDCG, AP, RR
 ms = [P@10, R@100, nDCG@10, AP, RR]
-agg = ir_measures.calc_aggregate(ms, ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2]))
+agg = ir_measures.calc_aggregate(ms, ir_measures.read_trec_qrels(sys.argv[1]), \
+ir_measures.read_trec_run(sys.argv[2]))
 print(' '.join(f'{agg[m]:.4f}' for m in ms))
 """
 RANX = """

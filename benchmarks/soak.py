@@ -1,6 +1,6 @@
 """Concurrency soak: many annotators at once, a reviewer adjudicating and releasing, on SQLite and PostgreSQL.
 
-    .venv/bin/python benchmarks/soak.py                       # 50 annotators, >= 20 000 labels, both databases
+    .venv/bin/python benchmarks/soak.py                      # 50 annotators, >= 20 000 labels, both databases
     .venv/bin/python benchmarks/soak.py --annotators 10 --labels 1000 --backend sqlite   # a quick look
 
 Every client is a thread with its own actor (its own login) calling the services, one short transaction per

@@ -78,7 +78,8 @@ def artstein_poesio2008() -> tuple[list, list]:
     return list(names[a]), list(names[b])
 
 
-# Wikipedia, "Fleiss' kappa", worked example: 10 subjects × 14 raters × 5 categories; P̄ = 0.378, P̄e = 0.213, κ = 0.210.
+# Wikipedia, "Fleiss' kappa", worked example: 10 subjects × 14 raters × 5 categories;
+# P̄ = 0.378, P̄e = 0.213, κ = 0.210.
 WIKIPEDIA_FLEISS = [
     [0, 0, 0, 0, 14],
     [0, 2, 6, 4, 2],
@@ -94,8 +95,8 @@ WIKIPEDIA_FLEISS = [
 # Krippendorff (2011), section A: binary data, two observers, ten units; α = 0.095.
 KRIPPENDORFF_BINARY = [[0, 1], [1, 1], [0, 1], [0, 0], [0, 0], [0, 1], [0, 0], [0, 0], [1, 0], [0, 0]]
 # Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed., via the irrCAC package documentation: the
-# "cont3x3abstractors" table (2 raters, 100 subjects): κ 0.7964094 (SE 0.05891072), π 0.7962397, AC1 0.8493305,
-# α 0.7972585, percent agreement 0.89.
+# "cont3x3abstractors" table (2 raters, 100 subjects): κ 0.7964094 (SE 0.05891072), π 0.7962397,
+# AC1 0.8493305, α 0.7972585, percent agreement 0.89.
 GWET_3X3 = [[13, 0, 0], [0, 20, 7], [0, 4, 56]]
 
 
@@ -108,7 +109,8 @@ def test_fleiss_1971(fleiss1971):
 
 
 def test_fleiss_1971_first_15_subjects_as_in_gwet(fleiss1971):
-    """irrCAC's distrib.6raters (Gwet 2014) is the first 15 subjects: κ 0.4139265, AC1 0.4448007, P̄ 0.5511111."""
+    """irrCAC's distrib.6raters (Gwet 2014) is the first 15 subjects: κ 0.4139265, AC1 0.4448007,
+    P̄ 0.5511111."""
     first = fleiss1971[:15]
     assert fleiss_kappa(first) == pytest.approx(0.4139265, abs=1e-7)
     assert gwet_ac1(first, labels=range(5)) == pytest.approx(0.4448007, abs=1e-7)
@@ -166,7 +168,8 @@ def test_gwet_3x3_table():
 
 
 def graded(seed: int, n_items: int = 60, n_raters: int = 2, missing: float = 0.0) -> np.ndarray:
-    """Correlated grades on the scale 0..3 that never use grade 2 (an unused declared grade); NaN = missing."""
+    """Correlated grades on the scale 0..3 that never use grade 2 (an unused declared grade);
+    NaN = missing."""
     rng = np.random.default_rng(seed)
     truth = rng.choice([0, 1, 3], size=n_items, p=[0.5, 0.3, 0.2])
     noise = rng.random((n_items, n_raters)) < 0.3
@@ -241,7 +244,8 @@ def test_krippendorff_matches_package(seed, level):
 
 
 def test_ordinal_alpha_is_rank_based_not_weights():
-    """Krippendorff's ordinal metric depends on the marginal frequencies, so it is not interval alpha over ranks."""
+    """Krippendorff's ordinal metric depends on the marginal frequencies, so it is not interval alpha over
+    ranks."""
     r = graded(3, n_items=50, n_raters=4, missing=0.25)
     ranks = np.vectorize({0: 0.0, 1: 1.0, 3: 2.0}.get, otypes=[float])(r)
     assert abs(krippendorff_alpha(r, level="ordinal") - krippendorff_alpha(ranks, level="interval")) > 1e-3
@@ -399,7 +403,8 @@ def test_gwet_ac1_is_defined_when_every_rating_is_in_one_category():
         ),
         (
             lambda: cohen_kappa([0, 1], [0, 1], weights="linear"),
-            "weights='linear' needs labels, the declared rating scale (e.g. labels=[0, 1, 2, 3]); got labels=None",
+            "weights='linear' needs labels, the declared rating scale (e.g. labels=[0, 1, 2, 3]); "
+            "got labels=None",
         ),
         (
             lambda: cohen_kappa([0, 1], [0, 5], labels=[0, 1, 2, 3]),
@@ -450,7 +455,8 @@ def test_gwet_ac1_is_defined_when_every_rating_is_in_one_category():
             lambda: fleiss_kappa(
                 pd.DataFrame({"a": [1, 1, 2], "b": [1, None, 2]}, index=["q1/d1", "q1/d2", "q2/d1"])
             ),
-            "fleiss_kappa needs the same number of ratings for every item; most items have 2, but these differ: 'q1/d2' (1)",
+            "fleiss_kappa needs the same number of ratings for every item; most items have 2, "
+            "but these differ: 'q1/d2' (1)",
         ),
         (
             lambda: fleiss_kappa([[1, None], [2, None]]),
@@ -714,7 +720,8 @@ SMALL = pd.DataFrame(
         ),
         (
             lambda t: item_agreement(pd.concat([t, t.iloc[[0]]])),
-            "table has 1 repeated (item, rater) row, e.g. item 'q1/d1' by rater 'ann'; keep one label per rater and item",
+            "table has 1 repeated (item, rater) row, e.g. item 'q1/d1' by rater 'ann'; "
+            "keep one label per rater and item",
         ),
         (
             lambda t: item_agreement(t.assign(query=["q9", "q1", "q1", "q2", "q2"]), group="query"),
@@ -726,7 +733,8 @@ SMALL = pd.DataFrame(
         ),
         (
             lambda t: pairwise_kappa(t, weights="linear"),
-            "weights='linear' needs labels, the declared rating scale (e.g. labels=[0, 1, 2, 3]); got labels=None",
+            "weights='linear' needs labels, the declared rating scale (e.g. labels=[0, 1, 2, 3]); "
+            "got labels=None",
         ),
         (
             lambda t: group_agreement(t, group="query", level="ranked"),

@@ -1,9 +1,9 @@
 """The architecture as tests: the import contract holds, breaking it turns the check red, and every module of
 `metrics` and `annotate_app` imports on its own in a fresh interpreter.
 
-The contracts live in ``pyproject.toml`` (``[tool.importlinter]``) and run in ``make lint`` too; these tests
-prove that they can fail: each case copies the packages, adds one forbidden import and expects `lint-imports` to
-name the broken contract.
+The contracts live in ``pyproject.toml`` (``[tool.importlinter]``) and run in ``make lint`` too; these
+tests prove that they can fail: each case copies the packages, adds one forbidden import and expects
+`lint-imports` to name the broken contract.
 """
 
 from __future__ import annotations
@@ -25,7 +25,12 @@ PACKAGES = ("metrics", "annotate_app")
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(cwd)}
     return subprocess.run(
-        [LINT_IMPORTS, "--no-cache", "--no-logo"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [LINT_IMPORTS, "--no-cache", "--no-logo"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -63,7 +68,11 @@ BREAKS = [
     ("annotate_app/services/errors.py", "import annotate_app.ui", "the app's layers"),
     ("annotate_app/store/db.py", "import annotate_app.services", "the app's layers"),
     ("annotate_app/ui/state.py", "import annotate_app.store", "reach the database only through the services"),
-    ("annotate_app/cli/__init__.py", "import annotate_app.store.db", "reach the database only through the services"),
+    (
+        "annotate_app/cli/__init__.py",
+        "import annotate_app.store.db",
+        "reach the database only through the services",
+    ),
     ("annotate_app/services/errors.py", "import streamlit", "only pages and ui use Streamlit"),
     ("metrics/errors.py", "import metrics.evaluate", "no import cycles"),
 ]
@@ -71,7 +80,9 @@ BREAKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "line", "contract"), BREAKS, ids=[f"{m}:{c}" for m, _, c in BREAKS])
-def test_a_forbidden_import_breaks_the_contract(tree_copy: Path, module: str, line: str, contract: str) -> None:
+def test_a_forbidden_import_breaks_the_contract(
+    tree_copy: Path, module: str, line: str, contract: str
+) -> None:
     target = tree_copy / module
     original = target.read_text(encoding="utf-8")
     target.write_text(original + f"\n{line}  # added by the architecture test\n", encoding="utf-8")

@@ -141,7 +141,8 @@ def test_an_empty_answer_is_answered_not_failed():
         ),
         (
             lambda t: [Doc({"source": "a.txt", "page": 1})],
-            "RetrieverOutputError(\"result 1: no ID in metadata['id'] or .id of a Doc (metadata keys: ['page', 'source'])\")",
+            "RetrieverOutputError(\"result 1: no ID in metadata['id'] or .id of a Doc "
+            "(metadata keys: ['page', 'source'])\")",
         ),
         (
             lambda t: ["D1", None],
@@ -149,7 +150,8 @@ def test_an_empty_answer_is_answered_not_failed():
         ),
         (
             lambda t: ["D1", "D 2"],
-            "RetrieverOutputError(\"result 2: document ID must be a non-empty str without spaces; got 'D 2'\")",
+            'RetrieverOutputError("result 2: document ID must be a non-empty str without spaces; '
+            "got 'D 2'\")",
         ),
         (
             lambda t: [("D1", 0.5), "D2"],

@@ -1,7 +1,7 @@
-"""Hostile arguments to every public service call, on SQLite and PostgreSQL: NUL characters, lone surrogates,
-SQL metacharacters, huge texts, integers beyond 32 and 64 bits, wrong types. The only outcomes allowed: the call
-works, or it raises one of our domain errors (`ServiceError`: InvalidInput, NotFound, Conflict,
-PermissionDenied) — never a database error, a TypeError or an encoding error.
+"""Hostile arguments to every public service call, on SQLite and PostgreSQL: NUL characters, lone
+surrogates, SQL metacharacters, huge texts, integers beyond 32 and 64 bits, wrong types. The only outcomes
+allowed: the call works, or it raises one of our domain errors (`ServiceError`: InvalidInput, NotFound,
+Conflict, PermissionDenied) — never a database error, a TypeError or an encoding error.
 """
 
 from __future__ import annotations

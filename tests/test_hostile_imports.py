@@ -271,7 +271,8 @@ def test_prior_qrels_import_completely_or_not_at_all(project, upload):
         (
             "d.jsonl",
             b'{"doc_id": "D1", "text": "\\ud800"}\n',
-            'd.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character): \'{"doc_id": "D1", ',
+            "d.jsonl:1: invalid JSON (a \\u escape encodes a lone surrogate, not a character): "
+            '\'{"doc_id": "D1", ',
         ),
         (
             "d.jsonl",

@@ -45,7 +45,10 @@ FORMULAS = [
     "\r=1+1",
     "=1+1",
 ]
-NASTY = "it's \"quoted\" `tick`; DROP TABLE labels;-- 100% _x_ \\ \\' \\\\x00 $1 ? :name %(name)s {0} ＇；－－ 😀 \u202e"
+NASTY = (
+    "it's \"quoted\" `tick`; DROP TABLE labels;-- 100% _x_ \\ \\' \\\\x00 $1 ? :name %(name)s {0} "
+    "＇；－－ 😀 \u202e"
+)
 NAME = "r'1;--%_\\$1?{0}＇"  # the same without spaces, for names and IDs
 
 
@@ -59,8 +62,8 @@ def _dangerous(cell: str) -> bool:
 
 @pytest.fixture
 def world(db, fast_hashing):
-    """A project whose IDs and labels are formula-like and SQL-like, labelled by two annotators, a disagreement
-    adjudicated and released."""
+    """A project whose IDs and labels are formula-like and SQL-like, labelled by two annotators, a
+    disagreement adjudicated and released."""
     projects.create_project(
         db,
         SYSTEM,
@@ -226,7 +229,8 @@ STORABLE = (
 @FUZZ
 @given(reason=STORABLE, title=STORABLE)
 def test_any_storable_text_round_trips(demo, reason, title):
-    """Random Unicode (no NUL, no lone surrogate) in a label reason and a document title comes back unchanged."""
+    """Random Unicode (no NUL, no lone surrogate) in a label reason and a document title comes back
+    unchanged."""
     alice = authenticate(demo, "alice", "alice-demo")
     view = queue.next_pair(demo, alice, "demo") or queue.get_pair(
         demo, alice, "demo", labels.my_labels(demo, alice, "demo")[0].pair_id

@@ -5,12 +5,12 @@ Measured in a subprocess: its peak RSS (``VmHWM``, reset just before each import
 ``/proc/self/clear_refs``) against its RSS before the import, after a warm-up import. (``resource.getrusage``
 would not do: Linux carries the parent's peak into a child across fork and exec, so the child of a big pytest
 worker reports the worker's peak.) Two runs of 150 000 and 600 000 entries (5 and 21 MB) are
-imported, each into a fresh copy of one database by a fresh process. The peak grows by a roughly fixed 40-50 MB
-(a piece or two: Arrow columns, hashing temporaries, the batches written; allocator pools keep some of it)
-plus about 8 bytes per line (the pair hashes that find duplicates across pieces): measured by hand, +41 MB for
-5 MB, +53 MB for 21 MB, +68 MB for 54 MB, +74 MB for a 110 MB run of 3 million entries. Reading the file whole
-(before the chunked reader) cost about 3 times each extra byte, a dict per entry (before that) 14.5 times; the
-bound below (1.5 per extra byte) catches a return to either.
+imported, each into a fresh copy of one database by a fresh process. The peak grows by a roughly fixed
+40-50 MB (a piece or two: Arrow columns, hashing temporaries, the batches written; allocator pools keep some
+of it) plus about 8 bytes per line (the pair hashes that find duplicates across pieces): measured by hand,
++41 MB for 5 MB, +53 MB for 21 MB, +68 MB for 54 MB, +74 MB for a 110 MB run of 3 million entries. Reading
+the file whole (before the chunked reader) cost about 3 times each extra byte, a dict per entry (before
+that) 14.5 times; the bound below (1.5 per extra byte) catches a return to either.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def test_a_large_run_is_streamed_not_loaded_whole(tmp_path, fast_hashing):
             for q in queries:
                 for r in range(per_query):
                     f.write(
-                        f"q{q} Q0 doc{(q * 7919 + r * 104_729) % docs:07d} {r + 1} {1000 - r * 0.001:.4f} {tag}\n"
+                        f"q{q} Q0 doc{(q * 7919 + r * 104_729) % docs:07d} "
+                        f"{r + 1} {1000 - r * 0.001:.4f} {tag}\n"
                     )
     warm.write_text("q0 Q0 D0 1 1 warm\n")
     db.dispose()

@@ -1,9 +1,10 @@
 """Randomized cross-checks of every ranking measure against pytrec_eval and ir_measures, per query.
 
-The data mixes score ties (broken by document ID), scores equal only in single precision, graded and negative
-labels, unjudged documents, queries missing from the run or from the qrels, and queries without any relevant
-document. Where our semantics deliberately differ (a measure that divides by the number of relevant documents is
-undefined for a query without any, where trec_eval says 0), the test asserts the difference itself.
+The data mixes score ties (broken by document ID), scores equal only in single precision, graded and
+negative labels, unjudged documents, queries missing from the run or from the qrels, and queries without any
+relevant document. Where our semantics deliberately differ (a measure that divides by the number of relevant
+documents is undefined for a query without any, where trec_eval says 0), the test asserts the difference
+itself.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ IR_MEASURES = [
 @pytest.mark.parametrize("seed", SEEDS[:6])
 def test_matches_ir_measures_per_query(seed):
     qrels, run = random_case(seed)
-    # Judged@k: ir_measures breaks score ties by doc ID ascending, trec_eval (and we) descending; untie scores.
+    # Judged@k: ir_measures breaks score ties by doc ID ascending, trec_eval (and we) descending;
+    # untie scores.
     untied = {
         q: {d: s + i * 1e-3 for i, (d, s) in enumerate(sorted(docs.items()))} for q, docs in run.items()
     }

@@ -1,7 +1,7 @@
-"""The concurrency soak (benchmarks/soak.py) at a small scale, on SQLite and PostgreSQL: 10 annotator threads
-write about 1 000 label versions while a reviewer adjudicates and releases every wave. Nothing is lost, nothing
-appears that was not acknowledged, no pair is over-assigned, no (assignment, version) is duplicated, and every
-release's hash is reproducible from its stored qrels and from a fresh export."""
+"""The concurrency soak (benchmarks/soak.py) at a small scale, on SQLite and PostgreSQL: 10 annotator
+threads write about 1 000 label versions while a reviewer adjudicates and releases every wave. Nothing is
+lost, nothing appears that was not acknowledged, no pair is over-assigned, no (assignment, version) is
+duplicated, and every release's hash is reproducible from its stored qrels and from a fresh export."""
 
 from __future__ import annotations
 
