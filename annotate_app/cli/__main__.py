@@ -2,4 +2,5 @@
 
 from annotate_app.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
