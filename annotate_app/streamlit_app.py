@@ -1,5 +1,5 @@
 """QrelForge's Streamlit entry point: it only routes (page config, the database check, the current user, the
-navigation).
+project named by the URL, the navigation).
 
 Run it with ``make run`` or ``streamlit run annotate_app/streamlit_app.py``; pages live in ``views/`` (one
 folder per role), shared code in ``ui/`` (see `annotate_app.ui.nav` for the page registry and
@@ -21,5 +21,7 @@ page = st.navigation(nav.pages(actor), position="hidden")
 if actor is None:
     auth.cookie_script()
 else:
+    choice = nav.choose_project(actor)
     nav.sidebar(actor)
+    nav.project_gate(actor, page, choice)
 page.run()

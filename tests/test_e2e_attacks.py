@@ -116,7 +116,7 @@ def _sidebar_to(page, title: str) -> None:
 # ------------------------------------------------------------------------------------------------ injection
 @pytest.fixture
 def attack_server(servers, demo_template, tmp_path):
-    """The app on the demo plus project ``attack`` (listed first, so the sidebar picks it)."""
+    """The app on the demo plus project ``attack`` (the tests name it in the URL: ``?project=attack``)."""
     from annotate_app.store.db import Database
 
     database = tmp_path / "qrelforge.db"
@@ -133,7 +133,7 @@ def attack_server(servers, demo_template, tmp_path):
 def test_hostile_text_renders_as_inert_text(new_page, attack_server):
     url = attack_server.url
     alice = new_page()
-    login(alice, url, "alice")
+    login(alice, f"{url}/?project=attack", "alice")
     expect(alice.get_by_role("heading", name="Annotate", exact=True)).to_be_visible()
     guidelines = alice.get_by_test_id("stExpander")
     guidelines.get_by_text("Guidelines (version 1)").click()
@@ -149,7 +149,7 @@ def test_hostile_text_renders_as_inert_text(new_page, attack_server):
     }
 
     rita = new_page()
-    login(rita, url, "rita")
+    login(rita, f"{url}/?project=attack", "rita")
     _sidebar_to(rita, "Adjudicate")
     text = _inert(rita, "adjudicate")
     assert f"document {EVIL_DOC}" in text and f"Title {HOSTILE}" in text and HOSTILE_TEXT in text
@@ -192,7 +192,7 @@ def _expect_outcome(page, role: str | None, view: str) -> None:
         need = "admin" if ALLOWED[view] == {D} else "reviewer"
         expect(main).to_have_text(f"Not allowed: this page needs the {need} role; {USERS[role]} is {role}.")
     expect(page.get_by_text("Page not found")).to_have_count(0)
-    assert page.url.endswith("/" + Path(view).stem)  # the URL asked for: never routed elsewhere
+    assert page.url.split("?")[0].endswith("/" + Path(view).stem)  # the URL asked for: never routed elsewhere
 
 
 def test_every_page_url_obeys_the_role(new_page, app_server):
@@ -216,7 +216,7 @@ def test_every_page_url_obeys_the_role(new_page, app_server):
     page.get_by_label("Password", exact=True).fill(PASSWORDS["rita"])
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Score", exact=True)).to_be_visible()
-    assert page.url == f"{url}/score"
+    assert page.url == f"{url}/score?project=demo"  # the only project, put in the URL
     assert new_page.dialogs == []
 
 

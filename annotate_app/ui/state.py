@@ -16,7 +16,10 @@ LOGIN_METHOD = "login_method"  # "password", "cookie" or "sso"
 IGNORED_TOKEN = "ignored_token"  # a cookie from the initial request that a log out cancelled
 EXPIRE_COOKIE = "expire_cookie"  # True: the next run tells the browser to delete the login cookie
 LOGOUT_NOTICE = "logout_notice"  # why the user was logged out (shown on the login page)
-PROJECT = "project"  # the chosen project's name
+PROJECT = "project"  # the project the page acts on (the sidebar picker; None: none chosen or refused)
+PROJECT_LAST = "project_last"  # the last project chosen in this session (used when the URL names none)
+PROJECT_CHOICE = "project_choice"  # this run's ui.nav.ProjectChoice (how the project was resolved)
+PAGE_HEADING = "page_heading"  # the container of a page's title and project badge
 LOGOUT_BUTTON = "logout_button"
 
 # -------------------------------------------------------------------------------------------- login form

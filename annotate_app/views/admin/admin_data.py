@@ -8,7 +8,7 @@ import streamlit as st
 from annotate_app.services import imports, pooling
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ImportPreview
-from annotate_app.ui import auth, cache, errors, settings, state
+from annotate_app.ui import auth, cache, errors, nav, settings, state
 from annotate_app.ui.components import widgets
 from annotate_app.ui.escape import escape_markdown
 
@@ -18,6 +18,13 @@ KINDS = {
     "run": "Run (TREC: qid Q0 docid rank score tag)",
     "qrels": "Prior qrels (TREC or BEIR TSV)",
     "chunks": "Chunk map (chunk_id, doc_id)",
+}
+ROWS = {  # what a row of each kind is: (one, several)
+    "documents": ("document", "documents"),
+    "queries": ("query", "queries"),
+    "run": ("run line", "run lines"),
+    "qrels": ("qrels line", "qrels lines"),
+    "chunks": ("chunk mapping", "chunk mappings"),
 }
 HINT = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
 
@@ -54,6 +61,8 @@ def _confirm(
         else None
     )
     chunks = kind == "run" and st.checkbox("Document IDs are chunk IDs", key=state.IMPORT_CHUNKS)
+    one, several = ROWS[kind]
+    nav.confirm(f"Import {preview.n_rows} {one if preview.n_rows == 1 else several} into {project}.")
     if st.button("Import", type="primary"):
         with errors.shown() as outcome:
             report = run_import(actor, project, kind, data, filename, name or None, chunks)
@@ -99,6 +108,7 @@ def _pooling(actor: Actor, project: str) -> None:
         picked = cols[1].multiselect("Runs (none: every run)", runs, key=state.POOL_RUNS)
         budget = cols[2].number_input("Per-query budget (0: none)", 0, 100_000, 0, key=state.POOL_BUDGET)
         skip_prior = st.checkbox("Leave out pairs judged in imported prior qrels", key=state.POOL_SKIP_PRIOR)
+        nav.confirm(f"Pool the runs of {project} into its judging queue.")
         if st.form_submit_button("Pool", type="primary"):
             with errors.shown() as outcome:
                 report = pooling.pool(
@@ -132,6 +142,7 @@ def _pairs_by_hand(actor: Actor, project: str) -> None:
         doc_id = cols[1].text_input("Document ID", key=state.PAIR_DOC)
         action = cols[2].selectbox("Action", ["add", "exclude", "include"], key=state.PAIR_ACTION)
         reason = cols[3].text_input("Note / exclusion reason", key=state.PAIR_REASON)
+        nav.confirm(f"Add, exclude or include a pair of {project}.")
         if st.form_submit_button("Apply"):
             with errors.shown() as outcome:
                 info = _apply_pair(actor, project, action, (query_id.strip(), doc_id.strip()), reason)
@@ -157,7 +168,7 @@ def _pool(actor: Actor, project: str) -> None:
 def render() -> None:
     actor = auth.require(Role.ADMIN)
     project = widgets.project_or_stop()
-    st.title("Data")
+    nav.heading(nav.ADMIN_DATA)
     errors.flash(state.ADMIN_FLASH)
     _import(actor, project)
     _pooling(actor, project)

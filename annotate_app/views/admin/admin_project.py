@@ -10,7 +10,7 @@ import streamlit as st
 from annotate_app.services import projects, users
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ProjectSettings
-from annotate_app.ui import auth, cache, errors, state
+from annotate_app.ui import auth, cache, errors, nav, state
 
 STATISTICS = ["cohen", "fleiss", "krippendorff"]
 MODES = ["binary", "weighted"]
@@ -85,6 +85,7 @@ def _settings(actor: Actor, project: str, name: str, current: ProjectSettings) -
     st.subheader(f"Settings of {name}")
     with st.form(state.SETTINGS_FORM):
         wanted = _settings_fields(current)
+        nav.confirm(f"Save the settings of {project}.")
         if st.form_submit_button("Save settings", type="primary"):
             changes = {k: v for k, v in wanted.items() if v != getattr(current, k)}
             with errors.shown() as outcome:
@@ -111,6 +112,7 @@ def _guidelines(actor: Actor, project: str) -> None:
             height=260,
             key=state.per_item("guidelines", project),
         )
+        nav.confirm(f"Save a new version of {project}'s guidelines.")
         if st.form_submit_button("Save a new version", type="primary"):
             with errors.shown() as outcome:
                 version = projects.set_guidelines(cache.database(), actor, project, text)
@@ -136,6 +138,7 @@ def _members(actor: Actor, project: str) -> None:
         cols = st.columns([3, 1])
         picked = cols[0].multiselect("Add or update annotators", people, key=state.MEMBERS_PICK)
         quota = cols[1].number_input("Quota (0: none)", 0, 10_000_000, 0, key=state.MEMBERS_QUOTA)
+        nav.confirm(f"Assign the picked annotators to {project}.")
         if st.form_submit_button("Assign"):
             with errors.shown() as outcome:
                 projects.assign(db, actor, project, picked, quota=int(quota) or None)
@@ -144,7 +147,9 @@ def _members(actor: Actor, project: str) -> None:
                 st.rerun()
     if members:
         cols = st.columns([3, 1])
-        gone = cols[0].selectbox("Remove a member", [m.username for m in members], key=state.MEMBER_REMOVE)
+        gone = cols[0].selectbox(
+            f"Remove a member from {project}", [m.username for m in members], key=state.MEMBER_REMOVE
+        )
         if cols[1].button("Remove"):
             with errors.shown() as outcome:
                 projects.unassign(db, actor, project, gone)
@@ -155,7 +160,7 @@ def _members(actor: Actor, project: str) -> None:
 
 def render() -> None:
     actor = auth.require(Role.ADMIN)
-    st.title("Project")
+    nav.heading(nav.ADMIN_PROJECT)
     errors.flash(state.ADMIN_FLASH)
     _create(actor)
     project = st.session_state.get(state.PROJECT)

@@ -6,7 +6,7 @@ import streamlit as st
 from annotate_app.services import users
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import UserInfo
-from annotate_app.ui import auth, cache, errors, state
+from annotate_app.ui import auth, cache, errors, nav, state
 
 ROLES = [r.value for r in Role]
 
@@ -97,7 +97,7 @@ def _change(actor: Actor, everyone: list[UserInfo]) -> None:
 
 def render() -> None:
     actor = auth.require(Role.ADMIN)
-    st.title("Users")
+    nav.heading(nav.ADMIN_USERS)
     errors.flash(state.ADMIN_FLASH)
     with errors.shown() as outcome:
         everyone = users.list_users(cache.database(), actor)

@@ -8,7 +8,7 @@ import streamlit as st
 from annotate_app.services import audit
 from annotate_app.services.auth import Role
 from annotate_app.services.types import AuditInfo
-from annotate_app.ui import auth, cache, errors, state
+from annotate_app.ui import auth, cache, errors, nav, state
 
 
 def _frame(rows: list[AuditInfo]) -> pd.DataFrame:
@@ -29,7 +29,7 @@ def _frame(rows: list[AuditInfo]) -> pd.DataFrame:
 
 def render() -> None:
     actor = auth.require(Role.ADMIN)
-    st.title("Audit log")
+    nav.heading(nav.AUDIT)
     cols = st.columns(3)
     project = st.session_state.get(state.PROJECT)
     scopes = ["all projects", f"project {project}"] if project else ["all projects"]

@@ -18,7 +18,7 @@ from annotate_app.ui.components import labelling, widgets
 def render() -> None:
     actor = auth.require()
     project = widgets.project_or_stop()
-    st.title("Annotate")
+    nav.heading(nav.ANNOTATE)
     with errors.shown():
         guidelines = cache.guidelines(actor, project)
         with st.expander("Guidelines" + (f" (version {guidelines.version})" if guidelines else "")):

@@ -55,7 +55,7 @@ def _edit(actor: Actor, project: str, mine: list[LabelInfo]) -> None:
 def render() -> None:
     actor = auth.require()
     project = widgets.project_or_stop()
-    st.title("My labels")
+    nav.heading(nav.MY_LABELS)
     st.caption("Your most recent labels (only yours). Editing one adds a new version; the old one is kept.")
     errors.flash(state.EDIT_FLASH)
     with errors.shown() as outcome:

@@ -107,7 +107,7 @@ def _queue_table(queue: list[Disagreement]) -> None:
 def render() -> None:
     actor = auth.require(Role.REVIEWER)
     project = widgets.project_or_stop()
-    st.title("Adjudicate")
+    nav.heading(nav.ADJUDICATE)
     errors.flash(state.ADJ_FLASH)
     with errors.shown() as outcome:
         settings = cache.get_project(actor, project).settings

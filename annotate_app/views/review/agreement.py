@@ -8,7 +8,7 @@ import streamlit as st
 from annotate_app.services import gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import AgreementSummary
-from annotate_app.ui import auth, cache, errors, review_cache, state
+from annotate_app.ui import auth, cache, errors, nav, review_cache, state
 from annotate_app.ui.components import charts, widgets
 
 NAMES = {
@@ -101,7 +101,7 @@ def _confusion(actor: Actor, project: str, summary: AgreementSummary) -> None:
 def render() -> None:
     actor = auth.require(Role.REVIEWER)
     project = widgets.project_or_stop()
-    st.title("Agreement")
+    nav.heading(nav.AGREEMENT)
     if st.button("Refresh"):
         cache.clear_reads()
     with errors.shown() as outcome:

@@ -13,7 +13,7 @@ from annotate_app.services import export, gate, releases
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.releases import MIN_JUSTIFICATION
 from annotate_app.services.types import Blockers, ReleaseInfo
-from annotate_app.ui import auth, cache, errors, review_cache, state
+from annotate_app.ui import auth, cache, errors, nav, review_cache, state
 from annotate_app.ui.components import widgets
 from annotate_app.ui.escape import escape_markdown
 
@@ -63,6 +63,7 @@ def _create_form(actor: Actor, project: str, block: Blockers) -> None:
     needed = " (required: agreement below the threshold)" if block.below_threshold else " (optional)"
     st.text_area("Justification" + needed, key=state.RELEASE_JUSTIFICATION, height=90)
     st.text_input("Note (optional)", key=state.RELEASE_NOTE)
+    nav.confirm(f"Create a release of {project}.")
     st.button(
         "Create release", type="primary", disabled=bool(block.hard), on_click=create, args=(actor, project)
     )
@@ -117,7 +118,7 @@ def _past(actor: Actor, project: str) -> None:
 def render() -> None:
     actor = auth.require(Role.REVIEWER)
     project = widgets.project_or_stop()
-    st.title("Release")
+    nav.heading(nav.RELEASE)
     errors.flash(state.RELEASE_FLASH)
     with errors.shown() as outcome:
         block = gate.blockers(cache.database(), actor, project)

@@ -59,7 +59,7 @@ def _tabs(actor: Actor, project: str, version: int, k: int) -> None:
 def render() -> None:
     actor = auth.require(Role.REVIEWER)
     project = widgets.project_or_stop()
-    st.title("Score")
+    nav.heading(nav.SCORE)
     errors.flash(state.SCORE_FLASH)
     with errors.shown() as outcome:
         past = review_cache.list_releases(actor, project)
