@@ -107,8 +107,9 @@ _SCRIPT = """<script>
 
 
 def install() -> None:
-    """Send the keyboard script and the form's style (constant text) to the page; call once per page run."""
-    st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
+    """Send the keyboard script and the form's style (constant text) to the page; call once per page run. It
+    goes in the sidebar (present, if collapsed, on every page), out of the way of the page's own content."""
+    st.sidebar.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
 
 
 def document_box(text: str):
