@@ -85,6 +85,14 @@ def _active(page) -> list[str]:
     return page.evaluate(ACTIVE)
 
 
+def _login(page, url: str, username: str):
+    """Log in, then wait until the first card is drawn and the app is idle (a key pressed earlier is lost)."""
+    login(page, url, username)
+    pair = current_pair(page)
+    idle(page)
+    return pair
+
+
 def _grade_key(page, grade: int, label: str) -> None:
     """Press a grade key (nothing else): the grade is chosen and the focus is in the reason box."""
     page.keyboard.press(str(grade))
@@ -100,7 +108,7 @@ def _help_icons_are_not_tabbable(page) -> None:
 
 def test_five_pairs_are_judged_with_grade_keys_text_and_ctrl_enter_only(new_page, app_server):
     page = new_page()
-    login(page, app_server.url, "alice")
+    _login(page, app_server.url, "alice")
     truth = sample_grades()
     _help_icons_are_not_tabbable(page)
     done = []
@@ -126,7 +134,7 @@ def test_five_pairs_are_judged_with_grade_keys_text_and_ctrl_enter_only(new_page
 
 def test_esc_leaves_the_reason_box_and_the_grade_keys_work_again(new_page, app_server):
     page = new_page()
-    login(page, app_server.url, "alice")
+    _login(page, app_server.url, "alice")
     _grade_key(page, 1, "Chosen grade")
     page.keyboard.type("first 2 thoughts")  # digits typed in the box are text, not grades
     expect(page.get_by_text("Chosen grade: 1 · ")).to_be_visible()
@@ -171,7 +179,7 @@ def test_two_disagreements_are_adjudicated_with_the_keyboard_only(new_page, labe
 
 def test_a_dropdown_choice_gives_the_focus_back_to_the_page(new_page, app_server):
     page = new_page()
-    login(page, app_server.url, "alice")
+    _login(page, app_server.url, "alice")
     _grade_key(page, 2, "Chosen grade")
     page.keyboard.type("power off first")
     page.keyboard.press("Control+Enter")
@@ -188,7 +196,7 @@ def test_a_dropdown_choice_gives_the_focus_back_to_the_page(new_page, app_server
 
 def test_saving_an_edit_closes_the_card_and_a_double_click_adds_one_version(new_page, app_server):
     page = new_page()
-    login(page, app_server.url, "alice")
+    _login(page, app_server.url, "alice")
     _grade_key(page, 2, "Chosen grade")
     page.keyboard.type("power off first")
     page.keyboard.press("Control+Enter")
@@ -196,6 +204,7 @@ def test_saving_an_edit_closes_the_card_and_a_double_click_adds_one_version(new_
     go(page, f"{app_server.url}/my_labels")
     page.get_by_label("Edit a label").click()
     page.get_by_role("option", name="q1 · D1 (grade 2, version 1)").click()
+    expect(page.get_by_role("button", name="Save new version")).to_be_visible()  # the card is drawn
     idle(page)
     _grade_key(page, 3, "Chosen grade")
     page.keyboard.type(", and how to put the battery back")
@@ -225,8 +234,7 @@ def test_saving_an_edit_closes_the_card_and_a_double_click_adds_one_version(new_
 def test_a_long_document_scrolls_in_its_box_and_the_form_stays_in_view(new_page, long_document_server):
     server, _ = long_document_server
     page = new_page(1400, 900)
-    login(page, server.url, "alice")
-    assert current_pair(page) == ("q1", "D1")
+    assert _login(page, server.url, "alice") == ("q1", "D1")
     box = page.locator(f".st-key-{keyboard.DOCUMENT}")
     expect(box).to_contain_text("Replace the battery only when the device is off.")
     reason = page.get_by_label("Reason", exact=True)

@@ -52,11 +52,15 @@ _SCRIPT = """<script>
   var REASON = ".st-key-@REASON@ textarea";
   var GRADES = ".st-key-@GRADES@ button";
   var HELP = '[data-testid="stTooltipIcon"] button:not([tabindex="-1"])';
-  var refocusUntil = 0;
+  var refocusUntil = 0;  // after a grade key: put the focus back in the reason box if a rerun drops it
+  var releaseUntil = 0;  // after a dropdown choice: take the focus out of the dropdown
   function editable(el) {
     return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   }
-  function gradeKey(e) {
+  function closedDropdown(el) {
+    return !!el && el.getAttribute("role") === "combobox" && el.getAttribute("aria-expanded") !== "true";
+  }
+  function isGradeKey(e) {
     if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return false;
     return Array.prototype.some.call(doc.querySelectorAll(GRADES), function (b) {
       return b.innerText.trim().indexOf(e.key + " ") === 0;
@@ -68,14 +72,16 @@ _SCRIPT = """<script>
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
   }
-  function released() {
-    var el = doc.activeElement;
-    var open = el && el.getAttribute("aria-expanded") === "true";
-    if (el && el.getAttribute("role") === "combobox" && !open) el.blur();
+  function graded() {
+    refocusUntil = Date.now() + 3000;
+    setTimeout(focusReason, 0);
   }
-  function releaseSoon() {
-    setTimeout(released, 0);
-    setTimeout(released, 150);
+  function release() {
+    if (Date.now() < releaseUntil && closedDropdown(doc.activeElement)) doc.activeElement.blur();
+  }
+  function chosen() {
+    releaseUntil = Date.now() + 2000;
+    setTimeout(release, 0);
   }
   doc.addEventListener("keydown", function (e) {
     var el = doc.activeElement;
@@ -85,18 +91,18 @@ _SCRIPT = """<script>
       if (editable(el) && !open) setTimeout(function () { el.blur(); }, 0);
     } else if (e.key === "Enter") {
       refocusUntil = 0;
-      if (el && el.getAttribute("role") === "combobox") releaseSoon();
-    } else if (!editable(el) && gradeKey(e)) {
-      refocusUntil = Date.now() + 3000;
-      setTimeout(focusReason, 0);
+      if (el && el.getAttribute("role") === "combobox") chosen();
+    } else if (!editable(el) && isGradeKey(e)) {
+      graded();  // Streamlit's shortcut presses the button
     }
   }, true);
   doc.addEventListener("pointerdown", function () { refocusUntil = 0; }, true);
   doc.addEventListener("pointerup", function (e) {
-    if (e.target.closest && e.target.closest('[role="option"]')) releaseSoon();
+    if (e.target.closest && e.target.closest('[role="option"]')) chosen();
   }, true);
   function tidy() {
     doc.querySelectorAll(HELP).forEach(function (b) { b.tabIndex = -1; });
+    release();
     var el = doc.activeElement;
     if (Date.now() < refocusUntil && (!el || el === doc.body)) focusReason();
   }
