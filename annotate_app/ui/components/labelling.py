@@ -64,7 +64,7 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
         return outcome
     _forget(pid, scope)
     grade_text = widgets.grade_label(view.grade_scale, saved.grade)
-    # plain text: `errors.flash` escapes it for Markdown (escaping here too showed "Related\\, does not ...")
+    # plain text: `errors.flash` escapes it for Markdown (escaping here too showed "Related\, does not ...")
     errors.set_flash(
         flash,
         "success",
@@ -127,8 +127,8 @@ def queue_card(actor: Actor, project: str) -> None:
 
 # ------------------------------------------------------------------------------------------------- edit
 def _save_edit(actor: Actor, view: PairView) -> None:
-    """Save the edit once: then the card closes (the picker is cleared and lists the new version). A second
-    click that reaches the server before the card is gone finds ``view`` no longer open and adds nothing."""
+    """Save the edit once: then the card closes (the picker is cleared and lists the new version). Should a
+    second click still reach this callback, ``view`` is no longer the open edit and nothing is added."""
     ss = st.session_state
     if ss.get(state.EDIT_PAIR) is not view:
         return
