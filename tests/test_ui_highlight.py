@@ -32,6 +32,42 @@ def test_case_insensitive_latin():
     assert spans("Replace the BATTERY now", ["battery"]) == [(12, 19)]
 
 
+H = ":orange-background[{}]".format
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "markdown"),
+    [
+        # Latin terms match whole words only, whatever their case
+        ("This is my invoice", "where is my invoice", f"This {H('is')} {H('my')} {H('invoice')}"),
+        ("Open the window and do it", "do", f"Open the window and {H('do')} it"),
+        ("LONGDOC is a long document", "long", f"LONGDOC is a {H('long')} document"),
+        ("Invoices, INVOICE; invoice.", "invoice", f"Invoices\\, {H('INVOICE')}\\; {H('invoice')}\\."),
+        ("my_invoice and invoice-2", "invoice", f"my\\_{H('invoice')} and {H('invoice')}\\-2"),
+        ("Model3 model3s model", "model3", f"{H('Model3')} model3s model"),
+        # Unicode-aware: accented Latin, Cyrillic
+        ("Ünïcode ÜNÏCODE ünïcodes", "ünïcode", f"{H('Ünïcode')} {H('ÜNÏCODE')} ünïcodes"),
+        ("Москва МОСКВА Москвы", "москва", f"{H('Москва')} {H('МОСКВА')} Москвы"),
+        # CJK by characters and bigrams, anywhere; touching matches are one highlight (no gap)
+        ("先更换电池再开机", "更换电池", f"先{H('更换电池')}再开机"),
+        ("A型设备和B型设备", "A 型设备", f"A{H('型设备')}和B{H('型设备')}"),
+        ("发票在这里", "票", f"发{H('票')}在这里"),
+        # mixed Chinese and English: a CJK character is a word boundary for a Latin term
+        ("iPhone15的电池续航", "iphone15 电池", f"{H('iPhone15')}的{H('电池')}续航"),
+        ("电池 battery更换Battery。", "更换 battery", f"电池 {H('battery更换Battery')}。"),
+        ("Batterypack更换", "battery 更换", f"Batterypack{H('更换')}"),
+        ("退货refund退款", "refund", f"退货{H('refund')}退款"),
+        ("这is不是This", "where is", f"这{H('is')}不是This"),
+        # hostile text stays escaped inside and outside the highlight
+        ("退货<b>refund</b>", "退货 refund", f"{H('退货')}\\<b\\>{H('refund')}\\<\\/b\\>"),
+        ("[refund](javascript:x)", "refund", f"\\[{H('refund')}\\]\\(javascript\\:x\\)"),
+        ("no match here", "invoice", "no match here"),
+    ],
+)
+def test_highlight_respects_words_and_marks_cjk_without_gaps(text, query, markdown):
+    assert to_markdown(text, query) == markdown
+
+
 @pytest.mark.parametrize(
     "text",
     [

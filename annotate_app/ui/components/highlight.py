@@ -5,9 +5,13 @@ ASCII punctuation character for Markdown (so ``<script>``, ``[x](javascript:...)
 ``$...$`` show as typed), and matches are wrapped in Streamlit's ``:orange-background[...]`` directive. Pages
 render the result with plain ``st.markdown`` (``unsafe_allow_html`` stays off).
 
-Terms: Latin words and numbers (2+ characters, case-insensitive) and, for Chinese, Japanese and Korean text,
-which has no spaces between words, every character bigram of the query (a lone character stands alone), minus
-a few question words that would light up everything.
+Terms: Latin-script words and numbers (2+ characters) and, for Chinese, Japanese and Korean text, which has no
+spaces between words, every character bigram of the query (a lone character stands alone), minus a few
+question words that would light up everything. A Latin term matches whole words only, case-insensitively
+(Unicode-aware: "is" is not found in "This", "do" not in "window", "long" not in "LONGDOC"); a CJK term
+matches wherever its characters occur. Touching matches merge into one highlight, so CJK text gets no gaps
+between highlighted bigrams (the page removes the highlight's side padding, see
+`annotate_app.ui.components.keyboard`).
 
 >>> query_terms("更换电池要做什么")
 ['更换', '换电', '电池']
@@ -18,13 +22,18 @@ a few question words that would light up everything.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from annotate_app.ui.escape import escape_markdown
 
 __all__ = ["query_terms", "spans", "to_markdown"]
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]{{2,}}", re.UNICODE)
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_LATIN_CHAR = (
+    rf"[^\W_{_CJK}]"  # a letter or digit of a script written with spaces (Latin, Greek, Cyrillic ...)
+)
+_TOKEN = re.compile(rf"[{_CJK}]+|{_LATIN_CHAR}{{2,}}")
 _STOP_CJK = re.compile("什么|怎么|怎样|要做|如何|哪些|是否|可以|需要|的|吗|呢")
 _STOP = {"the", "and", "what", "how", "for", "with"}
 
@@ -33,7 +42,7 @@ def query_terms(query: str) -> list[str]:
     """Distinct terms of ``query``, in order of first appearance."""
     terms: dict[str, None] = {}
     for token in _TOKEN.findall(_STOP_CJK.sub(" ", query or "")):
-        if re.match(rf"[{_CJK}]", token):
+        if _is_cjk(token):
             grams = [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
         else:
             grams = [token.lower()]
@@ -41,12 +50,26 @@ def query_terms(query: str) -> list[str]:
     return list(terms)
 
 
+def _is_cjk(term: str) -> bool:
+    return _CJK_CHAR.match(term) is not None
+
+
+def _pattern(terms: list[str]) -> re.Pattern:
+    """One case-insensitive alternation, longest terms first: CJK terms bare, Latin terms as whole words (no
+    Latin letter or digit on either side; CJK characters, spaces and punctuation are boundaries)."""
+    parts = [
+        re.escape(t) if _is_cjk(t) else rf"(?<!{_LATIN_CHAR}){re.escape(t)}(?!{_LATIN_CHAR})"
+        for t in sorted(terms, key=len, reverse=True)
+    ]
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
 def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
-    """Merged (start, end) character spans of every case-insensitive occurrence of any term."""
+    """Merged (start, end) character spans of every occurrence of any term (Latin terms: whole words,
+    case-insensitive; CJK terms: anywhere). Overlapping or touching occurrences merge into one span."""
     if not terms or not text:
         return []
-    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
-    found = sorted((m.start(), m.end()) for t in [pattern] for m in _overlapping(t, text))
+    found = sorted((m.start(), m.end()) for m in _overlapping(_pattern(terms), text))
     merged: list[tuple[int, int]] = []
     for start, end in found:
         if merged and start <= merged[-1][1]:
@@ -56,7 +79,7 @@ def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     return merged
 
 
-def _overlapping(pattern: re.Pattern, text: str):
+def _overlapping(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
     """Matches starting at every position (bigrams overlap: 更换 and 换电 in 更换电池)."""
     position = 0
     while (match := pattern.search(text, position)) is not None:

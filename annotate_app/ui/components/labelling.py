@@ -1,6 +1,6 @@
 """The labelling card: one pair, grade buttons (keys 0-9), a required reason, "unsure", Submit (Ctrl+Enter)
 and Skip. `queue_card` is the annotate page's fragment (a submit reruns only the card); `edit_card` re-judges
-one of the caller's own labels (a new version).
+one of the caller's own labels (a new version; the card closes once it is saved).
 
 The card never shows another annotator's label: a `PairView` does not carry any. The time spent is measured
 from when the card first showed the pair. Typed text is kept per pair (widget keys hold the pair id), so a
@@ -19,7 +19,7 @@ from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import cache, errors, state
-from annotate_app.ui.components import widgets
+from annotate_app.ui.components import keyboard, widgets
 from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = ["queue_card", "edit_card", "pair_card", "recheck_if_done"]
@@ -63,11 +63,12 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
     if outcome.failed:
         return outcome
     _forget(pid, scope)
+    grade_text = widgets.grade_label(view.grade_scale, saved.grade)
+    # plain text: `errors.flash` escapes it for Markdown (escaping here too showed "Related\, does not ...")
     errors.set_flash(
         flash,
         "success",
-        f"Saved {escape_name(saved.query_id)} · {escape_name(saved.doc_id)}: grade "
-        f"{escape_name(widgets.grade_label(view.grade_scale, saved.grade))} (version {saved.version}).",
+        f"Saved {saved.query_id} · {saved.doc_id}: grade {grade_text} (version {saved.version}).",
     )
     return outcome
 
@@ -126,8 +127,14 @@ def queue_card(actor: Actor, project: str) -> None:
 
 # ------------------------------------------------------------------------------------------------- edit
 def _save_edit(actor: Actor, view: PairView) -> None:
+    """Save the edit once: then the card closes (the picker is cleared and lists the new version). Should a
+    second click still reach this callback, ``view`` is no longer the open edit and nothing is added."""
+    ss = st.session_state
+    if ss.get(state.EDIT_PAIR) is not view:
+        return
     if not _save(actor, view, "e", state.EDIT_FLASH).failed:
-        st.session_state.pop(state.EDIT_PAIR, None)
+        ss.pop(state.EDIT_PAIR, None)
+        ss[state.EDIT_CHOICE] = None  # set, not popped: the browser's picker is told to clear its text
 
 
 def edit_card(actor: Actor, view: PairView) -> None:
@@ -165,12 +172,12 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
     else:
         label = escape_markdown(widgets.grade_label(view.grade_scale, chosen))
         st.markdown(f"Chosen grade: :blue-background[**{label}**]")
-    st.text_area(
+    st.container(key=keyboard.REASON).text_area(
         "Reason",
         key=state.reason(pid, scope),
         height=90,
         placeholder=f"Why this grade? At least {max(view.min_reason_length, 1)} characters.",
-        help="Required. Ctrl+Enter submits.",
+        help="Required. Ctrl+Enter submits, Esc leaves the box (then the grade keys work again).",
     )
     st.checkbox("Unsure", key=state.unsure(pid, scope))
     left, right, _ = st.columns([2, 2, 6])

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from annotate_app.ui import state
+from annotate_app.ui.components import keyboard
 from annotate_app.ui.components.highlight import to_markdown
 from annotate_app.ui.escape import escape_markdown, escape_name
 
@@ -60,8 +61,9 @@ def grade_buttons(
     key: Callable[[int], str],
     on_pick: Callable[[int], None],
 ) -> None:
-    """One button per grade (keys 0-9 press them); the chosen one is highlighted."""
-    columns = st.columns(len(scale))
+    """One button per grade (keys 0-9 press them, and move the focus to the reason box: see
+    `annotate_app.ui.components.keyboard`); the chosen one is highlighted."""
+    columns = st.container(key=keyboard.GRADES).columns(len(scale))
     for column, (grade, label) in zip(columns, scale, strict=True):
         column.button(
             escape_name(f"{grade} · {label}"),
@@ -80,10 +82,11 @@ def text_block(text: str) -> None:
 
 
 def show_pair(query_id: str, query_text: str, doc_id: str, title: str, text: str) -> None:
-    """The query and the document (title and text), query terms highlighted, everything escaped."""
+    """The query and the document (title and text), query terms highlighted, everything escaped. A long
+    document scrolls in a box of fixed height (`keyboard.document_box`), so the form below stays in view."""
     st.caption(f"Query {escape_markdown(query_id)} · document {escape_markdown(doc_id)}")
     st.markdown(f"**Query:** {escape_markdown(query_text)}")
-    with st.container(border=True):
+    with keyboard.document_box(text):
         if title:
             st.markdown(f"#### {to_markdown(title, query_text)}")
         st.markdown(to_markdown(text, query_text))

@@ -12,7 +12,7 @@ comments) shows as the text typed, and Streamlit's renderer turns ``javascript:`
 import streamlit as st
 
 from annotate_app.ui import auth, cache, errors, nav
-from annotate_app.ui.components import labelling, widgets
+from annotate_app.ui.components import keyboard, labelling, widgets
 
 
 def render() -> None:
@@ -29,6 +29,7 @@ def render() -> None:
     labelling.recheck_if_done()
     labelling.queue_card(actor, project)
     nav.link(nav.MY_LABELS, "Back / edit my recent labels")
+    keyboard.install()
 
 
 if __name__ == "__main__":

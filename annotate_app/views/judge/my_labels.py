@@ -7,7 +7,7 @@ from annotate_app.services import labels, queue
 from annotate_app.services.auth import Actor
 from annotate_app.services.types import LabelInfo
 from annotate_app.ui import auth, cache, errors, nav, state
-from annotate_app.ui.components import labelling, widgets
+from annotate_app.ui.components import keyboard, labelling, widgets
 
 
 def _table(mine: list[LabelInfo]) -> None:
@@ -68,6 +68,7 @@ def render() -> None:
         st.stop()
     _table(mine)
     _edit(actor, project, mine)
+    keyboard.install()
 
 
 if __name__ == "__main__":

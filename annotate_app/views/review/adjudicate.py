@@ -11,8 +11,8 @@ from annotate_app.services import adjudication, gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import Disagreement
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import widgets
-from annotate_app.ui.escape import escape_markdown, escape_name
+from annotate_app.ui.components import keyboard, widgets
+from annotate_app.ui.escape import escape_markdown
 
 Scale = Sequence[tuple[int, str]]
 
@@ -43,7 +43,7 @@ def save(actor: Actor, project: str, pair_id: int, scale: Scale) -> None:
         errors.set_flash(
             state.ADJ_FLASH,
             "success",
-            f"Final grade {escape_name(widgets.grade_label(scale, done.grade))} saved.",
+            f"Final grade {widgets.grade_label(scale, done.grade)} saved.",  # plain: flash escapes it
         )
 
 
@@ -73,11 +73,11 @@ def _final_grade(actor: Actor, project: str, item: Disagreement, scale: Scale, m
         st.markdown(
             f"Final grade: :blue-background[**{escape_markdown(widgets.grade_label(scale, chosen))}**]"
         )
-    st.text_area(
+    st.container(key=keyboard.REASON).text_area(
         "Reason",
         key=state.reason(pid, "a"),
         height=90,
-        help="Required. Ctrl+Enter saves.",
+        help="Required. Ctrl+Enter saves, Esc leaves the box (then the grade keys work again).",
         placeholder=f"Why this final grade? At least {max(min_reason, 1)} characters.",
     )
     st.button(
@@ -127,6 +127,7 @@ def render() -> None:
     _labels(item, settings.grade_scale)
     _final_grade(actor, project, item, settings.grade_scale, settings.min_reason_length)
     _queue_table(queue)
+    keyboard.install()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,125 @@
+"""The keyboard flow of the labelling pages, and the look of their form: one constant script and style sheet,
+with no user text in them, ever (`install` sends the same bytes to every browser).
+
+- A grade key (a digit whose grade button is on the page) moves the focus to the reason box, once the button's
+  click has been handled (so the digit is not typed into the box), and again if the card's rerun dropped it.
+- Esc leaves a text box (the grade keys work again); an open dropdown closes first.
+- Ctrl+Enter submits (the Submit button's shortcut); the focus is not moved to the next card's reason box.
+- After a choice in a dropdown (a selectbox), the focus returns to the page: digits press grade buttons again
+  instead of typing into the dropdown.
+- Help icons ("?") are out of the tab order (``tabindex=-1``).
+- Style: a neutral focus border on text areas (Streamlit's primary colour looks like an error), no "Press
+  Ctrl+Enter to apply" hint (Ctrl+Enter submits here), and highlights in the document box without side
+  padding (it looked like spaces in Chinese text).
+
+The pages wrap the document in `document_box`, the grade buttons in ``st.container(key=GRADES)`` and the
+reason box in ``st.container(key=REASON)``: the script and the style find them by those keys' CSS classes.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+__all__ = [
+    "DOCUMENT",
+    "GRADES",
+    "REASON",
+    "LONG_DOCUMENT_CHARS",
+    "DOCUMENT_HEIGHT",
+    "install",
+    "document_box",
+]
+
+DOCUMENT = "qf_document"
+GRADES = "qf_grades"
+REASON = "qf_reason"
+LONG_DOCUMENT_CHARS = 1500  # longer documents (or more than `LONG_DOCUMENT_LINES` lines) scroll in their box
+LONG_DOCUMENT_LINES = 12
+DOCUMENT_HEIGHT = 300  # px: at 1400x900 the grade buttons and the reason box stay in view below the box
+NEUTRAL_FOCUS = "#8a8d98"
+
+_STYLE = f"""<style>
+.st-key-{DOCUMENT} span.stMarkdownColoredBackground {{ padding-left: 0; padding-right: 0; }}
+[data-testid="stTextArea"] [data-testid="InputInstructions"] {{ display: none; }}
+[data-testid="stTextAreaRootElement"]:focus-within {{ border-color: {NEUTRAL_FOCUS} !important; }}
+</style>"""
+
+_SCRIPT = """<script>
+(function () {
+  if (window.__qrelforgeKeyboard) return;
+  window.__qrelforgeKeyboard = true;
+  var doc = window.document;
+  var REASON = ".st-key-@REASON@ textarea";
+  var GRADES = ".st-key-@GRADES@ button";
+  var HELP = '[data-testid="stTooltipIcon"] button:not([tabindex="-1"])';
+  var refocusUntil = 0;  // after a grade key: put the focus back in the reason box if a rerun drops it
+  var releaseUntil = 0;  // after a dropdown choice: take the focus out of the dropdown
+  function editable(el) {
+    return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  function closedDropdown(el) {
+    return !!el && el.getAttribute("role") === "combobox" && el.getAttribute("aria-expanded") !== "true";
+  }
+  function isGradeKey(e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return false;
+    return Array.prototype.some.call(doc.querySelectorAll(GRADES), function (b) {
+      return b.innerText.trim().indexOf(e.key + " ") === 0;
+    });
+  }
+  function focusReason() {
+    var box = doc.querySelector(REASON);
+    if (!box || doc.activeElement === box) return;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+  function graded() {
+    refocusUntil = Date.now() + 3000;
+    setTimeout(focusReason, 0);
+  }
+  function release() {
+    if (Date.now() < releaseUntil && closedDropdown(doc.activeElement)) doc.activeElement.blur();
+  }
+  function chosen() {
+    releaseUntil = Date.now() + 2000;
+    setTimeout(release, 0);
+  }
+  doc.addEventListener("keydown", function (e) {
+    var el = doc.activeElement;
+    if (e.key === "Escape") {
+      refocusUntil = 0;
+      var open = el && el.getAttribute("aria-expanded") === "true";  // an open dropdown closes first
+      if (editable(el) && !open) setTimeout(function () { el.blur(); }, 0);
+    } else if (e.key === "Enter") {
+      refocusUntil = 0;
+      if (el && el.getAttribute("role") === "combobox") chosen();
+    } else if (!editable(el) && isGradeKey(e)) {
+      graded();  // Streamlit's shortcut presses the button
+    }
+  }, true);
+  doc.addEventListener("pointerdown", function () { refocusUntil = 0; }, true);
+  doc.addEventListener("pointerup", function (e) {
+    if (e.target.closest && e.target.closest('[role="option"]')) chosen();
+  }, true);
+  function tidy() {
+    doc.querySelectorAll(HELP).forEach(function (b) { b.tabIndex = -1; });
+    release();
+    var el = doc.activeElement;
+    if (Date.now() < refocusUntil && (!el || el === doc.body)) focusReason();
+  }
+  new MutationObserver(tidy).observe(doc.body, { childList: true, subtree: true });
+  tidy();
+})();
+</script>""".replace("@REASON@", REASON).replace("@GRADES@", GRADES)
+
+
+def install() -> None:
+    """Send the keyboard script and the form's style (constant text) to the page; call once per page run. It
+    goes in the sidebar (present, if collapsed, on every page), out of the way of the page's own content."""
+    st.sidebar.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
+
+
+def document_box(text: str):
+    """The bordered box the document goes in: of fixed height (scrolling) for a long document, so the form
+    below stays in view; a short one takes the room it needs."""
+    long = len(text) > LONG_DOCUMENT_CHARS or text.count("\n") > LONG_DOCUMENT_LINES
+    return st.container(border=True, key=DOCUMENT, height=DOCUMENT_HEIGHT if long else "content")
