@@ -61,12 +61,6 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
     """The Actor of active user ``username``, signed in by the identity provider as ``identity`` (its e-mail)
     that it vouched for with ``verified`` (its ``email_verified`` claim); records the login in the audit log.
     PermissionDenied when the claim is not true or there is no such active user."""
-    if verified is not True:
-        claim = "missing" if verified is None else repr(verified)
-        raise PermissionDenied(
-            f"{identity}: the identity provider did not confirm this e-mail address (email_verified is "
-            f"{claim}); single sign-on refused"
-        )
     name = str(username).strip().lower()
     if unstorable(name):
         raise PermissionDenied(f"{identity} has no active QrelForge account")
@@ -75,6 +69,12 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
         if user is None or not user.active:
             raise PermissionDenied(
                 f"{identity} has no active QrelForge account; ask an admin to create user {name!r}"
+            )
+        if verified is not True:
+            claim = "missing" if verified is None else repr(verified)
+            raise PermissionDenied(
+                f"{identity}: the identity provider did not confirm this e-mail address (email_verified is "
+                f"{claim}); single sign-on refused"
             )
         q.set_fields(s, user.id, last_login_at=utcnow())
         q.add_audit(
