@@ -25,12 +25,7 @@ PACKAGES = ("metrics", "annotate_app")
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(cwd)}
     return subprocess.run(
-        [LINT_IMPORTS, "--no-cache", "--no-logo"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [LINT_IMPORTS, "--no-cache", "--no-logo"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -68,11 +63,7 @@ BREAKS = [
     ("annotate_app/services/errors.py", "import annotate_app.ui", "the app's layers"),
     ("annotate_app/store/db.py", "import annotate_app.services", "the app's layers"),
     ("annotate_app/ui/state.py", "import annotate_app.store", "reach the database only through the services"),
-    (
-        "annotate_app/cli/__init__.py",
-        "import annotate_app.store.db",
-        "reach the database only through the services",
-    ),
+    ("annotate_app/cli/__init__.py", "import annotate_app.store.db", "reach the database only through the services"),
     ("annotate_app/services/errors.py", "import streamlit", "only pages and ui use Streamlit"),
     ("metrics/errors.py", "import metrics.evaluate", "no import cycles"),
 ]
@@ -80,9 +71,7 @@ BREAKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "line", "contract"), BREAKS, ids=[f"{m}:{c}" for m, _, c in BREAKS])
-def test_a_forbidden_import_breaks_the_contract(
-    tree_copy: Path, module: str, line: str, contract: str
-) -> None:
+def test_a_forbidden_import_breaks_the_contract(tree_copy: Path, module: str, line: str, contract: str) -> None:
     target = tree_copy / module
     original = target.read_text(encoding="utf-8")
     target.write_text(original + f"\n{line}  # added by the architecture test\n", encoding="utf-8")
