@@ -1,4 +1,4 @@
-"""AppTest: logging in and out, throttling, the signed login cookie, and the role-aware sidebar."""
+"""AppTest: logging in and out, throttling, the session cookie, and the role-aware sidebar."""
 
 from __future__ import annotations
 
@@ -92,18 +92,19 @@ def _with_cookie(monkeypatch, token: str | None) -> None:
 
 
 def _token(db, username: str, *, issued: float | None = None, secret: str = COOKIE_SECRET) -> str:
-    """A login cookie as the app signs it (``issued``: a past signing time)."""
-    from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+    """A login cookie as the app writes it: the id of a session opened at ``issued`` (a past time) for the
+    session lifetime; for another ``secret`` (another deployment), an id this database never issued."""
+    import secrets
+    from datetime import UTC, datetime
 
-    from annotate_app.services.auth import authenticate
+    from annotate_app.services.auth import authenticate, open_session
+    from annotate_app.ui import settings
 
-    class Then(TimestampSigner):
-        def get_timestamp(self) -> int:
-            return int(issued) if issued is not None else super().get_timestamp()
-
+    if secret != COOKIE_SECRET:
+        return secrets.token_urlsafe(32)
     actor = authenticate(db, username, f"{username}-demo")
-    payload = {"uid": actor.user_id, "sv": actor.session_version, "iat": int(issued or 0)}
-    return URLSafeTimedSerializer(secret, salt=auth.SALT, signer=Then).dumps(payload)
+    now = datetime.fromtimestamp(issued, UTC) if issued is not None else None
+    return open_session(db, actor, hours=settings.app_settings().session_seconds / 3600, now=now)
 
 
 def test_a_valid_cookie_logs_in_a_new_session(app_db, monkeypatch):
@@ -144,14 +145,14 @@ def test_a_password_reset_ends_cookie_and_open_sessions(app_db, monkeypatch):
     assert app_as(app_db).title[0].value == "QrelForge"  # the old cookie no longer works either
 
 
-def test_sign_and_verify_round_trip(app_db):
-    from annotate_app.services.auth import authenticate
+def test_the_cookie_holds_only_a_session_id(app_db):
+    from annotate_app.services.auth import SessionState, authenticate, check_session, resolve_session
 
     actor = authenticate(app_db, "bob", "bob-demo")
     token = _token(app_db, "bob")
-    assert auth.verify(token, 3600)[:2] == (actor.user_id, actor.session_version)
-    assert auth.verify(token + "x", 3600) is None
-    assert auth.verify("<script>", 3600) is None
+    assert resolve_session(app_db, token) == actor
+    assert check_session(app_db, token + "x").state == SessionState.UNKNOWN
+    assert check_session(app_db, "<script>").state == SessionState.UNKNOWN
 
 
 def test_the_cookie_secret_file_is_created_once_with_0600(app_db, monkeypatch, tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from app_helpers import COOKIE_SECRET, PASSWORDS
+from app_helpers import PASSWORDS
 
 # Each payload would set window.__pwned (and open a dialog) if the browser ran it.
 SCRIPT = "<script>window.__pwned=1;alert(1)</script>"
@@ -108,22 +108,17 @@ def fake_uploads(monkeypatch, files: list[tuple[str, bytes]], *, many: bool) -> 
 
 
 def login_token(db, username: str, *, age: float = 0) -> str:
-    """The login cookie the app (signing with `app_helpers.COOKIE_SECRET`) would have written ``age`` seconds
-    ago for ``username`` (password from `app_helpers.PASSWORDS`)."""
-    import time
+    """The login cookie the app would have written ``age`` seconds ago for ``username`` (password from
+    `app_helpers.PASSWORDS`): the id of a server-side session opened then, for the session lifetime."""
+    from datetime import timedelta
 
-    from itsdangerous import TimestampSigner, URLSafeTimedSerializer
-
-    from annotate_app.services.auth import authenticate
-    from annotate_app.ui import auth
-
-    class Then(TimestampSigner):
-        def get_timestamp(self) -> int:
-            return int(time.time() - age)
+    from annotate_app.services.auth import authenticate, open_session
+    from annotate_app.store.models import utcnow
+    from annotate_app.ui import settings
 
     actor = authenticate(db, username, PASSWORDS[username])
-    payload = {"uid": actor.user_id, "sv": actor.session_version, "iat": int(time.time() - age)}
-    return URLSafeTimedSerializer(COOKIE_SECRET, salt=auth.SALT, signer=Then).dumps(payload)
+    hours = settings.app_settings().session_seconds / 3600
+    return open_session(db, actor, hours=hours, now=utcnow() - timedelta(seconds=age))
 
 
 def _jsonl(rows: list[dict]) -> bytes:

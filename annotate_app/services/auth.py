@@ -9,29 +9,47 @@ so whoever can run it already owns the data. It is recognised by identity (``act
 equal-looking copy is refused. It cannot judge pairs (labels belong to real users).
 
 An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user
-and refuses a stale actor (password reset, role change or deactivation bumps the version), so the app can keep
-the actor in a signed cookie and still lose access at once when the user is changed.
+and refuses a stale actor (password reset, role change or deactivation bumps the version).
 
-Login throttling lives in the database (works across app replicas): after `MAX_FAILED_LOGINS` failures in a
-row an account is locked for 30 s, doubling with each further failure up to 15 minutes; a success resets it.
+Logins live in the database (`open_session`): the browser keeps only a random session id
+(``secrets.token_urlsafe(32)``), the database only its sha256, with the user, the session version, created,
+last seen, expires and revoked. `resolve_session` (`check_session` says why not) turns the id back into an
+Actor; `close_session` (log out) and `revoke_sessions` end sessions, and a password change or reset, a role
+change or a deactivation ends every session of the user, on every app replica (the database is the only
+shared state).
+
+Login throttling lives in the database too: an attempt is counted (one atomic UPDATE) *before* its password
+is checked, so a burst of simultaneous guesses gets at most `MAX_FAILED_LOGINS` checks; then the account is
+locked for 30 s, doubling with each further failure up to 15 minutes; a success forgets the failures before
+it. Each lock is audited (``login_locked``). Names that are no active user are counted the same way (by the
+sha256 of the name) and spend the same time on a dummy hash, but keep answering "invalid username or
+password". At most `MAX_CONCURRENT_CHECKS` argon2 checks (64 MiB each) run at once in a process; a login
+that waits more than `CHECK_WAIT_SECONDS` for its turn is refused with `BUSY`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import NoReturn
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy.orm import Session
 
-from annotate_app.services.errors import InvalidInput, PermissionDenied
+from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
+from annotate_app.store import sessions as sq
 from annotate_app.store import users as q
 from annotate_app.store.db import Database, unstorable
-from annotate_app.store.enums import AuditAction
+from annotate_app.store.enums import AuditAction, LoginMethod
 from annotate_app.store.models import User, utcnow
 
 __all__ = [
@@ -40,6 +58,15 @@ __all__ = [
     "SYSTEM",
     "authenticate",
     "resolve_actor",
+    "open_session",
+    "check_session",
+    "resolve_session",
+    "close_session",
+    "revoke_sessions",
+    "SessionState",
+    "SessionCheck",
+    "LoginMethod",
+    "password_checks",
     "actor_of",
     "authorize",
     "hash_password",
@@ -51,12 +78,27 @@ __all__ = [
     "LOCK_BASE",
     "LOCK_MAX",
     "MIN_PASSWORD_LENGTH",
+    "MAX_CONCURRENT_CHECKS",
+    "CHECK_WAIT_SECONDS",
+    "MAX_SESSION_HOURS",
+    "BUSY",
 ]
 
 MAX_FAILED_LOGINS = 5
 LOCK_BASE = timedelta(seconds=30)
 LOCK_MAX = timedelta(minutes=15)
 MIN_PASSWORD_LENGTH = 8
+MAX_CONCURRENT_CHECKS = 2  # argon2 checks at once per process (64 MiB each)
+CHECK_WAIT_SECONDS = 5.0
+MAX_SESSION_HOURS = 24 * 366
+BUSY = "too many login attempts at once; try again in a few seconds"
+_INVALID = "invalid username or password"
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
+_TOUCH_EVERY = timedelta(minutes=1)  # last_seen_at is written at most this often
+_KEEP_ENDED = timedelta(days=1)  # expired sessions and idle throttle rows are deleted after this
+_SLOTS = threading.BoundedSemaphore(MAX_CONCURRENT_CHECKS)
+_COUNTER = threading.Lock()
+_checks = 0
 _USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{1,63}")
 _HASHER = PasswordHasher()
 _DUMMY_HASH = _HASHER.hash("qrelforge-timing-equaliser")
@@ -110,10 +152,31 @@ def hash_password(password: str) -> str:
 
 
 def verify_password(password_hash: str, password: str) -> bool:
+    global _checks
+    with _COUNTER:
+        _checks += 1
     try:
         return _HASHER.verify(password_hash, password)
     except (VerifyMismatchError, VerificationError, InvalidHashError, UnicodeEncodeError):
         return False
+
+
+def password_checks() -> int:
+    """How many argon2 password checks (`verify_password`) this process has run: for tests and monitoring."""
+    with _COUNTER:
+        return _checks
+
+
+@contextmanager
+def _check_slot() -> Iterator[None]:
+    """One of the process's `MAX_CONCURRENT_CHECKS` argon2 slots; PermissionDenied(`BUSY`) after waiting
+    `CHECK_WAIT_SECONDS` for it."""
+    if not _SLOTS.acquire(timeout=CHECK_WAIT_SECONDS):
+        raise PermissionDenied(BUSY)
+    try:
+        yield
+    finally:
+        _SLOTS.release()
 
 
 def check_password(password: str, username: str = "") -> str:
@@ -143,34 +206,73 @@ def check_username(username: str) -> str:
 def authenticate(db: Database, username: str, password: str, *, now: datetime | None = None) -> Actor:
     """Check a login; returns the Actor, or raises PermissionDenied.
 
-    Unknown user, wrong password and deactivated account give the same message. A locked account is refused
-    without checking the password. The slow hash check runs outside any transaction.
+    Unknown user, wrong password and deactivated account give the same message. The attempt is counted
+    before the password is checked; a locked account is refused without checking it. The slow hash check runs
+    outside any transaction, in one of the process's argon2 slots (`BUSY` when none frees up in time).
     """
     now = now or utcnow()
     name = username.strip().lower() if isinstance(username, str) else ""
     with db.read() as s:
         user = q.by_name(s, name)
-        snapshot = None if user is None else (user.id, user.password_hash, user.active, user.locked_until)
-    if snapshot is None or not snapshot[2]:
-        verify_password(_DUMMY_HASH, str(password))
-        _log_failure(db, None, name, "unknown or inactive user")
-        raise PermissionDenied("invalid username or password")
-    user_id, stored_hash, _, locked_until = snapshot
-    if locked_until is not None and locked_until > now:
-        wait = math.ceil((locked_until - now).total_seconds())
-        raise PermissionDenied(f"too many failed logins for {name!r}; try again in {wait} s")
-    if not verify_password(stored_hash, str(password)):
-        _register_failure(db, user_id, name, now)
-        raise PermissionDenied("invalid username or password")
-    return _register_success(db, user_id, password, stored_hash, now)
+        found = None if user is None or not user.active else (user.id, user.password_hash)
+    if found is None:
+        _refuse_unknown(db, name, str(password), now)
+    user_id, stored_hash = found
+    claimed = _claim(db, user_id, name, now)
+    try:
+        with _check_slot():
+            right = verify_password(stored_hash, str(password))
+            rehashed = (
+                hash_password(str(password)) if right and _HASHER.check_needs_rehash(stored_hash) else None
+            )
+    except PermissionDenied:
+        with db.write() as s:
+            q.refund_attempt(s, user_id, MAX_FAILED_LOGINS)
+        raise
+    if not right:
+        _register_failure(db, user_id, name, claimed, now)
+        raise PermissionDenied(_INVALID)
+    return _register_success(db, user_id, claimed, rehashed, now)
 
 
-def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> None:
+def _lock_delay(failures: int) -> timedelta:
+    """How long the ``failures``-th failure in a row locks an account (at least `MAX_FAILED_LOGINS`)."""
+    return min(LOCK_BASE * 2 ** min(failures - MAX_FAILED_LOGINS, 10), LOCK_MAX)
+
+
+def _claim(db: Database, user_id: int, name: str, now: datetime) -> int:
+    """Count the attempt (locking the account if it is the `MAX_FAILED_LOGINS`-th, until a success lifts it);
+    returns the count. PermissionDenied when the account is locked."""
     with db.write() as s:
-        failures = q.bump_failures(s, user_id)
-        if failures >= MAX_FAILED_LOGINS:
-            delay = min(LOCK_BASE * 2 ** (failures - MAX_FAILED_LOGINS), LOCK_MAX)
-            q.set_fields(s, user_id, locked_until=now + delay)
+        claimed = q.claim_attempt(s, user_id, now)
+        if claimed is not None and claimed >= MAX_FAILED_LOGINS:
+            q.set_fields(s, user_id, locked_until=now + _lock_delay(claimed))
+        user = q.get(s, user_id) if claimed is None else None
+    if claimed is not None:
+        return claimed
+    if user is None or not user.active or user.locked_until is None:
+        raise PermissionDenied(_INVALID)
+    wait = max(1, math.ceil((user.locked_until - now).total_seconds()))
+    raise PermissionDenied(f"too many failed logins for {name!r}; try again in {wait} s")
+
+
+def _refuse_unknown(db: Database, name: str, password: str, now: datetime) -> NoReturn:
+    """A name that is no active user: counted and locked like an account (by the sha256 of the name), the
+    same time spent on a dummy hash while not locked; always the message of a wrong password."""
+    key = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+    with db.write() as s:
+        claimed = sq.claim_name(s, key, now)
+        if claimed is not None and claimed >= MAX_FAILED_LOGINS:
+            sq.lock_name(s, key, now + _lock_delay(claimed))
+    if claimed is not None:
+        with _check_slot():
+            verify_password(_DUMMY_HASH, password)
+        _log_failure(db, None, name, "unknown or inactive user")
+    raise PermissionDenied(_INVALID)
+
+
+def _register_failure(db: Database, user_id: int, name: str, failures: int, now: datetime) -> None:
+    with db.write() as s:
         q.add_audit(
             s,
             actor_id=user_id,
@@ -179,6 +281,21 @@ def _register_failure(db: Database, user_id: int, name: str, now: datetime) -> N
             project_id=None,
             details={"failed_logins": failures},
         )
+        if failures >= MAX_FAILED_LOGINS:
+            delay = _lock_delay(failures)
+            q.add_audit(
+                s,
+                actor_id=user_id,
+                actor_name=name,
+                action=AuditAction.LOGIN_LOCKED,
+                project_id=None,
+                target=name,
+                details={
+                    "failed_logins": failures,
+                    "locked_seconds": int(delay.total_seconds()),
+                    "locked_until": (now + delay).isoformat(),
+                },
+            )
 
 
 def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None:
@@ -194,15 +311,15 @@ def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None
         )
 
 
-def _register_success(db: Database, user_id: int, password: str, stored_hash: str, now: datetime) -> Actor:
-    fields: dict = {"failed_logins": 0, "locked_until": None, "last_login_at": now}
-    if _HASHER.check_needs_rehash(stored_hash):
-        fields["password_hash"] = hash_password(password)
+def _register_success(db: Database, user_id: int, claimed: int, rehashed: str | None, now: datetime) -> Actor:
+    fields: dict = {"last_login_at": now}
+    if rehashed is not None:
+        fields["password_hash"] = rehashed
     with db.write() as s:
-        q.set_fields(s, user_id, **fields)
+        q.settle_success(s, user_id, claimed, MAX_FAILED_LOGINS, **fields)
         user = q.get(s, user_id)
-        if user is None:  # deleted between the two transactions
-            raise PermissionDenied("invalid username or password")
+        if user is None or not user.active:  # deactivated between the two transactions
+            raise PermissionDenied(_INVALID)
         return actor_of(user)
 
 
@@ -213,6 +330,122 @@ def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
         if user is None or not user.active or user.session_version != session_version:
             raise PermissionDenied("session expired; log in again")
         return actor_of(user)
+
+
+# --------------------------------------------------------------------------------------------- sessions
+class SessionState(StrEnum):
+    """Where a login session stands: ``live``, ``unknown`` (no such id: never issued, or malformed),
+    ``expired`` (its lifetime passed) or ``ended`` (logged out, or the user's password, role or account
+    changed)."""
+
+    LIVE = "live"
+    UNKNOWN = "unknown"
+    EXPIRED = "expired"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class SessionCheck:
+    """What `check_session` found: the Actor (None unless ``state`` is live) and when the session expires."""
+
+    state: SessionState
+    actor: Actor | None = None
+    expires_at: datetime | None = None
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def _well_formed(token: object) -> bool:
+    return isinstance(token, str) and _TOKEN.fullmatch(token) is not None
+
+
+def open_session(
+    db: Database,
+    actor: Actor,
+    *,
+    hours: float,
+    method: LoginMethod | str = LoginMethod.PASSWORD,
+    user_agent: str = "",
+    now: datetime | None = None,
+) -> str:
+    """Start a login session of ``actor`` (a logged-in user, not SYSTEM) that lasts ``hours``; returns its
+    token (``secrets.token_urlsafe(32)``), of which only the sha256 is stored."""
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 < hours <= MAX_SESSION_HOURS:
+        raise InvalidInput(f"hours must be a number above 0 and at most {MAX_SESSION_HOURS}; got {hours!r}")
+    method = LoginMethod(method)
+    agent = "".join(c for c in str(user_agent)[:300] if not unstorable(c))
+    now = now or utcnow()
+    token = secrets.token_urlsafe(32)
+    with db.write() as s:
+        user = authorize(s, actor, Role.ANNOTATOR, "open a login session")
+        if user is None:
+            raise PermissionDenied("the system actor cannot open a login session")
+        sq.prune(s, now - _KEEP_ENDED)
+        sq.insert_session(
+            s,
+            token_sha256=_token_hash(token),
+            user_id=user.id,
+            session_version=user.session_version,
+            method=method.value,
+            user_agent=agent,
+            now=now,
+            expires_at=now + timedelta(hours=hours),
+        )
+    return token
+
+
+def check_session(db: Database, token: str, *, now: datetime | None = None) -> SessionCheck:
+    """Where the session of ``token`` stands, with the fresh Actor when it is live (records it as seen)."""
+    if not _well_formed(token):
+        return SessionCheck(state=SessionState.UNKNOWN)
+    now = now or utcnow()
+    with db.read() as s:
+        row = sq.by_token(s, _token_hash(token))
+        if row is None:
+            return SessionCheck(state=SessionState.UNKNOWN)
+        user = q.get(s, row.user_id)
+        session_id, seen, expires = row.id, row.last_seen_at, row.expires_at
+        if row.revoked_at is not None:
+            return SessionCheck(state=SessionState.ENDED, expires_at=expires)
+        if expires <= now:
+            return SessionCheck(state=SessionState.EXPIRED, expires_at=expires)
+        if user is None or not user.active or user.session_version != row.session_version:
+            return SessionCheck(state=SessionState.ENDED, expires_at=expires)
+        actor = actor_of(user)
+    if now - seen >= _TOUCH_EVERY:
+        with db.write() as s:
+            sq.touch(s, session_id, now)
+    return SessionCheck(state=SessionState.LIVE, actor=actor, expires_at=expires)
+
+
+def resolve_session(db: Database, token: str, *, now: datetime | None = None) -> Actor | None:
+    """The Actor of a live session, else None (unknown, expired or ended; `check_session` says which)."""
+    return check_session(db, token, now=now).actor
+
+
+def close_session(db: Database, token: str, *, now: datetime | None = None) -> None:
+    """Log out: end the session of ``token`` (nothing happens for an unknown or already ended one)."""
+    if not _well_formed(token):
+        return
+    with db.write() as s:
+        sq.revoke(s, _token_hash(token), now or utcnow())
+
+
+def revoke_sessions(db: Database, actor: Actor, username: str, *, now: datetime | None = None) -> int:
+    """End every session of user ``username`` (oneself, or anyone for an admin); returns how many ended."""
+    name = str(username).strip().lower()
+    with db.write() as s:
+        me = authorize(s, actor, Role.ANNOTATOR, "end login sessions")
+        user = q.by_name(s, name)
+        if me is not None and (user is None or me.id != user.id) and Role(me.role) != Role.ADMIN:
+            raise PermissionDenied(
+                f"{me.username} ({me.role}) may not end the sessions of other users: admin role required"
+            )
+        if user is None:
+            raise NotFound(f"user {username!r} does not exist")
+        return sq.revoke_user(s, user.id, now or utcnow())
 
 
 # ------------------------------------------------------------------------------------------ authorising

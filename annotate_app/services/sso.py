@@ -8,7 +8,9 @@ Actor:
 - else, with ``domain`` set, ``local@domain`` maps to the username ``local`` — only for that exact domain;
 - else there is no user: SSO never creates accounts and never grants a role; an admin creates the user first.
 
-A provider that says the address is not verified (``email_verified`` false) is refused.
+A login is refused unless the provider says the address is verified: ``email_verified`` false or missing
+(some providers omit the claim for addresses they never checked) gets no user (`username_for`) and no Actor
+(`sso_actor` is given the claim and refuses anything but true, with a message).
 
 >>> username_for("Alice@Example.com", users={"alice@example.com": "alice"})
 'alice'
@@ -55,9 +57,10 @@ def username_for(
     return None
 
 
-def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
-    """The Actor of active user ``username``, signed in by the identity provider as ``identity`` (its e-mail);
-    records the login in the audit log. PermissionDenied when there is no such active user."""
+def sso_actor(db: Database, username: str, *, identity: str, verified: bool | None = None) -> Actor:
+    """The Actor of active user ``username``, signed in by the identity provider as ``identity`` (its e-mail)
+    that it vouched for with ``verified`` (its ``email_verified`` claim); records the login in the audit log.
+    PermissionDenied when the claim is not true or there is no such active user."""
     name = str(username).strip().lower()
     if unstorable(name):
         raise PermissionDenied(f"{identity} has no active QrelForge account")
@@ -66,6 +69,12 @@ def sso_actor(db: Database, username: str, *, identity: str) -> Actor:
         if user is None or not user.active:
             raise PermissionDenied(
                 f"{identity} has no active QrelForge account; ask an admin to create user {name!r}"
+            )
+        if verified is not True:
+            claim = "missing" if verified is None else repr(verified)
+            raise PermissionDenied(
+                f"{identity}: the identity provider did not confirm this e-mail address (email_verified is "
+                f"{claim}); single sign-on refused"
             )
         q.set_fields(s, user.id, last_login_at=utcnow())
         q.add_audit(

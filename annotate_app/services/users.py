@@ -1,8 +1,9 @@
 """User administration (admins only, except `change_password` for oneself).
 
 Users are never deleted (their labels and releases keep pointing at them): `deactivate` ends every session
-and refuses further logins. Role changes, password resets and deactivation bump the user's session version,
-so an existing login stops working at once.
+and refuses further logins. Role changes, password changes and resets and deactivation bump the user's session
+version and revoke every stored login session of the user (`services.auth.open_session`), so an existing
+login stops working at once, on every app replica.
 
 >>> # create_user(db, SYSTEM, "alice", "alice-demo", role="annotator")
 """
@@ -23,6 +24,7 @@ from annotate_app.services.auth import (
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_text
 from annotate_app.services.types import UserInfo
+from annotate_app.store import sessions as sessions_q
 from annotate_app.store import users as q
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
@@ -116,6 +118,7 @@ def set_role(db: Database, actor: Actor, username: str, role: str) -> UserInfo:
         old = user.role
         if old != role.value:
             q.set_fields(s, user.id, role=role.value, bump_session=True)
+            sessions_q.revoke_user(s, user.id, utcnow())
             audit(
                 s,
                 actor,
@@ -145,6 +148,7 @@ def reset_password(db: Database, actor: Actor, username: str, new_password: str)
             locked_until=None,
             bump_session=True,
         )
+        sessions_q.revoke_user(s, user.id, utcnow())
         audit(s, actor, AuditAction.PASSWORD_RESET, target=user.username)
         s.refresh(user)
         return _user_info(user)
@@ -165,6 +169,7 @@ def change_password(db: Database, actor: Actor, old_password: str, new_password:
         if me is None:
             raise PermissionDenied("the system actor has no password")
         q.set_fields(s, me.id, password_hash=hashed, password_changed_at=utcnow(), bump_session=True)
+        sessions_q.revoke_user(s, me.id, utcnow())
         audit(s, actor, AuditAction.PASSWORD_CHANGED, target=name)
         s.refresh(me)
         return actor_of(me)
@@ -178,6 +183,7 @@ def _set_active(db: Database, actor: Actor, username: str, active: bool) -> User
             raise Conflict("admins cannot deactivate themselves")
         if user.active != active:
             q.set_fields(s, user.id, active=active, bump_session=True)
+            sessions_q.revoke_user(s, user.id, utcnow())
             audit(
                 s,
                 actor,

@@ -21,6 +21,7 @@ __all__ = [
     "QrelKind",
     "ImportKind",
     "AuditAction",
+    "LoginMethod",
 ]
 
 
@@ -96,6 +97,7 @@ class AuditAction(StrEnum):
 
     LOGIN_FAILED = "login_failed"
     LOGIN_SSO = "login_sso"
+    LOGIN_LOCKED = "login_locked"
     USER_ADDED = "user_added"
     ROLE_CHANGED = "role_changed"
     PASSWORD_RESET = "password_reset"
@@ -124,3 +126,10 @@ class AuditAction(StrEnum):
     RELEASE_EXPORTED = "release_exported"
     BACKUP_CREATED = "backup_created"
     BACKUP_RESTORED = "backup_restored"
+
+
+class LoginMethod(StrEnum):
+    """How a stored login session was opened."""
+
+    PASSWORD = "password"
+    SSO = "sso"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import case, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.db import unstorable
@@ -19,6 +19,9 @@ __all__ = [
     "insert_user",
     "set_fields",
     "bump_failures",
+    "claim_attempt",
+    "settle_success",
+    "refund_attempt",
     "add_audit",
     "audit_entries",
     "names_of",
@@ -78,6 +81,55 @@ def bump_failures(s: Session, user_id: int) -> int:
         .returning(User.failed_logins)
     )
     return int(s.execute(stmt).scalar_one())
+
+
+def claim_attempt(s: Session, user_id: int, now: datetime) -> int | None:
+    """Count a login attempt of an active user before its password is checked, unless the account is locked
+    at ``now``: one UPDATE (the row lock makes concurrent claims queue, and each re-reads the lock). Returns
+    the new count, or None when the account is locked (or gone, or inactive)."""
+    stmt = (
+        update(User)
+        .where(
+            User.id == user_id,
+            User.active.is_(True),
+            or_(User.locked_until.is_(None), User.locked_until <= now),
+        )
+        .values(failed_logins=User.failed_logins + 1)
+        .returning(User.failed_logins)
+    )
+    found = s.execute(stmt).scalar_one_or_none()
+    return None if found is None else int(found)
+
+
+def settle_success(s: Session, user_id: int, claimed: int, limit: int, **fields: Any) -> None:
+    """A claimed attempt (count ``claimed``) had the right password: forget it and the failures before it;
+    the attempts claimed after it stay counted, and keep the lock they set if they are ``limit`` or more."""
+    left = User.failed_logins - claimed
+    stmt = (
+        update(User)
+        .where(User.id == user_id)
+        .values(
+            failed_logins=case((left > 0, left), else_=0),
+            locked_until=case((left >= limit, User.locked_until), else_=None),
+            **fields,
+        )
+    )
+    s.execute(stmt)
+
+
+def refund_attempt(s: Session, user_id: int, limit: int) -> None:
+    """Give back a claimed attempt whose password was never checked (and the lock it set, unless the count
+    left is still ``limit`` or more)."""
+    left = User.failed_logins - 1
+    stmt = (
+        update(User)
+        .where(User.id == user_id)
+        .values(
+            failed_logins=case((left > 0, left), else_=0),
+            locked_until=case((left >= limit, User.locked_until), else_=None),
+        )
+    )
+    s.execute(stmt)
 
 
 def add_audit(

@@ -1,20 +1,28 @@
-"""Login, logout and the current user, with a signed cookie so that a login survives a page reload.
+"""Login, logout and the current user, with a server-side session so that a login survives a page reload.
 
-- Password login: `services.auth.authenticate` (argon2, throttled in the database). On success the app signs
-  ``{"uid", "sv", "iat"}`` (user id, session version, issued at) with itsdangerous' URLSafeTimedSerializer,
-  salt ``"qrelforge-login"``, and a tiny script (`cookie_script`) stores it in the cookie ``qrelforge_login``
-  (``Path=/; SameSite=Strict``, ``Secure`` on HTTPS, expiring with the session lifetime). The script holds
-  only the token, never user text.
-- A new session (a reload, a new tab) reads ``st.context.cookies``, checks the signature and age, then asks
-  `services.auth.resolve_actor`, so a password reset, a role change or a deactivation ends the login at once.
+- Password login: `services.auth.authenticate` (argon2, throttled in the database), then
+  `services.auth.open_session`: the database stores the session (its sha256, the user, created, last seen,
+  expires, revoked) and the browser gets only the random session id, in the cookie ``qrelforge_login``
+  (``Path=/; SameSite=Strict``, ``Secure`` on HTTPS, expiring with the session lifetime
+  ``QRELFORGE_SESSION_HOURS``, counted from the password login).
+- The cookie is written by a tiny script (`cookie_script`, holding only the id, never user text), so it
+  cannot be HttpOnly: a Streamlit script run has no HTTP response to set a header on, and this Streamlit
+  (1.67) sets HttpOnly cookies only on its own ``st.login`` routes or on routes of an ``st.App`` (Starlette),
+  which would change how the app is started. Mitigations: the cookie holds nothing but a 256-bit random id;
+  SameSite=Strict; the app renders no user HTML or script (see `annotate_app.ui.escape`); a short lifetime;
+  and server-side revocation: log out, a password change or reset, a role change or a deactivation ends the
+  session in the database, so a copied cookie stops working at once, on every replica.
+- A new session (a reload, a new tab) reads ``st.context.cookies`` and asks `services.auth.check_session`.
   A refused cookie is expired in the browser and the login page says why (`EXPIRED`, `ENDED`, `INVALID`).
-- Every full run re-checks the stored Actor the same way (`current_actor`), and a password login or a cookie
-  login ends when its lifetime (``QRELFORGE_SESSION_HOURS``, counted from the password login) has passed,
-  even in a tab that stays open.
-- Log out clears the session state, expires the cookie and ignores the old cookie for the rest of the session.
+- Every full run re-checks the session the same way (`current_actor`), and a login ends when its lifetime
+  has passed, even in a tab that stays open.
+- Log out ends the session in the database, clears the session state, expires the cookie and ignores the old
+  cookie for the rest of the session.
 - Optional single sign-on: with an ``[auth]`` section in ``.streamlit/secrets.toml``, `st.login` signs the
   user in with OpenID Connect and `services.sso` maps the verified e-mail to an existing active user (section
-  ``[qrelforge_sso]``: ``users = {"alice@example.com" = "alice"}`` and/or ``domain = "example.com"``).
+  ``[qrelforge_sso]``: ``users = {"alice@example.com" = "alice"}`` and/or ``domain = "example.com"``). It
+  opens a server-side session too (no cookie of ours: Streamlit's own HttpOnly cookie carries the provider's
+  login), so a role change or a deactivation ends it at the next run.
 """
 
 from __future__ import annotations
@@ -25,24 +33,20 @@ from collections.abc import Mapping
 from email.utils import formatdate
 
 import streamlit as st
-from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from annotate_app.services import auth as service
 from annotate_app.services import sso
-from annotate_app.services.auth import Actor, Role
+from annotate_app.services.auth import Actor, LoginMethod, Role, SessionState
 from annotate_app.services.errors import PermissionDenied
 from annotate_app.ui import cache, settings, state
 
 __all__ = [
     "COOKIE",
-    "SALT",
     "current_actor",
     "login",
     "logout",
     "require",
     "cookie_script",
-    "sign",
-    "verify",
     "sso_configured",
     "sso_login",
     "EXPIRED",
@@ -51,46 +55,11 @@ __all__ = [
 ]
 
 COOKIE = "qrelforge_login"
-SALT = "qrelforge-login"
-_TOKEN = re.compile(r"[A-Za-z0-9_.\-]{10,2000}")
+_TOKEN = re.compile(r"[A-Za-z0-9_\-]{32,128}")
 EXPIRED = "Your session expired; please log in again."
-ENDED = "Your session ended (your password, role or account changed); please log in again."
-INVALID = "Your login cookie is not valid here (signed with another secret, or damaged); please log in again."
-
-
-# ------------------------------------------------------------------------------------------------ tokens
-def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings.cookie_secret(), salt=SALT)
-
-
-def sign(actor: Actor, *, now: float | None = None) -> str:
-    """The signed login token of ``actor``."""
-    issued = int(now if now is not None else time.time())
-    return _serializer().dumps({"uid": actor.user_id, "sv": actor.session_version, "iat": issued})
-
-
-def verify(token: str, max_age: int) -> tuple[int, int, int] | None:
-    """(user id, session version, signing time) of a valid token at most ``max_age`` seconds old, else
-    None."""
-    found = _check(token, max_age)
-    return found if isinstance(found, tuple) else None
-
-
-def _check(token: str, max_age: int) -> tuple[int, int, int] | str:
-    """The token's (user id, session version, signing time), or why it is refused (`EXPIRED` or `INVALID`).
-    The signing time is the signature's own timestamp (the one ``max_age`` is checked against)."""
-    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-        return INVALID
-    try:
-        data, signed = _serializer().loads(token, max_age=max_age, return_timestamp=True)
-    except SignatureExpired:
-        return EXPIRED
-    except BadSignature:
-        return INVALID
-    ok = isinstance(data, dict) and all(
-        isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("uid", "sv", "iat")
-    )
-    return (data["uid"], data["sv"], int(signed.timestamp())) if ok else INVALID
+ENDED = "Your session ended (logged out, or your password, role or account changed); please log in again."
+INVALID = "Your login cookie is not valid here (unknown or damaged); please log in again."
+_NOTICES = {SessionState.EXPIRED: EXPIRED, SessionState.ENDED: ENDED, SessionState.UNKNOWN: INVALID}
 
 
 # ---------------------------------------------------------------------------------------------- sessions
@@ -99,22 +68,34 @@ def request_cookies() -> Mapping[str, str]:
     return st.context.cookies
 
 
-def _start(actor: Actor, token: str | None, issued: int | None, method: str) -> Actor:
+def _user_agent() -> str:
+    return str(st.context.headers.get("User-Agent") or "")
+
+
+def _start(actor: Actor, token: str, expires: float, method: str) -> Actor:
     ss = st.session_state
     ss[state.ACTOR] = actor
     ss[state.LOGIN_METHOD] = method
     ss.pop(state.EXPIRE_COOKIE, None)
     ss.pop(state.LOGOUT_NOTICE, None)
-    if token is not None and issued is not None:
-        ss[state.LOGIN_TOKEN] = (token, issued + settings.app_settings().session_seconds)
+    ss[state.LOGIN_TOKEN] = (token, expires)
     return actor
+
+
+def _open(actor: Actor, method: LoginMethod) -> tuple[str, float]:
+    """A new server-side session of ``actor``: (its token, when it expires)."""
+    seconds = settings.app_settings().session_seconds
+    token = service.open_session(
+        cache.database(), actor, hours=seconds / 3600, method=method, user_agent=_user_agent()
+    )
+    return token, time.time() + seconds
 
 
 def login(username: str, password: str) -> Actor:
     """Check a password login (raises PermissionDenied with the service's message) and start the session."""
     actor = service.authenticate(cache.database(), username, password)
-    now = int(time.time())
-    return _start(actor, sign(actor, now=now), now, "password")
+    token, expires = _open(actor, LoginMethod.PASSWORD)
+    return _start(actor, token, expires, "password")
 
 
 def _from_cookie() -> Actor | None:
@@ -122,17 +103,13 @@ def _from_cookie() -> Actor | None:
     token = request_cookies().get(COOKIE)
     if not isinstance(token, str) or not token or token == ss.get(state.IGNORED_TOKEN):
         return None
-    found = _check(token, settings.app_settings().session_seconds)
-    try:
-        if isinstance(found, str):
-            raise PermissionDenied(found)
-        actor = service.resolve_actor(cache.database(), found[0], found[1])
-    except PermissionDenied:
+    found = service.check_session(cache.database(), token) if _TOKEN.fullmatch(token) else None
+    if found is None or found.actor is None or found.expires_at is None:
         ss[state.IGNORED_TOKEN] = token
         ss[state.EXPIRE_COOKIE] = True
-        ss[state.LOGOUT_NOTICE] = found if isinstance(found, str) else ENDED
+        ss[state.LOGOUT_NOTICE] = INVALID if found is None else _NOTICES[found.state]
         return None
-    return _start(actor, token, found[2], "cookie")
+    return _start(found.actor, token, found.expires_at.timestamp(), "cookie")
 
 
 def _expired(ss) -> bool:
@@ -150,20 +127,39 @@ def current_actor() -> Actor | None:
     if _expired(ss):
         logout(EXPIRED)
         return None
-    try:
-        fresh = service.resolve_actor(cache.database(), actor.user_id, actor.session_version)
-    except PermissionDenied:
-        logout(ENDED)
+    item = ss.get(state.LOGIN_TOKEN)
+    fresh = _recheck(actor, item[0] if item else None)
+    if fresh is None:
         return None
     ss[state.ACTOR] = fresh
     return fresh
 
 
+def _recheck(actor: Actor, token: str | None) -> Actor | None:
+    """The fresh Actor of the session's login (logged out, with the reason, when it has ended). An Actor kept
+    without a session id (put in the session state by code that opened none, e.g. a test) is re-checked by
+    its session version alone."""
+    if token is None:
+        try:
+            return service.resolve_actor(cache.database(), actor.user_id or 0, actor.session_version)
+        except PermissionDenied:
+            logout(ENDED)
+            return None
+    found = service.check_session(cache.database(), token)
+    if found.actor is None:
+        logout(EXPIRED if found.state == SessionState.EXPIRED else ENDED)
+    return found.actor
+
+
 def logout(notice: str | None = None) -> None:
-    """End the session: forget everything, expire the cookie, ignore this session's initial cookie."""
+    """End the session: revoke it in the database, forget everything, expire the cookie, ignore this session's
+    initial cookie."""
     ss = st.session_state
     method = ss.get(state.LOGIN_METHOD)
+    item = ss.get(state.LOGIN_TOKEN)
     token = request_cookies().get(COOKIE)
+    for ended in {item[0] if item else None, token if isinstance(token, str) else None} - {None}:
+        service.close_session(cache.database(), ended)
     ss.clear()
     if token:
         ss[state.IGNORED_TOKEN] = token
@@ -191,10 +187,11 @@ def require(minimum: Role = Role.ANNOTATOR) -> Actor:
 
 
 def cookie_script() -> None:
-    """Write (or expire) the login cookie in the browser, with a script that holds only the signed token."""
+    """Write (or expire) the login cookie in the browser, with a script that holds only the session id (none
+    for a single sign-on: Streamlit's own cookie carries it)."""
     ss = st.session_state
     item = ss.get(state.LOGIN_TOKEN)
-    if item and _TOKEN.fullmatch(item[0]):
+    if item and _TOKEN.fullmatch(item[0]) and ss.get(state.LOGIN_METHOD) != "sso":
         value, expires = item[0], formatdate(item[1], usegmt=True)
     elif ss.get(state.EXPIRE_COOKIE):
         value, expires = "", formatdate(0, usegmt=True)
@@ -219,18 +216,18 @@ def sso_login() -> Actor | None:
         return None
     email = st.user.get("email")
     mapping = settings.secret_value("qrelforge_sso") or {}
+    claim = st.user.get("email_verified")
+    verified = claim if isinstance(claim, bool) else None
     name = sso.username_for(
-        email,
-        users=mapping.get("users"),
-        domain=mapping.get("domain"),
-        verified=st.user.get("email_verified"),
+        email, users=mapping.get("users"), domain=mapping.get("domain"), verified=verified
     )
     if name is None:
         st.session_state[state.LOGOUT_NOTICE] = f"{email or 'This account'} has no QrelForge user."
         return None
     try:
-        actor = sso.sso_actor(cache.database(), name, identity=str(email))
+        actor = sso.sso_actor(cache.database(), name, identity=str(email), verified=verified)
+        token, expires = _open(actor, LoginMethod.SSO)
     except PermissionDenied as exc:
         st.session_state[state.LOGOUT_NOTICE] = str(exc)
         return None
-    return _start(actor, None, None, "sso")
+    return _start(actor, token, expires, "sso")
