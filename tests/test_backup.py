@@ -23,7 +23,10 @@ from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
 from annotate_app.store import backup as bq
 from annotate_app.store.db import Database
-from annotate_app.store.migrate import upgrade
+from annotate_app.store.migrate import head_revision, upgrade
+
+HEAD = head_revision()
+N_TABLES = len(bq.tables())
 
 
 def _sqlite(path: Path) -> Database:
@@ -235,7 +238,7 @@ BAD_ARCHIVES = {
     ),
     "newer schema": (
         lambda a, o: _manifest(a, o, lambda m: m.update(schema_revision="9999")),
-        r"backup of schema '9999'; this QrelForge is at '0001' \(restore it with the version",
+        rf"backup of schema '9999'; this QrelForge is at '{HEAD}' \(restore it with the version",
     ),
     "missing table": (lambda a, o: _manifest(a, o, lambda m: m["tables"].pop()), r"the archive's tables \["),
     "wrong type": (
@@ -298,7 +301,8 @@ def test_cli_backup_and_restore(rich, tmp_path, capsys, monkeypatch):
     assert main(["backup", str(archive), "--db", source]) == 0
     out = capsys.readouterr().out
     assert re.fullmatch(
-        rf"{re.escape(str(archive))}: \d+ rows in 21 tables, schema 0001, sha256 [0-9a-f]{{64}}\n", out
+        rf"{re.escape(str(archive))}: \d+ rows in {N_TABLES} tables, schema {HEAD}, sha256 [0-9a-f]{{64}}\n",
+        out,
     )
     assert main(["backup", str(archive), "--db", source]) == 2
     assert (
