@@ -4,13 +4,14 @@
     .venv/bin/python benchmarks/store_scale.py --small    # a tenth of it, for a quick check
     .venv/bin/python benchmarks/store_scale.py --backend sqlite --ops 500
 
-Setup goes through the real services where they are the product's path (documents, queries and a 200k-entry run
-imported from files, depth-20 pooling into 200k pairs) and reports those times too; the 1M labels are then
+Setup goes through the real services where they are the product's path (documents, queries and a 200k-entry
+run imported from files, depth-20 pooling into 200k pairs) and reports those times too; the 1M labels are then
 bulk-loaded (COPY on PostgreSQL, executemany on SQLite) followed by ANALYZE: N = 5 annotators per pair out of
 20, 95% of the pairs complete, the rest with 4 of their 5 labels, 1% of the labels edited once (a second
 version). Then it measures, through the services:
 
-- ``next_pair`` + ``save_label`` by random annotators, one after the other: median and p95 (target p95 < 50 ms);
+- ``next_pair`` + ``save_label`` by random annotators, one after the other: median and p95
+  (target p95 < 50 ms);
 - the full agreement computation, ``gate.agreement`` (load + statistics + matrix + per query; target < 2 s);
 - ``releases.create_release`` + ``export.export_release(format="trec")`` (target < 10 s), after bulk
   adjudication of the disagreements and exclusion of the incomplete pairs.
@@ -367,9 +368,9 @@ def _prepare_release(db: Database, figures: Figures) -> None:
         if rows:
             s.execute(
                 text(
-                    "INSERT INTO adjudications (project_id, pair_id, reviewer_id, grade, reason, label_state, "
-                    "created_at) VALUES (:project_id, :pair_id, :reviewer_id, :grade, :reason, :label_state, "
-                    ":created_at)"
+                    "INSERT INTO adjudications (project_id, pair_id, reviewer_id, grade, reason, "
+                    "label_state, created_at) VALUES (:project_id, :pair_id, :reviewer_id, :grade, :reason, "
+                    ":label_state, :created_at)"
                 ),
                 rows,
             )

@@ -1,4 +1,5 @@
-"""Shared pytest fixtures. The database fixtures (``db_url``, ``db``, ``demo``, ...) live in store_fixtures."""
+"""Shared pytest fixtures. The database fixtures (``db_url``, ``db``, ``demo``, ...) live in
+store_fixtures."""
 
 from app_helpers import app_db, demo_template, labelled_db, released_db  # noqa: F401  (the app tests)
 from e2e_helpers import app_server, browser_type_launch_args, servers  # noqa: F401  (the browser tests)

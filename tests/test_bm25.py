@@ -1,5 +1,5 @@
-"""The BM25 baseline (metrics.bm25): the tokenizer, scores against bm25s itself, exact top-k and ties, the sample
-corpus, and input validation."""
+"""The BM25 baseline (metrics.bm25): the tokenizer, scores against bm25s itself, exact top-k and ties, the
+sample corpus, and input validation."""
 
 from __future__ import annotations
 

@@ -234,7 +234,7 @@ def test_partial_match_warn_mode_returns_none():
     assert math.isnan(result.per_sample.loc[0, "precision"])
 
 
-# ------------------------------------------------------------------------------------- precision–recall curves
+# ----------------------------------------------------------------------------------- precision–recall curves
 
 
 def scored(seed: int, n: int = 60, ties: bool = True):

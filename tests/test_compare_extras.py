@@ -251,8 +251,8 @@ def test_majority_tie_rule(grades, tie, expected):
             pd.DataFrame(
                 {"query_id": ["q1", "q1"], "doc_id": ["D1", "D1"], "annotator": ["a", "a"], "grade": [1, 0]}
             ),
-            "labels row 2: duplicate label of 'D1' for query 'q1' by annotator 'a' (first at row 1); pass each "
-            "annotator's current label only: 'q1 D1 a'",
+            "labels row 2: duplicate label of 'D1' for query 'q1' by annotator 'a' (first at row 1); "
+            "pass each annotator's current label only: 'q1 D1 a'",
         ),
         (
             pd.DataFrame({"query_id": ["q1"], "doc_id": ["D1"], "annotator": ["a"], "grade": [1.5]}),
