@@ -30,7 +30,7 @@ from annotate_app.store import pool as q
 from annotate_app.store.db import Database
 from annotate_app.store.models import Pair, Project, utcnow
 
-__all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs"]
+__all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs", "pool_depth"]
 
 
 def _check_int(name: str, value, low: int = 1, *, optional: bool = False) -> int | None:
@@ -293,3 +293,10 @@ def list_pairs(
             "note",
         ],
     )
+
+
+def pool_depth(db: Database, actor: Actor, project: ProjectRef) -> int | None:
+    """The greatest depth the project was pooled at (reviewer); None when it was never pooled."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see the pool")
+        return q.deepest_pool(s, proj.id)

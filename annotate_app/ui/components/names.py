@@ -97,14 +97,15 @@ def column_label(column: str) -> str:
 
 def column_config(frame: pd.DataFrame) -> dict[str, Any]:
     """``st.dataframe(frame, column_config=column_config(frame))``: every column under its shown name
-    (float columns with 3 decimals)."""
+    (float columns with 3 decimals, or none when every value is a whole number)."""
     import streamlit as st
 
     config: dict[str, Any] = {}
     for column in frame.columns:
-        label = column_label(str(column))
-        if frame[column].dtype.kind == "f":
-            config[str(column)] = st.column_config.NumberColumn(label, format="%.3f")
+        label, values = column_label(str(column)), frame[column]
+        if values.dtype.kind == "f":
+            whole = bool((values.dropna() % 1 == 0).all())
+            config[str(column)] = st.column_config.NumberColumn(label, format="%d" if whole else "%.3f")
         else:
             config[str(column)] = st.column_config.Column(label)
     return config
