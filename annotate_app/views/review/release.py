@@ -122,7 +122,7 @@ def _details(actor: Actor, project: str, r: ReleaseInfo) -> None:
     title = f"v{r.version} · {r.created_at:%Y-%m-%d %H:%M} UTC" + (f" · {r.note}" if r.note else "")
     with st.expander(escape_markdown(title), expanded=False):
         frame = pd.DataFrame({"": list(details(r).values())}, index=list(details(r)))
-        st.table(frame.style.format(lambda value: escape_markdown(str(value))))
+        st.table(frame.style.format(lambda value: escape_markdown(str(value))), hide_header=True)
         downloads(actor, project, r.version)
 
 
