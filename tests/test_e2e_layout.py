@@ -82,9 +82,7 @@ def _open(page, url: str, path: str, title: str) -> None:
     go(page, f"{url}/{path}")
     expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
     idle(page)
-    details = page.get_by_test_id("stExpander")
-    if path == "release" and details.count():  # the first release's details hold its downloads
-        details.first.locator("summary").click()
+    if path == "release":  # the downloads of the newest release
         expect(page.get_by_role("button", name="TREC qrels").first).to_be_visible()
     idle(page)
 

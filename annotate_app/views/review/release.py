@@ -118,9 +118,10 @@ def downloads(actor: Actor, project: str, version: int) -> None:
             )
 
 
-def _details(actor: Actor, project: str, r: ReleaseInfo) -> None:
+def _details(actor: Actor, project: str, r: ReleaseInfo, *, newest: bool) -> None:
+    """A release's details and downloads (the newest one open)."""
     title = f"v{r.version} · {r.created_at:%Y-%m-%d %H:%M} UTC" + (f" · {r.note}" if r.note else "")
-    with st.expander(escape_markdown(title), expanded=False):
+    with st.expander(escape_markdown(title), expanded=newest):
         frame = pd.DataFrame({"": list(details(r).values())}, index=list(details(r)))
         st.table(frame.style.format(lambda value: escape_markdown(str(value))), hide_header=True)
         downloads(actor, project, r.version)
@@ -137,7 +138,7 @@ def _past(actor: Actor, project: str) -> None:
         st.table(table.style.format(lambda value: escape_markdown(str(value))))
         st.caption("Details and downloads of each release:")
         for r in past:
-            _details(actor, project, r)
+            _details(actor, project, r, newest=r is past[0])
 
 
 def render() -> None:

@@ -42,6 +42,7 @@ def default_k(depth: int | None) -> int:
 def _choose_release(actor: Actor, project: str, past: list[ReleaseInfo]) -> tuple[int, int]:
     """The chosen release version and cut-off k."""
     versions = {r.version: r for r in past}
+    depth = None
     with errors.shown():
         depth = review_cache.pool_depth(actor, project)
     left, right = st.columns([3, 1])
@@ -53,19 +54,7 @@ def _choose_release(actor: Actor, project: str, past: list[ReleaseInfo]) -> tupl
             f"v{v} · {versions[v].n_qrels} qrels · {versions[v].created_at:%Y-%m-%d %H:%M} UTC"
         ),
     )
-    start = default_k(depth)
-    k = int(
-        right.number_input(
-            "k (cut-off)",
-            1,
-            1000,
-            start,
-            key=state.SCORE_K,
-            help=f"Starts at the pool depth ({depth}), at most {MAX_DEFAULT_K}."
-            if depth
-            else f"Starts at {MAX_DEFAULT_K} (no pooling recorded).",
-        )
-    )
+    k = int(right.number_input("k (cut-off)", 1, 1000, default_k(depth), key=state.SCORE_K))
     return version, k
 
 
