@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(VENV)/bin/qrelforge demo-data
-	$(VENV)/bin/streamlit run annotate_app/streamlit_app.py --server.address 127.0.0.1 --server.port $${PORT:-8501} \
-		--server.headless true --browser.gatherUsageStats false --server.maxUploadSize 200
+	$(VENV)/bin/streamlit run annotate_app/server.py --server.address 127.0.0.1 --server.port $${PORT:-8501} \
+		--server.headless true --browser.gatherUsageStats false --server.maxUploadSize 200 \
+		--client.toolbarMode minimal
 
 # The tests drive the app in Debian's Chromium and run the store against the local PostgreSQL server.
 system-deps:

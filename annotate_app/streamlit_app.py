@@ -9,8 +9,10 @@ folder per role), shared code in ``ui/`` (see `annotate_app.ui.nav` for the page
 import streamlit as st
 
 from annotate_app.ui import auth, cache, nav
+from annotate_app.ui.components import layout
 
 st.set_page_config(page_title="QrelForge", page_icon="🏷️", layout="wide")
+layout.style()
 try:
     cache.database()
 except RuntimeError as exc:

@@ -35,6 +35,7 @@ CHROMIUM_ARGS = [
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 PAIR = re.compile(r"^Query (\S+) · document (\S+)$")
+SERVER = APP.with_name("server.py")  # the app behind its ASGI wrapper (no 404 probes on deep links)
 
 __all__ = [
     "CHROMIUM",
@@ -81,7 +82,7 @@ def start_server(
         "-m",
         "streamlit",
         "run",
-        str(APP),
+        str(SERVER),
         "--server.headless",
         "true",
         "--server.address",

@@ -61,7 +61,8 @@ def test_run_names_are_escaped_wherever_markdown_shows_them(score_page):
     expected = sorted(escape_name(n) for n in ["scheme_a", "scheme_b", *(name for name, _ in NAMES)])
     shown = list(score_page.table[0].value.index)
     notes = [c.value for c in score_page.caption if "missing from the run" in c.value]
-    labels = [e.label for e in score_page.expander if "unjudged documents" in e.label]
+    score_page.session_state[state.SCORE_TAB] = "Unjudged"  # only the open tab runs
+    labels = [e.label for e in score_page.run().expander if "unjudged documents" in e.label]
     for names in (
         shown,
         [line.split(": ")[0] for line in notes[0].split("  \n")],
@@ -72,6 +73,8 @@ def test_run_names_are_escaped_wherever_markdown_shows_them(score_page):
 
 
 def test_the_comparison_legend_escapes_the_baseline(score_page):
+    score_page.session_state[state.SCORE_TAB] = "Compare"
+    score_page.run()
     score_page.selectbox(key=state.SCORE_BASELINE).select(EVIL_RUN).run()
     [legend] = [c.value for c in score_page.caption if "than the baseline" in c.value]
     assert f"than the baseline {escape_markdown(EVIL_RUN)}" in legend

@@ -154,6 +154,7 @@ def test_unjudged_documents_are_paged(released_db, monkeypatch):
     at = app_as(released_db, "rita", "views/review/score.py")
     at.number_input(key=state.SCORE_K).set_value(1000).run()
     fake_uploads(monkeypatch, [("deep.trec", deep)], many=True)
+    at.session_state[state.SCORE_TAB] = "Unjudged"  # only the open tab runs
     at.run()
     [expander] = [e for e in at.expander if e.label.startswith("deep: ")]
     assert expander.label == "deep: 1000 unjudged documents in the top 1000"

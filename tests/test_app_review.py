@@ -52,11 +52,11 @@ def test_agreement_shows_the_statistic_band_gate_heatmap_and_per_query(labelled_
     at = app_as(labelled_db, "rita")
     assert [t.value for t in at.title] == ["Agreement"]
     metrics = {m.label: (m.value, m.proto.delta) for m in at.metric}
-    assert metrics["Cohen's kappa (mean pairwise)"] == ("0.657", "substantial")
+    assert metrics["Cohen's κ (mean pairwise)"] == ("0.657", "substantial")
     assert metrics["Threshold"][0] == "0.700"
-    assert metrics["Pairs compared"] == ("12", "3 disagreements")
+    assert metrics["Disagreements"] == ("2", "of 12 pairs compared")  # on relevance, as percent agreement
     assert plain(at.warning[0].value).startswith(
-        "Gate not passed: cohen 0.657 (substantial) is below the threshold 0.700"
+        "Gate not passed: Cohen's κ 0.657 (substantial) is below the threshold 0.700"
     )
     assert len(at.get("vega_lite_chart")) == 3  # kappa heatmap, per query, confusion
     per_query = at.dataframe[0].value
@@ -68,7 +68,7 @@ def test_agreement_confusion_of_any_two_annotators(labelled_db):
     at = app_as(labelled_db, "rita")
     at.selectbox(key=state.AGREE_B).select("alice").run()
     assert (
-        "Rows (A): alice's grades; columns (B): alice's grades; 12 shared pairs; Cohen's kappa 1.000"
+        "Rows (A): alice's grades; columns (B): alice's grades; 12 shared pairs; Cohen's κ 1.000"
         in at.main.caption[-1].value
     )
 

@@ -15,10 +15,16 @@ from metrics.evaluate import evaluate
 from metrics.formats import read_qrels, read_run
 
 
-def _score_page(db, k: int = 3):
+def _score_page(db, k: int = 3, tab: str | None = None):
     at = app_as(db, "rita", "views/review/score.py")
     at.number_input(key=state.SCORE_K).set_value(k).run()
-    return at
+    return at if tab is None else _open(at, tab)
+
+
+def _open(at, tab: str):
+    """Open a tab of the Score page (only the open tab runs)."""
+    at.session_state[state.SCORE_TAB] = tab
+    return at.run()
 
 
 @pytest.mark.parametrize("k", [3, 10])
@@ -70,19 +76,22 @@ def _upload(at, monkeypatch, files: list[tuple[str, bytes]]) -> None:
 
 
 def test_per_query_bars_and_difference_chart(released_db):
-    at = _score_page(released_db)
-    charts = at.get("vega_lite_chart")
+    at = _score_page(released_db, tab="Per query")
+    captions = [c.value for c in at.main.caption]
+    charts = [*at.get("vega_lite_chart"), *_open(at, "Compare").get("vega_lite_chart")]
     assert len(charts) >= 3  # per-query bars, difference, win/tie/loss
-    assert "2 queries better for scheme_b, 0 worse, 1 tied." in [c.value for c in at.main.caption]
+    assert "2 queries better for scheme_b, 0 worse, 1 tied." in captions
 
 
 def test_unjudged_documents_go_to_the_judging_queue(released_db):
-    at = _score_page(released_db, k=10)
-    assert at.table[1].value["Judged@10"].tolist() == [1.0, 1.0]
+    at = _score_page(released_db, k=10, tab="Unjudged")
+    assert at.table[0].value["Judged@10"].tolist() == [1.0, 1.0]
     # a BM25 run retrieves documents that no scheme ranked in its top 3
+    _open(at, "BM25 & fusion")
     at.number_input(key=state.SCORE_BM25_K).set_value(5).run()
     next(b for b in at.main.button if b.label == "Build BM25 run").click().run()
     assert plain(at.success[0].value).startswith("Built bm25: ")
+    _open(at, "Unjudged")
     unjudged = [e for e in at.expander if e.label.startswith("bm25: ")]
     assert unjudged and not unjudged[0].label.startswith("bm25: 0 ")
     button = at.button(key=state.per_item("queue_unjudged", "bm25"))
@@ -97,7 +106,7 @@ def test_unjudged_documents_go_to_the_judging_queue(released_db):
 
 
 def test_compare_view_tests_against_the_baseline_and_offers_downloads(released_db):
-    at = _score_page(released_db)
+    at = _score_page(released_db, tab="Compare")
     frame = next(d.value for d in at.dataframe if "p_permutation_adjusted" in d.value.columns)
     assert frame["run"].unique().tolist() == ["scheme_b"]
     assert frame.loc[frame["measure"] == "P@3", "diff"].round(4).tolist() == [0.2222]
@@ -106,7 +115,7 @@ def test_compare_view_tests_against_the_baseline_and_offers_downloads(released_d
 
 
 def test_assessor_sensitivity_panel(released_db):
-    at = _score_page(released_db)
+    at = _score_page(released_db, tab="Sensitivity")
     at.toggle(key=state.SCORE_SENSITIVITY).set_value(True).run()
     spread = next(d.value for d in at.dataframe if "min_qrels" in d.value.columns)
     assert set(spread["run"]) == {"scheme_a", "scheme_b"}
@@ -115,13 +124,14 @@ def test_assessor_sensitivity_panel(released_db):
 
 
 def test_bm25_and_fusion_runs_are_scored_with_the_rest(released_db):
-    at = _score_page(released_db)
+    at = _score_page(released_db, tab="BM25 & fusion")
     next(b for b in at.main.button if b.label == "Build BM25 run").click().run()
     at.multiselect(key=state.SCORE_FUSE_RUNS).select("scheme_a").select("scheme_b").run()
     at.text_input(key=state.SCORE_FUSE_NAME).input("rrf_ab").run()
     next(b for b in at.main.button if b.label == "Fuse").click().run()
     assert plain(at.success[0].value) == "Built rrf_ab: rrf of 2 runs."
-    table = at.table[0].value
+    downloads = [b.label for b in at.get("download_button")]
+    table = _open(at, "Scores").table[0].value
     assert table.index.tolist() == ["scheme_a", "scheme_b", "bm25", "rrf_ab"]
     rita = authenticate(released_db, "rita", "rita-demo")
     qrels = read_qrels(io.BytesIO(export.export_release(released_db, rita, "demo", format="trec")))
@@ -129,7 +139,7 @@ def test_bm25_and_fusion_runs_are_scored_with_the_rest(released_db):
 
     fused = fuse([read_run(SAMPLE / "run_a.trec"), read_run(SAMPLE / "run_b.trec")], method="rrf")
     assert table.loc["rrf_ab"].to_dict() == evaluate(qrels, fused, table.columns.tolist()).mean
-    assert "Download bm25 (TREC)" in [b.label for b in at.get("download_button")]
+    assert "Download bm25 (TREC)" in downloads
 
 
 def test_score_without_a_release_says_so(labelled_db):

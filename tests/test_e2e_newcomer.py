@@ -102,7 +102,7 @@ def test_newcomer_flow(browser, app_server):
     # 2. rita sees a kappa below the threshold, then adjudicates every disagreement to the sample grades
     login(rita, url, "rita")
     expect(
-        rita.get_by_text("Gate not passed: cohen 0.657 (substantial) is below the threshold 0.700")
+        rita.get_by_text("Gate not passed: Cohen's κ 0.657 (substantial) is below the threshold 0.700")
     ).to_be_visible()
     expect(rita.get_by_test_id("stVegaLiteChart")).to_have_count(3)
     shot(rita, "06-agreement")

@@ -31,7 +31,7 @@ from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import Pair, Project, utcnow
 
-__all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs"]
+__all__ = ["pool", "add_pair", "exclude_pair", "include_pair", "get_pair_info", "list_pairs", "pool_depth"]
 
 
 def pool(
@@ -308,3 +308,10 @@ def list_pairs(
             "note",
         ],
     )
+
+
+def pool_depth(db: Database, actor: Actor, project: ProjectRef) -> int | None:
+    """The greatest depth the project was pooled at (reviewer); None when it was never pooled."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see the pool")
+        return q.deepest_pool(s, proj.id)

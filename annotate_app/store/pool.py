@@ -37,6 +37,7 @@ __all__ = [
     "set_excluded",
     "pair_sources",
     "pair_listing",
+    "deepest_pool",
 ]
 
 
@@ -162,3 +163,8 @@ def pair_listing(s: Session, project_id: int, *, limit: int, offset: int) -> lis
         "note",
     )
     return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+
+
+def deepest_pool(s: Session, project_id: int) -> int | None:
+    """The greatest depth the project was pooled at (None: never pooled)."""
+    return s.execute(select(func.max(Pool.depth)).where(Pool.project_id == project_id)).scalar_one_or_none()

@@ -7,13 +7,14 @@ is immutable, a run name is imported once), so they are kept longer and survive 
 
 from __future__ import annotations
 
-from annotate_app.services import gate, imports, releases, scoring
+from annotate_app.services import gate, imports, pooling, releases, scoring
 from annotate_app.ui.cache import cached_read
 
-__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run"]
+__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run", "pool_depth"]
 
 agreement = cached_read(gate.agreement)
 list_runs = cached_read(imports.list_runs)
 list_releases = cached_read(releases.list_releases)
+pool_depth = cached_read(pooling.pool_depth)
 release_qrels = cached_read(releases.release_qrels, ttl=600, max_entries=32, immutable=True)
 stored_run = cached_read(scoring.stored_run, ttl=600, max_entries=32, immutable=True)

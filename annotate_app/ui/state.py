@@ -41,6 +41,7 @@ SCORE_FLASH = "score_flash"
 SCORE_RELEASE = "score_release"
 SCORE_RUNS = "score_runs"
 SCORE_K = "score_k"
+SCORE_TAB = "score_tab"  # the Score page's open tab (kept across reruns)
 SCORE_UPLOADS = "score_uploads"
 SCORE_PAIR_A = "score_pair_a"
 SCORE_PAIR_B = "score_pair_b"

@@ -10,6 +10,8 @@ import pandas as pd
 
 __all__ = [
     "matrix_heatmap",
+    "confusion_heatmap",
+    "diverging_scale",
     "per_query_agreement",
     "per_query_bars",
     "difference_bars",
@@ -18,7 +20,42 @@ __all__ = [
 ]
 
 COLORS = {"win": "#2e7d32", "tie": "#9e9e9e", "loss": "#c62828"}
+NEUTRAL = "#f7f7f7"  # the colour of the threshold (diverging scales) and of zero (shares)
+UNDEFINED = "#eeeeee"
+BELOW, ABOVE, SHARE = "#c62828", "#2e7d32", "#1565c0"
 _LABELS = alt.Axis(labelAngle=0, labelOverlap=True)
+
+
+def diverging_scale(domain: tuple[float, float], center: float | None = None) -> alt.Scale:
+    """A linear colour scale from `BELOW` (``domain[0]``) through `NEUTRAL` (``center``, clipped into the
+    domain) to `ABOVE` (``domain[1]``)."""
+    low, high = domain
+    mid = (low + high) / 2 if center is None or center != center else min(max(center, low), high)
+    return alt.Scale(domain=[low, mid, high], range=[BELOW, NEUTRAL, ABOVE], clamp=True)
+
+
+def confusion_heatmap(table: pd.DataFrame, *, row: str = "A", column: str = "B") -> alt.LayerChart:
+    """A confusion matrix (counts, rows × columns) coloured by row share: each cell's share of its row, from
+    `NEUTRAL` (0: zero cells stay neutral) to `SHARE` (1); each cell prints its count and share."""
+    long = table.rename_axis(index=row, columns=column).stack(future_stack=True).rename("pairs").reset_index()
+    long[row], long[column] = long[row].astype(str), long[column].astype(str)
+    totals = long.groupby(row)["pairs"].transform("sum")
+    long["share"] = (long["pairs"] / totals.where(totals > 0)).fillna(0.0)
+    long["text"] = [f"{n} ({s:.0%})" if n else "0" for n, s in zip(long["pairs"], long["share"], strict=True)]
+    order = [str(x) for x in table.index]
+    base = alt.Chart(long).encode(
+        x=alt.X(
+            f"{column}:N", sort=[str(c) for c in table.columns], title=column, axis=alt.Axis(labelAngle=0)
+        ),
+        y=alt.Y(f"{row}:N", sort=order, title=row),
+    )
+    scale = alt.Scale(domain=[0, 1], range=[NEUTRAL, SHARE])
+    cells = base.mark_rect().encode(
+        color=alt.Color("share:Q", scale=scale, title="row share", legend=alt.Legend(format="%")),
+        tooltip=[row, column, "pairs", alt.Tooltip("share:Q", format=".0%")],
+    )
+    text = base.mark_text(fontSize=13).encode(text="text:N")
+    return (cells + text).properties(height=max(120, 50 * len(order)))
 
 
 def matrix_heatmap(
@@ -29,10 +66,15 @@ def matrix_heatmap(
     row: str = "annotator",
     column: str = "other",
     domain: tuple[float, float] = (-1.0, 1.0),
+    center: float | None = None,
     fmt: str = ".2f",
 ) -> alt.LayerChart:
     """A square heatmap of ``values`` (rows × columns) with each cell's value printed, and ``counts`` (e.g.
-    shared items) printed next to it as ``n=…`` and in the tooltip. Undefined cells stay grey and blank."""
+    shared items) printed next to it as ``n=…`` and in the tooltip. Undefined cells stay grey and blank.
+
+    The colour scale diverges around ``center`` (the project's threshold; default: the middle of ``domain``):
+    red below it, the neutral `NEUTRAL` at it, green above it, so a value under the threshold never looks
+    good."""
     long = values.rename_axis(index=row, columns=column).stack(future_stack=True).rename(value).reset_index()
     long[row], long[column] = long[row].astype(str), long[column].astype(str)
     long["text"] = [format(v, fmt) if v == v else "" for v in long[value]]
@@ -54,8 +96,8 @@ def matrix_heatmap(
     )
     color = alt.condition(
         f"isValid(datum['{value}'])",
-        alt.Color(f"{value}:Q", scale=alt.Scale(scheme="redyellowgreen", domain=list(domain))),
-        alt.value("#eeeeee"),
+        alt.Color(f"{value}:Q", scale=diverging_scale(domain, center), title=value),
+        alt.value(UNDEFINED),
     )
     cells = base.mark_rect().encode(color=color, tooltip=tips)
     text = base.mark_text(fontSize=13).encode(text="text:N")
@@ -68,14 +110,14 @@ def per_query_agreement(per_query: pd.DataFrame) -> alt.Chart:
         alt.Chart(per_query)
         .mark_bar()
         .encode(
-            x=alt.X("query_id:N", title="query", sort=None, axis=_LABELS),
-            y=alt.Y("agreement:Q", scale=alt.Scale(domain=[0, 1])),
+            x=alt.X("query_id:N", title="Query", sort=None, axis=_LABELS),
+            y=alt.Y("agreement:Q", title="Percent agreement", scale=alt.Scale(domain=[0, 1])),
             tooltip=[
-                "query_id",
-                alt.Tooltip("agreement:Q", format=".3f"),
-                "n_items",
-                "n_disagreeing",
-                alt.Tooltip("alpha:Q", format=".3f"),
+                alt.Tooltip("query_id:N", title="Query"),
+                alt.Tooltip("agreement:Q", format=".3f", title="Percent agreement"),
+                alt.Tooltip("n_items:Q", title="Pairs"),
+                alt.Tooltip("n_disagreeing:Q", title="Disagreements"),
+                alt.Tooltip("alpha:Q", format=".3f", title="Krippendorff's α"),
             ],
         )
         .properties(height=240)

@@ -5,6 +5,10 @@ Every number is `metrics.evaluate` (or `metrics.compare`, which calls it) on the
 `export.export_release` writes — so the page agrees with ``qrelforge score`` on the exported file. BM25 and
 fused runs live in this session only (download them as TREC files; an admin can import one to pool from it).
 
+Only the open tab's panel runs (see ``views/review/score.py``): Altair (`charts`), `metrics.compare`,
+`metrics.coverage` and `metrics.sensitivity` are imported by the panels that use them, so the first load stays
+light. Tables show human column names (`names.column_config`).
+
 Run names and IDs are user data: they reach Markdown (captions, expander labels, and ``st.table``, which
 renders its cells and index as Markdown) only through `escape_name`; the CSV download is safe against formula
 injection (`metrics.render.csv_safe`). Uploaded runs are limited to ``AppSettings.run_upload_max_mb``; the
@@ -25,7 +29,7 @@ import streamlit as st
 from annotate_app.services import scoring
 from annotate_app.services.auth import Actor
 from annotate_app.ui import cache, errors, review_cache, settings, state
-from annotate_app.ui.components import charts, widgets
+from annotate_app.ui.components import names, widgets
 from annotate_app.ui.escape import escape_markdown, escape_name
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, QrelForgeError
@@ -35,6 +39,7 @@ from metrics.render import csv_safe
 
 __all__ = [
     "measures_for",
+    "results_of",
     "choose_runs",
     "score_table",
     "per_query",
@@ -112,16 +117,21 @@ def choose_runs(actor: Actor, project: str) -> dict[str, Run]:
 
 
 # -------------------------------------------------------------------------------------------- the table
+def results_of(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict[str, Result]:
+    """`metrics.evaluate` of every run on the release's qrels."""
+    return {name: evaluate(qrels, run, measures) for name, run in runs.items()}
+
+
 def score_table(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict[str, Result]:
     """One row per run, one column per measure (means, 3 decimals); returns the results."""
-    results = {name: evaluate(qrels, run, measures) for name, run in runs.items()}
+    results = results_of(qrels, runs, measures)
     table = pd.DataFrame({name: r.mean for name, r in results.items()}).T[measures].astype(float)
     table.index.name = "run"
     st.table(_named(table).style.format("{:.3f}", na_rep="undefined"))
     notes = [
-        f"{escape_name(name)}: {r.counts.evaluated} queries, {r.counts.missing} missing from the run "
-        f"(scored 0), {r.counts.extra} extra in the run (ignored), {r.counts.no_relevant} without "
-        "relevant documents"
+        f"{escape_name(name)}: {names.plural(r.counts.evaluated, 'query', 'queries')}, {r.counts.missing} "
+        f"missing from the run (scored 0), {r.counts.extra} extra in the run (ignored), "
+        f"{r.counts.no_relevant} without relevant documents"
         for name, r in results.items()
     ]
     st.caption("  \n".join(notes))
@@ -149,15 +159,17 @@ def _long(results: dict[str, Result], measure: str) -> pd.DataFrame:
 
 def per_query(results: dict[str, Result], measures: list[str]) -> None:
     """Per-query bars of every run, and the per-query difference between two runs."""
+    from annotate_app.ui.components import charts
+
     measure = st.selectbox("Measure", measures, key=state.SCORE_MEASURE)
     st.altair_chart(charts.per_query_bars(_long(results, measure), measure), width="stretch")
-    names = list(results)
-    if len(names) < 2:
+    shown = list(results)
+    if len(shown) < 2:
         st.caption("Pick two runs to see their per-query difference.")
         return
     left, right = st.columns(2)
-    a = left.selectbox("Run A", names, index=0, key=state.SCORE_PAIR_A)
-    b = right.selectbox("Run B", names, index=1, key=state.SCORE_PAIR_B)
+    a = left.selectbox("Run A", shown, index=0, key=state.SCORE_PAIR_A)
+    b = right.selectbox("Run B", shown, index=1, key=state.SCORE_PAIR_B)
     values_a = pd.Series(results[a].values[measure], index=results[a].query_ids)
     values_b = pd.Series(results[b].values[measure], index=results[b].query_ids).reindex(values_a.index)
     diff = (values_b - values_a).to_numpy()
@@ -166,9 +178,10 @@ def per_query(results: dict[str, Result], measures: list[str]) -> None:
     )
     frame = pd.DataFrame({"query_id": values_a.index, "diff": diff, "outcome": outcome})
     st.altair_chart(charts.difference_bars(frame, f"{measure}: {b} − {a}"), width="stretch")
+    better = names.plural(int((outcome == "win").sum()), "query", "queries")
     st.caption(
-        f"{(outcome == 'win').sum()} queries better for {escape_name(b)}, "
-        f"{(outcome == 'loss').sum()} worse, {(outcome == 'tie').sum()} tied."
+        f"{better} better for {escape_name(b)}, {(outcome == 'loss').sum()} worse, "
+        f"{(outcome == 'tie').sum()} tied."
     )
 
 
@@ -188,11 +201,15 @@ def unjudged(actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run], k: 
 
     coverage = judging_coverage(qrels, runs, k=k)
     st.table(_named(coverage.judged.set_index("run")).style.format({f"Judged@{k}": "{:.3f}"}))
-    st.caption(f"A depth-{k} pool of these runs would add {coverage.pool_total} pairs to judge.")
+    st.caption(
+        f"A depth-{k} pool of these runs would add {names.plural(coverage.pool_total, 'pair')} to judge."
+    )
     table = coverage.unjudged
     for name in runs:
         rows = table[table["run"] == name]
-        with st.expander(f"{escape_name(name)}: {len(rows)} unjudged documents in the top {k}"):
+        with st.expander(
+            f"{escape_name(name)}: {names.plural(len(rows), 'unjudged document')} in the top {k}"
+        ):
             if rows.empty:
                 st.caption("Every document in the top k is judged.")
                 continue
@@ -201,7 +218,7 @@ def unjudged(actor: Actor, project: str, qrels: Qrels, runs: dict[str, Run], k: 
             )
             pairs = list(zip(rows["query_id"], rows["doc_id"], strict=True))
             st.button(
-                f"Send {len(pairs)} pairs to the judging queue",
+                f"Send {names.plural(len(pairs), 'pair')} to the judging queue",
                 on_click=_send,
                 key=state.per_item("queue_unjudged", name),
                 args=(actor, project, name, pairs, k),
@@ -214,11 +231,11 @@ def compare_view(qrels: Qrels, runs: dict[str, Run], measures: list[str], projec
     if len(runs) < 2:
         st.info("Pick at least two runs to compare them.")
         return
+    from annotate_app.ui.components import charts
     from metrics.compare import compare
 
-    names = list(runs)
     left, right = st.columns(2)
-    baseline = left.selectbox("Baseline", names, key=state.SCORE_BASELINE)
+    baseline = left.selectbox("Baseline", list(runs), key=state.SCORE_BASELINE)
     permutations = right.number_input(
         "Permutations", 100, 100_000, 10_000, step=1000, key=state.SCORE_PERMUTATIONS
     )
@@ -250,7 +267,7 @@ def compare_view(qrels: Qrels, runs: dict[str, Run], measures: list[str], projec
         "direction",
     ]
     shown = summary[~summary["baseline"].astype(bool)][columns]
-    st.dataframe(shown, hide_index=True, width="stretch")
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=names.column_config(shown))
     st.caption(escape_markdown(report.legend()))  # it names the baseline run
     st.altair_chart(charts.win_loss_bars(report.to_dataframe("wtl")), width="stretch")
     first, second = st.columns(2)
@@ -292,9 +309,11 @@ def sensitivity_view(
             return
         result = assessor_sensitivity(labels, runs, measures, release=qrels)
         st.markdown("**Spread of each run's score over the qrels variants**")
-        st.dataframe(result.to_dataframe("spread"), hide_index=True, width="stretch")
-        st.markdown("**Kendall's tau between each variant's system ranking and the release's**")
-        st.dataframe(result.to_dataframe("tau"), hide_index=True, width="stretch")
+        spread = result.to_dataframe("spread")
+        st.dataframe(spread, hide_index=True, width="stretch", column_config=names.column_config(spread))
+        st.markdown("**Kendall's τ between each variant's system ranking and the release's**")
+        tau = result.to_dataframe("tau")
+        st.dataframe(tau, hide_index=True, width="stretch", column_config=names.column_config(tau))
 
 
 # ------------------------------------------------------------------------------------------- new runs

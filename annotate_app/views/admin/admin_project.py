@@ -11,6 +11,7 @@ from annotate_app.services import projects, users
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ProjectSettings
 from annotate_app.ui import auth, cache, errors, nav, state
+from annotate_app.ui.components import names
 
 STATISTICS = ["cohen", "fleiss", "krippendorff"]
 MODES = ["binary", "weighted"]
@@ -57,7 +58,12 @@ def _settings_fields(current: ProjectSettings) -> dict:
     )
     cols = st.columns(3)
     n = cols[0].number_input("Annotators per pair (N)", 1, 50, current.annotators_per_pair)
-    statistic = cols[1].selectbox("Gate statistic", STATISTICS, index=STATISTICS.index(current.statistic))
+    statistic = cols[1].selectbox(
+        "Gate statistic",
+        STATISTICS,
+        index=STATISTICS.index(current.statistic),
+        format_func=names.statistic_name,
+    )
     threshold = cols[2].number_input(
         "Threshold", -1.0, 1.0, float(current.threshold), step=0.05, format="%.3f"
     )

@@ -9,6 +9,7 @@ from annotate_app.services import audit
 from annotate_app.services.auth import Role
 from annotate_app.services.types import AuditInfo
 from annotate_app.ui import auth, cache, errors, nav, state
+from annotate_app.ui.components import names
 
 
 def _frame(rows: list[AuditInfo]) -> pd.DataFrame:
@@ -47,7 +48,7 @@ def render() -> None:
             limit=limit,
         )
         frame = _frame(rows)
-        st.caption(f"{len(rows)} entries")
+        st.caption(names.plural(len(rows), "entry", "entries"))
         st.dataframe(frame, hide_index=True, width="stretch")
 
 

@@ -1,5 +1,12 @@
-"""Agreement (reviewer): the gate statistic with its Landis & Koch band against the threshold, the pairwise
-kappa heatmap, agreement per query, and the grade confusion matrix of any two annotators."""
+"""Agreement (reviewer): the gate statistic with its Landis & Koch band against the threshold, percent
+agreement and the disagreements under one stated definition, the pairwise kappa heatmap, agreement per query,
+and the grade confusion matrix of any two annotators.
+
+One definition of disagreement per page, the one the statistic uses: in binary mode two annotators disagree
+when one calls the pair relevant (grade ≥ the relevance cut-off) and the other does not; in weighted mode when
+their grades differ. Percent agreement and the disagreement count are both computed under it (from the
+per-query figures). Adjudication works on grades whatever the mode, so its count is named apart ("pairs whose
+grades differ")."""
 
 import math
 
@@ -9,68 +16,99 @@ from annotate_app.services import gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import AgreementSummary
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import charts, widgets
-
-NAMES = {
-    "cohen": "Cohen's kappa (mean pairwise)",
-    "fleiss": "Fleiss' kappa",
-    "krippendorff": "Krippendorff's alpha",
-}
+from annotate_app.ui.components import charts, names, widgets
 
 
 def fmt(value: float | None) -> str:
     return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
-def _figures(summary: AgreementSummary) -> None:
-    left, mid, right, extra = st.columns(4)
-    left.metric(
-        NAMES.get(summary.statistic, summary.statistic),
-        fmt(summary.value),
-        summary.band,
-        delta_color="off",
-        delta_arrow="off",
-    )
-    mid.metric("Threshold", f"{summary.threshold:.3f}")
-    right.metric("Percent agreement", fmt(summary.percent_agreement))
-    extra.metric(
-        "Pairs compared",
-        summary.n_pairs,
-        f"{summary.disagreements} disagreements",
-        delta_color="off",
-        delta_arrow="off",
-    )
+def statistic_label(summary: AgreementSummary) -> str:
+    """The statistic's name as people write it; Cohen's is the mean over pairs of annotators."""
+    name = names.statistic_name(summary.statistic)
+    return f"{name} (mean pairwise)" if summary.statistic == "cohen" else name
+
+
+def definition(summary: AgreementSummary, cutoff: int | None) -> str:
+    """What counts as a disagreement under the project's agreement mode (stated beside the figures)."""
+    if summary.mode == "binary":
+        return (
+            f"relevant (grade ≥ {'the cut-off' if cutoff is None else cutoff}) or not: two annotators "
+            "disagree when one calls the pair relevant "
+            "and the other does not"
+        )
+    return f"graded: two annotators disagree when their grades differ (κ weighs how far, {summary.weights})"
+
+
+def disagreement_counts(summary: AgreementSummary) -> tuple[int, int]:
+    """(pairs that disagree, pairs compared) under the statistic's definition (the per-query figures, which
+    use the same labels and cut-off as percent agreement)."""
+    table = summary.per_query
+    if table.empty or "n_disagreeing" not in table:
+        return 0, summary.n_pairs
+    return int(table["n_disagreeing"].sum()), int(table["n_compared"].sum())
+
+
+def _figures(summary: AgreementSummary, cutoff: int | None) -> None:
+    disagree, compared = disagreement_counts(summary)
+    with st.container(horizontal=True, gap="medium"):
+        st.metric(
+            statistic_label(summary),
+            fmt(summary.value),
+            summary.band,
+            delta_color="off",
+            delta_arrow="off",
+            width="content",
+        )
+        st.metric("Threshold", f"{summary.threshold:.3f}", width="content")
+        st.metric("Percent agreement", fmt(summary.percent_agreement), width="content")
+        st.metric(
+            "Disagreements",
+            disagree,
+            f"of {names.plural(compared, 'pair')} compared",
+            delta_color="off",
+            delta_arrow="off",
+            width="content",
+        )
+    st.caption(f"Agreement and disagreements: {definition(summary, cutoff)}.")
 
 
 def _gate(summary: AgreementSummary) -> None:
+    name = names.statistic_name(summary.statistic)
     if summary.passes:
         st.success(
-            f"Gate passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) reaches the "
+            f"Gate passed: {name} {fmt(summary.value)} ({summary.band}) reaches the "
             f"threshold {summary.threshold:.3f}."
         )
     else:
         st.warning(
-            f"Gate not passed: {summary.statistic} {fmt(summary.value)} ({summary.band}) is below the "
+            f"Gate not passed: {name} {fmt(summary.value)} ({summary.band}) is below the "
             f"threshold {summary.threshold:.3f}. Adjudicate the disagreements; a release then needs a "
             "written justification."
         )
+    weights = f" ({summary.weights} weights)" if summary.weights else ""
     st.caption(
-        f"Mode: {summary.mode}{f' ({summary.weights} weights)' if summary.weights else ''} · "
-        f"{summary.n_annotators} annotators · {summary.n_labels} labels · {summary.unadjudicated} "
-        "disagreements not adjudicated yet"
+        f"Mode: {summary.mode}{weights} · {names.plural(summary.n_annotators, 'annotator')} · "
+        f"{names.plural(summary.n_labels, 'label')} · adjudication: "
+        f"{names.plural(summary.disagreements, 'pair')} whose grades differ, "
+        f"{summary.unadjudicated} not adjudicated yet"
     )
     for note in summary.warnings:
         st.info(note)
 
 
 def _tables(summary: AgreementSummary) -> None:
-    st.subheader("Pairwise kappa")
-    st.altair_chart(charts.matrix_heatmap(summary.pairwise, summary.pairwise_n), width="stretch")
-    st.caption("Cohen's kappa of each pair of annotators on the pairs both labelled (n: shared pairs).")
+    st.subheader("Pairwise Cohen's κ")
+    heatmap = charts.matrix_heatmap(summary.pairwise, summary.pairwise_n, value="κ", center=summary.threshold)
+    st.altair_chart(heatmap, width="stretch")
+    st.caption(
+        f"Cohen's κ of each pair of annotators on the pairs both labelled (n: shared pairs); the colours "
+        f"turn from red to green at the threshold {summary.threshold:.3f}."
+    )
     st.subheader("Per query")
     table = summary.per_query
     st.altair_chart(charts.per_query_agreement(table), width="stretch")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
 
 
 def _confusion(actor: Actor, project: str, summary: AgreementSummary) -> None:
@@ -81,21 +119,19 @@ def _confusion(actor: Actor, project: str, summary: AgreementSummary) -> None:
     b = second.selectbox("Annotator B", people, index=min(1, len(people) - 1), key=state.AGREE_B)
     with errors.shown():
         matrix = gate.confusion(cache.database(), actor, project, a, b)
-        st.altair_chart(
-            charts.matrix_heatmap(
-                matrix.table,
-                value="pairs",
-                row="A",
-                column="B",
-                domain=(0, max(1, int(matrix.table.to_numpy().max()))),
-                fmt="d",
-            ),
-            width="stretch",
-        )
+        st.altair_chart(charts.confusion_heatmap(matrix.table, row="A", column="B"), width="stretch")
         st.caption(
-            f"Rows (A): {a}'s grades; columns (B): {b}'s grades; {matrix.n_pairs} shared pairs; Cohen's "
-            f"kappa {fmt(matrix.kappa)}."
+            f"Rows (A): {a}'s grades; columns (B): {b}'s grades; "
+            f"{names.plural(matrix.n_pairs, 'shared pair')}; Cohen's κ {fmt(matrix.kappa)}. "
+            "Colour: the cell's share of its row."
         )
+
+
+def _cutoff(actor: Actor, project: str) -> int | None:
+    """The project's relevance cut-off (None, and the error shown, if the project cannot be read)."""
+    with errors.shown():
+        return cache.get_project(actor, project).settings.relevance_cutoff
+    return None
 
 
 def render() -> None:
@@ -108,7 +144,7 @@ def render() -> None:
         summary = review_cache.agreement(actor, project)
     if outcome.failed:
         st.stop()
-    _figures(summary)
+    _figures(summary, _cutoff(actor, project))
     _gate(summary)
     if summary.pairwise.empty:
         st.stop()

@@ -1,8 +1,9 @@
 """Release (reviewer): what blocks a release, creating one (a justification is required below the agreement
-threshold), past releases with their agreement figures and hashes, and downloads (TREC, BEIR TSV, JSONL).
+threshold), past releases with their agreement figures and notes, and each release's details (note,
+justification, hashes) with its downloads (TREC, BEIR TSV, JSONL).
 
-``st.table`` renders its cells as Markdown: the text cells (justification, names) are shown escaped (the
-table's display values), so a justification reads exactly as typed."""
+``st.table`` renders its cells as Markdown: the text cells (note, justification, names) are shown escaped (the
+table's display values), so a note or a justification reads exactly as typed."""
 
 import functools
 
@@ -14,7 +15,7 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.releases import MIN_JUSTIFICATION
 from annotate_app.services.types import Blockers, ReleaseInfo
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import widgets
+from annotate_app.ui.components import names, widgets
 from annotate_app.ui.escape import escape_markdown
 
 FORMATS = (
@@ -70,36 +71,61 @@ def _create_form(actor: Actor, project: str, block: Blockers) -> None:
 
 
 def row(r: ReleaseInfo) -> dict:
+    """A past release in the list: the figures one compares releases by, its note and justification."""
     value = "undefined" if r.agreement_value is None else f"{r.agreement_value:.3f}"
     return {
         "version": r.version,
-        "created by": r.created_by,
         "created at": f"{r.created_at:%Y-%m-%d %H:%M} UTC",
-        "statistic": r.statistic,
+        "created by": r.created_by,
+        "statistic": names.statistic_name(r.statistic),
         "agreement": value,
         "threshold": f"{r.threshold:.3f}",
         "qrels": r.n_qrels,
-        "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v),
-        "annotators": ", ".join(r.annotators),
-        "content sha256": r.content_hash[:16] + "…",
-        "corpus sha256": r.corpus_hash[:16] + "…",
+        "note": r.note or "",
         "justification": r.justification or "",
     }
 
 
+def details(r: ReleaseInfo) -> dict:
+    """Everything a release records, for its details."""
+    return {
+        "note": r.note or "—",
+        "justification": r.justification or "—",
+        "agreement band": str(r.agreement.get("band", "")) or "—",
+        "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v) or "—",
+        "annotators": ", ".join(r.annotators) or "—",
+        "guidelines version": "—" if r.guidelines_version is None else str(r.guidelines_version),
+        "content sha256": r.content_hash,
+        "corpus sha256": r.corpus_hash,
+    }
+
+
 def downloads(actor: Actor, project: str, version: int) -> None:
-    cols = st.columns([1, 2, 2, 2, 3])
-    cols[0].markdown(f"**v{version}**")
-    for col, (fmt, label, suffix, mime) in zip(cols[1:], FORMATS, strict=False):
-        data = functools.partial(export.export_release, cache.database(), actor, project, version, format=fmt)
-        col.download_button(
-            label,
-            data,
-            file_name=f"{project}-v{version}.{suffix}",
-            mime=mime,
-            key=state.per_item(f"download_{fmt}", version),
-            on_click="ignore",
-        )
+    """The release's files, side by side while they fit (a row that wraps, never a cut label)."""
+    with st.container(horizontal=True, gap="small"):
+        for fmt, label, suffix, mime in FORMATS:
+            data = functools.partial(
+                export.export_release, cache.database(), actor, project, version, format=fmt
+            )
+            st.download_button(
+                label,
+                data,
+                file_name=f"{project}-v{version}.{suffix}",
+                mime=mime,
+                key=state.per_item(f"download_{fmt}", version),
+                on_click="ignore",
+                icon=":material/download:",
+                width="content",
+            )
+
+
+def _details(actor: Actor, project: str, r: ReleaseInfo, *, newest: bool) -> None:
+    """A release's details and downloads (the newest one open)."""
+    title = f"v{r.version} · {r.created_at:%Y-%m-%d %H:%M} UTC" + (f" · {r.note}" if r.note else "")
+    with st.expander(escape_markdown(title), expanded=newest):
+        frame = pd.DataFrame({"": list(details(r).values())}, index=list(details(r)))
+        st.table(frame.style.format(lambda value: escape_markdown(str(value))), hide_header=True)
+        downloads(actor, project, r.version)
 
 
 def _past(actor: Actor, project: str) -> None:
@@ -111,8 +137,9 @@ def _past(actor: Actor, project: str) -> None:
             return
         table = pd.DataFrame([row(r) for r in past]).set_index("version")
         st.table(table.style.format(lambda value: escape_markdown(str(value))))
+        st.caption("Details and downloads of each release:")
         for r in past:
-            downloads(actor, project, r.version)
+            _details(actor, project, r, newest=r is past[0])
 
 
 def render() -> None:

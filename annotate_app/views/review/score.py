@@ -2,7 +2,14 @@
 documents (send them to the judging queue), the compare view and assessor sensitivity.
 
 Reviewers and admins only: scoring reads a release's qrels, which annotators must not see while they judge.
+
+The cut-off k starts at the project's pool depth, at most `MAX_DEFAULT_K` (the demo, pooled at depth 3, opens
+on P@3). The tabs keep their state (``st.tabs`` with a key): an action reruns the page on the same tab, and
+only the open tab runs, so the first load computes the score table alone; the charts (Altair), the tests
+(`metrics.compare`, SciPy) and assessor sensitivity load when their tab is opened.
 """
+
+from enum import StrEnum
 
 import streamlit as st
 
@@ -12,12 +19,32 @@ from annotate_app.ui import auth, errors, nav, review_cache, state
 from annotate_app.ui.components import score_panels as panels
 from annotate_app.ui.components import widgets
 
-TABS = ["Scores", "Per query", "Unjudged", "Compare", "Sensitivity", "BM25 & fusion"]
+MAX_DEFAULT_K = 10
 
 
-def _choose_release(past: list[ReleaseInfo]) -> tuple[int, int]:
+class Tab(StrEnum):
+    SCORES = "Scores"
+    PER_QUERY = "Per query"
+    UNJUDGED = "Unjudged"
+    COMPARE = "Compare"
+    SENSITIVITY = "Sensitivity"
+    NEW_RUNS = "BM25 & fusion"
+
+
+TABS = [tab.value for tab in Tab]
+
+
+def default_k(depth: int | None) -> int:
+    """The cut-off the page opens at: the pool depth, capped at `MAX_DEFAULT_K` (that cap when unknown)."""
+    return MAX_DEFAULT_K if depth is None else max(1, min(depth, MAX_DEFAULT_K))
+
+
+def _choose_release(actor: Actor, project: str, past: list[ReleaseInfo]) -> tuple[int, int]:
     """The chosen release version and cut-off k."""
     versions = {r.version: r for r in past}
+    depth = None
+    with errors.shown():
+        depth = review_cache.pool_depth(actor, project)
     left, right = st.columns([3, 1])
     version = left.selectbox(
         "Release",
@@ -27,7 +54,7 @@ def _choose_release(past: list[ReleaseInfo]) -> tuple[int, int]:
             f"v{v} · {versions[v].n_qrels} qrels · {versions[v].created_at:%Y-%m-%d %H:%M} UTC"
         ),
     )
-    k = int(right.number_input("k (cut-off)", 1, 1000, 10, key=state.SCORE_K))
+    k = int(right.number_input("k (cut-off)", 1, 1000, default_k(depth), key=state.SCORE_K))
     return version, k
 
 
@@ -38,21 +65,31 @@ def _tabs(actor: Actor, project: str, version: int, k: int) -> None:
         runs = panels.choose_runs(actor, project)
     if outcome.failed:
         st.stop()
-    tabs = st.tabs(TABS)
-    with tabs[5]:
-        panels.make_runs(actor, project, runs)
+    tabs = dict(zip(Tab, st.tabs(TABS, key=state.SCORE_TAB, on_change="rerun"), strict=True))
+    if tabs[Tab.NEW_RUNS].open:
+        with tabs[Tab.NEW_RUNS]:
+            panels.make_runs(actor, project, runs)
+    opened = next((tab for tab, box in tabs.items() if box.open), Tab.SCORES)
+    if opened == Tab.NEW_RUNS:
+        return
     if not runs:
-        tabs[0].info("Pick or upload at least one run.")
+        tabs[opened].info("Pick or upload at least one run.")
         st.stop()
-    with tabs[0], errors.shown():
-        results = panels.score_table(qrels, runs, measures)
-        with tabs[1]:
-            panels.per_query(results, measures)
-    with tabs[2], errors.shown():
+    with tabs[opened], errors.shown():
+        _panel(opened, actor, project, qrels, runs, measures, k)
+
+
+def _panel(tab: Tab, actor: Actor, project: str, qrels, runs: dict, measures: list[str], k: int) -> None:
+    """The open tab's content."""
+    if tab == Tab.SCORES:
+        panels.score_table(qrels, runs, measures)
+    elif tab == Tab.PER_QUERY:
+        panels.per_query(panels.results_of(qrels, runs, measures), measures)
+    elif tab == Tab.UNJUDGED:
         panels.unjudged(actor, project, qrels, runs, k)
-    with tabs[3]:
+    elif tab == Tab.COMPARE:
         panels.compare_view(qrels, runs, measures, project)
-    with tabs[4]:
+    elif tab == Tab.SENSITIVITY:
         panels.sensitivity_view(actor, project, qrels, runs, measures)
 
 
@@ -69,7 +106,7 @@ def render() -> None:
         st.info("No release yet: scores are computed on a release's qrels.")
         nav.link(nav.RELEASE, "Go to the release page")
         st.stop()
-    version, k = _choose_release(past)
+    version, k = _choose_release(actor, project, past)
     _tabs(actor, project, version, k)
 
 
