@@ -168,6 +168,7 @@ CALLS = (
     Call("pooling", "include_pair", "reviewer", ("work", "q1", "D1")),
     Call("pooling", "get_pair_info", "reviewer", ("demo", "q1", "D1")),
     Call("pooling", "list_pairs", "reviewer", ("demo",)),
+    Call("pooling", "pool_depth", "reviewer", ("demo",)),
     Call("projects", "set_guidelines", "reviewer", ("demo", "# New guidelines")),
     Call("projects", "list_members", "reviewer", ("demo",)),
     Call(
