@@ -37,9 +37,9 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
