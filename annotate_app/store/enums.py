@@ -128,13 +128,6 @@ class AuditAction(StrEnum):
     PAIRS_QUEUED = "pairs_queued"
     CLAIMS_FREED = "claims_freed"
     ADJUDICATED = "adjudicated"
-    JUDGE = "judge"  # a pair no human judged, filled by a calibrated machine judge (a project setting)
-
-    @classmethod
-    def human(cls) -> tuple[QrelKind, ...]:
-        """The kinds of qrels reached from human labels."""
-        return (cls.UNANIMOUS, cls.MAJORITY, cls.ADJUDICATED)
-
     RELEASE_CREATED = "release_created"
     RELEASE_EXPORTED = "release_exported"
     BACKUP_CREATED = "backup_created"
