@@ -165,10 +165,9 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
     humans = pd.DataFrame(
         q.human_labels(s, project.id), columns=["item", "query", "doc_id", "annotator", "grade"]
     )
-    grades = pd.DataFrame(
-        q.current_grades(s, project.id, [j.id for j in judges]),
-        columns=["judge_id", "judge", "item", "query", "doc_id", "grade", "confidence", "sample_grades"],
-    )
+    columns = {"judge": "judge", "pair_id": "item", "query_id": "query", "doc_id": "doc_id", "grade": "grade"}
+    grades = pd.DataFrame(q.current_grades(s, project.id, [j.id for j in judges]), columns=list(columns))
+    grades = grades.rename(columns=columns)
     mode = AgreementMode(settings.agreement_mode)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
