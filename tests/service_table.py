@@ -186,6 +186,7 @@ CALLS = (
     Call("judges", "calibrate", "reviewer", ("demo",)),
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),
+    Call("judges", "human_release_qrels", "reviewer", ("demo",)),
     # admins
     Call("audit", "audit_log", "admin"),
     Call("judges", "add_judge", "admin", ("demo", "lex2"), {"backend": "lexical"}),

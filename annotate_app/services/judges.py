@@ -50,7 +50,7 @@ from annotate_app.judges import (
     ReplayJudge,
     read_machine_labels,
 )
-from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services._judge_state import (
     JudgeCalibrationInfo,
     JudgeSettingsInfo,
@@ -63,6 +63,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_text
 from annotate_app.store import judges as q
+from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, JudgeBackend, QueueOrder
 from annotate_app.store.models import MachineJudge, Project
@@ -78,6 +79,7 @@ __all__ = [
     "calibrate",
     "probe",
     "judge_qrels",
+    "human_release_qrels",
     "judge_settings",
     "update_judge_settings",
     "StoreCache",
@@ -729,6 +731,22 @@ def judge_qrels(db: Database, actor: Actor, project: ProjectRef, name: str) -> Q
         [r["doc_id"] for r in rows],
         np.array([int(r["grade"]) for r in rows], dtype=np.int64),
         source=f"{proj.name} judge {name}",
+    )
+
+
+def human_release_qrels(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> Qrels:
+    """The qrels of a release (default: the latest) that came from human labels, without the pairs a judge
+    filled (reviewer): the human side of prediction-powered inference."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
+        release = load_release(s, proj, version)
+        sources = q.qrel_sources(s, release.id)
+        rows = sorted(r[:3] for r in rq.qrel_rows(s, release.id) if sources[int(r[6])][0] == "human")
+    return Qrels(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        np.array([int(r[2]) for r in rows], dtype=np.int64),
+        source=f"{proj.name} release {release.version} (human qrels)",
     )
 
 
