@@ -244,7 +244,9 @@ def test_a_judge_does_not_fill_once_it_fails_calibration(hand):
     judges.update_judge_settings(db, SYSTEM, "hand", fill_judge="contrary", min_calibration_pairs=1)
     assert not judges.calibrate(db, SYSTEM, "hand")[0].passed
     _adjudicate(db)
-    with pytest.raises(Conflict, match=r"^release blocked: 2 pairs lack their labels \(label them or exclude them\)$"):
+    with pytest.raises(
+        Conflict, match=r"^release blocked: 2 pairs lack their labels \(label them or exclude them\)$"
+    ):
         releases.create_release(db, SYSTEM, "hand", justification="x" * 30)
 
 
@@ -320,3 +322,46 @@ def test_judge_settings_are_checked(demo):
     info = judges.update_judge_settings(demo, SYSTEM, "demo", queue_order="uncertainty", human_budget=100)
     assert (info.queue_order, info.human_budget, info.fill_judge) == ("uncertainty", 100, None)
     assert judges.judge_settings(demo, SYSTEM, "demo") == info
+
+
+# ------------------------------------------------------------------------------------------------ queue
+def _first_claims(db, project: str, person, k: int) -> list[tuple[str, str]]:
+    out = []
+    for _ in range(k):
+        view = queue.next_pair(db, person, project)
+        out.append((view.query_id, view.doc_id))
+        labels.save_label(db, person, project, view.pair_id, grade=0, reason="as planned")
+    return out
+
+
+def test_the_queue_puts_the_judges_least_certain_pairs_first(db):
+    (person,) = synthetic_project(db, "order", queries=2, docs=3, n=1, annotators=1)
+    sure = {(f"q{j}", f"D{i}"): 1.0 for j in range(2) for i in range(3)}
+    unsure = sure | {("q1", "D2"): 0.2, ("q1", "D0"): 0.5}
+    lines = (
+        json.dumps({"query_id": q, "doc_id": d, "grade": 1, "confidence": c}) for (q, d), c in unsure.items()
+    )
+    judges.import_labels(db, SYSTEM, "order", "machine", ("\n".join(lines) + "\n").encode())
+    judges.update_judge_settings(db, SYSTEM, "order", queue_order="uncertainty", calibration_share=0.0)
+    assert _first_claims(db, "order", person, 3) == [("q1", "D2"), ("q1", "D0"), ("q0", "D0")]
+
+
+def test_the_queue_by_run_weight_and_the_human_budget(db):
+    from annotate_app.services import imports
+
+    (person,) = synthetic_project(db, "weight", queries=1, docs=3, n=1, annotators=1)
+    imports.import_run(db, SYSTEM, "weight", b"q0 Q0 D2 1 9 other\n", filename="other.trec")
+    pooling.pool(db, SYSTEM, "weight", depth=3)  # D2 is now in the top k of two runs
+    judges.update_judge_settings(db, SYSTEM, "weight", queue_order="run_weight", calibration_share=0.0)
+    judges.update_judge_settings(db, SYSTEM, "weight", human_budget=2)
+    assert _first_claims(db, "weight", person, 2) == [("q0", "D2"), ("q0", "D0")]
+    assert queue.next_pair(db, person, "weight") is None  # the budget is spent
+    judges.update_judge_settings(db, SYSTEM, "weight", human_budget=None)
+    assert queue.next_pair(db, person, "weight") is not None
+
+
+def test_a_calibration_share_of_one_shuffles_the_queue(db):
+    (person,) = synthetic_project(db, "shuffle", queries=4, docs=5, n=1, annotators=1)
+    judges.update_judge_settings(db, SYSTEM, "shuffle", calibration_share=1.0)
+    claims = _first_claims(db, "shuffle", person, 10)
+    assert claims != sorted(claims)  # sorted by query and document otherwise (10 random draws: sorted with odds 1 in 10!)

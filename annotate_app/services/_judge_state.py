@@ -10,6 +10,7 @@ human assignments).
 from __future__ import annotations
 
 import math
+import random
 import warnings
 from collections import Counter
 from collections.abc import Hashable
@@ -25,6 +26,7 @@ from annotate_app.services._context import settings_of
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store import corpus as cq
 from annotate_app.store import judges as q
+from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store import scoring as sq
 from annotate_app.store.enums import AgreementMode, JudgeBackend, QrelKind, QueueOrder
@@ -45,6 +47,8 @@ __all__ = [
     "calibrations",
     "fill_rows",
     "source_of",
+    "queue_order_by",
+    "over_budget",
 ]
 
 DEFAULT_MIN_CALIBRATION_PAIRS = 30
@@ -308,4 +312,24 @@ def fill_rows(s: Session, project: Project) -> pd.DataFrame:
             "source": [source_of(judge.name)] * len(rows),
             "judge_label_id": [int(r["label_id"]) for r in rows],
         }
+    )
+
+
+# ------------------------------------------------------------------------------------------------ queue
+def queue_order_by(s: Session, project: Project) -> list[Any]:
+    """The ORDER BY terms of the next claim of the project's queue: its ``queue_order`` setting, except for
+    a uniformly random claim with probability ``calibration_share`` (so a set share of every annotator's
+    queue stays a uniformly random calibration sample). No setting: the default order."""
+    row = q.settings_row(s, project.id)
+    if row is None:
+        return []
+    shuffled = row.calibration_share > 0 and random.random() < row.calibration_share  # noqa: S311 - sampling
+    return q.candidate_order(QueueOrder(row.queue_order), shuffled=shuffled)
+
+
+def over_budget(s: Session, project: Project) -> bool:
+    """Whether the project has spent its budget of human judgments (labelled claims)."""
+    row = q.settings_row(s, project.id)
+    return (
+        row is not None and row.human_budget is not None and jq.label_count(s, project.id) >= row.human_budget
     )

@@ -12,9 +12,10 @@ from typing import Any
 
 from sqlalchemy import and_, func, insert, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from annotate_app.store.bulk import fetch_rows
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, QueueOrder
 from annotate_app.store.models import (
     Document,
     JudgeLabel,
@@ -22,6 +23,7 @@ from annotate_app.store.models import (
     JudgeSettings,
     MachineJudge,
     Pair,
+    PairSource,
     Query,
     ReleaseQrel,
     utcnow,
@@ -44,6 +46,7 @@ __all__ = [
     "qrel_sources",
     "judge_labels_by_id",
     "judge_label_rows",
+    "candidate_order",
 ]
 
 
@@ -280,3 +283,27 @@ def judge_label_rows(s: Session, project_id: int) -> list[tuple]:
         .order_by(JudgeLabel.id)
     )
     return list(s.execute(stmt))
+
+
+# ------------------------------------------------------------------------------------------------- queue
+def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[ColumnElement[Any]]:
+    """ORDER BY terms of the judging queue (`judging.candidates`' ``order_by``), after the coverage:
+
+    - ``shuffled``: uniformly random (the calibration share of a queue);
+    - ``uncertainty``: the pairs the machine judges are least sure of first: judges disagreeing (more
+      distinct current grades), then split samples or low confidence (lowest confidence; a pair no judge
+      graded comes after the judged ones);
+    - ``run_weight``: the pairs in the top k of the most runs first (pooling sources);
+    - ``default``: nothing (by query, as before).
+    """
+    if shuffled:
+        return [func.random()]
+    graded = and_(JudgeLabel.pair_id == Pair.id, JudgeLabel.grade.is_not(None), ~JudgeLabel.probe)
+    if order == QueueOrder.UNCERTAINTY:
+        spread = select(func.count(func.distinct(JudgeLabel.grade))).where(graded).scalar_subquery()
+        sure = select(func.min(func.coalesce(JudgeLabel.confidence, 1.0))).where(graded).scalar_subquery()
+        return [spread.desc(), func.coalesce(sure, 2.0).asc()]
+    if order == QueueOrder.RUN_WEIGHT:
+        runs = select(func.count(func.distinct(PairSource.run_id))).where(PairSource.pair_id == Pair.id)
+        return [runs.scalar_subquery().desc()]
+    return []
