@@ -364,4 +364,5 @@ def test_a_calibration_share_of_one_shuffles_the_queue(db):
     (person,) = synthetic_project(db, "shuffle", queries=4, docs=5, n=1, annotators=1)
     judges.update_judge_settings(db, SYSTEM, "shuffle", calibration_share=1.0)
     claims = _first_claims(db, "shuffle", person, 10)
-    assert claims != sorted(claims)  # sorted by query and document otherwise (10 random draws: sorted with odds 1 in 10!)
+    # sorted by query and document otherwise; 10 random draws come out sorted with odds 1 in 10!
+    assert claims != sorted(claims)

@@ -205,9 +205,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     db, project, judges = _context(args)
     r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample)
     if r.n_pairs == 0:
-        print(
-            f"judge {r.judge}: no pair to probe (none every human judged non-relevant); {r.failed} failed"
-        )
+        print(f"judge {r.judge}: no pair to probe (none every human judged non-relevant); {r.failed} failed")
         return 0
     print(
         f"judge {r.judge}: {r.n_pairs} pairs probed, grade raised on {r.n_raised} ({r.share_raised:.0%}), "
