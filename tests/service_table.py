@@ -137,6 +137,7 @@ _QUERIES = '{"query_id": "q9", "text": "a new query"}\n'
 _QRELS = "q1 0 D2 1\nq3 0 D6 0\n"
 _CHUNKS = '{"chunk_id": "D1#1", "doc_id": "D1"}\n'
 _REASON = "a considered reason"
+_MACHINE = '{"query_id": "q1", "doc_id": "D1", "grade": 2, "reason": "made elsewhere"}\n'
 
 CALLS = (
     # judging (members only)
@@ -182,8 +183,20 @@ CALLS = (
     Call("scoring", "bm25_baseline", "reviewer", ("demo",), {"k": 10}),
     Call("scoring", "label_table", "reviewer", ("demo",)),
     Call("scoring", "queue_pairs", "reviewer", ("work", [("q1", "D6")]), {"note": "unjudged in scheme_a"}),
+    Call("judges", "list_judges", "reviewer", ("demo",)),
+    Call("judges", "calibrate", "reviewer", ("demo",)),
+    Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
+    Call("judges", "judge_settings", "reviewer", ("demo",)),
+    Call("judges", "human_release_qrels", "reviewer", ("demo",)),
     # admins
     Call("audit", "audit_log", "admin"),
+    Call("judges", "add_judge", "admin", ("demo", "lex2"), {"backend": "lexical"}),
+    Call("judges", "run_judge", "admin", ("demo", "lex"), {"pairs": "all"}),
+    Call(
+        "judges", "import_labels", "admin", ("demo", "replayed", _MACHINE.encode()), {"filename": "m.jsonl"}
+    ),
+    Call("judges", "probe", "admin", ("demo", "lex"), {"sample": 3}),
+    Call("judges", "update_judge_settings", "admin", ("demo",), {"queue_order": "uncertainty"}),
     Call("imports", "import_documents", "admin", ("demo", _DOCS.encode()), {"filename": "d.jsonl"}),
     Call("imports", "import_queries", "admin", ("demo", _QUERIES.encode()), {"filename": "q.jsonl"}),
     Call("imports", "import_run", "admin", ("demo", _RUN.encode()), {"filename": "r.trec"}),
@@ -242,8 +255,18 @@ class World:
 
 def build_world(db, tmp: Path) -> dict:
     """Fill ``db`` (empty, migrated) with the world; returns the ids the calls need (pairs X, Y, D,
-    archive)."""
-    from annotate_app.services import adjudication, imports, labels, pooling, projects, queue, releases, users
+    archive). The demo project also has a lexical machine judge ``lex`` that judged every pair."""
+    from annotate_app.services import (
+        adjudication,
+        imports,
+        judges,
+        labels,
+        pooling,
+        projects,
+        queue,
+        releases,
+        users,
+    )
     from annotate_app.services.auth import SYSTEM, authenticate
     from annotate_app.services.demo import load_demo
 
@@ -262,6 +285,8 @@ def build_world(db, tmp: Path) -> dict:
             labels.save_label(db, who, "demo", view.pair_id, grade=grade, reason="as the qrels say")
     adjudication.adjudicate(db, rita, "demo", disagreement, grade=1, reason="read it twice")
     releases.create_release(db, rita, "demo", justification="agreement is what it is in a tiny world")
+    judges.add_judge(db, SYSTEM, "demo", "lex", backend="lexical")
+    judges.run_judge(db, SYSTEM, "demo", "lex", pairs="all")
     projects.create_project(db, SYSTEM, "work")
     imports.import_documents(db, SYSTEM, "work", SAMPLE / "docs.jsonl")
     imports.import_queries(db, SYSTEM, "work", SAMPLE / "queries.jsonl")

@@ -39,6 +39,7 @@ COMMANDS = [
     "agreement",
     "release",
     "export",
+    "judge",
     "backup",
     "restore",
 ]

@@ -14,6 +14,7 @@ module         commands
 ``admin``      init, user, project, demo-data
 ``data``       import, pool, assign
 ``review``     status, agreement, release, export
+``judges``     judge (add, run, import, calibrate, probe)
 ``backup``     backup, restore
 ``_common``    shared options, the database commands' wrapper, output
 ============== ======================================================
@@ -28,13 +29,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from annotate_app.cli import admin, backup, data, retrieval, review, scoring
+from annotate_app.cli import admin, backup, data, judges, retrieval, review, scoring
 from annotate_app.cli._common import AddParser
 from metrics.errors import QrelForgeError
 
 __all__ = ["build_parser", "main"]
 
-GROUPS = (scoring, retrieval, admin, data, review, backup)
+GROUPS = (scoring, retrieval, admin, data, review, judges, backup)
 HELP_ORDER = (
     "score",
     "baseline",
@@ -53,6 +54,7 @@ HELP_ORDER = (
     "agreement",
     "release",
     "export",
+    "judge",
     "backup",
     "restore",
 )

@@ -4,6 +4,10 @@
   A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
   (`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray
   (the ``ray`` extra), with the same output as the default ``--engine local``.
+- ``score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.ppi`) of each run's mean
+  over a project's release and a machine judge: the measure per query with the judge's qrels (every query
+  it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a qrels file),
+  the PPI estimate with its 95% interval beside the human-only interval (needs the ``app`` extra).
 - ``compare QRELS RUN... [--baseline NAME]``: means, paired tests against the baseline (t-test, randomization
   test, bootstrap interval; Holm-adjusted), per-query win/tie/loss, as a table, Markdown, HTML, LaTeX or JSON.
 - ``check QRELS RUN --min "R@5=0.7" [--max ...] [--history FILE] [--trend] [--plot FILE.svg]``: a CI gate.
@@ -28,7 +32,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from annotate_app.cli._common import AddParser, Subcommands, emit
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
+    add_project_option,
+    command,
+    emit,
+    open_db,
+    project_of,
+)
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS", "DEFAULT_MEASURES", "Engine", "named_run_files"]
@@ -122,6 +134,13 @@ def add_score_parser(sub: Subcommands) -> None:
         "--strict", action="store_true", help="queries missing from a run, or extra in it, are errors"
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument(
+        "--ppi",
+        metavar="JUDGE",
+        help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
+        "the human qrels: release (the latest), release:N, or a qrels file",
+    )
+    add_project_option(p)
     p.set_defaults(handler=_cmd_score)
 
 
@@ -255,6 +274,11 @@ COMMANDS: dict[str, AddParser] = {
 def _cmd_score(args: argparse.Namespace) -> int:
     from metrics import parse_measures, read_qrels, render
 
+    if args.ppi is not None:
+        return _cmd_score_ppi(args)
+    for flag, value in (("--project", args.project), ("--db", args.db)):
+        if value is not None:
+            raise QrelForgeError(f"{flag} {value!r} is only used with --ppi JUDGE")
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
     if args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
@@ -301,6 +325,104 @@ def _score_on_ray(args: argparse.Namespace, measures: list[Any]) -> list[Any]:
             raise QrelForgeError(f"{flag} {value!r} is not supported with --engine ray; use --engine local")
     address = args.address or Address.LOCAL
     return evaluate_ray_runs(read_qrels(args.qrels), args.runs, measures, address=address, strict=args.strict)
+
+
+@command
+def _cmd_score_ppi(args: argparse.Namespace) -> int:
+    from annotate_app.services import judges
+    from annotate_app.services.auth import SYSTEM
+    from metrics import parse_measures
+
+    if args.engine is not Engine.LOCAL or args.per_query or args.format not in ("table", "json"):
+        raise QrelForgeError(
+            "--ppi works with --engine local and --format table or json, without --per-query"
+        )
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    db = open_db(args)
+    project = project_of(db, args)
+    human = _human_qrels(db, project, args.qrels)
+    judge = judges.judge_qrels(db, SYSTEM, project, args.ppi)
+    if len(judge.relevance) == 0:
+        raise QrelForgeError(f"judge {args.ppi!r} has no current labels in project {project!r}")
+    rows = [row for run in args.runs for row in _ppi_rows(human, judge, run, measures)]
+    if args.format == "json":
+        emit(json.dumps({"judge": args.ppi, "results": rows}, indent=2, allow_nan=False) + "\n", args.output)
+    else:
+        emit(_ppi_table(rows), args.output)
+    return 0
+
+
+def _human_qrels(db: Any, project: str, spec: str) -> Any:
+    """The human qrels of ``--ppi``: ``release`` (latest), ``release:N``, or a qrels file."""
+    from annotate_app.services import judges
+    from annotate_app.services.auth import SYSTEM
+    from metrics import read_qrels
+
+    if spec != "release" and not spec.startswith("release:"):
+        return read_qrels(spec)
+    version = spec.partition(":")[2]
+    if version and not version.isdigit():
+        raise QrelForgeError(
+            f"QRELS must be release, release:N (N a release version) or a file; got {spec!r}"
+        )
+    return judges.human_release_qrels(db, SYSTEM, project, int(version) if version else None)
+
+
+def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> list[dict[str, Any]]:
+    import math
+    import warnings
+
+    import pandas as pd
+
+    from metrics import read_run
+    from metrics.errors import UndefinedMetricWarning
+    from metrics.evaluate import evaluate
+    from metrics.ppi import ppi_mean
+
+    run = read_run(run_path)
+    name = run.name or Path(run_path).name
+    on_judge, on_human = evaluate(judge, run, measures).per_query, evaluate(human, run, measures).per_query
+    rows = []
+    for measure in map(str, measures):
+        j = on_judge[measure].dropna()
+        h = on_human[measure].dropna()
+        h = h[h.index.isin(j.index)]
+        if len(h) == 0:
+            raise QrelForgeError(f"{measure} of run {name!r}: no query has both human and judge values")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            result = ppi_mean(pd.DataFrame({name: j}), pd.DataFrame({name: h}))[name].to_dict()
+        clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
+        rows.append(
+            {
+                "measure": measure,
+                **{k: str(v) if k in ("method", "human_interval") else v for k, v in clean.items()},
+            }
+        )
+    return rows
+
+
+def _ppi_table(rows: list[dict[str, Any]]) -> str:
+    from annotate_app.cli._common import grid
+
+    def interval(low: float | None, high: float | None) -> str:
+        return "-" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+    header = ["run", "measure", "human n/N", "human mean", "human 95% CI", "PPI", "PPI 95% CI", "width ratio"]
+    body = [
+        [
+            r["run"],
+            r["measure"],
+            f"{r['n_human']}/{r['n_total']}",
+            f"{r['human_mean']:.4f}",
+            interval(r["human_ci_low"], r["human_ci_high"]),
+            f"{r['estimate']:.4f}",
+            interval(r["ci_low"], r["ci_high"]),
+            "-" if not r["human_width"] or r["width"] is None else f"{r['width'] / r['human_width']:.2f}",
+        ]
+        for r in rows
+    ]
+    return grid(header, body)
 
 
 # ------------------------------------------------------------------------------------------------ compare

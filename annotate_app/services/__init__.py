@@ -26,6 +26,7 @@ module                    concern
 ``releases``              immutable, hashed qrels snapshots
 ``export``                TREC qrels, BEIR TSV, JSONL with provenance, labels CSV
 ``scoring``               stored runs, BM25 baselines and label tables for the Score page
+``judges``                machine judges: add, run, import, calibrate, probe, their project settings
 ``status``                where a project stands
 ``audit``                 the audit log
 ``backup``                backup and restore of the whole database
@@ -42,7 +43,7 @@ over plain values that touch no database (`projects.check_settings`, `releases.c
 `releases.corpus_hash`, `releases.sha256_text`, `backup.read_manifest`); tests/test_access_control.py checks
 the rule for every public module it discovers.
 
-Private modules (``_context``, ``_records``, ``_gate_state``, ``_gate_types``, ``imports._common``) hold the
-session-level helpers the service modules share; their names are public within them, they take a session, and
-nothing outside the services imports them.
+Private modules (``_context``, ``_records``, ``_gate_state``, ``_gate_types``, ``_judge_state``,
+``imports._common``) hold the session-level helpers the service modules share; their names are public within
+them, they take a session, and nothing outside the services imports them.
 """

@@ -8,7 +8,12 @@ against formula injection.
 
 JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
-guidelines_version, created_at}]) and ``adjudication`` ({reviewer, grade, reason, created_at} or null).
+guidelines_version, created_at, source}]), ``adjudication`` ({reviewer, grade, reason, created_at} or null),
+``source`` (where the qrel's grade came from: ``human``, or ``judge:NAME`` for a pair a calibrated machine
+judge filled) and ``judge_label`` (that machine label's provenance, or null).
+
+Every label carries its source, ``human:USERNAME`` or ``judge:NAME``: in the JSONL export and in the labels
+CSV (its last column), which lists the machine labels after the human ones.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from annotate_app.services._context import ProjectRef, load_release, open_projec
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.releases import canonical_trec, sha256_text
+from annotate_app.store import judges as mq
 from annotate_app.store import judging as jq
 from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
@@ -48,7 +54,7 @@ def export_release(
         elif format == "beir":
             data = "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
         else:
-            data = _jsonl(s, rows, release.version)
+            data = _jsonl(s, rows, release.version, mq.qrel_sources(s, release.id))
         audit(
             s,
             actor,
@@ -67,9 +73,10 @@ def _trec(rows: list[tuple], content_hash: str) -> str:
     return text
 
 
-def _jsonl(s, rows: list[tuple], version: int) -> str:
+def _jsonl(s, rows: list[tuple], version: int, qrel_sources: dict[int, tuple[str, int | None]]) -> str:
     label_ids = [int(i) for r in rows for i in r[4].split(",") if i]
-    labels = jq.labels_by_id(s, label_ids)
+    labels = {i: {**x, "source": f"human:{x['annotator']}"} for i, x in jq.labels_by_id(s, label_ids).items()}
+    machine = mq.judge_labels_by_id(s, [j for _, j in qrel_sources.values() if j is not None])
     adjudications = jq.adjudications_by_id(s, [r[5] for r in rows if r[5] is not None])
     pair_ids = [r[6] for r in rows]
     sources, origins = pq.pair_sources(s, pair_ids), jq.pair_origins(s, pair_ids)
@@ -86,6 +93,9 @@ def _jsonl(s, rows: list[tuple], version: int) -> str:
             "labels": [labels[int(i)] for i in ids.split(",") if i],
             "adjudication": adjudications.get(adj) if adj is not None else None,
         }
+        source, judge_label = qrel_sources.get(pair, ("human", None))
+        record["source"] = source
+        record["judge_label"] = machine.get(judge_label) if judge_label is not None else None
         out.append(json.dumps(record, ensure_ascii=False) + "\n")
     return "".join(out)
 
@@ -105,14 +115,19 @@ def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:
         "current_doc_version",
         "guidelines_version",
         "created_at",
+        "source",
     ]
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export labels")
         rows = jq.all_label_rows(s, proj.id)
+        machine = mq.judge_label_rows(s, proj.id)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        cells = list(row[:-1]) + [row[-1].isoformat()]
+        cells = [*row[:-1], row[-1].isoformat(), f"human:{row[2]}"]
         writer.writerow([csv_safe("" if c is None else str(c)) for c in cells])
+    for qid, did, name, n, grade, reason, _, latency, doc_version, current, at in machine:
+        cells = [qid, did, name, n, grade, reason, None, latency, doc_version, current, None, at.isoformat()]
+        writer.writerow([csv_safe("" if c is None else str(c)) for c in [*cells, f"judge:{name}"]])
     return buffer.getvalue().encode("utf-8")

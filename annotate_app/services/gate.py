@@ -15,6 +15,9 @@ Rules (N = the project's annotators per pair; excluded pairs are ignored everywh
 - A release is blocked while a pair lacks labels, a label is stale (made on an older document version) or a
   disagreement is unadjudicated; an agreement statistic below the threshold blocks it unless a reviewer writes
   a justification (see `releases.create_release`).
+- Machine labels never count: the gate reads the human annotators' current labels (``assignments``) only,
+  and machine judges' labels live in ``judge_labels`` (`judges`), so a judge run leaves every figure here
+  unchanged (tests/test_services_judges.py).
 """
 
 from __future__ import annotations

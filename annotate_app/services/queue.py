@@ -29,6 +29,7 @@ from annotate_app.services._context import (
     pair_content,
     settings_of,
 )
+from annotate_app.services._judge_state import over_budget, queue_order_by
 from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
@@ -76,7 +77,7 @@ def _next(s: Session, user: User, proj: Project) -> PairView | None:
     mine = jq.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _view(s, proj, mine)
-    if _over_quota(s, proj, user):
+    if _over_quota(s, proj, user) or over_budget(s, proj):
         return None
     claimed = _claim(s, user, proj)
     if claimed is None:
@@ -99,7 +100,7 @@ def _quota(s: Session, proj: Project, user: User) -> int | None:
 
 def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
     n = proj.annotators_per_pair
-    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES):
+    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=queue_order_by(s, proj)):
         if jq.take_slot(s, pair_id, n):
             slot = jq.free_slot(s, pair_id, n)
             assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot)

@@ -12,10 +12,16 @@ of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query th
 order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
 ``unanimous``, ``majority`` or
 ``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
+
+Machine judges never enter the gate. Only when the project lets a judge fill the pairs no human judged, and
+that judge passes calibration now (`judges.update_judge_settings`), are those pairs released with the
+judge's grade (kind ``judge``) instead of blocking the release. Every qrel records its source (``human`` or
+``judge:NAME``) and every release counts them (``ReleaseInfo.sources``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -26,6 +32,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
 from annotate_app.services._gate_types import Blockers
+from annotate_app.services._judge_state import fill_rows
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_text
@@ -95,6 +102,7 @@ def _info(project: Project, r: Release) -> ReleaseInfo:
         annotators=tuple(r.annotators),
         agreement=dict(r.agreement),
         note=r.note,
+        sources=dict(r.sources or {}),
     )
 
 
@@ -134,6 +142,8 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
             "label_ids": v["label_state"].to_numpy(),
             "adjudication_id": adj_ids,
             "pair_id": v.index.to_numpy(),
+            "source": ["human"] * len(ids),
+            "judge_label_id": [None] * len(ids),
         }
     )
 
@@ -150,11 +160,13 @@ def create_release(
             _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
             state = load_state(s, proj, all_states=True)
             summary = summarize(state)
+            filled = fill_rows(s, proj)
             block = compute_blockers(state, summary)
+            block = dataclasses.replace(block, missing_labels=block.missing_labels - len(filled))
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
             text = _check_justification(justification, block)
-            return _insert(s, actor, proj, state, summary.to_dict(), text, note[:2000])
+            return _insert(s, actor, proj, state, summary.to_dict(), text, note[:2000], filled)
     except IntegrityError:
         raise Conflict("another release was created at the same time; try again") from None
 
@@ -167,16 +179,16 @@ def _insert(
     figures: dict,
     justification: str | None,
     note: str,
+    filled: pd.DataFrame,
 ) -> ReleaseInfo:
-    qrels = _qrels(state, jq.pair_external_ids(s, proj.id))
-    columns = [
-        qrels[c].tolist()
-        for c in ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id")
-    ]
+    human = _qrels(state, jq.pair_external_ids(s, proj.id))
+    qrels = pd.concat([human, filled], ignore_index=True) if len(filled) else human
+    names = ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id", "source")
+    columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
     used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
-    counts = {k.value: int((qrels["kind"] == k).sum()) for k in QrelKind}
+    counts = {k.value: int((qrels["kind"] == k).sum()) for k in QrelKind.human()}
     counts["excluded"] = int(state.pairs["excluded"].sum())
     release = q.insert_release(
         s,
@@ -194,6 +206,7 @@ def _insert(
         justification=justification,
         content_hash=sha256_text(content),
         n_qrels=len(rows),
+        sources={str(k): int(v) for k, v in qrels["source"].value_counts().sort_index().items()},
         created_by=actor.user_id,
         created_by_name=actor.username,
     )
@@ -208,9 +221,11 @@ def _insert(
                 "grade": int(g),
                 "kind": k,
                 "label_ids": ids,
-                "adjudication_id": None if j is None else int(j),
+                "adjudication_id": None if j is None or j != j else int(j),
+                "source": src,
+                "judge_label_id": None if m is None or m != m else int(m),
             }
-            for a, b, g, k, ids, j, p in rows
+            for a, b, g, k, ids, j, p, src, m in rows
         ],
     )
     audit(

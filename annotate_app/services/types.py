@@ -322,6 +322,7 @@ class ReleaseInfo:
     annotators: tuple[str, ...]
     agreement: dict[str, Any]
     note: str = ""
+    sources: dict[str, int] = field(default_factory=dict)  # qrels by source: "human", "judge:NAME"
 
     @property
     def below_threshold(self) -> bool:

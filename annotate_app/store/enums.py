@@ -22,6 +22,8 @@ __all__ = [
     "ImportKind",
     "AuditAction",
     "LoginMethod",
+    "JudgeBackend",
+    "QueueOrder",
 ]
 
 
@@ -75,6 +77,12 @@ class QrelKind(StrEnum):
     UNANIMOUS = "unanimous"
     MAJORITY = "majority"
     ADJUDICATED = "adjudicated"
+    JUDGE = "judge"  # a pair no human judged, filled by a calibrated machine judge (a project setting)
+
+    @classmethod
+    def human(cls) -> tuple[QrelKind, ...]:
+        """The kinds of qrels reached from human labels."""
+        return (cls.UNANIMOUS, cls.MAJORITY, cls.ADJUDICATED)
 
 
 class ImportKind(StrEnum):
@@ -126,6 +134,11 @@ class AuditAction(StrEnum):
     RELEASE_EXPORTED = "release_exported"
     BACKUP_CREATED = "backup_created"
     BACKUP_RESTORED = "backup_restored"
+    JUDGE_ADDED = "judge_added"
+    JUDGE_RUN = "judge_run"
+    JUDGE_IMPORTED = "judge_imported"
+    JUDGE_PROBED = "judge_probed"
+    JUDGE_SETTINGS_CHANGED = "judge_settings_changed"
 
 
 class LoginMethod(StrEnum):
@@ -133,3 +146,21 @@ class LoginMethod(StrEnum):
 
     PASSWORD = "password"
     SSO = "sso"
+
+
+class JudgeBackend(StrEnum):
+    """Where a machine judge's grades come from (the values of `annotate_app.judges.Backend`)."""
+
+    OPENAI = "openai"
+    REPLAY = "replay"
+    LEXICAL = "lexical"
+
+
+class QueueOrder(StrEnum):
+    """How the judging queue orders the pairs an annotator may take: ``default`` (least-covered first, then by
+    query), ``uncertainty`` (the machine judges' least confident pairs first: low confidence, split samples,
+    judges disagreeing) or ``run_weight`` (pairs in the top k of the most runs first)."""
+
+    DEFAULT = "default"
+    UNCERTAINTY = "uncertainty"
+    RUN_WEIGHT = "run_weight"

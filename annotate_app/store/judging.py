@@ -139,14 +139,17 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
     )
 
 
-def candidates(s: Session, project_id: int, annotator_id: int, n: int, limit: int) -> list[int]:
+def candidates(
+    s: Session, project_id: int, annotator_id: int, n: int, limit: int, *, order_by: Sequence[Any] = ()
+) -> list[int]:
     """Pairs with a free slot that the annotator never had, least-covered first, then by query (one indexed
-    range scan of ix_pairs_queue with an index probe of uq_assignments_pair_id_annotator_id per row)."""
+    range scan of ix_pairs_queue with an index probe of uq_assignments_pair_id_annotator_id per row).
+    ``order_by``: ORDER BY terms put between the coverage and the query (`store.judges.candidate_order`)."""
     mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
     stmt = (
         select(Pair.id)
         .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
-        .order_by(Pair.claimed, Pair.query_id, Pair.id)
+        .order_by(Pair.claimed, *order_by, Pair.query_id, Pair.id)
         .limit(limit)
     )
     return list(s.scalars(stmt))

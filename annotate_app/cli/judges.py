@@ -1,0 +1,215 @@
+"""``qrelforge judge``: machine judges of a project (`annotate_app.services.judges`).
+
+- ``judge add -p P NAME --backend openai --base-url URL --model M [--samples N] [--temperature T]
+  [--prompt FILE]``, or ``judge add -p P NAME --backend lexical``: add a judge (adding it again with a
+  changed prompt records a new prompt version);
+- ``judge run -p P NAME [--pairs all|unlabelled|sample:N] [--concurrency N] [--dry-run]``: judge the pairs;
+  prints the number of pairs sent, cached (already answered: a rerun sends nothing) and failed;
+- ``judge import -p P NAME FILE``: import machine labels made elsewhere (JSONL: query_id, doc_id, grade,
+  optional reason, confidence, model, prompt);
+- ``judge calibrate -p P [--format json]``: each judge against the human labels (kappa in the project's
+  agreement mode, linear weighted kappa, ordinal alpha, leniency, Kendall's tau of the stored runs,
+  confusion); the JSON is ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
+- ``judge probe -p P NAME [--sample N]``: the keyword-stuffing probe.
+
+Machine labels never enter ``qrelforge agreement``, which reports the human figures only. The commands act
+as the local administrator (`annotate_app.services.auth.SYSTEM`), like every database command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
+    add_project_option,
+    command,
+    emit,
+    grid,
+    open_db,
+    project_of,
+)
+from metrics.errors import QrelForgeError
+
+__all__ = ["COMMANDS"]
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+
+
+def add_judge_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="machine judges: add, run, import, calibrate, probe",
+        description="Machine judges pre-label pairs; their labels are kept apart from the human ones and "
+        "never enter the agreement gate.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    add = actions.add_parser("add", help="add a judge to the project")
+    add_project_option(add)
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--backend", choices=("openai", "lexical"), required=True)
+    add.add_argument(
+        "--base-url", default="", metavar="URL", help="OpenAI-compatible API, e.g. http://host/v1"
+    )
+    add.add_argument("--model", default="", metavar="M")
+    add.add_argument("--samples", type=_count, default=1, metavar="N", help="replies per pair (majority)")
+    add.add_argument("--temperature", type=_number, default=0.0, metavar="T")
+    add.add_argument("--prompt", metavar="FILE", help="prompt template ({{query}}, {{document}}, ...)")
+    add.set_defaults(handler=_cmd_add)
+
+    run = actions.add_parser("run", help="judge the project's pairs")
+    add_project_option(run)
+    run.add_argument("name", metavar="NAME")
+    run.add_argument("--pairs", default="unlabelled", metavar="all|unlabelled|sample:N")
+    run.add_argument("--concurrency", type=_count, default=4, metavar="N")
+    run.add_argument("--dry-run", action="store_true", help="print what the first pair would send")
+    run.set_defaults(handler=_cmd_run)
+
+    imp = actions.add_parser("import", help="import machine labels made elsewhere (JSONL)")
+    add_project_option(imp)
+    imp.add_argument("name", metavar="NAME")
+    imp.add_argument("file", metavar="FILE")
+    imp.set_defaults(handler=_cmd_import)
+
+    cal = actions.add_parser("calibrate", help="each judge against the human labels")
+    add_project_option(cal)
+    cal.add_argument("--format", choices=("table", "json"), default="table")
+    cal.set_defaults(handler=_cmd_calibrate)
+
+    probe = actions.add_parser("probe", help="the keyword-stuffing probe")
+    add_project_option(probe)
+    probe.add_argument("name", metavar="NAME")
+    probe.add_argument("--sample", type=_count, default=20, metavar="N")
+    probe.set_defaults(handler=_cmd_probe)
+
+
+COMMANDS: dict[str, AddParser] = {"judge": add_judge_parser}
+
+
+def _context(args: argparse.Namespace) -> tuple[Any, str, Any]:
+    from annotate_app.services import judges
+
+    db = open_db(args)
+    return db, project_of(db, args), judges
+
+
+@command
+def _cmd_add(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    prompt = None
+    if args.prompt:
+        try:
+            prompt = Path(args.prompt).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise QrelForgeError(f"--prompt {args.prompt!r} cannot be read: {exc}") from None
+    db, project, judges = _context(args)
+    info = judges.add_judge(
+        db,
+        SYSTEM,
+        project,
+        args.name,
+        backend=args.backend,
+        base_url=args.base_url,
+        model=args.model,
+        samples=args.samples,
+        temperature=args.temperature,
+        prompt=prompt,
+    )
+    version = "" if info.prompt_version is None else f", prompt v{info.prompt_version}"
+    print(f"judge {info.name} ({info.backend}{', ' + info.model if info.model else ''}{version})")
+    return 0
+
+
+@command
+def _cmd_run(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    report = judges.run_judge(
+        db, SYSTEM, project, args.name, pairs=args.pairs, concurrency=args.concurrency, dry_run=args.dry_run
+    )
+    if report.dry_run:
+        sys.stdout.write(report.prompt + ("\n" if report.prompt and not report.prompt.endswith("\n") else ""))
+    print(report.message)
+    return 0
+
+
+@command
+def _cmd_import(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise QrelForgeError(f"{args.file}: cannot be read: {exc.strerror or exc}") from None
+    db, project, judges = _context(args)
+    report = judges.import_labels(db, SYSTEM, project, args.name, data, filename=path.name)
+    print(f"judge {report.judge}: {report.pairs} labels read, {report.sent} new, {report.cached} known")
+    return 0
+
+
+@command
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    figures = judges.calibrate(db, SYSTEM, project)
+    if args.format == "json":
+        emit(json.dumps({"judges": [f.to_dict() for f in figures]}, indent=2, allow_nan=False) + "\n")
+        return 0
+    header = ["judge", "pairs", "kappa", "weighted", "alpha", "leniency", "tau", "tau@5", "fills"]
+    rows = [
+        [
+            f.name,
+            f.n_pairs,
+            *(_shown(v) for v in (f.kappa, f.weighted_kappa, f.alpha_ordinal, f.leniency, f.tau, f.tau_top5)),
+            "yes" if f.passed else "no",
+        ]
+        for f in figures
+    ]
+    emit(grid(header, rows) if rows else "no judges yet (qrelforge judge add)\n")
+    return 0
+
+
+def _shown(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+@command
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample)
+    if r.n_pairs == 0:
+        print(f"judge {r.judge}: no pair to probe (none every human judged non-relevant); {r.failed} failed")
+        return 0
+    print(
+        f"judge {r.judge}: {r.n_pairs} pairs probed, grade raised on {r.n_raised} ({r.share_raised:.0%}), "
+        f"lowered on {r.n_lowered}, unchanged on {r.n_unchanged}; mean rise {r.mean_rise:+.3f}"
+        + (f"; {r.failed} failed" if r.failed else "")
+    )
+    return 0

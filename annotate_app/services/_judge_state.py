@@ -1,0 +1,335 @@
+"""Machine judges inside a transaction: the judge task of a project, judges built from their stored rows, the
+calibration figures against the humans, and the pairs a calibrated judge may fill in a release.
+
+Private to `annotate_app.services`: `judges` and `releases` share it. Its functions take a session, never
+``(db, actor)``; the role checks are the callers'. Machine labels are compared with the human ones here, one
+judge at a time (`metrics.calibration`); they never enter the gate's state (`_gate_state` reads only the
+human assignments).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import warnings
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.orm import Session
+
+from annotate_app.judges import GradeScale, Judge, JudgeTask, LexicalJudge, OpenAIJudge, PromptTemplate
+from annotate_app.services._context import settings_of
+from annotate_app.services.errors import InvalidInput
+from annotate_app.store import corpus as cq
+from annotate_app.store import judges as q
+from annotate_app.store import judging as jq
+from annotate_app.store import projects as pq
+from annotate_app.store import scoring as sq
+from annotate_app.store.enums import AgreementMode, JudgeBackend, QrelKind, QueueOrder
+from annotate_app.store.models import MachineJudge, Project
+from metrics.calibration import calibrate_judges, ranking_agreement_from_qrels
+from metrics.data import Run
+from metrics.errors import QrelForgeError, UndefinedMetricWarning
+
+__all__ = [
+    "JudgeSettingsInfo",
+    "JudgeCalibrationInfo",
+    "DEFAULT_MIN_CALIBRATION_PAIRS",
+    "DEFAULT_CALIBRATION_SHARE",
+    "TAU_MEASURE",
+    "task_of",
+    "build_judge",
+    "settings_info",
+    "calibrations",
+    "fill_rows",
+    "source_of",
+    "queue_order_by",
+    "over_budget",
+]
+
+DEFAULT_MIN_CALIBRATION_PAIRS = 30
+DEFAULT_CALIBRATION_SHARE = 0.1
+TAU_MEASURE = "nDCG@10"
+TAU_TOP = 5
+
+
+@dataclass(frozen=True)
+class JudgeSettingsInfo:
+    """A project's rules for machine judges.
+
+    ``fill_judge``: the judge whose labels fill pairs no human judged (None: a qrel needs a human label), in
+    effect only while it passes calibration: kappa against the humans >= the project's threshold on at least
+    ``min_calibration_pairs`` shared pairs. ``queue_order``, ``calibration_share`` (the share of every
+    annotator's queue kept uniformly random) and ``human_budget`` (human judgments the project may spend;
+    None: no cap)."""
+
+    fill_judge: str | None = None
+    min_calibration_pairs: int = DEFAULT_MIN_CALIBRATION_PAIRS
+    queue_order: QueueOrder = QueueOrder.DEFAULT
+    calibration_share: float = DEFAULT_CALIBRATION_SHARE
+    human_budget: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCalibrationInfo:
+    """One judge against the humans (see `metrics.calibration.calibrate_judges`).
+
+    ``n_pairs``: pairs the judge shares with at least one human; ``kappa`` in the project's agreement mode
+    (binary at the relevance cut-off, or graded); ``weighted_kappa`` linear on the full scale;
+    ``alpha_ordinal``; ``leniency`` (mean judge − human grade); ``tau`` and ``tau_top5``: Kendall's tau
+    between the stored runs ranked by `TAU_MEASURE` with human and with judge qrels (None with fewer than 3
+    runs, or undefined); ``confusion``: human grade → judge grade → count. ``passed``: the judge may fill
+    pairs (at least ``min_pairs`` shared pairs and kappa >= ``threshold``). Undefined figures are None."""
+
+    name: str
+    n_pairs: int
+    kappa: float | None
+    weighted_kappa: float | None
+    alpha_ordinal: float | None
+    leniency: float | None
+    tau: float | None
+    tau_top5: float | None
+    confusion: dict[str, dict[str, int]] = field(default_factory=dict)
+    passed: bool = False
+    threshold: float = 0.0
+    min_pairs: int = DEFAULT_MIN_CALIBRATION_PAIRS
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``qrelforge judge calibrate --format json`` (one judge)."""
+        keys = ("name", "n_pairs", "kappa", "weighted_kappa", "alpha_ordinal", "leniency", "tau", "tau_top5")
+        out: dict[str, Any] = {k: getattr(self, k) for k in keys}
+        out["confusion"] = self.confusion
+        out["passed"] = self.passed
+        return out
+
+
+def source_of(judge_name: str) -> str:
+    """The source of a machine label in exports and releases: ``judge:NAME`` (humans are ``human:USER``)."""
+    return f"judge:{judge_name}"
+
+
+# -------------------------------------------------------------------------------------------- the judges
+def task_of(s: Session, project: Project) -> JudgeTask:
+    """The project's grade scale and current guidelines, as every judge of it reads them."""
+    scale = GradeScale.from_labels(settings_of(project).grade_scale)
+    guidelines = pq.latest_guidelines(s, project.id)
+    return JudgeTask(scale=scale, guidelines=guidelines.markdown if guidelines else "")
+
+
+def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
+    """The judge a stored row describes (OpenAI-compatible or lexical; replay judges only import)."""
+    if row.backend == JudgeBackend.LEXICAL:
+        corpus = {
+            doc: f"{title}\n\n{text}" if title else text
+            for doc, title, text in sq.corpus_texts(s, project.id)
+        }
+        return LexicalJudge(corpus, name=row.name)
+    if row.backend == JudgeBackend.OPENAI:
+        prompt = q.latest_prompt(s, row.id)
+        template = PromptTemplate(text=prompt.text) if prompt is not None else PromptTemplate()
+        return OpenAIJudge(
+            row.base_url,
+            row.model,
+            name=row.name,
+            template=template,
+            temperature=row.temperature,
+            samples=row.samples,
+            **dict(row.params or {}),
+        )
+    raise InvalidInput(
+        f"judge {row.name!r} has backend {row.backend!r}: its labels are imported (qrelforge judge import), "
+        "it cannot be run"
+    )
+
+
+def settings_info(s: Session, project: Project) -> JudgeSettingsInfo:
+    row = q.settings_row(s, project.id)
+    if row is None:
+        return JudgeSettingsInfo()
+    fill = None
+    if row.fill_judge_id is not None:
+        fill = next((j.name for j in q.judges_of(s, project.id) if j.id == row.fill_judge_id), None)
+    return JudgeSettingsInfo(
+        fill_judge=fill,
+        min_calibration_pairs=row.min_calibration_pairs,
+        queue_order=QueueOrder(row.queue_order),
+        calibration_share=row.calibration_share,
+        human_budget=row.human_budget,
+    )
+
+
+# ------------------------------------------------------------------------------------------- calibration
+def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> list[JudgeCalibrationInfo]:
+    """The calibration figures of ``judges`` against the project's current human labels."""
+    settings, rules = settings_of(project), settings_info(s, project)
+    humans = pd.DataFrame(
+        q.human_labels(s, project.id), columns=["item", "query", "doc_id", "annotator", "grade"]
+    )
+    columns = {"judge": "judge", "pair_id": "item", "query_id": "query", "doc_id": "doc_id", "grade": "grade"}
+    grades = pd.DataFrame(q.current_grades(s, project.id, [j.id for j in judges]), columns=list(columns))
+    grades = grades.rename(columns=columns)
+    mode = AgreementMode(settings.agreement_mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        figures = calibrate_judges(
+            humans[["item", "query", "annotator", "grade"]],
+            grades[["item", "query", "judge", "grade"]],
+            labels=list(settings.grades),
+            mode="binary" if mode == AgreementMode.BINARY else "graded",
+            cutoff=settings.relevance_cutoff,
+        )
+        taus = _taus(s, project, humans, grades, [j.name for j in judges])
+    out = []
+    for judge in judges:
+        cal = figures.get(judge.name)
+        n_pairs = 0 if cal is None else int(cal.n_pairs)
+        kappa = None if cal is None else _number(cal.kappa)
+        out.append(
+            JudgeCalibrationInfo(
+                name=judge.name,
+                n_pairs=n_pairs,
+                kappa=kappa,
+                weighted_kappa=None if cal is None else _number(cal.weighted_kappa),
+                alpha_ordinal=None if cal is None else _number(cal.alpha_ordinal),
+                leniency=None if cal is None else _number(cal.leniency),
+                tau=taus[judge.name][0],
+                tau_top5=taus[judge.name][1],
+                confusion=_confusion(cal.confusion if cal is not None else None, settings.grades),
+                passed=n_pairs >= rules.min_calibration_pairs
+                and kappa is not None
+                and kappa >= settings.threshold,
+                threshold=settings.threshold,
+                min_pairs=rules.min_calibration_pairs,
+            )
+        )
+    return out
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or math.isnan(float(value)) else float(value)
+
+
+def _confusion(table: pd.DataFrame | None, grades: tuple[int, ...]) -> dict[str, dict[str, int]]:
+    """human grade → judge grade → count, over the whole scale."""
+    out = {str(h): {str(j): 0 for j in grades} for h in grades}
+    if table is not None:
+        for h, row in table.iterrows():
+            for j, n in row.items():
+                out[str(int(float(str(h))))][str(int(float(str(j))))] = int(n)
+    return out
+
+
+def human_qrels(humans: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per pair, the most frequent current human grade (ties to the lowest)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for (qid, did), part in humans.groupby(["query", "doc_id"], sort=True):
+        counts = Counter(int(g) for g in part["grade"])
+        top = max(counts.values())
+        qrels.setdefault(str(qid), {})[str(did)] = min(g for g, c in counts.items() if c == top)
+    return qrels
+
+
+def _taus(
+    s: Session, project: Project, humans: pd.DataFrame, grades: pd.DataFrame, names: list[str]
+) -> dict[str, tuple[float | None, float | None]]:
+    """(tau, tau among the top 5 runs) of each judge: None with fewer than 3 stored runs or undefined."""
+    runs = _stored_runs(s, project)
+    out: dict[str, tuple[float | None, float | None]] = {name: (None, None) for name in names}
+    if len(runs) < 3 or humans.empty:
+        return out
+    human = human_qrels(humans)
+    for name in names:
+        mine = grades[grades["judge"] == name]
+        if mine.empty:
+            continue
+        judge: dict[str, dict[str, int]] = {}
+        for qid, did, g in zip(mine["query"], mine["doc_id"], mine["grade"], strict=True):
+            judge.setdefault(str(qid), {})[str(did)] = int(g)
+        try:
+            res = ranking_agreement_from_qrels(human, judge, runs, measure=TAU_MEASURE, top=TAU_TOP)
+        except QrelForgeError:
+            continue
+        out[name] = (_number(res.tau), _number(res.tau_top))
+    return out
+
+
+def _stored_runs(s: Session, project: Project) -> dict[Hashable, Run]:
+    runs: dict[Hashable, Run] = {}
+    for run in cq.runs(s, project.id):
+        rows = sq.run_entries(s, run.id)
+        if rows:
+            runs[run.name] = Run(
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                np.array([r[2] for r in rows], dtype=np.float64),
+                name=run.name,
+            )
+    return runs
+
+
+# ------------------------------------------------------------------------------------------------- fill
+_FILL_COLUMNS = (
+    "query_id",
+    "doc_id",
+    "grade",
+    "kind",
+    "label_ids",
+    "adjudication_id",
+    "pair_id",
+    "source",
+    "judge_label_id",
+)
+
+
+def fill_rows(s: Session, project: Project) -> pd.DataFrame:
+    """The qrels a calibrated judge fills: the live pairs no human judged that the project's fill judge
+    graded, when it passes calibration now; none by default (the project setting is off) or when it does not.
+    Columns as a release's qrels (kind ``judge``) plus ``source`` and ``judge_label_id``."""
+    empty = pd.DataFrame({c: [] for c in _FILL_COLUMNS})
+    rules = q.settings_row(s, project.id)
+    if rules is None or rules.fill_judge_id is None:
+        return empty
+    judge = next((j for j in q.judges_of(s, project.id) if j.id == rules.fill_judge_id), None)
+    if judge is None or not calibrations(s, project, [judge])[0].passed:
+        return empty
+    unjudged = {p["pair_id"] for p in q.pair_inputs(s, project.id) if not p["excluded"] and p["n_human"] == 0}
+    rows = [g for g in q.current_grades(s, project.id, [judge.id]) if g["pair_id"] in unjudged]
+    if not rows:
+        return empty
+    return pd.DataFrame(
+        {
+            "query_id": [r["query_id"] for r in rows],
+            "doc_id": [r["doc_id"] for r in rows],
+            "grade": [int(r["grade"]) for r in rows],
+            "kind": [QrelKind.JUDGE.value] * len(rows),
+            "label_ids": [""] * len(rows),
+            "adjudication_id": [None] * len(rows),
+            "pair_id": [int(r["pair_id"]) for r in rows],
+            "source": [source_of(judge.name)] * len(rows),
+            "judge_label_id": [int(r["label_id"]) for r in rows],
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------------------ queue
+def queue_order_by(s: Session, project: Project) -> list[Any]:
+    """The ORDER BY terms of the next claim of the project's queue: its ``queue_order`` setting, except for
+    a uniformly random claim with probability ``calibration_share`` (so a set share of every annotator's
+    queue stays a uniformly random calibration sample). No setting: the default order."""
+    row = q.settings_row(s, project.id)
+    if row is None:
+        return []
+    shuffled = row.calibration_share > 0 and random.random() < row.calibration_share  # noqa: S311 - sampling
+    return q.candidate_order(QueueOrder(row.queue_order), shuffled=shuffled)
+
+
+def over_budget(s: Session, project: Project) -> bool:
+    """Whether the project has spent its budget of human judgments (labelled claims)."""
+    row = q.settings_row(s, project.id)
+    return (
+        row is not None and row.human_budget is not None and jq.label_count(s, project.id) >= row.human_budget
+    )

@@ -1,0 +1,309 @@
+"""Queries on machine judges, their prompt versions, their labels (append-only) and the judge settings.
+
+Machine labels live in ``judge_labels`` only, never in ``assignments`` or ``labels``: nothing here is read by
+the agreement gate. Every function reads or writes in the caller's transaction and returns ORM rows of these
+tables or plain tuples and dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, insert, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from annotate_app.store.bulk import fetch_rows
+from annotate_app.store.enums import AssignmentStatus, QueueOrder
+from annotate_app.store.models import (
+    Document,
+    JudgeLabel,
+    JudgePrompt,
+    JudgeSettings,
+    MachineJudge,
+    Pair,
+    PairSource,
+    Query,
+    ReleaseQrel,
+    utcnow,
+)
+
+__all__ = [
+    "find_judge",
+    "judges_of",
+    "insert_judge",
+    "latest_prompt",
+    "insert_prompt",
+    "cached_label",
+    "insert_label",
+    "pair_inputs",
+    "current_grades",
+    "human_labels",
+    "human_label_count",
+    "settings_row",
+    "upsert_settings",
+    "qrel_sources",
+    "judge_labels_by_id",
+    "judge_label_rows",
+    "candidate_order",
+]
+
+
+# ------------------------------------------------------------------------------------------------ judges
+def find_judge(s: Session, project_id: int, name: str) -> MachineJudge | None:
+    stmt = select(MachineJudge).where(MachineJudge.project_id == project_id, MachineJudge.name == name)
+    return s.scalar(stmt)
+
+
+def judges_of(s: Session, project_id: int) -> list[MachineJudge]:
+    stmt = select(MachineJudge).where(MachineJudge.project_id == project_id).order_by(MachineJudge.name)
+    return list(s.scalars(stmt))
+
+
+def insert_judge(s: Session, **fields: Any) -> MachineJudge:
+    row = MachineJudge(created_at=utcnow(), **fields)
+    s.add(row)
+    s.flush()
+    return row
+
+
+def latest_prompt(s: Session, judge_id: int) -> JudgePrompt | None:
+    stmt = (
+        select(JudgePrompt)
+        .where(JudgePrompt.judge_id == judge_id)
+        .order_by(JudgePrompt.version.desc())
+        .limit(1)
+    )
+    return s.scalar(stmt)
+
+
+def insert_prompt(s: Session, judge_id: int, text: str, sha256: str, created_by: int | None) -> JudgePrompt:
+    latest = latest_prompt(s, judge_id)
+    row = JudgePrompt(
+        judge_id=judge_id,
+        version=(latest.version if latest else 0) + 1,
+        text=text,
+        sha256=sha256,
+        created_by=created_by,
+        created_at=utcnow(),
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+# ------------------------------------------------------------------------------------------------ labels
+def cached_label(s: Session, judge_id: int, cache_key: str) -> JudgeLabel | None:
+    stmt = select(JudgeLabel).where(JudgeLabel.judge_id == judge_id, JudgeLabel.cache_key == cache_key)
+    return s.scalar(stmt)
+
+
+def insert_label(s: Session, **fields: Any) -> int:
+    stmt = insert(JudgeLabel).values(created_at=utcnow(), **fields).returning(JudgeLabel.id)
+    return int(s.execute(stmt).scalar_one())
+
+
+def pair_inputs(s: Session, project_id: int) -> list[dict[str, Any]]:
+    """Every pair of the project with what a judge reads: ``pair_id``, ``query_id``, ``query_text``,
+    ``doc_id``, ``doc_text`` (title and text of the current version), ``doc_version``, ``excluded`` and
+    ``n_human`` (current human labels), by query then document ID."""
+    sql = (
+        "SELECT p.id, q.external_id, q.text, d.external_id, v.title, v.text, d.version, p.excluded, "
+        "(SELECT count(*) FROM assignments a WHERE a.pair_id = p.id "
+        f"AND a.status = '{AssignmentStatus.DONE}') "
+        "FROM pairs p JOIN queries q ON q.id = p.query_id JOIN documents d ON d.id = p.document_id "
+        "JOIN document_versions v ON v.document_id = d.id AND v.version = d.version "
+        "WHERE p.project_id = %s ORDER BY q.external_id, d.external_id"
+    )
+    keys = (
+        "pair_id",
+        "query_id",
+        "query_text",
+        "doc_id",
+        "title",
+        "text",
+        "doc_version",
+        "excluded",
+        "n_human",
+    )
+    out = []
+    for row in fetch_rows(s, sql, project_id):
+        item = dict(zip(keys, row, strict=True))
+        title, text = item.pop("title") or "", item.pop("text") or ""
+        item["doc_text"] = f"{title}\n\n{text}" if title else text
+        item["excluded"] = bool(item["excluded"])
+        out.append(item)
+    return out
+
+
+def current_grades(s: Session, project_id: int, judge_ids: Sequence[int] | None = None) -> list[dict]:
+    """The current machine grade of each (judge, pair): its latest graded label (probes left out) made on the
+    pair's current document version, for the pairs not excluded. Dicts with ``judge_id``, ``judge``,
+    ``pair_id``, ``query_id``, ``doc_id``, ``grade``, ``confidence``, ``sample_grades``, ``label_id``."""
+    latest = (
+        select(func.max(JudgeLabel.id).label("id"))
+        .join(Pair, Pair.id == JudgeLabel.pair_id)
+        .join(Document, Document.id == Pair.document_id)
+        .where(
+            Pair.project_id == project_id,
+            ~Pair.excluded,
+            JudgeLabel.grade.is_not(None),
+            ~JudgeLabel.probe,
+            JudgeLabel.doc_version == Document.version,
+        )
+        .group_by(JudgeLabel.judge_id, JudgeLabel.pair_id)
+    )
+    if judge_ids is not None:
+        latest = latest.where(JudgeLabel.judge_id.in_(list(judge_ids)))
+    ids = latest.subquery()
+    stmt = (
+        select(
+            JudgeLabel.judge_id,
+            MachineJudge.name,
+            JudgeLabel.pair_id,
+            Query.external_id,
+            Document.external_id,
+            JudgeLabel.grade,
+            JudgeLabel.confidence,
+            JudgeLabel.sample_grades,
+            JudgeLabel.id,
+        )
+        .join(ids, ids.c.id == JudgeLabel.id)
+        .join(MachineJudge, MachineJudge.id == JudgeLabel.judge_id)
+        .join(Pair, Pair.id == JudgeLabel.pair_id)
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .order_by(MachineJudge.name, Query.external_id, Document.external_id)
+    )
+    keys = ("judge_id", "judge", "pair_id", "query_id", "doc_id", "grade", "confidence", "sample_grades")
+    return [dict(zip((*keys, "label_id"), row, strict=True)) for row in s.execute(stmt)]
+
+
+def human_labels(s: Session, project_id: int) -> list[tuple[int, str, str, str, int]]:
+    """(pair_id, query external id, document external id, annotator username, grade) of every current human
+    label on a pair that is not excluded."""
+    sql = (
+        "SELECT p.id, q.external_id, d.external_id, u.username, a.grade FROM assignments a "
+        "JOIN pairs p ON p.id = a.pair_id JOIN queries q ON q.id = p.query_id "
+        "JOIN documents d ON d.id = p.document_id JOIN users u ON u.id = a.annotator_id "
+        f"WHERE a.project_id = %s AND a.status = '{AssignmentStatus.DONE}' AND NOT p.excluded "
+        "ORDER BY p.id, u.username"
+    )
+    return fetch_rows(s, sql, project_id)
+
+
+def human_label_count(s: Session, project_id: int) -> int:
+    """Human judgments made in the project (every label version counts: the effort spent)."""
+    sql = "SELECT count(*) FROM labels l JOIN pairs p ON p.id = l.pair_id WHERE p.project_id = %s"
+    return int(fetch_rows(s, sql, project_id)[0][0])
+
+
+# ---------------------------------------------------------------------------------------------- settings
+def settings_row(s: Session, project_id: int) -> JudgeSettings | None:
+    return s.get(JudgeSettings, project_id)
+
+
+def upsert_settings(s: Session, project_id: int, updated_by: int | None, **fields: Any) -> JudgeSettings:
+    row = s.get(JudgeSettings, project_id)
+    if row is None:
+        row = JudgeSettings(project_id=project_id)
+        s.add(row)
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.updated_by, row.updated_at = updated_by, utcnow()
+    s.flush()
+    return row
+
+
+# ---------------------------------------------------------------------------------------------- releases
+def qrel_sources(s: Session, release_id: int) -> dict[int, tuple[str, int | None]]:
+    """pair_id → (source, judge_label_id) of every qrel of a release."""
+    stmt = select(ReleaseQrel.pair_id, ReleaseQrel.source, ReleaseQrel.judge_label_id).where(
+        ReleaseQrel.release_id == release_id
+    )
+    return {int(p): (str(src), j) for p, src, j in s.execute(stmt)}
+
+
+def judge_labels_by_id(s: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """id → the provenance of a machine label (for the JSONL export)."""
+    if not ids:
+        return {}
+    stmt = (
+        select(JudgeLabel, MachineJudge.name, JudgePrompt.version)
+        .join(MachineJudge, MachineJudge.id == JudgeLabel.judge_id)
+        .outerjoin(JudgePrompt, JudgePrompt.id == JudgeLabel.prompt_id)
+        .where(JudgeLabel.id.in_(list(ids)))
+    )
+    out = {}
+    for label, name, prompt_version in s.execute(stmt):
+        out[label.id] = {
+            "judge": name,
+            "source": f"judge:{name}",
+            "grade": label.grade,
+            "reason": label.reason,
+            "confidence": label.confidence,
+            "model": label.model,
+            "prompt_hash": label.prompt_hash,
+            "prompt_version": prompt_version,
+            "doc_version": label.doc_version,
+            "created_at": label.created_at.isoformat(),
+        }
+    return out
+
+
+def judge_label_rows(s: Session, project_id: int) -> list[tuple]:
+    """Every graded machine label of the project (probes left out), oldest first, in the columns of the
+    labels CSV: query, document, judge name, n-th label of that judge on the pair, grade, reason, confidence,
+    latency, doc_version, current doc version, created_at."""
+    number = (
+        func.row_number()
+        .over(partition_by=(JudgeLabel.judge_id, JudgeLabel.pair_id), order_by=JudgeLabel.id)
+        .label("n")
+    )
+    stmt = (
+        select(
+            Query.external_id,
+            Document.external_id,
+            MachineJudge.name,
+            number,
+            JudgeLabel.grade,
+            JudgeLabel.reason,
+            JudgeLabel.confidence,
+            JudgeLabel.latency_s,
+            JudgeLabel.doc_version,
+            Document.version,
+            JudgeLabel.created_at,
+        )
+        .join(MachineJudge, MachineJudge.id == JudgeLabel.judge_id)
+        .join(Pair, and_(Pair.id == JudgeLabel.pair_id, Pair.project_id == project_id))
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .where(JudgeLabel.grade.is_not(None), ~JudgeLabel.probe)
+        .order_by(JudgeLabel.id)
+    )
+    return list(s.execute(stmt))
+
+
+# ------------------------------------------------------------------------------------------------- queue
+def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[ColumnElement[Any]]:
+    """ORDER BY terms of the judging queue (`judging.candidates`' ``order_by``), after the coverage:
+
+    - ``shuffled``: uniformly random (the calibration share of a queue);
+    - ``uncertainty``: the pairs the machine judges are least sure of first: judges disagreeing (more
+      distinct current grades), then split samples or low confidence (lowest confidence; a pair no judge
+      graded comes after the judged ones);
+    - ``run_weight``: the pairs in the top k of the most runs first (pooling sources);
+    - ``default``: nothing (by query, as before).
+    """
+    if shuffled:
+        return [func.random()]
+    graded = and_(JudgeLabel.pair_id == Pair.id, JudgeLabel.grade.is_not(None), ~JudgeLabel.probe)
+    if order == QueueOrder.UNCERTAINTY:
+        spread = select(func.count(func.distinct(JudgeLabel.grade))).where(graded).scalar_subquery()
+        sure = select(func.min(func.coalesce(JudgeLabel.confidence, 1.0))).where(graded).scalar_subquery()
+        return [spread.desc(), func.coalesce(sure, 2.0).asc()]
+    if order == QueueOrder.RUN_WEIGHT:
+        runs = select(func.count(func.distinct(PairSource.run_id))).where(PairSource.pair_id == Pair.id)
+        return [runs.scalar_subquery().desc()]
+    return []
