@@ -1,10 +1,10 @@
 """Judge client throughput: 10,000 pairs through `OpenAIJudge` against a loopback chat completions server.
 
-The server (tests/llm_server.py, started here in its own process) answers every request after 50 ms; the
-client sends 16 requests at a time (``JudgeClient(workers=16)``) and puts every result in a `SQLiteCache`
-file as it arrives. Results go to a sink that only counts them: nothing is held. Then the same pairs run
-again with the same cache, which must send 0 requests. Target: >= 250 pairs/s on the first run (the ideal
-is 16 / 0.05 s = 320 pairs/s).
+The server (tests/helpers/llm_server.py, started here in its own process) answers every request after 50 ms;
+the client sends 16 requests at a time (``JudgeClient(workers=16)``) and puts every result in a `SQLiteCache`
+file as it arrives. Results go to a sink that only counts them: nothing is held. Then the same pairs run again
+with the same cache, which must send 0 requests. Target: >= 250 pairs/s on the first run (the ideal is 16 /
+0.05 s = 320 pairs/s).
 
 Printed per run: pairs/s, requests sent, pairs from the cache, failed pairs, and the peak RSS of this process
 so far (``resource.getrusage``; the server's memory is not included).
@@ -48,7 +48,7 @@ def make_pairs(n: int) -> Iterator[Pair]:
 
 def start_server(delay: float) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--delay", str(delay)],
+        [sys.executable, str(ROOT / "tests" / "helpers" / "llm_server.py"), "--delay", str(delay)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -17,7 +17,7 @@ version), the cached current label of every assignment its newest version, and e
 reproducible from its stored qrels and from a fresh TREC export. Printed per database: labels written, lost,
 over-assigned, p50/p95 latency per operation, throughput, with the PostgreSQL/SQLite ratio.
 
-`run_soak(db, ...)` is the library form, used by tests/test_soak_short.py on a small scale.
+`run_soak(db, ...)` is the library form, used by tests/services/test_soak_short.py on a small scale.
 """
 
 from __future__ import annotations

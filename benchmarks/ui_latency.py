@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # the end-to-end tests' server helpers
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the end-to-end tests' server helpers
 
 from e2e_helpers import start_server, stop_server  # noqa: E402
 

@@ -3,12 +3,13 @@
 A pure library: numbers in, numbers out. Its modules import only the standard library, numpy, pyarrow,
 pandas and scipy (the last two lazily where the scoring path does not need them), and each other downwards;
 never the app (`annotate_app`), Streamlit or SQLAlchemy (checked by ``lint-imports``), and no module imports
-back up (``tests/test_metrics_package.py`` checks there is no cycle). From the bottom up: `metrics.errors`,
-`metrics._ids` (ID columns and trec_eval's row order), `metrics.data` (`Qrels`, `Run`), `metrics.ranking` and
-`metrics.context` (the measure kernels), `metrics.measures` (the one registry), `metrics.formats`,
-`metrics.evaluate`, then the analyses built on them (`metrics.compare` and its `metrics.report`,
-`metrics.sensitivity`, `metrics.coverage`, `metrics.checks`, `metrics.agreement`, `metrics.classification`,
-`metrics.fusion`, `metrics.bm25`, `metrics.harness`). Private text helpers live in `metrics._text`.
+back up (``tests/metrics/test_metrics_package.py`` checks there is no cycle). From the bottom up:
+`metrics.errors`, `metrics._ids` (ID columns and trec_eval's row order), `metrics.data` (`Qrels`, `Run`),
+`metrics.ranking` and `metrics.context` (the measure kernels), `metrics.measures` (the one registry),
+`metrics.formats`, `metrics.evaluate`, then the analyses built on them (`metrics.compare` and its
+`metrics.report`, `metrics.sensitivity`, `metrics.coverage`, `metrics.checks`, `metrics.agreement`,
+`metrics.classification`, `metrics.fusion`, `metrics.bm25`, `metrics.harness`). Private text helpers live in
+`metrics._text`.
 
 Names are loaded on first use (PEP 562), so ``from metrics import evaluate`` does not pay for pandas or scipy:
 `qrelforge score` starts in a fraction of a second. ``metrics.evaluate`` and ``metrics.compare`` are modules

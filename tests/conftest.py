@@ -1,9 +1,20 @@
-"""Shared pytest fixtures. The database fixtures (``db_url``, ``db``, ``demo``, ...) live in
-store_fixtures."""
+"""Shared pytest fixtures, for every folder of the suite.
 
-from app_helpers import app_db, demo_template, labelled_db, released_db  # noqa: F401  (the app tests)
-from e2e_helpers import app_server, browser_type_launch_args, servers  # noqa: F401  (the browser tests)
-from store_fixtures import (  # noqa: F401
+The tests are grouped by layer: ``metrics/`` (the library, its oracles and trec_eval's own files),
+``services/`` (store, workflow and judges on SQLite and PostgreSQL), ``cli/``, ``app/`` (AppTest pages),
+``e2e/`` (Chromium), ``architecture/`` (the import contract) and ``helpers/`` (fixtures and helper modules,
+put on ``sys.path`` here so that every test imports them by name). The database fixtures (``db_url``, ``db``,
+``demo``, ...) live in ``helpers/store_fixtures.py``.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+
+from app_helpers import app_db, demo_template, labelled_db, released_db  # noqa: E402, F401  (the app tests)
+from e2e_helpers import app_server, browser_type_launch_args, servers  # noqa: E402, F401  (the browser tests)
+from store_fixtures import (  # noqa: E402, F401
     actors,
     db,
     db_url,

@@ -40,8 +40,8 @@ module                    concern
 Documented exceptions to the ``(db, actor)`` rule: `setup` (database bootstrap, before anyone logs in), `auth`
 and `sso` (they make the Actor), `types`, `errors` and `inputs` (no service calls), and a few pure helpers
 over plain values that touch no database (`projects.check_settings`, `releases.canonical_trec`,
-`releases.corpus_hash`, `releases.sha256_text`, `backup.read_manifest`); tests/test_access_control.py checks
-the rule for every public module it discovers.
+`releases.corpus_hash`, `releases.sha256_text`, `backup.read_manifest`);
+tests/services/test_access_control.py checks the rule for every public module it discovers.
 
 Private modules (``_context``, ``_records``, ``_gate_state``, ``_gate_types``, ``_judge_state``,
 ``imports._common``) hold the session-level helpers the service modules share; their names are public within

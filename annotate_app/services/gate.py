@@ -17,7 +17,7 @@ Rules (N = the project's annotators per pair; excluded pairs are ignored everywh
   a justification (see `releases.create_release`).
 - Machine labels never count: the gate reads the human annotators' current labels (``assignments``) only,
   and machine judges' labels live in ``judge_labels`` (`judges`), so a judge run leaves every figure here
-  unchanged (tests/test_services_judges.py).
+  unchanged (tests/services/test_services_judges.py).
 """
 
 from __future__ import annotations

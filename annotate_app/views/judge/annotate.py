@@ -5,7 +5,7 @@ Light on purpose: no charts, no scipy; the card is a fragment, so a submit rerun
 The guidelines are the admin's Markdown, rendered as Markdown (headings, lists, emphasis, links, colours) but
 never as HTML: ``st.markdown`` keeps ``unsafe_allow_html`` off, so raw HTML (``<script>``, ``<img onerror>``,
 comments) shows as the text typed, and Streamlit's renderer turns ``javascript:`` link targets into ``#``
-(proved in the browser by ``tests/test_e2e_attacks.py``). Corpus text and reasons are escaped
+(proved in the browser by ``tests/e2e/test_e2e_attacks.py``). Corpus text and reasons are escaped
 (`annotate_app.ui.escape`).
 """
 

@@ -1,0 +1,175 @@
+"""``qrelforge judge`` and ``score --ppi`` end to end, on SQLite and PostgreSQL: the lexical backend, the
+tests' fake chat-completions server (tests/helpers/llm_server.py), imports, calibration JSON, the stuffing
+probe, human-only agreement, and PPI over a release and a judge."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from llm_server import LLMServer, reply
+from service_table import build_world
+
+from annotate_app.cli import main
+from annotate_app.services import judges, releases
+from annotate_app.services.auth import SYSTEM
+from metrics import evaluate, read_run
+from metrics.ppi import ppi_mean
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
+RUN_A = SAMPLE / "run_a.trec"
+CALIBRATION_KEYS = [
+    "name",
+    "n_pairs",
+    "kappa",
+    "weighted_kappa",
+    "alpha_ordinal",
+    "leniency",
+    "tau",
+    "tau_top5",
+    "confusion",
+]
+
+
+@pytest.fixture
+def cli(db_url, fast_hashing, monkeypatch, capsys):
+    monkeypatch.setenv("QRELFORGE_DATABASE_URL", db_url)
+    monkeypatch.delenv("QRELFORGE_PROJECT", raising=False)
+
+    def run(*argv) -> tuple[int, str, str]:
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def world(db, tmp_path):
+    """The access-control world: demo fully labelled by alice and bob, released, judged by ``lex``."""
+    build_world(db, tmp_path)
+    return db
+
+
+def test_lexical_judge_end_to_end(cli):
+    assert cli("demo-data")[0] == 0
+    code, out, _ = cli("judge", "add", "-p", "demo", "lex", "--backend", "lexical")
+    assert (code, out) == (0, "judge lex (lexical, bm25)\n")
+    assert cli("judge", "run", "-p", "demo", "lex", "--pairs", "all")[1] == (
+        "judge lex: 12 pairs, 12 sent, 0 cached, 0 failed\n"
+    )
+    assert cli("judge", "run", "-p", "demo", "lex", "--pairs", "all")[1] == (
+        "judge lex: 12 pairs, 0 sent, 12 cached, 0 failed\n"
+    )
+    assert cli("judge", "run", "-p", "demo", "lex")[1] == "judge lex: 12 pairs, 0 sent, 12 cached, 0 failed\n"
+    code, out, _ = cli("judge", "calibrate", "-p", "demo", "--format", "json")
+    (figures,) = json.loads(out)["judges"]
+    assert code == 0 and list(figures)[: len(CALIBRATION_KEYS)] == CALIBRATION_KEYS
+    assert (figures["name"], figures["n_pairs"], figures["kappa"], figures["tau"]) == ("lex", 0, None, None)
+
+
+def test_openai_judge_against_the_fake_server(cli, tmp_path):
+    assert cli("demo-data")[0] == 0
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Grade it.\nQ: {{query}}\nD: {{document}}\n", encoding="utf-8")
+    with LLMServer(script=lambda body, attempt: reply('{"grade": 1, "reason": "fake"}')) as llm:
+        args = ["judge", "add", "-p", "demo", "gpt", "--backend", "openai", "--base-url", llm.url]
+        code, out, _ = cli(*args, "--model", "fake-7b", "--prompt", prompt, "--temperature", "0.2")
+        assert (code, out) == (0, "judge gpt (openai, fake-7b, prompt v1)\n")
+        code, out, _ = cli("judge", "run", "-p", "demo", "gpt", "--pairs", "all", "--dry-run")
+        assert code == 0 and '"model": "fake-7b"' in out and "Grade it." in out and llm.seen == []
+        assert out.endswith("judge gpt: dry run over 12 pairs, nothing sent\n")
+        code, out, _ = cli("judge", "run", "-p", "demo", "gpt", "--pairs", "all", "--concurrency", "3")
+        assert (code, out) == (0, "judge gpt: 12 pairs, 12 sent, 0 cached, 0 failed\n")
+        assert len(llm.seen) == 12 and all(p.startswith("Grade it.") for p in llm.prompts())
+        code, out, _ = cli("judge", "run", "-p", "demo", "gpt", "--pairs", "all")
+        assert (code, out) == (0, "judge gpt: 12 pairs, 0 sent, 12 cached, 0 failed\n") and len(
+            llm.seen
+        ) == 12
+    with LLMServer(script=lambda body, attempt: reply("I cannot decide.")) as llm:
+        cli(
+            "judge",
+            "add",
+            "-p",
+            "demo",
+            "vague",
+            "--backend",
+            "openai",
+            "--base-url",
+            llm.url,
+            "--model",
+            "m",
+        )
+        code, out, _ = cli("judge", "run", "-p", "demo", "vague", "--pairs", "all")
+        assert (code, out) == (0, "judge vague: 12 pairs, 12 sent, 0 cached, 12 failed\n")
+
+
+def test_bad_input_is_one_line(cli, tmp_path):
+    cli("demo-data")
+    code, _, err = cli("judge", "run", "-p", "demo", "nobody")
+    assert (code, err) == (2, "qrelforge: error: judge 'nobody' does not exist in project 'demo'\n")
+    cli("judge", "add", "-p", "demo", "lex", "--backend", "lexical")
+    code, _, err = cli("judge", "run", "-p", "demo", "lex", "--pairs", "some")
+    assert code == 2 and err.startswith("qrelforge: error: pairs must be 'all', 'unlabelled' or 'sample:N'")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q1", "doc_id": "D1", "grade": 9}\n', encoding="utf-8")
+    code, _, err = cli("judge", "import", "-p", "demo", "ext", bad)
+    assert code == 2 and "bad.jsonl:1: grade 9 is not on the scale" in err
+
+
+def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
+    code, before, _ = cli("agreement", "-p", "demo", "--format", "json")
+    assert code == 0
+    qrels = [line.split() for line in (SAMPLE / "qrels.trec").read_text().splitlines()]
+    lines = [json.dumps({"query_id": q, "doc_id": d, "grade": int(g)}) for q, _, d, g in qrels]
+    path = tmp_path / "machine.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, _ = cli("judge", "import", "-p", "demo", "copycat", path)
+    assert (code, out) == (0, f"judge copycat: {len(lines)} labels read, {len(lines)} new, 0 known\n")
+    assert cli("agreement", "-p", "demo", "--format", "json")[1] == before  # human figures only
+    code, out, _ = cli("judge", "calibrate", "-p", "demo", "--format", "json")
+    figures = {f["name"]: f for f in json.loads(out)["judges"]}
+    assert set(figures) == {"copycat", "lex"} and figures["copycat"]["n_pairs"] == len(lines)
+    service = {c.name: c for c in judges.calibrate(world, SYSTEM, "demo")}
+    assert figures["copycat"]["kappa"] == pytest.approx(service["copycat"].kappa)
+    assert figures["copycat"]["tau"] is None  # the demo has two stored runs
+    code, out, _ = cli("judge", "calibrate", "-p", "demo")
+    assert code == 0 and out.splitlines()[0].split() == [
+        "judge",
+        "pairs",
+        "kappa",
+        "weighted",
+        "alpha",
+        "leniency",
+        "tau",
+        "tau@5",
+        "fills",
+    ]
+    code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
+    assert code == 0 and re.fullmatch(r"judge lex: 3 pairs probed, grade raised on \d .*\n", out)
+
+
+def test_score_ppi_over_a_release_and_a_judge(cli, world):
+    code, out, _ = cli(
+        "score", "--ppi", "lex", "-p", "demo", "release", RUN_A, "-m", "nDCG@10", "--format", "json"
+    )
+    assert code == 0
+    (row,) = json.loads(out)["results"]
+    judge_qrels = judges.judge_qrels(world, SYSTEM, "demo", "lex")
+    human_qrels = releases.release_qrels(world, SYSTEM, "demo")
+    run = read_run(str(RUN_A))
+    j = evaluate(judge_qrels, run, ["nDCG@10"]).per_query["nDCG@10"].dropna()
+    h = evaluate(human_qrels, run, ["nDCG@10"]).per_query["nDCG@10"].dropna()
+    want = ppi_mean(pd.DataFrame({run.name: j}), pd.DataFrame({run.name: h}))[run.name]
+    assert (row["measure"], row["n_human"], row["n_total"]) == ("nDCG@10", want.n_human, want.n_total)
+    assert row["estimate"] == pytest.approx(want.estimate) and row["ci_low"] == pytest.approx(want.ci_low)
+    assert row["human_mean"] == pytest.approx(want.human_mean)
+    code, out, _ = cli("score", "--ppi", "lex", "-p", "demo", "release:1", RUN_A, "-m", "nDCG@10")
+    assert code == 0 and out.splitlines()[0].split()[:3] == ["run", "measure", "human"]
+    code, _, err = cli("score", "--ppi", "lex", "-p", "demo", "release:x", RUN_A)
+    assert code == 2 and err.startswith("qrelforge: error: QRELS must be release, release:N")
+    code, _, err = cli("score", "-p", "demo", str(SAMPLE / "qrels.trec"), RUN_A)
+    assert (code, err) == (2, "qrelforge: error: --project 'demo' is only used with --ppi JUDGE\n")

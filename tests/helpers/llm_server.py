@@ -1,0 +1,218 @@
+"""A scripted OpenAI-compatible chat completions server on 127.0.0.1, for the judge tests and benchmark.
+
+`LLMServer` runs `http.server.ThreadingHTTPServer` (HTTP/1.1, kept-alive connections) in a thread, on a free
+port. Each POST to ``/v1/chat/completions`` is recorded (`Seen`) and answered by ``script(body, attempt)``,
+where ``attempt`` counts the requests seen so far with the same prompt (1 for the first): the script returns
+an `Answer` (a status, headers, a delay, and the choices' contents or a raw body). The default script
+answers ``{"grade": 2, "reason": "scripted"}`` for every choice asked (``n`` honoured).
+
+Run as a script it serves in its own process (for the benchmark): ``python tests/helpers/llm_server.py --delay
+0.05`` prints ``port N`` once listening, and answers every request after the delay with the grade given by the
+document's length modulo 4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends back for one request."""
+
+    status: int = 200
+    contents: tuple[str, ...] = ('{"grade": 2, "reason": "scripted"}',)
+    raw: bytes | None = None  # sent as the body instead of a chat completion
+    headers: tuple[tuple[str, str], ...] = ()
+    delay_s: float = 0.0
+    hang_up: bool = False  # close the connection after answering, without saying so (an idle timeout)
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+def reply(*contents: str, **options: Any) -> Answer:
+    """A 200 chat completion with one choice per content."""
+    return Answer(contents=contents, **options)
+
+
+def error(status: int, *, retry_after: str | None = None, body: bytes = b'{"error": "scripted"}') -> Answer:
+    headers = (("Retry-After", retry_after),) if retry_after is not None else ()
+    return Answer(status=status, raw=body, headers=headers)
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The user message of a request body."""
+    return str(body["messages"][-1]["content"])
+
+
+def honour_n(body: dict[str, Any], attempt: int) -> Answer:
+    """The default script: grade 2 for each of the ``n`` choices asked."""
+    return Answer(contents=('{"grade": 2, "reason": "scripted"}',) * int(body.get("n") or 1))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    raw: bytes
+    at: float
+
+
+@dataclass
+class LLMServer:
+    """The server (see the module doc); a context manager."""
+
+    script: Callable[[dict[str, Any], int], Answer] = honour_n
+    seen: list[Seen] = field(default_factory=list)
+    _attempts: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._httpd = _Server(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05})
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> LLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> LLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def prompts(self) -> list[str]:
+        """The prompt of every request seen, in arrival order."""
+        with self._lock:
+            return [prompt_of(s.body) for s in self.seen if s.body is not None]
+
+    def answer(self, path: str, headers: dict[str, str], raw: bytes) -> Answer:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        with self._lock:
+            self.seen.append(Seen(path=path, headers=headers, body=body, raw=raw, at=time.monotonic()))
+            if body is None:
+                return Answer(status=400, raw=b'{"error": "request body is not JSON"}')
+            key = prompt_of(body)
+            self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
+        return self.script(body, attempt)
+
+
+def completion(answer: Answer, model: str) -> bytes:
+    """The chat completion JSON of ``answer``."""
+    choices = [
+        {"index": i, "message": {"role": "assistant", "content": c}, "finish_reason": "stop"}
+        for i, c in enumerate(answer.contents)
+    ]
+    usage = {
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+        "total_tokens": answer.prompt_tokens + answer.completion_tokens,
+    }
+    body = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        "usage": usage,
+    }
+    return json.dumps(body).encode("utf-8")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # 16 clients connecting at once must not overflow the listen backlog
+
+
+def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
+
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path != PATH:
+                self._send(Answer(status=404, raw=b'{"error": "not found"}'), b"")
+                return
+            answer = server.answer(self.path, dict(self.headers.items()), raw)
+            if answer.delay_s:
+                time.sleep(answer.delay_s)
+            self._send(answer, raw)
+            if answer.hang_up:
+                self.close_connection = True
+
+        def _send(self, answer: Answer, raw: bytes) -> None:
+            if answer.raw is not None:
+                data = answer.raw
+            else:
+                try:
+                    model = str(json.loads(raw).get("model", ""))
+                except (ValueError, AttributeError):
+                    model = ""
+                data = completion(answer, model)
+            try:
+                self.send_response(answer.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in answer.headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+                self.close_connection = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def _benchmark_script(delay: float) -> Callable[[dict[str, Any], int], Answer]:
+    def script(body: dict[str, Any], attempt: int) -> Answer:
+        grade = len(prompt_of(body)) % 4
+        text = json.dumps({"grade": grade, "reason": "loopback"})
+        return Answer(contents=(text,) * int(body.get("n") or 1), delay_s=delay)
+
+    return script
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
+    args = parser.parse_args(argv)
+    server = LLMServer(script=_benchmark_script(args.delay))
+    print(f"port {server.port}", flush=True)
+    server._httpd.serve_forever()  # in the main thread, until killed
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
