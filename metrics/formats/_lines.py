@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import numbers
 import os
 import re
 import stat
@@ -79,7 +80,7 @@ def _megabytes(value: float | None, name: str, variable: str, default: int) -> i
             value, name = -1, variable
         if not value > 0 or value == float("inf"):
             raise QrelForgeError(f"{variable} must be a number of megabytes > 0; got {raw!r}")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
         raise QrelForgeError(f"{name} must be a number of megabytes > 0; got {value!r}")
     return max(int(value * _MB), 1)
 
