@@ -57,23 +57,30 @@ class _Limits:
 
     inflated: int
     line: int
+    inflated_mb: float = MAX_INFLATED_MB  # as given, for messages
+    line_mb: float = MAX_LINE_MB
 
 
 def reader_limits(*, max_inflated_mb: float | None = None, max_line_mb: float | None = None) -> _Limits:
     """The readers' limits: each keyword if given, else its environment variable
     (``QRELFORGE_MAX_INFLATED_MB``, ``QRELFORGE_MAX_LINE_MB``), else the default (4096 MB of inflated gzip
     content, 16 MB a line)."""
+    inflated_mb = _megabytes(max_inflated_mb, "max_inflated_mb", "QRELFORGE_MAX_INFLATED_MB", MAX_INFLATED_MB)
+    line_mb = _megabytes(max_line_mb, "max_line_mb", "QRELFORGE_MAX_LINE_MB", MAX_LINE_MB)
     return _Limits(
-        inflated=_megabytes(max_inflated_mb, "max_inflated_mb", "QRELFORGE_MAX_INFLATED_MB", MAX_INFLATED_MB),
-        line=_megabytes(max_line_mb, "max_line_mb", "QRELFORGE_MAX_LINE_MB", MAX_LINE_MB),
+        inflated=max(int(inflated_mb * _MB), 1),
+        line=max(int(line_mb * _MB), 1),
+        inflated_mb=inflated_mb,
+        line_mb=line_mb,
     )
 
 
-def _megabytes(value: float | None, name: str, variable: str, default: int) -> int:
+def _megabytes(value: float | None, name: str, variable: str, default: int) -> float:
+    """The limit in megabytes (MiB): ``value``, else the environment variable, else ``default``."""
     if value is None:
         raw = os.environ.get(variable, "").strip()
         if not raw:
-            return default * _MB
+            return default
         try:
             value = float(raw)
         except ValueError:
@@ -82,20 +89,16 @@ def _megabytes(value: float | None, name: str, variable: str, default: int) -> i
             raise QrelForgeError(f"{variable} must be a number of megabytes > 0; got {raw!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
         raise QrelForgeError(f"{name} must be a number of megabytes > 0; got {value!r}")
-    return max(int(value * _MB), 1)
+    return float(value)
 
 
-def _size_text(limit: int) -> str:
-    return f"{limit / _MB:g} MB"
-
-
-def _line_too_long(name: str, number: int, start: bytes, limit: int, unit: str = "line") -> FormatError:
+def _line_too_long(name: str, number: int, start: bytes, limits: _Limits, unit: str = "line") -> FormatError:
     return FormatError(
         Problem(
             name,
             number,
             start[:200].decode("utf-8", "replace"),
-            f"{unit} longer than {_size_text(limit)} (raise the limit with max_line_mb= or "
+            f"{unit} longer than {limits.line_mb:g} MB (raise the limit with max_line_mb= or "
             "QRELFORGE_MAX_LINE_MB)",
         )
     )
@@ -104,8 +107,9 @@ def _line_too_long(name: str, number: int, start: bytes, limit: int, unit: str =
 class _Inflating:
     """A gzip stream that refuses to inflate past ``limit`` bytes (a small file may hold gigabytes)."""
 
-    def __init__(self, stream: gzip.GzipFile, name: str, limit: int, raw: IO[bytes]):
-        self._stream, self._name, self._limit, self._read, self._raw = stream, name, limit, 0, raw
+    def __init__(self, stream: gzip.GzipFile, name: str, limits: _Limits, raw: IO[bytes]):
+        self._stream, self._name, self._limits, self._read, self._raw = stream, name, limits, 0, raw
+        self._limit = limits.inflated
 
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size if size >= 0 else self._limit - self._read + 1)
@@ -116,8 +120,8 @@ class _Inflating:
                     self._name,
                     None,
                     self._name,
-                    f"gzip content inflates to more than {_size_text(self._limit)} (raise the limit with "
-                    "max_inflated_mb= or QRELFORGE_MAX_INFLATED_MB)",
+                    f"gzip content inflates to more than {self._limits.inflated_mb:g} MB (raise the limit "
+                    "with max_inflated_mb= or QRELFORGE_MAX_INFLATED_MB)",
                 )
             )
         return data
@@ -155,7 +159,7 @@ class _Source:
             stream = open(self.path, "rb")  # noqa: SIM115
         if not self.gzipped:
             return stream
-        return _Inflating(gzip.GzipFile(fileobj=stream), self.name, self.limits.inflated, stream)
+        return _Inflating(gzip.GzipFile(fileobj=stream), self.name, self.limits, stream)
 
     def piece(self, data: bytes, first_line: int) -> _Source:
         """A piece of this input (its bytes, numbered from ``first_line``), read with the same limits."""
@@ -178,7 +182,7 @@ class _Source:
             tail = parts.pop()
             if len(block) > limit and max(map(len, parts), default=0) > limit:  # a limit below the block size
                 at = next(i for i, raw in enumerate(parts) if len(raw) > limit)
-                raise _line_too_long(self.name, number + at, parts[at], limit)
+                raise _line_too_long(self.name, number + at, parts[at], self.limits)
             for raw in parts:
                 yield number, raw
                 number += 1
@@ -213,7 +217,7 @@ class _Source:
                     number += block.count(b"\n", 0, end) + 1
                     tail, start = len(block) - end - 1, block[end + 1 : end + 201]
                 if tail > limit:
-                    raise _line_too_long(self.name, number, start, limit)
+                    raise _line_too_long(self.name, number, start, self.limits)
                 yield block
 
 

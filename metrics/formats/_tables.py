@@ -176,7 +176,7 @@ class _Feed:
             offset += len(raw) + 1
             self.pending += len(text)
             if self.pending > limit:
-                raise _line_too_long(self.src.name, number, raw, limit, "record")
+                raise _line_too_long(self.src.name, number, raw, self.src.limits, "record")
             yield from _LONE_CR.split(text) if "\r" in text[:-2] else (text,)
 
 

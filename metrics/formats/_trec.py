@@ -273,13 +273,24 @@ def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
 def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
-    has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``."""
+    has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
+
+    The scratch pass that asks whether a piece is clean stops at its first bad line; only a bad piece after
+    the first reads its good rows through (their pairs may repeat earlier pieces'): a piece of a million
+    repeated lines costs its first thousand lines, not a million problems."""
     run = _fast_run(piece)
     clean = run is not None
     if run is None:
-        scratch = _Collector(src.name, limit=None)
-        run = _slow_run(piece, scratch, _Pairs())
-        clean = not scratch.problems
+        try:
+            run = _slow_run(piece, _Collector(src.name, limit=1), _Pairs())
+            clean = True
+        except FormatError:
+            clean = False
+            if not seen.held:
+                run = _slow_run(piece, problems, _Pairs())
+                seen.add(_pair_keys(run))
+                return run
+            run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
     earlier = _earlier_lines(src, piece.first_line, run, seen.hits(keys))
     if earlier or not clean:
@@ -321,6 +332,10 @@ class _PairHashes:
 
     def __init__(self, capacity: int):
         self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
+
+    @property
+    def held(self) -> int:
+        return self._n
 
     def hits(self, keys: np.ndarray) -> np.ndarray:
         """The positions in ``keys`` of the hashes held already."""
