@@ -334,7 +334,7 @@ def test_a_path_that_is_not_a_file_says_what_it_is(make, what, tmp_path, db):
     for read in (read_run, read_qrels, read_corpus, read_chunk_map):
         with pytest.raises(FormatError) as info:
             read(path)
-        assert str(info.value) == f"{path}: {what}: {str(path)!r}"
+        assert str(info.value) == f"{path}: {what}: {quoted(str(path))}"
     projects.create_project(db, SYSTEM, "p")
     with pytest.raises(InvalidInput) as refused:
         imports.import_documents(db, SYSTEM, "p", path)

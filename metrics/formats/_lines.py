@@ -256,7 +256,7 @@ def _check_regular(path: Path) -> None:
     """Refuse what is not a regular file, saying what it is (a FIFO or a device is never opened)."""
     try:
         mode = path.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
         raise FormatError(Problem(str(path), None, str(path), "no such file")) from None
     except OSError as exc:
         raise FormatError(Problem(str(path), None, str(path), f"cannot be read ({exc.strerror})")) from None

@@ -393,11 +393,36 @@ def read_qrels(
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
-    qrels = _fast_qrels(src)
+    qrels = _gzip_qrels(src) if src.gzipped else _fast_qrels(src)
     if qrels is None:
         qids, docs, grades = _slow_qrels(src)
         qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
     return qrels
+
+
+def _gzip_qrels(src: _Source) -> Qrels | None:
+    """Gzip qrels read in pieces (never a whole bomb in Arrow): None at the first piece the vectorized reader
+    refuses or that repeats an earlier pair, for the line reader (which stops at 1000 problems) to report."""
+    parts: list[Qrels] = []
+    seen = _PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    for piece in _pieces(src, _GZIP_PIECE):
+        qrels = _fast_qrels(piece)
+        if qrels is None:
+            return None
+        keys = _ids.hash_strings(qrels.doc_id, seed=_ids.hash_strings(qrels.query_id))
+        if len(seen.hits(keys)):
+            return None
+        seen.add(keys)
+        parts.append(qrels)
+    if len(parts) == 1:
+        return parts[0]
+    return Qrels(
+        pa.chunked_array([p.query_id for p in parts], pa.string()).combine_chunks(),
+        pa.chunked_array([p.doc_id for p in parts], pa.string()).combine_chunks(),
+        np.concatenate([p.relevance for p in parts]),
+        source=src.name,
+        _validated=True,
+    )
 
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:

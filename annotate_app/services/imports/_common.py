@@ -141,7 +141,7 @@ def _check_regular(path: Path) -> None:
     shown = display_name(str(path))
     try:
         mode = path.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
         raise InvalidInput(f"{shown}: no such file") from None
     except OSError as exc:
         raise InvalidInput(f"{shown}: cannot be read ({exc.strerror})") from None
