@@ -6,6 +6,7 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TypeAlias
 
@@ -13,12 +14,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metrics.errors import quoted
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # _TAIL_MASK[r] keeps the first r bytes of a big-endian 8-byte word.
 _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(1, 9)], dtype=np.uint64)
 _BLOCK_ROWS = 1 << 18
+_LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
 _NUMPY_TYPES = {
     pa.int8().id: np.int8,
     pa.int16().id: np.int16,
@@ -116,14 +120,27 @@ def _block_hash(arr: pa.Array, seed: np.ndarray) -> np.ndarray:
     length = offsets[1:] - offsets[:-1]
     h = (seed ^ length.astype(np.uint64)) * _GOLDEN
     shortest = int(length.min(initial=0))
-    for j in range(int(length.max(initial=0) + 7) // 8):
+    for j in range(min(int(length.max(initial=0)), _LONG) + 7 >> 3):
         w = words[np.minimum(start + 8 * j, len(padded) - 8)].astype(np.uint64)
         if 8 * j + 8 > shortest:
             w &= _TAIL_MASK[np.clip(length - 8 * j, 0, 8)]
         h ^= w
         h *= _M1
         h ^= h >> np.uint64(29)
+    long = np.flatnonzero(length > _LONG)
+    if len(long):  # the word loop stops at _LONG bytes: a 300 KB ID costs one digest, not 40 000 passes
+        h[long] = _long_hash(data, offsets[long], length[long], seed[long] if seed.ndim else seed)
     return _mix(h)
+
+
+def _long_hash(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """The pre-mix hash of each long string (a digest of its bytes, with its length and seed folded in)."""
+    digests = [
+        int.from_bytes(hashlib.blake2b(data[a : a + n].tobytes(), digest_size=8).digest(), "big")
+        for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)
+    ]
+    with np.errstate(over="ignore"):
+        return (np.asarray(seed, dtype=np.uint64) ^ np.array(digests, dtype=np.uint64)) * _GOLDEN
 
 
 def hash_strings(values, seed: np.ndarray | None = None) -> np.ndarray:
@@ -199,14 +216,46 @@ def lookup(values: Strings, value_set: Strings) -> np.ndarray:
     return to_numpy(idx).astype(np.int32, copy=False) if len(idx) else np.zeros(0, np.int32)
 
 
-BAD_ID_CHARS = re.compile(r"[ \t\r\n]")
+# A space, a tab, or anything `str.splitlines` breaks a line at (CR, LF, vertical tab, form feed, the
+# file, group and record separators, NEL, U+2028 and U+2029): such an ID could not be written to a TREC
+# file and read back as the same ID.
+BAD_ID_CHARS = re.compile("[ \t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_BAD_ID_RE2 = r"[ \t\n\r\x0b\x0c\x1c-\x1e\x{85}\x{2028}\x{2029}]"
+MAX_ID_BYTES = 512
+
+
+def id_problem(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be an ID (``what`` names it in the message), or None.
+
+    >>> id_problem("D1", "doc_id"), id_problem("a\x0bb", "doc_id")
+    (None, "doc_id must not contain spaces, tabs or line breaks; got 'a\\x0bb'")
+    """
+    if not value:
+        return f"{what} must be a non-empty string; got {value!r}"
+    size = len(value.encode("utf-8", "surrogatepass")) if len(value) * 4 > MAX_ID_BYTES else 0
+    if size > MAX_ID_BYTES:
+        return f"{what} is longer than {MAX_ID_BYTES} bytes ({size} bytes)"
+    if BAD_ID_CHARS.search(value):
+        return f"{what} must not contain spaces, tabs or line breaks; got {quoted(value)}"
+    return None
 
 
 def invalid_id_rows(values: Strings) -> np.ndarray:
-    """Rows whose ID is empty or holds a space, tab or line break (it could not be written to a TREC file)."""
+    """Rows whose ID is empty, longer than `MAX_ID_BYTES` or holds a space, tab or line break (it could not be
+    written to a TREC file and read back)."""
     values = as_strings(values)
-    bad = pc.or_(pc.equal(pc.binary_length(values), 0), pc.match_substring_regex(values, r"[ \t\r\n]"))
+    length = pc.binary_length(values)
+    bad = pc.or_(
+        pc.or_(pc.equal(length, 0), pc.greater(length, MAX_ID_BYTES)),
+        pc.match_substring_regex(values, _BAD_ID_RE2),
+    )
     return np.flatnonzero(to_numpy(bad.fill_null(True) if bad.null_count else bad))
+
+
+def longest(values: Strings) -> int:
+    """The length in bytes of the longest ID (0 for none)."""
+    longest = pc.max(pc.binary_length(as_strings(values))).as_py()
+    return int(longest or 0)
 
 
 # ------------------------------------------------------------------------------ trec_eval's row order

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metrics import _ids
-from metrics.errors import FormatError, Problem
+from metrics.errors import FormatError, Problem, quoted
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI scores without it
     import pandas as pd
@@ -41,6 +41,10 @@ def _check_id(value: Any, what: str, where: str, source: str) -> str:
         )
     if not value:
         raise FormatError(Problem(source, None, value, f"{what} is empty {where}"))
+    if len(value.encode("utf-8", "surrogatepass")) > _ids.MAX_ID_BYTES:
+        raise FormatError(
+            Problem(source, None, value, f"{what} is longer than {_ids.MAX_ID_BYTES} bytes {where}")
+        )
     if _ids.BAD_ID_CHARS.search(value):
         raise FormatError(Problem(source, None, value, f"{what} contains a space, tab or line break {where}"))
     return value
@@ -109,10 +113,11 @@ class Qrels(_Rows):
                 )
             for doc, grade in docs.items():
                 _check_id(doc, "doc_id", f"for query {qid!r}", source)
-                if not _is_int(grade):
+                if not _is_int(grade) or not -(2**63) <= grade < 2**63:
+                    what = "an int in the 64-bit range" if _is_int(grade) else "an int"
                     raise FormatError(
                         Problem(
-                            source, None, repr(grade), f"grade of {doc!r} for query {qid!r} must be an int"
+                            source, None, repr(grade), f"grade of {doc!r} for query {qid!r} must be {what}"
                         )
                     )
                 qs.append(qid)
@@ -355,7 +360,13 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
         if len(bad):
             row = int(bad[0])
             value = column[row].as_py()
-            reason = f"{what} is empty" if not value else f"{what} contains a space, tab or line break"
+            reason = (
+                f"{what} is empty"
+                if not value
+                else f"{what} is longer than {_ids.MAX_ID_BYTES} bytes"
+                if len(value.encode("utf-8", "surrogatepass")) > _ids.MAX_ID_BYTES
+                else f"{what} contains a space, tab or line break"
+            )
             raise FormatError(Problem(rows.source, row + 1, value, reason, "row"))
     if isinstance(rows, Run) and np.isnan(rows.score).any():
         row = int(np.flatnonzero(np.isnan(rows.score))[0])
@@ -371,7 +382,7 @@ def _validate_columns(rows: Qrels | Run, value_name: str) -> None:
                 rows.source,
                 row + 1,
                 doc,
-                f"duplicate document {doc!r} for query {qid!r} (first at row {first + 1})",
+                f"duplicate document {quoted(doc)} for query {quoted(qid)} (first at row {first + 1})",
                 "row",
             )
         )

@@ -8,6 +8,7 @@ and line, and show the bad value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "QrelForgeError",
@@ -16,7 +17,25 @@ __all__ = [
     "MeasureError",
     "EvaluationError",
     "UndefinedMetricWarning",
+    "quoted",
 ]
+
+
+QUOTE_CHARS = 80
+
+
+def quoted(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` for a message, cut to about ``limit`` characters (a hostile input's line or ID may be
+    megabytes long: no message echoes more than this of it). Strings are cut before ``repr``, so the cost does
+    not grow with the value; a cut value ends in ``...`` and says how long it was.
+
+    >>> quoted("q1"), quoted("x" * 1000, 10)
+    ("'q1'", "'xxxxxxxxxx'... (1000 characters)")
+    """
+    if isinstance(value, str | bytes) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} {'characters' if isinstance(value, str) else 'bytes'})"
+    shown = repr(value)
+    return shown if len(shown) <= limit + 2 else shown[:limit] + "..."
 
 
 class QrelForgeError(ValueError):
@@ -34,14 +53,13 @@ class Problem:
     unit: str = "line"
 
     def __str__(self) -> str:
-        shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
         if self.line is None:
             where = self.source
         elif self.unit == "line":
             where = f"{self.source}:{self.line}"
         else:
             where = f"{self.source} {self.unit} {self.line}"
-        return f"{where}: {self.reason}: {shown!r}"
+        return f"{where}: {self.reason}: {quoted(self.text)}"
 
 
 class FormatError(QrelForgeError):

@@ -17,8 +17,8 @@ import pyarrow as pa
 from metrics import _callable, _ids
 from metrics._text import _few
 from metrics.data import Qrels, Run
-from metrics.errors import EvaluationError, QrelForgeError
-from metrics.measures import Measure, compute, parse_measures
+from metrics.errors import EvaluationError, QrelForgeError, quoted
+from metrics.measures import Gain, Measure, compute, parse_measures
 from metrics.ranking import position_within, rank_run
 
 if TYPE_CHECKING:
@@ -144,6 +144,7 @@ def evaluate(
     qrels, run = as_qrels(qrels), as_run(run)
     if len(qrels) == 0:
         raise EvaluationError(f"qrels {qrels.source!r} has no judgments; nothing to evaluate")
+    _check_gains(qrels, specs)
     if chunk_map is not None:
         run = map_chunks(run, chunk_map)
     if corpus is not None:
@@ -161,6 +162,29 @@ def evaluate(
     )
     return Result(
         specs, ranked.query_ids, values, counts, name=run.name, missing=missing, extra=ranked.extra_queries
+    )
+
+
+def _check_gains(qrels: Qrels, specs: Sequence[Measure]) -> None:
+    """Refuse grades whose exponential gains overflow a float64 (2**1024): nDCG(gain=exp) would be NaN for
+    their query, silently left out of the mean. The gains of a query's judgments bound its ideal DCG and its
+    DCG, so a finite sum keeps every nDCG finite."""
+    exp = [m for m in specs if m.gain == Gain.EXP]
+    if not exp or not len(qrels):
+        return
+    codes, queries = qrels.query_codes()
+    positive = np.where(qrels.relevance > 0, qrels.relevance, 0).astype(np.float64)
+    with np.errstate(over="ignore"):
+        total = np.bincount(codes, weights=np.exp2(positive) - 1.0, minlength=len(queries))
+    if np.isfinite(total).all():
+        return
+    code = int(np.flatnonzero(~np.isfinite(total))[0])
+    rows = np.flatnonzero(codes == code)
+    row = int(rows[np.argmax(qrels.relevance[rows])])
+    raise EvaluationError(
+        f"{exp[0]}: the exponential gains (2**grade - 1) of query {quoted(queries[code].as_py())} overflow a "
+        f"float64, e.g. grade {int(qrels.relevance[row])} of document {quoted(qrels.doc_id[row].as_py())}; "
+        "use gain=lin or grades below 1024"
     )
 
 
@@ -290,7 +314,7 @@ def _unknown_message(rows: Qrels | Run, what: str, unknown: np.ndarray) -> str:
     line = line_of_row(rows.source, row)
     where = f"{rows.source}:{line}" if line else f"{rows.source} row {row + 1}"
     more = f" ({len(unknown)} unknown document IDs in the {what} in all)" if len(unknown) > 1 else ""
-    return f"{where}: unknown document ID {doc!r} for query {qid!r}: not in the corpus{more}"
+    return f"{where}: unknown document ID {quoted(doc)} for query {quoted(qid)}: not in the corpus{more}"
 
 
 def _chunk_table(chunk_map: Any) -> tuple[pa.Array, pa.Array]:
@@ -319,8 +343,8 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
     if (at < 0).any():
         row = int(np.flatnonzero(at < 0)[0])
         raise EvaluationError(
-            f"{run.source}: chunk {ranked.doc_id[row].as_py()!r} of query "
-            f"{ranked.query_id[row].as_py()!r} is not in the chunk map "
+            f"{run.source}: chunk {quoted(ranked.doc_id[row].as_py())} of query "
+            f"{quoted(ranked.query_id[row].as_py())} is not in the chunk map "
             f"({int((at < 0).sum())} unmapped in all)"
         )
     codes, _ = ranked.query_codes()

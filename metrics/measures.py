@@ -268,10 +268,10 @@ def _known() -> str:
 def _check_cutoff(value: Any, text: str = "") -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < 1:
         where = f" in {text!r}" if text else ""
         raise MeasureError(f"cutoff must be an int >= 1; got {value!r}{where}")
-    return value
+    return int(value)  # a numpy integer as a plain int: specs print, hash and compare as with an int
 
 
 def _check_param(name: str, value: Any) -> Any:

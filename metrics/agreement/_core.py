@@ -16,7 +16,7 @@ import pandas as pd
 
 from metrics._choice import Choice
 from metrics._text import _shown
-from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.errors import QrelForgeError, UndefinedMetricWarning, quoted
 
 
 class Weights(Choice):
@@ -114,10 +114,27 @@ def _numeric_values(categories: pd.Index, level: str):
     bad = _non_numeric(np.asarray(categories, dtype=object))
     if bad is not None:
         raise QrelForgeError(f"level={_shown(level)!r} needs numeric ratings; got {bad!r}")
-    values = np.asarray(categories, dtype=float)
+    try:
+        values = np.asarray(categories, dtype=float)
+    except OverflowError:  # an int beyond float64's range
+        values = np.array([float("inf")])
+    if not np.isfinite(values).all():  # NaN is missing (dropped before); ±inf or 10**400 has no distance
+        bad = next(v for v in categories if not np.isfinite(_as_float(v)))
+        raise QrelForgeError(f"level={_shown(level)!r} needs finite ratings; got {_shown_value(bad)}")
     if level == Level.RATIO and (values < 0).any():
         raise QrelForgeError(f"level='ratio' needs non-negative ratings; got {values[values < 0][0]:g}")
     return values
+
+
+def _as_float(value) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf")
+
+
+def _shown_value(value) -> str:
+    return quoted(value.item() if isinstance(value, np.generic) else value)
 
 
 _ONE_CATEGORY = "every rating is in one category, so expected agreement is 1"

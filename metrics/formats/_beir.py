@@ -7,6 +7,7 @@ import numpy as np
 
 from metrics import _ids
 from metrics.data import Qrels
+from metrics.errors import quoted
 from metrics.formats._lines import (
     _INT,
     Source,
@@ -16,6 +17,7 @@ from metrics.formats._lines import (
     _Pairs,
     _resolve,
     _Source,
+    reader_limits,
 )
 
 
@@ -59,10 +61,18 @@ def _beir_problem(fields: list[str]) -> str | None:
         if not value:
             return f"empty {what}"
         if _ids.BAD_ID_CHARS.search(value):
-            return f"{what} contains a space, tab or line break: {value!r}"
+            return f"{what} contains a space, tab or line break: {quoted(value)}"
+        reason = _ids.id_problem(value, what)
+        if reason:
+            return reason
     return _grade_problem(fields[2])
 
 
-def read_beir_qrels(source: Source) -> Qrels:
-    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows."""
-    return _read_beir(_resolve(source))
+def read_beir_qrels(
+    source: Source, *, max_inflated_mb: float | None = None, max_line_mb: float | None = None
+) -> Qrels:
+    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows. Limits: as
+    `metrics.formats.read_run`."""
+    return _read_beir(
+        _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
+    )

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import numbers
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,7 +20,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from metrics.errors import FormatError, Problem
+from metrics.errors import FormatError, Problem, QrelForgeError, quoted
 
 Source = str | os.PathLike | IO[Any]
 MAX_PROBLEMS = 1000
@@ -39,6 +41,102 @@ _MIN_RUN_LINE = (
 _MERGE_BLOCK = 1 << 16
 
 
+MAX_INFLATED_MB = 4096
+MAX_LINE_MB = 16
+MAX_COLUMNS = 1000
+_MB = 1 << 20
+# Bytes that break a line for `str.splitlines` but not for Arrow's reader (VT, FF, FS, GS, RS) and the
+# UTF-8 of NEL, U+2028 and U+2029: a file holding one takes the line reader, which refuses such IDs.
+_ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_ODD_UTF8 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """How far a reader goes: bytes of gzip content once inflated, and bytes of one line (or CSV record)."""
+
+    inflated: int
+    line: int
+    inflated_mb: float = MAX_INFLATED_MB  # as given, for messages
+    line_mb: float = MAX_LINE_MB
+
+
+def reader_limits(*, max_inflated_mb: float | None = None, max_line_mb: float | None = None) -> _Limits:
+    """The readers' limits: each keyword if given, else its environment variable
+    (``QRELFORGE_MAX_INFLATED_MB``, ``QRELFORGE_MAX_LINE_MB``), else the default (4096 MB of inflated gzip
+    content, 16 MB a line)."""
+    inflated_mb = _megabytes(max_inflated_mb, "max_inflated_mb", "QRELFORGE_MAX_INFLATED_MB", MAX_INFLATED_MB)
+    line_mb = _megabytes(max_line_mb, "max_line_mb", "QRELFORGE_MAX_LINE_MB", MAX_LINE_MB)
+    return _Limits(
+        inflated=max(int(inflated_mb * _MB), 1),
+        line=max(int(line_mb * _MB), 1),
+        inflated_mb=inflated_mb,
+        line_mb=line_mb,
+    )
+
+
+def _megabytes(value: float | None, name: str, variable: str, default: int) -> float:
+    """The limit in megabytes (MiB): ``value``, else the environment variable, else ``default``."""
+    if value is None:
+        raw = os.environ.get(variable, "").strip()
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value, name = -1, variable
+        if not value > 0 or value == float("inf"):
+            raise QrelForgeError(f"{variable} must be a number of megabytes > 0; got {raw!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < float("inf"):
+        raise QrelForgeError(f"{name} must be a number of megabytes > 0; got {value!r}")
+    return float(value)
+
+
+def _line_too_long(name: str, number: int, start: bytes, limits: _Limits, unit: str = "line") -> FormatError:
+    return FormatError(
+        Problem(
+            name,
+            number,
+            start[:200].decode("utf-8", "replace"),
+            f"{unit} longer than {limits.line_mb:g} MB (raise the limit with max_line_mb= or "
+            "QRELFORGE_MAX_LINE_MB)",
+        )
+    )
+
+
+class _Inflating:
+    """A gzip stream that refuses to inflate past ``limit`` bytes (a small file may hold gigabytes)."""
+
+    def __init__(self, stream: gzip.GzipFile, name: str, limits: _Limits, raw: IO[bytes]):
+        self._stream, self._name, self._limits, self._read, self._raw = stream, name, limits, 0, raw
+        self._limit = limits.inflated
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size if size >= 0 else self._limit - self._read + 1)
+        self._read += len(data)
+        if self._read > self._limit:
+            raise FormatError(
+                Problem(
+                    self._name,
+                    None,
+                    self._name,
+                    f"gzip content inflates to more than {self._limits.inflated_mb:g} MB (raise the limit "
+                    "with max_inflated_mb= or QRELFORGE_MAX_INFLATED_MB)",
+                )
+            )
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
+        self._raw.close()  # GzipFile does not close a file object it was given
+
+    def __enter__(self) -> _Inflating:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 @dataclass
 class _Source:
     """A resolved input: a file on disk (plain or gzip, streamed) or the whole content in memory.
@@ -52,45 +150,80 @@ class _Source:
     data: bytes | None = None
     gzipped: bool = False
     first_line: int = 1
+    limits: _Limits = _Limits(inflated=MAX_INFLATED_MB * _MB, line=MAX_LINE_MB * _MB)
 
-    def _open(self) -> io.BufferedIOBase:
+    def _open(self) -> Any:
         if self.path is None:
-            return io.BytesIO(self.data or b"")
-        if self.gzipped:
-            return gzip.open(self.path, "rb")
-        return open(self.path, "rb")  # noqa: SIM115
+            stream: Any = io.BytesIO(self.data or b"")
+        else:
+            stream = open(self.path, "rb")  # noqa: SIM115
+        if not self.gzipped:
+            return stream
+        return _Inflating(gzip.GzipFile(fileobj=stream), self.name, self.limits, stream)
 
-    def lines(self) -> Iterator[tuple[int, bytes]]:
-        """(line number, raw bytes without the line end) for every line."""
-        with self._open() as stream, _gzip_errors(self.name):
-            for number, raw in enumerate(stream, self.first_line):
-                if number == 1 and raw.startswith(_BOM):
-                    raw = raw[3:]
-                yield number, raw[:-1] if raw.endswith(b"\n") else raw
+    def piece(self, data: bytes, first_line: int) -> _Source:
+        """A piece of this input (its bytes, numbered from ``first_line``), read with the same limits."""
+        return _Source(self.name, data=data, first_line=first_line, limits=self.limits)
+
+    def lines(self, *, skip_blank: bool = True) -> Iterator[tuple[int, bytes]]:
+        """(line number, raw bytes without the ``\\n``) for every line; with ``skip_blank``, some lines of
+        only spaces, tabs and CRLF ends are left out (every reader skips those), so that a file of a billion
+        empty lines is read at the speed of its blocks."""
+        number, tail, first, limit = self.first_line, b"", self.first_line == 1, self.limits.line
+        for block in self.blocks():
+            if first and block.startswith(_BOM):
+                block = block[3:]
+            first = False
+            if skip_blank and not tail.strip(b" \t") and _blank(block):
+                number += block.count(b"\n")
+                tail = block[block.rfind(b"\n") + 1 :]
+                continue
+            parts = (tail + block).split(b"\n")
+            tail = parts.pop()
+            if len(block) > limit and max(map(len, parts), default=0) > limit:  # a limit below the block size
+                at = next(i for i, raw in enumerate(parts) if len(raw) > limit)
+                raise _line_too_long(self.name, number + at, parts[at], self.limits)
+            for raw in parts:
+                yield number, raw
+                number += 1
+        if tail:
+            yield number, tail
 
     def arrow_stream(self) -> pa.NativeFile:
         with self._open() as probe, _gzip_errors(self.name):
             bom = probe.read(3) == _BOM and self.first_line == 1
-        if self.path is None:
-            stream = pa.BufferReader(self.data)
-        elif self.gzipped:
-            stream = pa.CompressedInputStream(pa.OSFile(str(self.path)), "gzip")
-        else:
-            stream = pa.OSFile(str(self.path))
+        stream = pa.BufferReader(self.data or b"") if self.path is None else pa.OSFile(str(self.path))
+        if self.gzipped:  # only after `_plain_layout` has inflated it whole within the limit
+            stream = pa.CompressedInputStream(stream, "gzip")
         if bom:
             stream.read(3)
         return stream
 
     def size(self) -> int:
         """Bytes of content (estimated ×4 for a gzip file)."""
-        if self.path is None:
-            return len(self.data or b"")
-        return self.path.stat().st_size * (4 if self.gzipped else 1)
+        size = len(self.data or b"") if self.path is None else self.path.stat().st_size
+        return size * (4 if self.gzipped else 1)
 
     def blocks(self) -> Iterator[bytes]:
+        """The content in blocks of 1 MiB; raises as soon as a line grows past the line limit."""
+        limit, number, tail, start = self.limits.line, self.first_line, 0, b""
         with self._open() as f, _gzip_errors(self.name):
             while block := f.read(_SCAN):
+                end = block.rfind(b"\n")
+                if end < 0:
+                    start = start if tail else block[:200]
+                    tail += len(block)
+                else:
+                    number += block.count(b"\n", 0, end) + 1
+                    tail, start = len(block) - end - 1, block[end + 1 : end + 201]
+                if tail > limit:
+                    raise _line_too_long(self.name, number, start, self.limits)
                 yield block
+
+
+def _blank(block: bytes) -> bool:
+    """True when ``block`` holds only spaces, tabs, line ends and CRLF pairs (no lone CR)."""
+    return not block.replace(b"\r\n", b"\n").translate(None, b" \t\n")
 
 
 @contextmanager
@@ -101,32 +234,55 @@ def _gzip_errors(name: str) -> Iterator[None]:
         raise FormatError(Problem(name, None, "", f"not a valid gzip file ({exc})")) from None
 
 
-def _resolve(source: Source) -> _Source:
+def _resolve(source: Source, limits: _Limits | None = None) -> _Source:
+    """The input as a `_Source`: a path is streamed; a file object is read (as given: a gzip upload stays
+    compressed in memory and is inflated as it is read, within ``limits``)."""
+    limits = limits or reader_limits()
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        if not path.is_file():
-            raise FormatError(Problem(str(path), None, str(path), "no such file"))
+        _check_regular(path)
         with open(path, "rb") as f:
             magic = f.read(2)
-        return _Source(str(path), path=path, gzipped=magic == b"\x1f\x8b")
+        return _Source(str(path), path=path, gzipped=magic == b"\x1f\x8b", limits=limits)
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
         content = source.read()
         data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        return _Source(name, data=_gunzip(data, name) if data[:2] == b"\x1f\x8b" else data)
+        return _Source(name, data=data, gzipped=data[:2] == b"\x1f\x8b", limits=limits)
     raise FormatError(Problem("<input>", None, repr(source), "expected a path or a file object"))
 
 
-def _gunzip(data: bytes, name: str) -> bytes:
-    with _gzip_errors(name):
-        return gzip.decompress(data)
+def _check_regular(path: Path) -> None:
+    """Refuse what is not a regular file, saying what it is (a FIFO or a device is never opened)."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
+        raise FormatError(Problem(str(path), None, str(path), "no such file")) from None
+    except OSError as exc:
+        raise FormatError(Problem(str(path), None, str(path), f"cannot be read ({exc.strerror})")) from None
+    if stat.S_ISDIR(mode):
+        raise FormatError(Problem(str(path), None, str(path), "is a directory, not a file"))
+    if not stat.S_ISREG(mode):
+        raise FormatError(
+            Problem(str(path), None, str(path), f"is not a regular file (a {_file_kind(mode)})")
+        )
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISFIFO: "FIFO",
+        stat.S_ISCHR: "character device",
+        stat.S_ISBLK: "block device",
+        stat.S_ISSOCK: "socket",
+    }
+    return next((kind for test, kind in kinds.items() if test(mode)), "special file")
 
 
 def _plain_layout(src: _Source) -> bool:
     """True when Arrow's reader sees the file as we do: no tabs, no lone carriage returns."""
     tail = b""
-    for block in src.blocks():
-        if b"\t" in block:
+    for block in src.blocks():  # a gzip input is inflated whole here, within the limits, before Arrow reads
+        if b"\t" in block or _odd_bytes(block):
             return False
         if b"\r" in block:
             joined = tail + block
@@ -134,6 +290,10 @@ def _plain_layout(src: _Source) -> bool:
                 return False
         tail = block[-1:]
     return not tail.endswith(b"\r")
+
+
+def _odd_bytes(block: bytes) -> bool:
+    return any(b in block for b in _ODD_ASCII) or (not block.isascii() and any(b in block for b in _ODD_UTF8))
 
 
 class _Collector:
@@ -176,6 +336,16 @@ def _parse_score(field: str) -> float | None:
     return float(field) if _NUMBER.fullmatch(field) else None
 
 
+def _score_problem(field: str, score: float | None) -> str | None:
+    """Why ``field`` (parsed as ``score``) is not a score, or None: not a number, or a finite-looking number
+    beyond the float64 range (``1e400``; the words ``inf`` and ``infinity`` are scores)."""
+    if score is None:
+        return f"score is not a number: {quoted(field)}"
+    if score in (float("inf"), float("-inf")) and "inf" not in field.lower():
+        return f"score out of the float64 range: {quoted(field)}"
+    return None
+
+
 class _Pairs:
     """Tracks (query, document) pairs to report duplicates with the line of the first occurrence; ``seen``
     starts it with pairs read earlier (by `iter_run_chunks`, from earlier pieces) and their lines."""
@@ -187,7 +357,9 @@ class _Pairs:
         first = self.seen.setdefault((qid, doc), number)
         if first != number:
             problems.add(
-                number, text, f"duplicate document {doc!r} for query {qid!r} (first on line {first})"
+                number,
+                text,
+                f"duplicate document {quoted(doc)} for query {quoted(qid)} (first on line {first})",
             )
             return False
         return True
@@ -200,9 +372,9 @@ def _grade_problem(field: str) -> str | None:
     (None, "relevance grade is not an integer: '1.5'", 'relevance grade out of the')
     """
     if not _INT.fullmatch(field):
-        return f"relevance grade is not an integer: {field!r}"
+        return f"relevance grade is not an integer: {quoted(field)}"
     if len(field.lstrip("+-")) > 19 or not _INT64[0] <= int(field) <= _INT64[1]:
-        return f"relevance grade out of the 64-bit integer range: {field[:30]!r}"
+        return f"relevance grade out of the 64-bit integer range: {quoted(field, 30)}"
     return None
 
 

@@ -3,8 +3,10 @@ maps, and `write_jsonl`."""
 
 from __future__ import annotations
 
-import io
 import json
+import math
+import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -12,17 +14,20 @@ import pyarrow as pa
 
 from metrics import _ids
 from metrics._choice import Choice
-from metrics.errors import FormatError, Problem
+from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._lines import (
-    _BOM,
     _CSV_FIELD_LIMIT,
     _SURROGATE_ESCAPE,
+    MAX_COLUMNS,
     Source,
     _Collector,
     _decode,
+    _Limits,
+    _line_too_long,
     _resolve,
     _Source,
     _write_lines,
+    reader_limits,
 )
 
 if TYPE_CHECKING:
@@ -41,28 +46,47 @@ class TableFormat(Choice):
     TSV = "tsv"
 
 
-def read_corpus(source: Source, *, format: str = TableFormat.AUTO) -> pd.DataFrame:
+def read_corpus(
+    source: Source,
+    *,
+    format: str = TableFormat.AUTO,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> pd.DataFrame:
     """Read documents from JSONL, CSV or TSV into a DataFrame with ``doc_id``, ``title``, ``text`` and extras.
 
     The ID may be called ``doc_id``, ``_id`` (BEIR), ``docid`` or ``id``; ``title`` defaults to "". Errors:
-    invalid JSON, a missing or empty ID, a duplicate ID, a missing ``text``, a non-string field.
+    invalid JSON, NaN or infinity in any field, a missing or empty ID, an ID longer than 512 bytes or holding
+    a space or line break, a duplicate ID, a missing ``text``, a non-string field, a CSV header of more than
+    1000 columns. Limits: as `metrics.formats.read_run` (a CSV record counts as one line).
     """
-    return _read_records(source, format, kind="corpus")
+    return _read_records(source, format, kind="corpus", limits=_limits(max_inflated_mb, max_line_mb))
 
 
-def read_queries(source: Source, *, format: str = TableFormat.AUTO) -> pd.DataFrame:
-    """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras."""
-    return _read_records(source, format, kind="queries")
+def read_queries(
+    source: Source,
+    *,
+    format: str = TableFormat.AUTO,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> pd.DataFrame:
+    """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras (errors and
+    limits: as `read_corpus`)."""
+    return _read_records(source, format, kind="queries", limits=_limits(max_inflated_mb, max_line_mb))
 
 
-def _read_records(source: Source, format: str, *, kind: str) -> pd.DataFrame:
+def _limits(max_inflated_mb: float | None, max_line_mb: float | None) -> _Limits:
+    return reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb)
+
+
+def _read_records(source: Source, format: str, *, kind: str, limits: _Limits) -> pd.DataFrame:
     import pandas as pd
 
     if format not in tuple(TableFormat):
         raise FormatError(
             Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'")
         )
-    src = _resolve(source)
+    src = _resolve(source, limits)
     fmt = TableFormat(format) if format != TableFormat.AUTO else _record_format(src.name)
     problems = _Collector(src.name)
     rows = (
@@ -84,13 +108,30 @@ def _record_format(name: str) -> TableFormat:
     return TableFormat.TSV if lower.endswith(".tsv") else TableFormat.JSONL
 
 
+class _NotFinite(ValueError):
+    """A JSON number that is NaN, infinite or beyond the float64 range (``1e400``)."""
+
+
+def _no_constant(name: str) -> float:
+    raise _NotFinite("a metadata field holds NaN or infinity (not valid JSON)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotFinite(f"a metadata field holds a number beyond the float64 range: {quoted(text)}")
+    return value
+
+
 def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
     for number, raw in src.lines():
         text = _decode(raw.rstrip(b"\r"), number, problems)
         if text is None or not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        except _NotFinite as exc:
+            problems.add(number, text, str(exc))
         except json.JSONDecodeError as exc:
             problems.add(number, text, f"invalid JSON ({exc.msg} at column {exc.colno})")
         except RecursionError:
@@ -115,31 +156,56 @@ def _lone_surrogate(obj: Any) -> bool:
     return False
 
 
+class _Feed:
+    """The decoded lines of a CSV/TSV input for `csv.reader`, streamed (never the whole file in memory):
+    split as ``io.StringIO(text, newline="")`` splits them, so the reader's ``line_num`` numbers lines as
+    before. ``pending`` counts the characters fed since the last record: one record (a quoted field may span
+    lines) may not grow past the line limit."""
+
+    def __init__(self, src: _Source, problems: _Collector):
+        self.src, self.problems, self.pending = src, problems, 0
+
+    def __iter__(self) -> Iterator[str]:
+        offset, limit = 0, self.src.limits.line
+        for number, raw in self.src.lines(skip_blank=False):
+            try:
+                text = raw.decode("utf-8") + "\n"
+            except UnicodeDecodeError as exc:
+                self.problems.add(number, "", f"not valid UTF-8 (byte {offset + exc.start + 1} of the file)")
+                return
+            offset += len(raw) + 1
+            self.pending += len(text)
+            if self.pending > limit:
+                raise _line_too_long(self.src.name, number, raw, self.src.limits, "record")
+            yield from _LONE_CR.split(text) if "\r" in text[:-2] else (text,)
+
+
+_LONE_CR = re.compile("(?<=\r)(?!\n)")
+
+
 def _delimited_rows(src: _Source, fmt: str, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
     import csv
 
-    text = _decode_all(src, problems)
-    if text is None:
-        return
     csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="," if fmt == TableFormat.CSV else "\t")
+    feed = _Feed(src, problems)
+    reader = csv.reader(feed, delimiter="," if fmt == TableFormat.CSV else "\t")
     try:
-        yield from _csv_records(reader, problems)
+        yield from _csv_records(reader, feed, problems)
     except csv.Error as exc:
         problems.add(reader.line_num, "", f"malformed {fmt.upper()} ({exc})")
 
 
-def _csv_records(reader: Any, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
+def _csv_records(reader: Any, feed: _Feed, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
     header: list[str] | None = None
     for record in reader:
-        number = reader.line_num
+        number, feed.pending = reader.line_num, 0
         if not any(cell.strip() for cell in record):
             continue
         if header is None:
             header = [h.strip() for h in record]
-            twice = sorted({h for h in header if header.count(h) > 1})
-            if twice:
-                problems.add(number, ",".join(record), f"column {twice[0]!r} appears twice in the header")
+            reason = _header_problem(header)
+            if reason:
+                problems.add(number, ",".join(record[:20]), reason)
                 return
             continue
         if len(record) != len(header):
@@ -150,15 +216,13 @@ def _csv_records(reader: Any, problems: _Collector) -> Iterator[tuple[int, str, 
         yield number, ",".join(record), dict(zip(header, record, strict=True))
 
 
-def _decode_all(src: _Source, problems: _Collector) -> str | None:
-    data = b"".join(src.blocks())
-    data = data[3:] if data.startswith(_BOM) else data
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        problems.add(line, "", f"not valid UTF-8 (byte {exc.start + 1} of the file)")
-        return None
+def _header_problem(header: list[str]) -> str | None:
+    """Why a CSV/TSV header cannot be read (too many columns, a column twice), or None; linear in its
+    length."""
+    if len(header) > MAX_COLUMNS:
+        return f"the header has {len(header)} columns; at most {MAX_COLUMNS} are read"
+    twice = sorted(name for name, n in Counter(header).items() if n > 1)
+    return f"column {quoted(twice[0])} appears twice in the header" if twice else None
 
 
 def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> list[dict]:
@@ -172,7 +236,7 @@ def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems
             continue
         first = seen.setdefault(record[id_key], number)
         if first != number:
-            problems.add(number, text, f"duplicate {id_key} {record[id_key]!r} (first on line {first})")
+            problems.add(number, text, f"duplicate {id_key} {quoted(record[id_key])} (first on line {first})")
             continue
         out.append(record)
     return out
@@ -189,9 +253,10 @@ def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
     if isinstance(record[id_key], int) and not isinstance(record[id_key], bool):
         record[id_key] = str(record[id_key])
     if not isinstance(record[id_key], str) or not record[id_key]:
-        return f"{id_key} must be a non-empty string; got {record[id_key]!r}"
-    if _ids.BAD_ID_CHARS.search(record[id_key]):
-        return f"{id_key} must not contain spaces, tabs or line breaks; got {record[id_key]!r}"
+        return f"{id_key} must be a non-empty string; got {quoted(record[id_key])}"
+    reason = _ids.id_problem(record[id_key], id_key)
+    if reason:
+        return reason
     if "text" not in record:
         return "missing text"
     record.setdefault("title", "") if kind == "corpus" else None
@@ -208,9 +273,15 @@ def write_jsonl(records: Iterable[dict] | pd.DataFrame, dest: Source) -> None:
     _write_lines(dest, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def read_chunk_map(source: Source) -> tuple[pa.Array, pa.Array]:
-    """Read a chunk→document table (JSONL, CSV or TSV with ``chunk_id`` and ``doc_id``): (chunks, docs)."""
-    src = _resolve(source)
+def read_chunk_map(
+    source: Source, *, max_inflated_mb: float | None = None, max_line_mb: float | None = None
+) -> tuple[pa.Array, pa.Array]:
+    """Read a chunk→document table (JSONL, CSV or TSV with ``chunk_id`` and ``doc_id``): (chunks, docs).
+
+    Both IDs follow the rules of every other reader (non-empty, at most 512 bytes, no space, tab or line
+    break). Limits: as `metrics.formats.read_run`.
+    """
+    src = _resolve(source, _limits(max_inflated_mb, max_line_mb))
     fmt = _record_format(src.name)
     problems = _Collector(src.name)
     rows = _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
@@ -220,8 +291,10 @@ def read_chunk_map(source: Source) -> tuple[pa.Array, pa.Array]:
         chunk, doc = (obj.get("chunk_id"), obj.get("doc_id")) if isinstance(obj, dict) else (None, None)
         if not isinstance(chunk, str) or not chunk.strip() or not isinstance(doc, str) or not doc.strip():
             problems.add(number, text, "expected non-empty string fields chunk_id and doc_id")
+        elif reason := _ids.id_problem(chunk, "chunk_id") or _ids.id_problem(doc, "doc_id"):
+            problems.add(number, text, reason)
         elif seen.setdefault(chunk, number) != number:
-            problems.add(number, text, f"duplicate chunk_id {chunk!r} (first on line {seen[chunk]})")
+            problems.add(number, text, f"duplicate chunk_id {quoted(chunk)} (first on line {seen[chunk]})")
         else:
             chunks.append(chunk)
             docs.append(doc)

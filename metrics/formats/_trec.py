@@ -28,9 +28,11 @@ from metrics.formats._lines import (
     _parse_score,
     _plain_layout,
     _resolve,
+    _score_problem,
     _Source,
     _split_lines,
     _write_lines,
+    reader_limits,
 )
 
 
@@ -43,8 +45,9 @@ def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
             problems.add(number, text, f"expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}")
             continue
         score = _parse_score(fields[4])
-        if score is None:
-            problems.add(number, text, f"score is not a number: {fields[4]!r}")
+        reason = _score_problem(fields[4], score) or _ids_problem(fields[0], fields[2])
+        if reason:
+            problems.add(number, text, reason)
             continue
         if pairs.check(problems, number, text, fields[0], fields[2]):
             qids.append(fields[0])
@@ -60,7 +63,7 @@ def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
         if len(fields) != 4:
             problems.add(number, text, f"expected 4 fields (qid iter docid rel), got {len(fields)}")
             continue
-        reason = _grade_problem(fields[3])
+        reason = _grade_problem(fields[3]) or _ids_problem(fields[0], fields[2])
         if reason:
             problems.add(number, text, reason)
             continue
@@ -70,6 +73,10 @@ def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
             grades.append(int(fields[3]))
     problems.check()
     return qids, docs, grades
+
+
+def _ids_problem(qid: str, doc: str) -> str | None:
+    return _ids.id_problem(qid, "query ID") or _ids.id_problem(doc, "document ID")
 
 
 def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
@@ -103,7 +110,7 @@ def _fast_run(src: _Source) -> Run | None:
     if table is None:
         return None
     score = _ids.to_numpy(table.column("score"))
-    if np.isnan(score).any():
+    if not np.isfinite(score).all() or _long_ids(table):  # NaN, 1e400 or a long ID: the line reader says
         return None
     return _checked(Run(table.column("qid"), table.column("docid"), score, source=src.name, _validated=True))
 
@@ -111,7 +118,7 @@ def _fast_run(src: _Source) -> Run | None:
 def _fast_qrels(src: _Source) -> Qrels | None:
     names = ["qid", "iter", "docid", "rel"]
     table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
-    if table is None:
+    if table is None or _long_ids(table):
         return None
     return _checked(
         Qrels(
@@ -124,6 +131,11 @@ def _fast_qrels(src: _Source) -> Qrels | None:
     )
 
 
+def _long_ids(table: pa.Table) -> bool:
+    """True when an ID is longer than `_ids.MAX_ID_BYTES` (checked before any hash walks its bytes)."""
+    return max(_ids.longest(table.column("qid")), _ids.longest(table.column("docid"))) > _ids.MAX_ID_BYTES
+
+
 _R = TypeVar("_R", Qrels, Run)
 
 
@@ -133,23 +145,53 @@ def _checked(rows: _R) -> _R | None:
     return None if len(_ids.duplicate_rows(codes, rows.doc_id)) else rows
 
 
-def read_run(source: Source, *, name: str | None = None) -> Run:
+def read_run(
+    source: Source,
+    *,
+    name: str | None = None,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> Run:
     """Read a TREC run (``qid Q0 docid rank score tag``).
 
     The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
-    fields, a score that is not a number (NaN included), a document listed twice for one query.
+    fields, a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
+    than 512 bytes or holding a line break, a document listed twice for one query. A gzip input is read in
+    pieces (a file of repeated lines stops at its first piece). Limits (every reader): gzip content inflated
+    to at most ``max_inflated_mb`` (default: ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most
+    ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``, else 16).
 
     >>> import io
     >>> read_run(io.StringIO("q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\n")).name
     'bm25'
     """
-    src = _resolve(source)
+    src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
+    if src.gzipped:
+        return _joined(list(_run_chunks(src, _GZIP_PIECE, name)), src)
     run = _fast_run(src)
     if run is None:
         problems = _Collector(src.name)
         run = _slow_run(src, problems, _Pairs())
         problems.check()
     run.name = name or _first_tag(src) or Path(src.name).name
+    return run
+
+
+_GZIP_PIECE = 1 << 20
+
+
+def _joined(pieces: list[Run], src: _Source) -> Run:
+    """One run of the pieces `_run_chunks` read (checked already: no pair twice)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    run = Run(
+        pa.chunked_array([p.query_id for p in pieces], pa.string()).combine_chunks(),
+        pa.chunked_array([p.doc_id for p in pieces], pa.string()).combine_chunks(),
+        np.concatenate([p.score for p in pieces]),
+        source=src.name,
+        _validated=True,
+    )
+    run.name = pieces[0].name
     return run
 
 
@@ -163,7 +205,14 @@ def _first_tag(src: _Source) -> str | None:
     return None
 
 
-def iter_run_chunks(source: Source, *, rows: int = 1_000_000, name: str | None = None) -> Iterator[Run]:
+def iter_run_chunks(
+    source: Source,
+    *,
+    rows: int = 1_000_000,
+    name: str | None = None,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> Iterator[Run]:
     """Read a TREC run piece by piece: a `Run` for every ``rows`` lines (blank lines count; the last piece may
     be shorter, an input without lines gives one empty piece), named as `read_run` names the whole run.
 
@@ -185,7 +234,8 @@ def iter_run_chunks(source: Source, *, rows: int = 1_000_000, name: str | None =
     """
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise ValueError(f"rows must be an int >= 1; got {rows!r}")
-    return _run_chunks(_resolve(source), rows, name)
+    limits = reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb)
+    return _run_chunks(_resolve(source, limits), rows, name)
 
 
 def _run_chunks(src: _Source, rows: int, name: str | None) -> Iterator[Run]:
@@ -212,24 +262,35 @@ def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
         data = b"".join(parts)
         ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[lines - 1 :: lines] + 1
         for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
-            yield _Source(src.name, data=data[start:end], first_line=first)
+            yield src.piece(data[start:end], first)
             first += lines
         parts, count = [data[ends[-1] :]], count - lines * len(ends)
     rest = b"".join(parts)
     if rest or first == 1:
-        yield _Source(src.name, data=rest, first_line=first)
+        yield src.piece(rest, first)
 
 
 def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
-    has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``."""
+    has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
+
+    The scratch pass that asks whether a piece is clean stops at its first bad line; only a bad piece after
+    the first reads its good rows through (their pairs may repeat earlier pieces'): a piece of a million
+    repeated lines costs its first thousand lines, not a million problems."""
     run = _fast_run(piece)
     clean = run is not None
     if run is None:
-        scratch = _Collector(src.name, limit=None)
-        run = _slow_run(piece, scratch, _Pairs())
-        clean = not scratch.problems
+        try:
+            run = _slow_run(piece, _Collector(src.name, limit=1), _Pairs())
+            clean = True
+        except FormatError:
+            clean = False
+            if not seen.held:
+                run = _slow_run(piece, problems, _Pairs())
+                seen.add(_pair_keys(run))
+                return run
+            run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
     earlier = _earlier_lines(src, piece.first_line, run, seen.hits(keys))
     if earlier or not clean:
@@ -272,6 +333,10 @@ class _PairHashes:
     def __init__(self, capacity: int):
         self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
 
+    @property
+    def held(self) -> int:
+        return self._n
+
     def hits(self, keys: np.ndarray) -> np.ndarray:
         """The positions in ``keys`` of the hashes held already."""
         if not self._n or not len(keys):
@@ -310,23 +375,54 @@ class QrelsFormat(Choice):
     BEIR = "beir"  # header, then query-id<TAB>corpus-id<TAB>score
 
 
-def read_qrels(source: Source, *, format: str = QrelsFormat.AUTO) -> Qrels:
+def read_qrels(
+    source: Source,
+    *,
+    format: str = QrelsFormat.AUTO,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> Qrels:
     """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
 
     ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
     fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer, a document
-    judged twice for one query.
+    judged twice for one query, an ID longer than 512 bytes or holding a line break. Limits: as `read_run`.
     """
     if format not in tuple(QrelsFormat):
         raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
-    src = _resolve(source)
+    src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
-    qrels = _fast_qrels(src)
+    qrels = _gzip_qrels(src) if src.gzipped else _fast_qrels(src)
     if qrels is None:
         qids, docs, grades = _slow_qrels(src)
         qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
     return qrels
+
+
+def _gzip_qrels(src: _Source) -> Qrels | None:
+    """Gzip qrels read in pieces (never a whole bomb in Arrow): None at the first piece the vectorized reader
+    refuses or that repeats an earlier pair, for the line reader (which stops at 1000 problems) to report."""
+    parts: list[Qrels] = []
+    seen = _PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    for piece in _pieces(src, _GZIP_PIECE):
+        qrels = _fast_qrels(piece)
+        if qrels is None:
+            return None
+        keys = _ids.hash_strings(qrels.doc_id, seed=_ids.hash_strings(qrels.query_id))
+        if len(seen.hits(keys)):
+            return None
+        seen.add(keys)
+        parts.append(qrels)
+    if len(parts) == 1:
+        return parts[0]
+    return Qrels(
+        pa.chunked_array([p.query_id for p in parts], pa.string()).combine_chunks(),
+        pa.chunked_array([p.doc_id for p in parts], pa.string()).combine_chunks(),
+        np.concatenate([p.relevance for p in parts]),
+        source=src.name,
+        _validated=True,
+    )
 
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:

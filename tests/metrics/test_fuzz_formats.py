@@ -160,7 +160,9 @@ def test_jsonl_lines_of_anything(lines):
         assert all(isinstance(d, str) and d.strip() for d in result["doc_id"])
 
 
-@pytest.mark.parametrize("score", ["inf", "-inf", "1e400", "-0", "+3.5", ".5", "5."])
+@pytest.mark.parametrize(
+    "score", ["inf", "-inf", "-0", "+3.5", ".5", "5."]
+)  # 1e400: tests/test_hostile_numbers.py
 def test_infinite_and_unusual_scores_are_numbers(score):
     run = read_run(io.StringIO(f"q1 Q0 D1 1 {score} s\nq1 Q0 D2 2 0 s\n"))
     assert run.to_dict()["q1"]["D1"] == float(score)
@@ -186,9 +188,11 @@ def test_a_huge_line_is_one_error():
         read_run(io.BytesIO(data))
 
 
-def test_a_huge_id_is_read():
-    doc = "d" * 100_000
+def test_a_huge_id_is_refused_and_the_longest_allowed_is_read():  # the 512-byte cap of issue 16.8
+    doc = "d" * 512
     assert list(read_run(io.StringIO(f"q1 Q0 {doc} 1 1 s\n")).to_dict()["q1"]) == [doc]
+    with pytest.raises(FormatError, match="document ID is longer than 512 bytes"):
+        read_run(io.StringIO(f"q1 Q0 {'d' * 100_000} 1 1 s\n"))
 
 
 def test_empty_files():

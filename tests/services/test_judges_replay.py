@@ -19,7 +19,7 @@ from annotate_app.judges import (
     read_machine_labels,
     sha256_text,
 )
-from metrics.errors import FormatError
+from metrics.errors import FormatError, quoted
 
 SCALE = GradeScale.default()
 GOOD = [
@@ -104,7 +104,7 @@ def test_every_bad_line_is_reported_and_nothing_is_returned():
     assert [str(p) for p in info.value.problems] == [
         f"labels.jsonl:2: {BAD[0][1]}: {BAD[0][0]!r}",
         f"labels.jsonl:4: {BAD[12][1]}: {BAD[12][0]!r}",
-        f"labels.jsonl:5: duplicate pair (query 'q1', document 'd1'), first on line 1: {first!r}",
+        f"labels.jsonl:5: duplicate pair (query 'q1', document 'd1'), first on line 1: {quoted(first)}",
     ]
     assert str(info.value).endswith("(and 2 more problems)")
 

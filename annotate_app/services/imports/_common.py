@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,14 +126,29 @@ def read_source(source: Source, name: str | None) -> SourceFile:
         return SourceFile(display_name(name or "<upload>"), bytes(source))
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        if not path.is_file():
-            raise InvalidInput(f"{display_name(str(path))}: no such file")
+        _check_regular(path)
         return SourceFile(display_name(name or str(path)), path=path)
     if hasattr(source, "read"):
         content = source.read()
         data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else bytes(content)
         return SourceFile(display_name(name or str(getattr(source, "name", "<stream>"))), data)
     raise InvalidInput(f"source must be a path, bytes or a file object; got {type(source).__name__}")
+
+
+def _check_regular(path: Path) -> None:
+    """A path to import must be a regular file: a directory, a FIFO (which would block) or a device such as
+    /dev/null is named for what it is, never opened."""
+    shown = display_name(str(path))
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
+        raise InvalidInput(f"{shown}: no such file") from None
+    except OSError as exc:
+        raise InvalidInput(f"{shown}: cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise InvalidInput(f"{shown}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(f"{shown}: is not a regular file")
 
 
 def parse(parse, file: SourceFile, **kw: Any):

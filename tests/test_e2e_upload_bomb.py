@@ -1,0 +1,78 @@
+"""Issue 16.4 in Debian's Chromium: a 3 MB gzip bomb uploaded on the Score page is refused with a clear
+message, and the app server never inflates it whole (its peak RSS, VmHWM of the streamlit process, stays under
+600 MB; before the fix a 3 MB upload reached 3 GB in 10 s)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from e2e_helpers import go, login, start_server, stop_server
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+expect.set_options(timeout=60_000)
+
+LIMIT_MB = 256  # the server's QRELFORGE_MAX_INFLATED_MB: the bomb inflates to about 3 GB
+
+
+def _bomb(path: Path) -> Path:
+    """About 3 MB of gzip inflating to about 3 GB of one repeated run line (multi-member, valid gzip)."""
+    block = b"q1 Q0 D1 1 1.0 bomb\n" * (2**20 // 20)
+    member = gzip.compress(block, compresslevel=9)
+    path.write_bytes(member * (3 * 2**20 // len(member)))
+    return path
+
+
+def _peak_mb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) // 1024
+
+
+@pytest.fixture
+def bomb_server(servers, released_db, tmp_path):
+    """The app on the released demo, its inflated-size limit at `LIMIT_MB`."""
+    folder = tmp_path / "server"
+    folder.mkdir()
+    server = start_server(
+        folder, tmp_path / "qrelforge.db", extra_env={"QRELFORGE_MAX_INFLATED_MB": str(LIMIT_MB)}
+    )
+    servers.append(server)
+    yield server
+    stop_server(server)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "run.trec.gz:2: duplicate document 'D1' for query 'q1' (first on line 1)"),
+        (b"\n", f"run.trec.gz: gzip content inflates to more than {LIMIT_MB} MB"),
+    ],
+    ids=["repeated lines", "empty lines"],
+)
+def test_a_gzip_bomb_uploaded_on_the_score_page_is_refused_in_bounded_memory(
+    browser, bomb_server, tmp_path, content, message
+):
+    path = tmp_path / "run.trec.gz"
+    if content is None:
+        _bomb(path)
+    else:
+        member = gzip.compress(content * 2**20, compresslevel=9)
+        path.write_bytes(member * (3 * 2**20 // len(member)))  # about 3 MB of gzip, 3 GB of empty lines
+    assert 2.5 * 2**20 < path.stat().st_size < 3.5 * 2**20
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    url = bomb_server.url
+    login(page, url, "rita")
+    go(page, f"{url}/score")
+    expect(page.get_by_role("heading", name="Score", exact=True)).to_be_visible()
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    expect(page.get_by_text("run.trec.gz was not read: ")).to_be_visible()
+    expect(page.get_by_text(message)).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    peak = _peak_mb(bomb_server.process.pid)
+    context.close()
+    assert peak < 600, f"the app server's peak RSS was {peak} MB"
