@@ -162,7 +162,7 @@ def test_jsonl_lines_of_anything(lines):
 
 @pytest.mark.parametrize(
     "score", ["inf", "-inf", "-0", "+3.5", ".5", "5."]
-)  # 1e400: tests/test_hostile_numbers.py
+)  # 1e400: tests/metrics/test_hostile_numbers.py
 def test_infinite_and_unusual_scores_are_numbers(score):
     run = read_run(io.StringIO(f"q1 Q0 D1 1 {score} s\nq1 Q0 D2 2 0 s\n"))
     assert run.to_dict()["q1"]["D1"] == float(score)

@@ -34,7 +34,7 @@ from metrics.formats import (
     read_run,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INFLATED = (
     "gzip content inflates to more than {} MB (raise the limit with max_inflated_mb= or "
     "QRELFORGE_MAX_INFLATED_MB)"
