@@ -480,7 +480,7 @@ def _real(value: Any) -> float | None:
 
 
 def _check_gain(value: Any) -> Any:
-    if isinstance(value, str) and value in tuple(Gain):
+    if isinstance(value, GainMap) or (isinstance(value, str) and value in tuple(Gain)):
         return value
     if isinstance(value, Mapping) and value:
         for grade, gain in value.items():
