@@ -276,6 +276,7 @@ for _definition in (
         "grade counts as unjudged",
         compute=_user.rbp_residual,
         aliases=("RBP_resid",),
+        higher_is_better=False,  # a smaller residual: fewer unknowns
         condensable=False,
         family=Family.USER,
     ),
