@@ -12,16 +12,38 @@ Every measure that can divide by zero takes ``zero_division="warn" | 0 | 1``:
 
 Inside DataFrames an undefined value is NaN (pandas' missing value), never None.
 
-Where scikit-learn differs (the tests match it to 1e-9 otherwise)
------------------------------------------------------------------
-* ``zero_division="warn"``: scikit-learn returns 0.0 with a warning; we return None with a warning. With 0 or
-  1 both agree.
-* ``labels``: scikit-learn lets ``labels`` leave out classes present in the data (they are then ignored); here
-  a label outside ``labels`` raises, as in :mod:`metrics.agreement`.
-* Precision–recall curves: tied scores enter together at one threshold, as in scikit-learn; ``trec_eval``
-  instead breaks ties by document id, so per-query AP can differ from it when scores tie. For runs, recall
-  counts every relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the
-  scored items (``pr_curve``'s ``n_relevant`` bridges the two).
+Against scikit-learn (1.9)
+--------------------------
+Wherever scikit-learn is defined the values are equal to 1e-9
+(``tests/metrics/test_classification_sklearn.py``, randomized): `class_scores` is
+``precision_recall_fscore_support(average=None)``, `average_scores` its ``"macro"``, ``"micro"`` and
+``"weighted"``, ``binary_scores(*confusion_counts(..., pos_label=p))`` its ``average="binary"``,
+`partial_match` its ``"samples"`` average of precision and recall, and `pr_curve` is
+``precision_recall_curve`` (reversed: ours runs from the highest threshold) with ``average_precision`` =
+``average_precision_score``. Every difference:
+
+=============================================  ==================================  ===========================
+case                                           scikit-learn                        here
+=============================================  ==================================  ===========================
+``zero_division="warn"``, a 0/0 term           0.0, UndefinedMetricWarning         None (NaN in DataFrames),
+                                                                                   UndefinedMetricWarning
+``zero_division="warn"``, an average over      the mean of the terms, the 0/0      None: the average is
+classes with a 0/0 term                        ones as 0 (``np.nan``: left out)    undefined
+``zero_division=0`` or ``1``                   that value                          the same value
+``labels`` leaving out a class in the data     the class is ignored                QrelForgeError
+``pr_curve`` without a relevant item           recall 1.0 everywhere, AP 0.0,      recall NaN, AP and auc
+                                               a warning                           None, a warning
+``pr_curve(..., n_relevant=N)``                (no such option)                    recall over N, counting
+                                                                                   relevant items not scored
+``sample_weight``                              weights the samples                 (no such option)
+=============================================  ==================================  ===========================
+
+Against trec_eval: `pr_curve` and `run_pr_curve` let tied scores enter together at one threshold, as
+scikit-learn does; trec_eval ranks tied documents by document ID (descending) and takes precision at every
+rank, so with ties its AP and interpolated precision can differ from these. For trec_eval's numbers use
+`metrics.evaluate` (``AP``, ``IPrec@r``), which orders as trec_eval does. For runs, recall counts every
+relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the scored items
+(``pr_curve``'s ``n_relevant`` bridges the two).
 """
 
 from __future__ import annotations
@@ -620,8 +642,10 @@ class RunPRCurve:
         The recall levels 0, 1/(L−1), ..., 1 (L = ``recall_levels``, 11 by default: 0.0, 0.1, ..., 1.0).
     precision : ndarray
         Mean over the evaluated queries of the interpolated precision at each level, P_interp(r) = max
-        precision at any threshold with recall ≥ r (0 if recall r is never reached), as trec_eval's
-        ``iprec_at_recall``.
+        precision at any threshold with recall ≥ r (0 if recall r is never reached). With distinct scores
+        this is trec_eval's ``iprec_at_recall``; tied scores enter together here, where trec_eval ranks them
+        by document ID and can report a higher precision (``IPrec@r`` in `metrics.evaluate` is trec_eval's
+        exactly).
     per_query : DataFrame
         Indexed by query: ``n_relevant`` (judged relevant, retrieved or not), ``n_retrieved``,
         ``average_precision`` and the interpolated precision at each level (columns ``iprec@<level>``).

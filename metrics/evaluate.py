@@ -18,7 +18,7 @@ from metrics import _callable, _ids
 from metrics._text import _few
 from metrics.data import Qrels, Run
 from metrics.errors import EvaluationError, QrelForgeError, quoted
-from metrics.measures import Gain, Measure, compute, parse_measures
+from metrics.measures import MIN_GEO_MEAN, Aggregate, Gain, Measure, compute, parse_measures
 from metrics.ranking import position_within, rank_run
 
 if TYPE_CHECKING:
@@ -69,10 +69,11 @@ class Result:
 
     @property
     def mean(self) -> dict[str, float | None]:
-        return {
-            k: (float(np.mean(v[~np.isnan(v)])) if (~np.isnan(v)).any() else None)
-            for k, v in self.values.items()
-        }
+        """Per measure, the mean over the queries where it is defined (None if none): arithmetic, or for a
+        measure whose ``aggregate`` is geometric (GMAP) exp(mean(log(max(v, 0.00001)))), as trec_eval's
+        gm_map (queries without relevant documents are left out here, where trec_eval floors their 0)."""
+        how = {str(m): m.definition.aggregate for m in self.measures}
+        return {k: _aggregate(v, how.get(k, Aggregate.MEAN)) for k, v in self.values.items()}
 
     @property
     def n(self) -> dict[str, int]:
@@ -186,6 +187,15 @@ def _check_gains(qrels: Qrels, specs: Sequence[Measure]) -> None:
         f"float64, e.g. grade {int(qrels.relevance[row])} of document {quoted(qrels.doc_id[row].as_py())}; "
         "use gain=lin or grades below 1024"
     )
+
+
+def _aggregate(values: np.ndarray, how: Aggregate) -> float | None:
+    defined = values[~np.isnan(values)]
+    if not len(defined):
+        return None
+    if how == Aggregate.GEOMETRIC:
+        return float(np.exp(np.mean(np.log(np.maximum(defined, MIN_GEO_MEAN)))))
+    return float(np.mean(defined))
 
 
 def _strict_message(run: Run, missing: list[str], extra: list[str]) -> str:

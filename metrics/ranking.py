@@ -15,6 +15,9 @@ Semantics follow trec_eval 9.0.8 (``trec_eval -c``):
 - nDCG takes the raw grade as gain whatever ``rel`` is, ignores gains of 0 or less, and builds its ideal
   ranking from every judged document with a grade of 1 or more;
 - queries in the qrels but not in the run score 0 (``-c``);
+- ``judged_only=True`` (any measure but Judged, NumRel and RBPResidual) scores the condensed list (Sakai 2007;
+  ir_measures' ``judged_only``, trec_eval ``-J``): unjudged documents, and those judged with a negative grade
+  (trec_eval's "in the pool but unjudged"), are removed before ranking (`Ranked.condensed`);
 
 with one deliberate difference: a measure that divides by the number of relevant documents (R@k, F1@k, AP,
 AP@k, R-Prec, nDCG) is undefined (NaN here, None in results) for a query without relevant documents, where
@@ -23,8 +26,9 @@ trec_eval reports 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,6 +39,7 @@ from metrics.errors import MeasureError
 
 __all__ = [
     "Params",
+    "GainMap",
     "Ranked",
     "rank_run",
     "trec_order",
@@ -53,8 +58,42 @@ __all__ = [
 ]
 
 
+class GainMap(tuple):
+    """nDCG's gain of each grade, ``{grade: gain}``, as trec_eval's ndcg parameters (``-m ndcg.1=1,2=3``).
+
+    A grade left out gains its own value (trec_eval's default), a negative grade (unjudged) gains nothing;
+    a gain may be 0 or negative. It prints as ``{0:0,1:1,2:3,3:7}`` and is hashable (a sorted tuple of pairs).
+
+    >>> g = GainMap({2: 3, 1: 1, 3: 7})
+    >>> str(g), g.of(np.array([-1, 0, 1, 2, 3, 4])).tolist()
+    ('{1:1,2:3,3:7}', [0.0, 0.0, 1.0, 3.0, 7.0, 4.0])
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, mapping: Mapping[Any, Any]) -> GainMap:
+        return super().__new__(cls, sorted((int(g), _plain(v)) for g, v in mapping.items()))
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{g}:{v}" for g, v in self) + "}"
+
+    def of(self, grades: np.ndarray) -> np.ndarray:
+        """The gain of each grade (float64)."""
+        top = max(int(grades.max(initial=0)), max((g for g, _ in self), default=0))
+        table = np.arange(top + 1, dtype=np.float64)
+        for grade, gain in self:
+            table[grade] = gain
+        return np.where(grades >= 0, table[np.maximum(grades, 0)], 0.0)
+
+
+def _plain(value: Any) -> int | float:
+    """A number as it should print: an integral value as an int, any other as a float."""
+    number = float(value)
+    return int(number) if number.is_integer() else number
+
+
 class Params(Protocol):
-    """What a kernel reads of a measure (`metrics.measures.Measure` has all three)."""
+    """What a kernel reads of a measure (`metrics.measures.Measure` has all of it)."""
 
     @property
     def cutoff(self) -> int | None: ...
@@ -63,7 +102,16 @@ class Params(Protocol):
     def rel(self) -> int: ...
 
     @property
-    def gain(self) -> str: ...
+    def gain(self) -> str | GainMap: ...
+
+    @property
+    def p(self) -> float: ...  # RBP's persistence
+
+    @property
+    def beta(self) -> float: ...  # SetF's weight of recall
+
+    @property
+    def recall(self) -> float: ...  # IPrec's recall level
 
 
 def _cutoff(m: Params) -> int:
@@ -91,10 +139,28 @@ class Ranked:
     qrels_grade: np.ndarray  # per judgment: grade
     extra_queries: list[str]  # run queries without judgments (ignored)
     row: np.ndarray  # per judged row: its row in the original run
+    _condensed: Ranked | None = field(default=None, repr=False, compare=False)
 
     @property
     def nq(self) -> int:
         return len(self.query_ids)
+
+    def condensed(self) -> Ranked:
+        """The condensed list (Sakai 2007), as trec_eval ``-J`` and ir_measures' ``judged_only=True``: only
+        the documents judged with a grade >= 0, ranked among themselves. Computed once, then kept."""
+        if self._condensed is None:
+            keep = np.flatnonzero(self.grade >= 0)
+            qidx = self.qidx[keep]
+            self._condensed = replace(
+                self,
+                qidx=qidx,
+                pos=position_within(qidx),
+                grade=self.grade[keep],
+                returned=np.bincount(qidx, minlength=self.nq),
+                row=self.row[keep],
+                _condensed=None,
+            )
+        return self._condensed
 
     def relevant_count(self, rel: int) -> np.ndarray:
         return np.bincount(self.qrels_qidx, weights=self.qrels_grade >= rel, minlength=self.nq)
@@ -230,27 +296,31 @@ def first_rel(r: Ranked, m: Params) -> np.ndarray:
     return np.where(first >= 0, first + 1.0, np.nan)
 
 
-def _gains(grades: np.ndarray, kind: str) -> np.ndarray:
+def _gains(grades: np.ndarray, kind: str | GainMap) -> np.ndarray:
+    if isinstance(kind, GainMap):
+        return kind.of(grades)
     positive = np.where(grades > 0, grades, 0).astype(np.float64)
     return positive if kind == "lin" else np.exp2(positive) - 1.0
 
 
 def ndcg(r: Ranked, m: Params) -> np.ndarray:
-    use = r.grade > 0 if m.cutoff is None else (r.grade > 0) & (r.pos < m.cutoff)
-    dcg = np.bincount(
-        r.qidx, weights=np.where(use, _gains(r.grade, m.gain) / np.log2(r.pos + 2.0), 0.0), minlength=r.nq
-    )
+    """nDCG as trec_eval's ndcg and ndcg_cut; with a `GainMap`, as trec_eval's ndcg with gain parameters."""
+    gains = _gains(r.grade, m.gain)
+    use = gains != 0 if m.cutoff is None else (gains != 0) & (r.pos < m.cutoff)
+    dcg = np.bincount(r.qidx, weights=np.where(use, gains / np.log2(r.pos + 2.0), 0.0), minlength=r.nq)
     return _divide(dcg, _ideal_dcg(r, m))
 
 
 def _ideal_dcg(r: Ranked, m: Params) -> np.ndarray:
-    positive = np.flatnonzero(r.qrels_grade > 0)
-    q, g = r.qrels_qidx[positive], r.qrels_grade[positive]
+    """DCG of the ideal ranking: every judged document with a positive gain, by gain descending."""
+    all_gains = _gains(r.qrels_grade, m.gain)
+    positive = np.flatnonzero(all_gains > 0)
+    q, g = r.qrels_qidx[positive], all_gains[positive]
     order = np.lexsort((-g, q))
     q, g = q[order], g[order]
     pos = position_within(q)
     use = np.ones(len(q), bool) if m.cutoff is None else pos < m.cutoff
-    return np.bincount(q, weights=np.where(use, _gains(g, m.gain) / np.log2(pos + 2.0), 0.0), minlength=r.nq)
+    return np.bincount(q, weights=np.where(use, g / np.log2(pos + 2.0), 0.0), minlength=r.nq)
 
 
 def r_precision(r: Ranked, m: Params) -> np.ndarray:
@@ -264,6 +334,9 @@ def success(r: Ranked, m: Params) -> np.ndarray:
 
 
 def judged(r: Ranked, m: Params) -> np.ndarray:
+    """Judged documents in the top k / min(k, returned). A document judged with a negative grade counts as
+    judged here, as in ir_measures' Judged (trec_eval, which has no Judged@k, treats a negative grade as "in
+    the pool but unjudged": for ``judged_only=True``, for Bpref and infAP, and for RBPResidual, we do too)."""
     k = _cutoff(m)
     count = np.bincount(r.qidx, weights=r.pos < k, minlength=r.nq)  # Ranked keeps only judged rows
     shown = np.minimum(r.returned, k)

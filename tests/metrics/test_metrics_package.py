@@ -118,6 +118,7 @@ def _params(definition: measures.MeasureDef) -> list[measures.Measure]:
         measures.CutoffPolicy.REQUIRED: [2],
         measures.CutoffPolicy.OPTIONAL: [None, 2],
         measures.CutoffPolicy.NONE: [None],
+        measures.CutoffPolicy.RECALL: [0.5],
     }[definition.cutoff]
     return [measures.Measure(definition.name, k) for k in cutoffs]
 
@@ -140,6 +141,23 @@ EXPECTED_Q1 = {
     "FirstRel": 2.0,
     "ContextPrecision@2": 0.5,
     "ContextRecall@2": 0.5,
+    "ERR": 3 / 32,
+    "ERR@2": 3 / 32,
+    "RBP": 0.2 * 0.8,
+    "RBP@2": 0.2 * 0.8,
+    "RBPResidual": 0.64,
+    "RBPResidual@2": 0.64,
+    "Bpref": 0.0,
+    "infAP": 0.25 + 0.25 * 1e-5 / (1 + 2e-5),
+    "GMAP": 0.25,
+    "GMAP@2": 0.25,
+    "IPrec@0.5": 0.5,
+    "SetP": 1 / 3,
+    "SetR": 0.5,
+    "SetF": 0.4,
+    "NumRet": 3.0,
+    "NumRel": 2.0,
+    "NumRelRet": 1.0,
 }
 
 
