@@ -57,8 +57,6 @@ AGREE_B = "agree_b"
 RELEASE_JUSTIFICATION = "release_justification"
 RELEASE_NOTE = "release_note"
 RELEASE_FLASH = "release_flash"
-RELEASE_BUSY = "release_busy"  # True while a Create release request runs
-RELEASE_MADE = "release_made"  # (project, version) of the release this session just made (or found)
 
 # ------------------------------------------------------------------------------------------------ admin
 ADMIN_FLASH = "admin_flash"
