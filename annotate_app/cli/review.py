@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
 
@@ -168,12 +170,16 @@ def _release_parser(sub: Subcommands) -> None:
         "release",
         help="freeze the accepted qrels into an immutable release (or list them)",
         description="Create a release when the gate allows it. Below the agreement threshold a "
-        "written --justification is required and stored with the release.",
+        "written --justification is required and stored with the release. Qrels identical to an existing "
+        "release create nothing. A new release is confirmed on the terminal, or with --yes.",
     )
     add_project_option(p)
     p.add_argument("--justification", help="why releasing below the agreement threshold is acceptable")
     p.add_argument("--note", default="", help="a note stored with the release")
     p.add_argument("--list", action="store_true", help="list the releases instead")
+    p.add_argument(
+        "-y", "--yes", action="store_true", help="create the release without asking (needed off a terminal)"
+    )
     p.set_defaults(handler=_cmd_release)
 
 
@@ -185,29 +191,64 @@ def _cmd_release(args: argparse.Namespace) -> int:
     db = open_db(args)
     project = project_of(db, args)
     if args.list:
-        rows = [
-            (
-                r.version,
-                r.created_at.strftime("%Y-%m-%d %H:%M"),
-                r.created_by,
-                r.n_qrels,
-                f"{r.statistic}={_fmt(r.agreement_value)}",
-                r.content_hash[:16],
-                "yes" if r.justification else "",
-            )
-            for r in releases.list_releases(db, SYSTEM, project)
-        ]
-        emit(
-            grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows)
-        )
+        emit(_release_list(releases.list_releases(db, SYSTEM, project)))
         return 0
+    plan = releases.preview_release(db, SYSTEM, project)
+    if _creatable(plan, args.justification, releases.MIN_JUSTIFICATION):
+        if plan.identical_to is not None:
+            print(f"unchanged: identical to v{plan.identical_to}")
+            return 0
+        if not args.yes and not _confirmed(plan):
+            print("no release created")
+            return 1
     r = releases.create_release(db, SYSTEM, project, justification=args.justification, note=args.note)
+    if r.unchanged:
+        print(f"unchanged: identical to v{r.version}")
+        return 0
     counts = ", ".join(f"{v} {k}" for k, v in r.counts.items())
     print(
         f"release {r.version} of {r.project}: {r.n_qrels} qrels ({counts}), "
         f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}"
     )
     return 0
+
+
+def _release_list(infos: Sequence[Any]) -> str:
+    rows = [
+        (
+            r.version,
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
+            r.created_by,
+            r.n_qrels,
+            f"{r.statistic}={_fmt(r.agreement_value)}",
+            r.content_hash[:16],
+            "yes" if r.justification else "",
+        )
+        for r in infos
+    ]
+    return grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows)
+
+
+def _creatable(plan: Any, justification: str | None, minimum: int) -> bool:
+    """Whether `create_release` would succeed: else it is called at once and says why it refuses (nothing to
+    confirm)."""
+    short = plan.below_threshold and len((justification or "").strip()) < minimum
+    return not plan.blocked and (plan.identical_to is not None or not short)
+
+
+def _confirmed(plan: Any) -> bool:
+    """Ask on the terminal; off a terminal (a script, a pipe) refuse: creating a release needs ``--yes``."""
+    question = f"Create release v{plan.version} of project {plan.project} with {plan.n_qrels} qrels? [y/N] "
+    if not sys.stdin.isatty():
+        raise QrelForgeError(
+            f"standard input is not a terminal: pass --yes to create release v{plan.version} of project "
+            f"{plan.project} ({plan.n_qrels} qrels) without confirmation"
+        )
+    try:
+        answer = input(question)
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 # ---------------------------------------------------------------------------------------------- export

@@ -76,6 +76,7 @@ def settings_of(project: Project) -> ProjectSettings:
         weights=Weights(project.weights),
         min_reason_length=project.min_reason_length,
         claim_timeout_minutes=project.claim_timeout_minutes,
+        allow_self_adjudication=project.allow_self_adjudication,
     )
 
 

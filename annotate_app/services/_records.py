@@ -36,6 +36,7 @@ def label_info(row: Mapping[str, Any]) -> LabelInfo:
         stale=row["doc_version"] != row["current_doc_version"],
         created_at=row["created_at"],
         doc_title=row.get("doc_title", ""),
+        label_id=row.get("label_id"),
     )
 
 

@@ -4,22 +4,30 @@ Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the 
 annotator's grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the
 project's ``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again
 records a new one, the latest counts. It stays valid while the labels it saw are current.
+
+A reviewer who labelled a pair may not adjudicate it (they would settle their own disagreement), unless the
+project's ``allow_self_adjudication`` setting is on; then the audit entry records ``self_adjudication``.
+Adjudications are idempotent like label saves: the same grade and reason again add nothing, and a
+``request_id`` makes a retry return what the first attempt stored.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, check_grade, open_project
 from annotate_app.services._gate_state import classify
 from annotate_app.services._records import adjudication_info
 from annotate_app.services.auth import Actor, Role, audit
-from annotate_app.services.errors import Conflict, NotFound
-from annotate_app.services.inputs import check_int, check_reason
+from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
+from annotate_app.services.inputs import check_int, check_reason, check_request_id
 from annotate_app.services.types import AdjudicationInfo
 from annotate_app.store import judging as jq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
+from annotate_app.store.models import Adjudication, Project
 
 __all__ = ["adjudicate", "get_adjudication"]
 
@@ -38,43 +46,114 @@ def _pair_labels(s, project_id: int, pair_id: int) -> pd.DataFrame:
 
 
 def adjudicate(
-    db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, grade: int, reason: str
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    pair_id: int,
+    *,
+    grade: int,
+    reason: str,
+    request_id: str | None = None,
 ) -> AdjudicationInfo:
     """Record the final grade of a disagreement (reviewer). Conflict if the pair is not a current
-    disagreement (incomplete, unanimous, accepted by majority, or excluded)."""
+    disagreement (incomplete, unanimous, accepted by majority, or excluded); PermissionDenied if the reviewer
+    labelled the pair, unless the project allows self-adjudication (then the audit entry says so).
+
+    Idempotent: the same grade and reason as the reviewer's current adjudication of the same labels add
+    nothing; ``request_id`` (unique per reviewer) makes a retry return what its first attempt stored."""
     check_int(pair_id, "pair_id")
-    with db.write() as s:
+    key = check_request_id(request_id)
+    try:
+        with db.write() as s:
+            return _adjudicate(s, actor, project, pair_id, grade, reason, key)
+    except IntegrityError:
+        if key is None:
+            raise
+    with db.read() as s:  # a concurrent attempt with the same key committed first
         _, proj = open_project(s, actor, project, Role.REVIEWER, "adjudicate")
-        value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
-        content = jq.pair_content(s, pair_id)
-        if content is None or content["project_id"] != proj.id:
-            raise NotFound(f"pair {pair_id} does not exist in project {proj.name!r}")
-        if content["excluded"]:
-            raise Conflict(f"pair {pair_id} is excluded")
-        verdict = classify(_pair_labels(s, proj.id, pair_id), proj.annotators_per_pair, proj.relevance_cutoff)
-        if verdict.empty or not bool(verdict["disagreement"].iloc[0]):
-            raise Conflict(
-                f"pair {pair_id} is not a disagreement (it needs all {proj.annotators_per_pair} labels "
-                "and labels that disagree)"
-            )
-        row = jq.insert_adjudication(
-            s,
-            project_id=proj.id,
-            pair_id=pair_id,
-            reviewer_id=actor.user_id,
-            grade=value,
-            reason=text,
-            label_state=verdict["label_state"].iloc[0],
+        row = jq.adjudication_by_request(s, actor.user_id, key)
+        if row is None:
+            raise Conflict(f"pair {pair_id}: a concurrent adjudication failed; try again") from None
+        return _replay(s, proj, row, pair_id, key)
+
+
+def _adjudicate(
+    s: Session, actor: Actor, project: ProjectRef, pair_id: int, grade: int, reason: str, key: str | None
+) -> AdjudicationInfo:
+    _, proj = open_project(s, actor, project, Role.REVIEWER, "adjudicate")
+    value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
+    earlier = None if key is None else jq.adjudication_by_request(s, actor.user_id, key)
+    if earlier is not None:
+        return _replay(s, proj, earlier, pair_id, key)
+    content = jq.pair_content(s, pair_id)
+    if content is None or content["project_id"] != proj.id:
+        raise NotFound(f"pair {pair_id} does not exist in project {proj.name!r}")
+    if content["excluded"]:
+        raise Conflict(f"pair {pair_id} is excluded")
+    own = _check_not_own(s, actor, proj, content)
+    verdict = classify(_pair_labels(s, proj.id, pair_id), proj.annotators_per_pair, proj.relevance_cutoff)
+    if verdict.empty or not bool(verdict["disagreement"].iloc[0]):
+        raise Conflict(
+            f"pair {pair_id} is not a disagreement (it needs all {proj.annotators_per_pair} labels "
+            "and labels that disagree)"
         )
-        audit(
-            s,
-            actor,
-            AuditAction.ADJUDICATED,
-            project_id=proj.id,
-            target=f"{content['query_id']} {content['doc_id']}",
-            details={"pair_id": pair_id, "grade": value},
+    label_state = verdict["label_state"].iloc[0]
+    latest = jq.adjudication_of(s, proj.id, pair_id)
+    if latest is not None and _same(latest, actor.user_id, value, text, label_state):
+        return adjudication_info(s, latest, True)  # nothing new to record
+    row = jq.insert_adjudication(
+        s,
+        project_id=proj.id,
+        pair_id=pair_id,
+        reviewer_id=actor.user_id,
+        grade=value,
+        reason=text,
+        label_state=label_state,
+        request_id=key,
+    )
+    details: dict[str, object] = {"pair_id": pair_id, "grade": value}
+    if own:
+        details["self_adjudication"] = True
+    target = f"{content['query_id']} {content['doc_id']}"
+    audit(s, actor, AuditAction.ADJUDICATED, project_id=proj.id, target=target, details=details)
+    return adjudication_info(s, row, True)
+
+
+def _same(adj: Adjudication, reviewer_id: int | None, grade: int, reason: str, label_state: str) -> bool:
+    return (adj.reviewer_id, adj.grade, adj.reason, adj.label_state) == (
+        reviewer_id,
+        grade,
+        reason,
+        label_state,
+    )
+
+
+def _check_not_own(s: Session, actor: Actor, proj: Project, content: dict) -> bool:
+    """Whether the reviewer labelled the pair; refused unless the project allows self-adjudication."""
+    if actor.user_id is None or not jq.has_labelled(s, content["pair_id"], actor.user_id):
+        return False
+    if not proj.allow_self_adjudication:
+        raise PermissionDenied(
+            f"{actor.username} labelled {content['query_id']} {content['doc_id']} (pair "
+            f"{content['pair_id']}) and may not adjudicate it; project {proj.name!r} does not allow "
+            "self-adjudication (setting allow_self_adjudication)"
         )
-        return adjudication_info(s, row, True)
+    return True
+
+
+def _replay(s: Session, proj: Project, row: Adjudication, pair_id: int, key: str | None) -> AdjudicationInfo:
+    """What an earlier attempt with the same request_id stored."""
+    if row.pair_id != pair_id or row.project_id != proj.id:
+        raise Conflict(
+            f"request_id {key!r} was already used to adjudicate pair {row.pair_id}, not pair {pair_id}; "
+            "use a new request_id for every adjudication"
+        )
+    return adjudication_info(s, row, _valid(s, proj, row))
+
+
+def _valid(s: Session, proj: Project, adj: Adjudication) -> bool:
+    verdict = classify(_pair_labels(s, proj.id, adj.pair_id), proj.annotators_per_pair, proj.relevance_cutoff)
+    return not verdict.empty and adj.label_state == verdict["label_state"].iloc[0]
 
 
 def get_adjudication(
@@ -87,6 +166,4 @@ def get_adjudication(
         adj = jq.adjudication_of(s, proj.id, pair_id)
         if adj is None:
             return None
-        verdict = classify(_pair_labels(s, proj.id, pair_id), proj.annotators_per_pair, proj.relevance_cutoff)
-        valid = not verdict.empty and adj.label_state == verdict["label_state"].iloc[0]
-        return adjudication_info(s, adj, valid)
+        return adjudication_info(s, adj, _valid(s, proj, adj))

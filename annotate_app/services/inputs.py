@@ -22,12 +22,13 @@ annotate_app.services.errors.InvalidInput: pair_id must be an int in [1, 2147483
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store.db import MAX_ID, unstorable
 
-__all__ = ["check_text", "check_int", "check_count", "check_reason", "MAX_INT"]
+__all__ = ["check_text", "check_int", "check_count", "check_reason", "check_request_id", "MAX_INT"]
 
 MAX_INT = MAX_ID
 
@@ -88,3 +89,22 @@ def check_reason(reason: Any, minimum: int, what: str = "reason") -> str:
     if len(text) > 10_000:
         raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
     return text
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def check_request_id(value: Any) -> str | None:
+    """A client's idempotency key of a save: None, or 1 to 64 characters of A-Z a-z 0-9 ``. _ : -`` (a UUID
+    fits).
+
+    >>> check_request_id("7f1c-2a"), check_request_id(None)
+    ('7f1c-2a', None)
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _REQUEST_ID.fullmatch(value):
+        raise InvalidInput(
+            f"request_id must be None or 1 to 64 characters of A-Z a-z 0-9 . _ : -; got {value!r:.80}"
+        )
+    return value

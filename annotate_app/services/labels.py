@@ -4,12 +4,20 @@
 assignment, later saves are edits (version + 1); nothing is ever updated or deleted. Each version records the
 grade, the reason (required; at least the project's ``min_reason_length`` characters), the unsure flag, the
 seconds spent, the document version and the guidelines version it was made under.
+
+Saves are idempotent, so that a client may retry one whose reply it never got (a dropped connection can
+lose the reply of a save that committed): re-saving the current version changes nothing, and a save's
+``request_id`` (unique per annotator, stored with the label) makes its retry return the label it stored.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from annotate_app.services._context import (
     ProjectRef,
@@ -21,12 +29,13 @@ from annotate_app.services._context import (
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_count, check_int, check_reason
+from annotate_app.services.inputs import check_count, check_int, check_reason, check_request_id
 from annotate_app.services.types import LabelInfo
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.models import Assignment, Label, User
 
 __all__ = ["save_label", "my_labels", "pair_history", "MAX_SECONDS"]
 
@@ -46,6 +55,19 @@ def _check_seconds(seconds: float | None) -> float | None:
     return float(seconds)
 
 
+@dataclass(frozen=True)
+class _Save:
+    """One validated save request."""
+
+    pair_id: int
+    grade: object
+    reason: object
+    unsure: bool
+    seconds: float | None
+    expected_version: int | None
+    request_id: str | None
+
+
 def save_label(
     db: Database,
     actor: Actor,
@@ -57,65 +79,139 @@ def save_label(
     unsure: bool = False,
     seconds: float | None = None,
     expected_version: int | None = None,
+    request_id: str | None = None,
 ) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
     ``expected_version``: the label version the caller was looking at (0 for a fresh pair); a different
     current version (an edit from another tab) raises Conflict instead of silently overwriting it.
     Raises NotFound for a pair not assigned to the caller, Conflict for a skipped or expired claim.
+
+    Idempotent: saving what already is the current version (same grade, reason, unsure flag, on the current
+    document version) adds nothing and returns it. ``request_id``: the client's key for this save (unique per
+    annotator); a retry with the same key returns the label the first attempt stored — also when that
+    attempt committed and only its reply was lost.
     """
     check_int(pair_id, "pair_id")
     check_int(expected_version, "expected_version", 0, optional=True)
     if not isinstance(unsure, bool):
         raise InvalidInput(f"unsure must be a bool; got {unsure!r}")
-    secs = _check_seconds(seconds)
-    with db.write() as s:
-        user, proj = annotator_context(s, actor, project, "label pairs")
-        value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
-        a = jq.own_assignment(s, pair_id, user.id)
-        if a is None or a.project_id != proj.id:
-            raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-        if a.status not in AssignmentStatus.live():
-            raise Conflict(
-                f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
-            )
-        version = jq.mark_done(s, a.id, value, expected_version)
-        if version is None:
-            raise Conflict(
-                f"pair {pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
-                "reload it"
-            )
-        doc_version = jq.current_doc_version(s, pair_id)
-        label = jq.insert_label(
-            s,
-            assignment_id=a.id,
-            pair_id=pair_id,
-            annotator_id=user.id,
-            version=version,
-            grade=value,
-            reason=text,
-            unsure=unsure,
-            seconds=secs,
-            doc_version=doc_version,
-            guidelines_version=pq.guidelines_version(s, proj.id),
+    req = _Save(
+        pair_id=pair_id,
+        grade=grade,
+        reason=reason,
+        unsure=unsure,
+        seconds=_check_seconds(seconds),
+        expected_version=expected_version,
+        request_id=check_request_id(request_id),
+    )
+    try:
+        with db.write() as s:
+            return _save(s, actor, project, req)
+    except IntegrityError:
+        if req.request_id is None:
+            raise
+    with db.read() as s:  # a concurrent attempt with the same key committed first
+        user, _ = annotator_context(s, actor, project, "label pairs")
+        label = jq.label_by_request(s, user.id, req.request_id)
+        if label is None:
+            raise Conflict(f"pair {pair_id}: a concurrent save failed; reload it") from None
+        return _replay(s, label, req, user.username)
+
+
+def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInfo:
+    user, proj = annotator_context(s, actor, project, "label pairs")
+    value, text = check_grade(proj, req.grade), check_reason(req.reason, proj.min_reason_length)
+    earlier = _earlier(s, user, req)
+    if earlier is not None:
+        return earlier
+    a = _live_assignment(s, req.pair_id, user, proj.id)
+    doc_version = jq.current_doc_version(s, req.pair_id)
+    current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
+    if current is not None and _same(current, value, text, req.unsure, doc_version):
+        return _label_info(s, current, user.username)  # nothing new to save
+    version = jq.mark_done(s, a.id, value, req.expected_version)
+    if version is None:
+        # on PostgreSQL the UPDATE waited for a concurrent save: this save's first attempt, maybe
+        earlier = _earlier(s, user, req)
+        if earlier is not None:
+            return earlier
+        raise Conflict(
+            f"pair {req.pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
+            "reload it"
         )
-        jq.set_label_id(s, a.id, label.id)
-        content = pair_content(s, pair_id)
-        return LabelInfo(
-            pair_id=pair_id,
-            query_id=content["query_id"],
-            doc_id=content["doc_id"],
-            annotator=user.username,
-            version=version,
-            grade=value,
-            reason=text,
-            unsure=unsure,
-            seconds=secs,
-            doc_version=doc_version,
-            stale=False,
-            created_at=label.created_at,
-            doc_title=content["doc_title"],
+    label = jq.insert_label(
+        s,
+        assignment_id=a.id,
+        pair_id=req.pair_id,
+        annotator_id=user.id,
+        version=version,
+        grade=value,
+        reason=text,
+        unsure=req.unsure,
+        seconds=req.seconds,
+        doc_version=doc_version,
+        guidelines_version=pq.guidelines_version(s, proj.id),
+        request_id=req.request_id,
+    )
+    jq.set_label_id(s, a.id, label.id)
+    return _label_info(s, label, user.username)
+
+
+def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
+    """The label an earlier attempt of this save (same request_id) stored, if any."""
+    label = None if req.request_id is None else jq.label_by_request(s, user.id, req.request_id)
+    return None if label is None else _replay(s, label, req, user.username)
+
+
+def _same(label: Label, grade: int, reason: str, unsure: bool, doc_version: int) -> bool:
+    return (label.grade, label.reason, bool(label.unsure), label.doc_version) == (
+        grade,
+        reason,
+        unsure,
+        doc_version,
+    )
+
+
+def _live_assignment(s: Session, pair_id: int, user: User, project_id: int) -> Assignment:
+    a = jq.own_assignment(s, pair_id, user.id)
+    if a is None or a.project_id != project_id:
+        raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
+    if a.status not in AssignmentStatus.live():
+        raise Conflict(
+            f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
         )
+    return a
+
+
+def _replay(s: Session, label: Label, req: _Save, username: str) -> LabelInfo:
+    """The label an earlier attempt with the same request_id stored."""
+    if label.pair_id != req.pair_id:
+        raise Conflict(
+            f"request_id {req.request_id!r} was already used to save pair {label.pair_id}, not pair "
+            f"{req.pair_id}; use a new request_id for every save"
+        )
+    return _label_info(s, label, username)
+
+
+def _label_info(s: Session, label: Label, username: str) -> LabelInfo:
+    content = pair_content(s, label.pair_id)
+    return LabelInfo(
+        pair_id=label.pair_id,
+        query_id=content["query_id"],
+        doc_id=content["doc_id"],
+        annotator=username,
+        version=label.version,
+        grade=label.grade,
+        reason=label.reason,
+        unsure=bool(label.unsure),
+        seconds=label.seconds,
+        doc_version=label.doc_version,
+        stale=label.doc_version != content["doc_version"],
+        created_at=label.created_at,
+        doc_title=content["doc_title"],
+        label_id=label.id,
+    )
 
 
 def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:

@@ -98,6 +98,8 @@ def _check_value(name: str, value: Any) -> None:
             or not low <= int(value) <= high
         ):
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
+    if name == "allow_self_adjudication" and not isinstance(value, bool):
+        raise InvalidInput(f"allow_self_adjudication must be a bool; got {value!r}")
     if name == "threshold" and (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)

@@ -13,6 +13,12 @@ order), which is exactly what `export.export_release(..., format="trec")` return
 ``unanimous``, ``majority`` or
 ``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
 
+One content, one release: creating a release whose qrels equal an existing release's (same content hash)
+creates nothing and returns that release with ``unchanged=True`` ("identical to vN"). The database enforces it
+(UNIQUE(project_id, content_key)): when two reviewers create the same release at once, the second insert fails
+and returns the first one's release. `preview_release` tells, before anything is written, which version a
+release would get and how many qrels it would hold (the CLI's confirmation).
+
 Machine judges never enter the gate. Only when the project lets a judge fill the pairs no human judged, and
 that judge passes calibration now (`judges.update_judge_settings`), are those pairs released with the
 judge's grade (kind ``judge``) instead of blocking the release. Every qrel records its source (``human`` or
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -48,6 +55,8 @@ from metrics.data import Qrels
 
 __all__ = [
     "create_release",
+    "preview_release",
+    "ReleasePreview",
     "list_releases",
     "get_release",
     "release_qrels",
@@ -58,6 +67,22 @@ __all__ = [
 ]
 
 MIN_JUSTIFICATION = 20
+
+
+@dataclass(frozen=True)
+class ReleasePreview:
+    """What `create_release` would do now: ``identical_to`` is the version of the release that already holds
+    these qrels (then nothing would be created), else None and the release would be ``version``.
+    ``blocked``: the hard blockers (a release is refused while any remains); ``below_threshold``: a
+    justification would be required."""
+
+    project: str
+    version: int
+    n_qrels: int
+    content_hash: str
+    identical_to: int | None
+    blocked: tuple[str, ...]
+    below_threshold: bool
 
 
 def canonical_trec(query_ids, doc_ids, grades) -> str:
@@ -151,10 +176,14 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
 def create_release(
     db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None, note: str = ""
 ) -> ReleaseInfo:
-    """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it."""
+    """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it.
+
+    Qrels identical to an existing release's create nothing: that release comes back with
+    ``unchanged=True``, also when another reviewer created it at the same moment."""
     if justification is not None:
         check_text(justification, "justification")
     note = check_text(note or "", "note")
+    content_hash = ""
     try:
         with db.write(snapshot=True) as s:
             _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
@@ -165,10 +194,70 @@ def create_release(
             block = dataclasses.replace(block, missing_labels=block.missing_labels - len(filled))
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
+            frozen = _frozen(s, proj, state, filled)
+            content_hash = frozen.content_hash
+            existing = q.find_by_content(s, proj.id, content_hash)
+            if existing is not None:
+                return dataclasses.replace(_info(proj, existing), unchanged=True)
             text = _check_justification(justification, block)
-            return _insert(s, actor, proj, state, summary.to_dict(), text, note[:2000], filled)
+            return _insert(s, actor, proj, state, frozen, summary.to_dict(), text, note[:2000])
     except IntegrityError:
-        raise Conflict("another release was created at the same time; try again") from None
+        pass  # a concurrent release took the version or the content: read what it made
+    same = _concurrent_twin(db, actor, project, content_hash)
+    if same is None:
+        raise Conflict("another release was created at the same time; try again")
+    return same
+
+
+def _concurrent_twin(
+    db: Database, actor: Actor, project: ProjectRef, content_hash: str
+) -> ReleaseInfo | None:
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
+        existing = q.find_by_content(s, proj.id, content_hash)
+        return None if existing is None else dataclasses.replace(_info(proj, existing), unchanged=True)
+
+
+def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleasePreview:
+    """What creating a release would make now, without writing anything (reviewer)."""
+    with db.read(snapshot=True) as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
+        state = load_state(s, proj, all_states=True)
+        filled = fill_rows(s, proj)
+        block = compute_blockers(state, summarize(state))
+        block = dataclasses.replace(block, missing_labels=block.missing_labels - len(filled))
+        frozen = _frozen(s, proj, state, filled)
+        existing = q.find_by_content(s, proj.id, frozen.content_hash)
+        return ReleasePreview(
+            project=proj.name,
+            version=q.next_version(s, proj.id),
+            n_qrels=len(frozen.rows),
+            content_hash=frozen.content_hash,
+            identical_to=None if existing is None else existing.version,
+            blocked=tuple(block.hard),
+            below_threshold=bool(block.below_threshold),
+        )
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    """The qrels a release would hold: rows in canonical order (query_id, doc_id, grade, kind, label_ids,
+    adjudication_id, pair_id, source,
+    judge_label_id), the pairs behind them and the content hash."""
+
+    rows: list[tuple]
+    qrels: pd.DataFrame
+    content_hash: str
+
+
+def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -> _Frozen:
+    human = _qrels(state, jq.pair_external_ids(s, proj.id))
+    qrels = pd.concat([human, filled], ignore_index=True) if len(filled) else human
+    names = ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id", "source")
+    columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
+    rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
+    content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
+    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content))
 
 
 def _insert(
@@ -176,17 +265,12 @@ def _insert(
     actor: Actor,
     proj: Project,
     state: GateState,
+    frozen: _Frozen,
     figures: dict,
     justification: str | None,
     note: str,
-    filled: pd.DataFrame,
 ) -> ReleaseInfo:
-    human = _qrels(state, jq.pair_external_ids(s, proj.id))
-    qrels = pd.concat([human, filled], ignore_index=True) if len(filled) else human
-    names = ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id", "source")
-    columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
-    rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
-    content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
+    qrels, rows = frozen.qrels, frozen.rows
     used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
     counts = {k.value: int((qrels["kind"] == k).sum()) for k in QrelKind.human()}
     counts["excluded"] = int(state.pairs["excluded"].sum())
@@ -204,7 +288,7 @@ def _insert(
         corpus_hash=corpus_hash(cq.corpus_rows(s, proj.id)),
         guidelines_version=pq.guidelines_version(s, proj.id),
         justification=justification,
-        content_hash=sha256_text(content),
+        content_hash=frozen.content_hash,
         n_qrels=len(rows),
         sources={str(k): int(v) for k, v in qrels["source"].value_counts().sort_index().items()},
         created_by=actor.user_id,

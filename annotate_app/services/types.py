@@ -100,6 +100,7 @@ class ProjectSettings:
     weights: Weights = Weights.LINEAR
     min_reason_length: int = 5
     claim_timeout_minutes: int = 60
+    allow_self_adjudication: bool = False  # a reviewer may adjudicate a pair they labelled (audited)
 
     @property
     def grades(self) -> tuple[int, ...]:
@@ -212,6 +213,7 @@ class LabelInfo:
     stale: bool
     created_at: datetime
     doc_title: str = ""
+    label_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -323,6 +325,7 @@ class ReleaseInfo:
     agreement: dict[str, Any]
     note: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # qrels by source: "human", "judge:NAME"
+    unchanged: bool = False  # create_release made nothing: the qrels are identical to this release
 
     @property
     def below_threshold(self) -> bool:

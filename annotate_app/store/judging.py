@@ -50,6 +50,8 @@ __all__ = [
     "current_doc_version",
     "mark_done",
     "insert_label",
+    "label_by_id",
+    "label_by_request",
     "set_label_id",
     "skip",
     "release_slot",
@@ -59,6 +61,8 @@ __all__ = [
     "latest_adjudications",
     "adjudication_of",
     "insert_adjudication",
+    "adjudication_by_request",
+    "has_labelled",
     "annotator_counts",
     "available_count",
     "priors",
@@ -291,6 +295,21 @@ def insert_label(s: Session, **fields: Any) -> Label:
     s.add(label)
     s.flush()
     return label
+
+
+def label_by_id(s: Session, label_id: int) -> Label | None:
+    return s.get(Label, label_id)
+
+
+def label_by_request(s: Session, annotator_id: int, request_id: str) -> Label | None:
+    """The label the annotator saved with this idempotency key, if any."""
+    return s.scalar(select(Label).where(Label.annotator_id == annotator_id, Label.request_id == request_id))
+
+
+def has_labelled(s: Session, pair_id: int, user_id: int) -> bool:
+    """Whether the user ever saved a label of the pair (any version)."""
+    stmt = select(Label.id).where(Label.pair_id == pair_id, Label.annotator_id == user_id).limit(1)
+    return s.scalar(stmt) is not None
 
 
 def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
@@ -615,6 +634,15 @@ def adjudication_of(s: Session, project_id: int, pair_id: int) -> Adjudication |
         .limit(1)
     )
     return s.scalar(stmt)
+
+
+def adjudication_by_request(s: Session, reviewer_id: int | None, request_id: str) -> Adjudication | None:
+    """The adjudication the reviewer (None: the system actor) saved with this idempotency key, if any."""
+    who = (
+        Adjudication.reviewer_id.is_(None) if reviewer_id is None else Adjudication.reviewer_id == reviewer_id
+    )
+    stmt = select(Adjudication).where(who, Adjudication.request_id == request_id).order_by(Adjudication.id)
+    return s.scalar(stmt.limit(1))
 
 
 def insert_adjudication(s: Session, **fields: Any) -> Adjudication:

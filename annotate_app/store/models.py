@@ -11,6 +11,9 @@ Rules the schema itself enforces (on SQLite and PostgreSQL alike):
   The current label of an assignment is ``assignments.label_id`` (its highest version); ``assignments.grade``
   caches its grade so that agreement reads one table.
 - ``releases``, ``release_qrels`` and ``audit_log`` are immutable too (triggers reject UPDATE and DELETE).
+  UNIQUE(project_id, content_key): one release per content (``content_key`` = the content hash).
+- ``labels`` and ``adjudications``: UNIQUE(annotator_id / reviewer_id, request_id), the client's idempotency
+  key of a save.
 - Machine judges (``judges``) are raters with provenance, never users: they cannot log in and their labels
   (``judge_labels``, append-only like ``labels``, with their prompt versions ``judge_prompts``) live apart
   from the human ones, so no machine label can reach the agreement gate. ``judge_settings`` holds a
@@ -230,6 +233,7 @@ class Project(Base):
     weights: Mapped[str] = mapped_column(String(16), default=Weights.LINEAR.value)
     min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
+    allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -466,13 +470,16 @@ class Assignment(Base):
 
 
 class Label(Base):
-    """One saved judgment (append-only): an edit adds ``version`` + 1."""
+    """One saved judgment (append-only): an edit adds ``version`` + 1. ``request_id``: the client's
+    idempotency key of the save (unique per annotator), so a retry finds the label its first attempt
+    stored."""
 
     __tablename__ = "labels"
     __table_args__ = (
         UniqueConstraint("assignment_id", "version"),
         CheckConstraint("version >= 1", name="version"),
         Index("ix_labels_annotator_id_created_at", "annotator_id", "created_at"),
+        Index("uq_labels_annotator_id_request_id", "annotator_id", "request_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -486,14 +493,18 @@ class Label(Base):
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     doc_version: Mapped[int] = mapped_column(Integer)
     guidelines_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Adjudication(Base):
     """A reviewer's final grade for a disagreement. ``label_state`` fingerprints the labels it saw: an edit
-    made afterwards invalidates it."""
+    made afterwards invalidates it. ``request_id``: the client's idempotency key (unique per reviewer)."""
 
     __tablename__ = "adjudications"
+    __table_args__ = (
+        Index("uq_adjudications_reviewer_id_request_id", "reviewer_id", "request_id", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(_fk("projects.id"), index=True)
@@ -502,6 +513,7 @@ class Adjudication(Base):
     grade: Mapped[int] = mapped_column(Integer)
     reason: Mapped[str] = mapped_column(Text)
     label_state: Mapped[str] = mapped_column(Text)
+    request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -613,8 +625,14 @@ class JudgeSettings(Base):
 
 # ---------------------------------------------------------------------------------------------- releases
 class Release(Base):
+    """A frozen qrels snapshot. ``content_key`` is its ``content_hash`` (NULL on releases made before the
+    rule), unique per project: one content, one release, whoever clicks at the same time."""
+
     __tablename__ = "releases"
-    __table_args__ = (UniqueConstraint("project_id", "version"),)
+    __table_args__ = (
+        UniqueConstraint("project_id", "version"),
+        Index("uq_releases_project_id_content_key", "project_id", "content_key", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(_fk("projects.id"))
@@ -630,6 +648,7 @@ class Release(Base):
     guidelines_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     justification: Mapped[str | None] = mapped_column(Text, nullable=True)
     content_hash: Mapped[str] = mapped_column(String(64))
+    content_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     n_qrels: Mapped[int] = mapped_column(Integer)
     sources: Mapped[dict] = mapped_column(JSON, default=dict, server_default=text("'{}'"))
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)

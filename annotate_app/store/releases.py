@@ -11,7 +11,16 @@ from sqlalchemy.orm import Session
 from annotate_app.store.bulk import bulk_insert, fetch_rows
 from annotate_app.store.models import Release, ReleaseQrel, table_of, utcnow
 
-__all__ = ["next_version", "insert_release", "insert_qrels", "releases", "find", "qrel_rows", "count"]
+__all__ = [
+    "next_version",
+    "insert_release",
+    "insert_qrels",
+    "releases",
+    "find",
+    "find_by_content",
+    "qrel_rows",
+    "count",
+]
 
 
 def next_version(s: Session, project_id: int) -> int:
@@ -20,7 +29,9 @@ def next_version(s: Session, project_id: int) -> int:
 
 
 def insert_release(s: Session, **fields: Any) -> Release:
-    row = Release(created_at=utcnow(), **fields)
+    """Insert a release; its ``content_key`` is its content hash, so a second release of the same content
+    in the project raises IntegrityError (UNIQUE(project_id, content_key))."""
+    row = Release(created_at=utcnow(), content_key=fields["content_hash"], **fields)
     s.add(row)
     s.flush()
     return row
@@ -39,6 +50,18 @@ def find(s: Session, project_id: int, version: int | None) -> Release | None:
     if version is None:
         return s.scalar(stmt.order_by(Release.version.desc()).limit(1))
     return s.scalar(stmt.where(Release.version == version))
+
+
+def find_by_content(s: Session, project_id: int, content_hash: str) -> Release | None:
+    """The oldest release of the project with this content hash (releases made before the unique rule may
+    share one), or None."""
+    stmt = (
+        select(Release)
+        .where(Release.project_id == project_id, Release.content_hash == content_hash)
+        .order_by(Release.version)
+        .limit(1)
+    )
+    return s.scalar(stmt)
 
 
 def count(s: Session, project_id: int) -> int:

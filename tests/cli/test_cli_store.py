@@ -145,7 +145,7 @@ def test_whole_workflow_from_the_command_line(cli, tmp_path):
     assert "release: ready" in out
     code, out, _ = cli("agreement", "--format", "json")
     assert json.loads(out)["n_pairs"] == 12
-    code, out, _ = cli("release", "--note", "v1")
+    code, out, _ = cli("release", "--note", "v1", "--yes")
     assert code == 0 and out.startswith("release 1 of kb: 12 qrels (12 unanimous, 0 majority, 0 adjudicated")
     assert cli("release", "--list")[1].splitlines()[1].split()[0] == "1"
     target = tmp_path / "kb.qrels"

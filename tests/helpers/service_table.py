@@ -175,6 +175,7 @@ CALLS = (
     Call(
         "releases", "create_release", "reviewer", ("demo",), {"justification": "accepted for the test world"}
     ),
+    Call("releases", "preview_release", "reviewer", ("demo",)),
     Call("releases", "list_releases", "reviewer", ("demo",)),
     Call("releases", "get_release", "reviewer", ("demo",)),
     Call("releases", "release_qrels", "reviewer", ("demo",)),

@@ -18,7 +18,17 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from annotate_app.cli import main
-from annotate_app.services import backup, export, imports, labels, projects, queue, releases, users
+from annotate_app.services import (
+    adjudication,
+    backup,
+    export,
+    imports,
+    labels,
+    projects,
+    queue,
+    releases,
+    users,
+)
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
 from annotate_app.store import backup as bq
@@ -81,6 +91,8 @@ def _fill(db, folder: Path) -> None:
         "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs).encode(),
         filename="docs-v2.jsonl",
     )
+    # new qrels for the second release (identical ones would make none): the disagreement adjudicated again
+    adjudication.adjudicate(db, SYSTEM, "demo", ids["D"], grade=0, reason="re-read under guidelines v2")
     releases.create_release(
         db,
         SYSTEM,

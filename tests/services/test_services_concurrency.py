@@ -34,7 +34,7 @@ def _annotate(db, actor, seed: int, barrier: threading.Barrier, saved: list, err
             if rng.random() < 0.15:  # edit one of my labels: a new version, never a new slot
                 pair = rng.choice(mine)
                 edit = labels.save_label(
-                    db, actor, "conc", pair, grade=rng.randrange(4), reason="changed my mind"
+                    db, actor, "conc", pair, grade=rng.randrange(4), reason=f"changed my mind ({len(saved)})"
                 )
                 saved.append((edit.pair_id, actor.username, edit.version))
     except Conflict as exc:  # pragma: no cover - reported below

@@ -10,12 +10,12 @@ import functools
 import pandas as pd
 import streamlit as st
 
-from annotate_app.services import export, gate, releases
+from annotate_app.services import export, gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.releases import MIN_JUSTIFICATION
 from annotate_app.services.types import Blockers, ReleaseInfo
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import names, widgets
+from annotate_app.ui.components import names, release_form, widgets
 from annotate_app.ui.escape import escape_markdown
 
 FORMATS = (
@@ -36,38 +36,6 @@ def _blockers(block: Blockers) -> None:
         )
     if block.ok:
         st.success("Nothing blocks a release.")
-
-
-def create(actor: Actor, project: str) -> None:
-    ss = st.session_state
-    with errors.captured(state.RELEASE_FLASH) as outcome:
-        made = releases.create_release(
-            cache.database(),
-            actor,
-            project,
-            note=ss.get(state.RELEASE_NOTE) or "",
-            justification=ss.get(state.RELEASE_JUSTIFICATION) or None,
-        )
-    if not outcome.failed:
-        cache.clear_reads()
-        ss.pop(state.RELEASE_JUSTIFICATION, None)
-        ss.pop(state.RELEASE_NOTE, None)
-        errors.set_flash(
-            state.RELEASE_FLASH,
-            "success",
-            f"Release {made.version} created: {made.n_qrels} qrels, content sha256 {made.content_hash[:12]}…",
-        )
-
-
-def _create_form(actor: Actor, project: str, block: Blockers) -> None:
-    st.subheader("Create a release")
-    needed = " (required: agreement below the threshold)" if block.below_threshold else " (optional)"
-    st.text_area("Justification" + needed, key=state.RELEASE_JUSTIFICATION, height=90)
-    st.text_input("Note (optional)", key=state.RELEASE_NOTE)
-    nav.confirm(f"Create a release of {project}.")
-    st.button(
-        "Create release", type="primary", disabled=bool(block.hard), on_click=create, args=(actor, project)
-    )
 
 
 def row(r: ReleaseInfo) -> dict:
@@ -152,7 +120,8 @@ def render() -> None:
     if outcome.failed:
         st.stop()
     _blockers(block)
-    _create_form(actor, project, block)
+    nav.confirm(f"Create a release of {project}.")
+    release_form.create_form(actor, project, block)
     _past(actor, project)
 
 

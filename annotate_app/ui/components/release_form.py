@@ -1,0 +1,85 @@
+"""The Release page's "Create a release" form: justification, note and a button that makes one release.
+
+A double click must not make two releases, and Streamlit cannot be trusted to finish a callback: once a
+second click has queued a rerun, any ``st.session_state`` access inside the first click's ``on_click``
+callback may raise Streamlit's rerun exception, so the callback stops right after the release was created —
+before it cleared the boxes or left its message (issue 12, item 2). So nothing here depends on the callback
+finishing:
+
+- the service creates nothing for qrels identical to an existing release (a second click gets "identical to
+  vN"), and the cached reads are cleared right after the call, before any session-state access;
+- the button is drawn disabled whenever the current qrels are already released (`releases.preview_release`
+  says ``identical_to``), which the database tells, not a session flag;
+- while a release holds the current qrels, the justification and the note are emptied (and disabled)
+  before their boxes are drawn, in every run: a late rerun of a double click brings the typed text back.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from annotate_app.services import releases
+from annotate_app.services.auth import Actor
+from annotate_app.services.types import Blockers
+from annotate_app.ui import cache, errors, state
+
+__all__ = ["create_form", "create"]
+
+
+def create(actor: Actor, project: str) -> None:
+    """The button's callback: create the release and leave the outcome as the page's flash."""
+    ss = st.session_state
+    note, justification = ss.get(state.RELEASE_NOTE) or "", ss.get(state.RELEASE_JUSTIFICATION) or None
+    with errors.captured(state.RELEASE_FLASH) as outcome:
+        made = releases.create_release(
+            cache.database(), actor, project, note=note, justification=justification
+        )
+        cache.clear_reads()  # first: the session-state writes below may be cut short by a second click
+    if outcome.failed:
+        return
+    if made.unchanged:
+        message = f"Nothing new to release: the qrels are identical to v{made.version}."
+        errors.set_flash(state.RELEASE_FLASH, "warning", message)
+        return
+    errors.set_flash(
+        state.RELEASE_FLASH,
+        "success",
+        f"Release {made.version} created: {made.n_qrels} qrels, content sha256 {made.content_hash[:12]}…",
+    )
+
+
+def _released_version(actor: Actor, project: str, block: Blockers) -> int | None:
+    """The release that already holds the current qrels, if any (None too when the gate blocks)."""
+    if block.hard:
+        return None
+    with errors.shown():
+        return releases.preview_release(cache.database(), actor, project).identical_to
+    return None
+
+
+def _clear(version: int | None) -> None:
+    """Empty the boxes while a release holds the current qrels: a late rerun of a double click brings the
+    typed text back from the browser, and nothing can be released with it anyway."""
+    if version is not None:  # assigned, not popped: only an assigned value reaches the browser's box
+        st.session_state[state.RELEASE_JUSTIFICATION] = ""
+        st.session_state[state.RELEASE_NOTE] = ""
+
+
+def create_form(actor: Actor, project: str, block: Blockers) -> None:
+    """The subheader, the justification and note boxes and the Create release button."""
+    st.subheader("Create a release")
+    released = _released_version(actor, project, block)
+    _clear(released)
+    needed = " (required: agreement below the threshold)" if block.below_threshold else " (optional)"
+    idle = released is not None
+    st.text_area("Justification" + needed, key=state.RELEASE_JUSTIFICATION, height=90, disabled=idle)
+    st.text_input("Note (optional)", key=state.RELEASE_NOTE, disabled=idle)
+    st.button(
+        "Create release",
+        type="primary",
+        disabled=bool(block.hard) or idle,
+        on_click=create,
+        args=(actor, project),
+    )
+    if released is not None:
+        st.caption(f"v{released} holds the current qrels: nothing new to release.")
