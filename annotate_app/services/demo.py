@@ -50,6 +50,7 @@ from annotate_app.services import (
 from annotate_app.services.auth import SYSTEM, Actor, Role, actor_of, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.types import PoolReport
+from annotate_app.store import backup as bq
 from annotate_app.store import migrate
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
@@ -185,6 +186,9 @@ def _reset(db: Database, actor: Actor) -> None:
         others = [p.name for p in projects.list_projects(db, actor) if p.name not in ours]
         if others:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")
+        if migrate.current_revision(db) == migrate.head_revision():
+            with db.write() as s:  # rows first: SQLite cannot drop labels that assignments still point to
+                bq.wipe(s)
     migrate.downgrade_all(db)
 
 
