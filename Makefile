@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/qrelforge demo-data
+	$(VENV)/bin/qrelforge demo-data --with-labels
 	$(VENV)/bin/streamlit run annotate_app/server.py --server.address 127.0.0.1 --server.port $${PORT:-8501} \
 		--server.headless true --browser.gatherUsageStats false --server.maxUploadSize 200 \
 		--client.toolbarMode minimal

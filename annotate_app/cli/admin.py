@@ -274,13 +274,20 @@ def _demo_parser(sub: Subcommands) -> None:
         help="load the sample corpus as project 'demo' with demo users",
         description="Load the sample corpus into the configured database: project 'demo', users "
         "alice and bob (annotators), rita (reviewer), admin, both runs pooled at "
-        "depth 3. Safe to run again.",
+        "depth 3; with --with-labels also project 'demo-review', already judged by alice and bob, "
+        "with a release and open disagreements for rita. Safe to run again.",
     )
     add_db_option(p)
     p.add_argument(
         "--reset",
         action="store_true",
-        help="wipe the database first (refused if it holds projects other than 'demo')",
+        help="wipe the database first (refused if it holds projects other than 'demo' and 'demo-review')",
+    )
+    p.add_argument(
+        "--with-labels",
+        action="store_true",
+        help="also load project 'demo-review': labels by alice and bob, rita's verdicts, release v1 and "
+        "two open disagreements (make run uses it)",
     )
     p.add_argument("--sample-dir", metavar="DIR", help="sample corpus folder (default: the repository's)")
     p.set_defaults(handler=_cmd_demo)
@@ -290,8 +297,15 @@ def _demo_parser(sub: Subcommands) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from annotate_app.services import demo
 
-    info = demo.load_demo(open_db(args, require_schema=False), reset=args.reset, sample_dir=args.sample_dir)
+    info = demo.load_demo(
+        open_db(args, require_schema=False),
+        reset=args.reset,
+        sample_dir=args.sample_dir,
+        labelled=args.with_labels,
+    )
     print(("reset the database; " if info.reset else "") + f"project {info.project}: {info.pool}")
+    if info.review is not None:
+        print(info.review)
     created = set(info.created_users)
     rows = [
         (name, role, password, "created" if name in created else "exists (password unchanged)")

@@ -12,7 +12,9 @@ The archive is a zip file:
 Every table is saved — users (with their argon2 hashes: keep archives private), projects, documents and every
 version, runs, the pool, assignments, every label version, adjudications, releases and their qrels, the audit
 log — read in one consistent snapshot, with primary keys, so after a restore every release's content hash,
-every export and every label history are exactly what they were.
+every export and every label history are exactly what they were. Because of the password hashes, an archive
+(and the partial file it is written to) is readable by its owner only: mode 0600 (`ARCHIVE_MODE`), whatever
+the umask, also when ``overwrite=True`` replaces a more open file.
 
 `restore` checks the whole archive first (manifest, schema revision, table and column names, row counts,
 sha256 of each member, and every value against its column), and only then writes, in one transaction: it
@@ -57,12 +59,14 @@ __all__ = [
     "MAX_MANIFEST",
     "MAX_LINE",
     "BATCH",
+    "ARCHIVE_MODE",
 ]
 
 FORMAT, VERSION = "qrelforge-backup", 1
 BATCH = 5000
 MAX_LINE = 256 << 20  # one row (a document version's text) may be long, not unbounded
 MAX_MANIFEST = 16 << 20
+ARCHIVE_MODE = 0o600  # the archive holds password hashes: owner only
 
 
 @dataclass(frozen=True)
@@ -121,11 +125,26 @@ def backup(db: Database, actor: Actor, dest: str | os.PathLike, *, overwrite: bo
     return info
 
 
+def _private_file(path: Path) -> io.BufferedWriter:
+    """``path`` opened for writing with mode `ARCHIVE_MODE` from its first byte (created so, and changed so
+    when it already exists); a symbolic link there is refused."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, ARCHIVE_MODE)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, ARCHIVE_MODE)  # an existing file would keep its old mode
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _write_archive(db: Database, actor: Actor, path: Path) -> dict:
     revision = current_revision(db)
     entries = []
     with (
-        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive,
+        _private_file(path) as raw,
+        zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive,
         db.read(snapshot=True) as s,
     ):
         authorize(s, actor, Role.ADMIN, "back up the database")

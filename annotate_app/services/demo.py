@@ -1,4 +1,5 @@
-"""The demo: the sample corpus loaded as project ``demo`` with four users, both runs pooled at depth 3.
+"""The demo: the sample corpus loaded as project ``demo`` with four users, both runs pooled at depth 3, and,
+on request (``labelled=True``), a second project ``demo-review`` already judged, for the reviewer's pages.
 
 Demo users (documented, fixed passwords — for a local demo only):
 
@@ -11,27 +12,66 @@ rita      reviewer     rita-demo
 admin     admin        admin-demo
 ========= ============ =============
 
-`load_demo` is idempotent: users, project, documents, queries, runs, pool and members are created only if
-missing (existing users keep their passwords). ``reset=True`` first wipes the database — refused when it holds
-a project other than ``demo``.
+``demo`` is left unlabelled, for trying the annotation. ``demo-review`` holds the same corpus, judged
+through the real services in two rounds, with the labels, reasons and verdicts of
+``sample_corpus/review_labels.jsonl`` (deterministic):
+
+1. pooled at depth 2 (9 pairs); alice and bob label every pair (`queue.next_pair`, `labels.save_label`,
+   acting as those users); rita adjudicates the 3 disagreements (q1 D1 2/3, q2 D4 0/1, q3 D6 1/2) and
+   creates release v1 (Cohen's kappa 0.77, above the 0.7 threshold);
+2. the pool is deepened to 3 (3 more pairs); alice and bob label them and disagree on two (q1 D4, q3 D3),
+   left open: the project's kappa drops to 0.50, below the threshold.
+
+So a reviewer sees at once an agreement below the threshold, two disagreements to adjudicate, and a
+release to score (on which run A's q1 D4 is still unjudged).
+
+`load_demo` is idempotent: users, projects, documents, queries, runs, pools, members, labels, verdicts and
+the release are created only if missing (existing users keep their passwords); a second run changes no
+label. ``reset=True`` first wipes the database — refused when it holds a project other than the demo's.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotate_app.services import imports, pooling, projects, users
-from annotate_app.services.auth import SYSTEM, Actor, Role, authorize
-from annotate_app.services.errors import Conflict, InvalidInput
+from annotate_app.services import (
+    adjudication,
+    gate,
+    imports,
+    labels,
+    pooling,
+    projects,
+    queue,
+    releases,
+    users,
+)
+from annotate_app.services.auth import SYSTEM, Actor, Role, actor_of, authorize
+from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.types import PoolReport
+from annotate_app.store import backup as bq
 from annotate_app.store import migrate
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
 
-__all__ = ["load_demo", "DemoInfo", "DEMO_USERS", "DEMO_PROJECT", "SAMPLE_DIR", "GUIDELINES"]
+__all__ = [
+    "load_demo",
+    "DemoInfo",
+    "ReviewInfo",
+    "DEMO_USERS",
+    "DEMO_PROJECT",
+    "REVIEW_PROJECT",
+    "REVIEW_LABELS",
+    "SAMPLE_DIR",
+    "GUIDELINES",
+]
 
 DEMO_PROJECT = "demo"
+REVIEW_PROJECT = "demo-review"
+REVIEW_LABELS = "review_labels.jsonl"  # in the sample corpus folder: the labels and verdicts of demo-review
+_FIRST_DEPTH, _DEPTH = 2, 3
+_CORPUS = ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec")
 DEMO_USERS = (
     ("alice", "annotator", "alice-demo"),
     ("bob", "annotator", "bob-demo"),
@@ -56,52 +96,99 @@ doubt; skip only when you cannot judge at all (say why).
 
 
 @dataclass(frozen=True)
+class ReviewInfo:
+    """Where ``demo-review`` stands: its labels, the disagreements adjudicated and still open, its releases
+    and the agreement statistic against the threshold; ``created``: this call created the project."""
+
+    project: str
+    pairs: int
+    labels: int
+    adjudicated: int
+    open_disagreements: int
+    releases: int
+    statistic: str
+    value: float
+    threshold: float
+    created: bool
+
+    def __str__(self) -> str:
+        return (
+            f"project {self.project}"
+            + ("" if self.created else " (exists, unchanged)")
+            + f": {self.pairs} pairs, {self.labels} labels by alice and bob, "
+            f"{self.adjudicated} disagreements adjudicated by rita, {self.open_disagreements} open, "
+            f"{self.releases} release(s); "
+            f"{self.statistic} {self.value:.2f} (threshold {self.threshold:.2f})"
+        )
+
+
+@dataclass(frozen=True)
 class DemoInfo:
     project: str
     users: tuple[tuple[str, str, str], ...]
     created_users: tuple[str, ...]
     pool: PoolReport
     reset: bool
+    review: ReviewInfo | None = None
 
 
 def load_demo(
-    db: Database, *, reset: bool = False, sample_dir: str | Path | None = None, actor: Actor = SYSTEM
+    db: Database,
+    *,
+    reset: bool = False,
+    sample_dir: str | Path | None = None,
+    actor: Actor = SYSTEM,
+    labelled: bool = False,
 ) -> DemoInfo:
-    """Load (or complete) the demo; see the module doc. Runs the migrations first."""
+    """Load (or complete) the demo; with ``labelled=True`` also the judged project ``demo-review`` (see the
+    module doc). Runs the migrations first."""
+    if not isinstance(labelled, bool):
+        raise InvalidInput(f"labelled must be a bool; got {labelled!r}")
     folder = Path(sample_dir) if sample_dir is not None else SAMPLE_DIR
-    missing = [
-        f for f in ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec") if not (folder / f).is_file()
-    ]
+    needed = _CORPUS + ((REVIEW_LABELS,) if labelled else ())
+    missing = [f for f in needed if not (folder / f).is_file()]
     if missing:
         raise InvalidInput(f"sample corpus folder {str(folder)!r} lacks {missing[0]}")
     if reset:
         _reset(db, actor)
     migrate.upgrade(db)
     created = _users(db, actor)
-    if DEMO_PROJECT not in {p.name for p in projects.list_projects(db, actor)}:
-        projects.create_project(
-            db,
-            actor,
-            DEMO_PROJECT,
-            title="Demo: after-sales help centre (sample corpus)",
-            guidelines=GUIDELINES,
-        )
-    imports.import_documents(db, actor, DEMO_PROJECT, folder / "docs.jsonl")
-    imports.import_queries(db, actor, DEMO_PROJECT, folder / "queries.jsonl")
-    for run in ("run_a.trec", "run_b.trec"):
-        imports.import_run(db, actor, DEMO_PROJECT, folder / run)
-    report = pooling.pool(db, actor, DEMO_PROJECT, depth=3)
+    _project(db, actor, DEMO_PROJECT, "Demo: after-sales help centre (sample corpus)")
+    _corpus(db, actor, DEMO_PROJECT, folder)
+    report = pooling.pool(db, actor, DEMO_PROJECT, depth=_DEPTH)
     projects.assign(db, actor, DEMO_PROJECT, ["alice", "bob"])
-    return DemoInfo(project=DEMO_PROJECT, users=DEMO_USERS, created_users=created, pool=report, reset=reset)
+    review = _review(db, actor, folder) if labelled else None
+    return DemoInfo(
+        project=DEMO_PROJECT, users=DEMO_USERS, created_users=created, pool=report, reset=reset, review=review
+    )
+
+
+def _project(db: Database, actor: Actor, name: str, title: str) -> bool:
+    """Create the project ``name`` unless it exists; True when created."""
+    if name in {p.name for p in projects.list_projects(db, actor)}:
+        return False
+    projects.create_project(db, actor, name, title=title, guidelines=GUIDELINES)
+    return True
+
+
+def _corpus(db: Database, actor: Actor, project: str, folder: Path) -> None:
+    imports.import_documents(db, actor, project, folder / "docs.jsonl")
+    imports.import_queries(db, actor, project, folder / "queries.jsonl")
+    for run in ("run_a.trec", "run_b.trec"):
+        imports.import_run(db, actor, project, folder / run)
 
 
 def _reset(db: Database, actor: Actor) -> None:
     if migrate.current_revision(db) is not None:
         with db.read() as s:  # only an admin may wipe (list_projects would let anyone through)
             authorize(s, actor, Role.ADMIN, "reset the database")
-        others = [p.name for p in projects.list_projects(db, actor) if p.name != DEMO_PROJECT]
+        ours = (DEMO_PROJECT, REVIEW_PROJECT)
+        others = [p.name for p in projects.list_projects(db, actor) if p.name not in ours]
         if others:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")
+        if migrate.current_revision(db) == migrate.head_revision():
+            with db.write() as s:  # rows first: SQLite cannot drop labels that assignments still point to
+                bq.wipe(s)
     migrate.downgrade_all(db)
 
 
@@ -114,3 +201,108 @@ def _users(db: Database, actor: Actor) -> tuple[str, ...]:
             users.create_user(db, actor, name, password, role=Role(role).value)
             created.append(name)
     return tuple(created)
+
+
+# ------------------------------------------------------------------------------------------ demo-review
+_Script = dict[tuple[str, str, str], tuple[int, str, float | None]]
+
+
+def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
+    """Build or complete ``demo-review`` (the two rounds of the module doc), acting as alice, bob and rita."""
+    script = _script(folder / REVIEW_LABELS)
+    with db.read() as s:  # acting as the demo's users is for an admin only
+        authorize(s, actor, Role.ADMIN, "label the review demo as its users")
+    created = _project(
+        db,
+        actor,
+        REVIEW_PROJECT,
+        "Demo for reviewers: judged by alice and bob, release v1, disagreements open",
+    )
+    _corpus(db, actor, REVIEW_PROJECT, folder)
+    people = {name: _as_user(db, name) for name in ("alice", "bob", "rita")}
+    if not releases.list_releases(db, actor, REVIEW_PROJECT):
+        if pooling.pool_depth(db, actor, REVIEW_PROJECT) is None:
+            pooling.pool(db, actor, REVIEW_PROJECT, depth=_FIRST_DEPTH)
+        projects.assign(db, actor, REVIEW_PROJECT, ["alice", "bob"])
+        _label(db, people, script)
+        _adjudicate(db, people["rita"], script)
+        note = f"the depth-{_FIRST_DEPTH} pool, disagreements adjudicated by rita"
+        releases.create_release(db, people["rita"], REVIEW_PROJECT, note=note)
+    if (pooling.pool_depth(db, actor, REVIEW_PROJECT) or 0) < _DEPTH:
+        pooling.pool(db, actor, REVIEW_PROJECT, depth=_DEPTH)
+    _label(db, people, script)
+    return _review_info(db, actor, created)
+
+
+def _script(path: Path) -> _Script:
+    """The labels and verdicts of ``path``: (user, query_id, doc_id) → (grade, reason, seconds)."""
+    out: _Script = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                key, value = _script_line(path, n, line)
+                out[key] = value
+    return out
+
+
+def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], tuple[int, str, float | None]]:
+    try:
+        row = json.loads(line)
+        key = (str(row["user"]), str(row["query_id"]), str(row["doc_id"]))
+        grade, reason, seconds = row["grade"], str(row["reason"]), row.get("seconds")
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InvalidInput(
+            f"{path}:{n}: not a label (user, query_id, doc_id, grade, reason): {exc}"
+        ) from None
+    return key, (grade, reason, None if seconds is None else float(seconds))
+
+
+def _as_user(db: Database, name: str) -> Actor:
+    """The Actor of the demo user ``name`` (without their password, which they may have changed)."""
+    with db.read() as s:
+        user = uq.by_name(s, name)
+        if user is None:
+            raise NotFound(f"demo user {name!r} does not exist")
+        return actor_of(user)
+
+
+def _label(db: Database, people: dict[str, Actor], script: _Script) -> None:
+    """alice and bob label every pair their queues hand out, as the script says."""
+    for name in ("alice", "bob"):
+        who = people[name]
+        while (view := queue.next_pair(db, who, REVIEW_PROJECT)) is not None:
+            key = (name, view.query_id, view.doc_id)
+            if key not in script:
+                raise InvalidInput(
+                    f"{REVIEW_LABELS} has no label by {name} for {view.query_id} {view.doc_id}"
+                )
+            grade, reason, seconds = script[key]
+            labels.save_label(
+                db, who, REVIEW_PROJECT, view.pair_id, grade=grade, reason=reason, seconds=seconds
+            )
+
+
+def _adjudicate(db: Database, rita: Actor, script: _Script) -> None:
+    """rita settles every open disagreement, as the script says."""
+    for item in gate.disagreements(db, rita, REVIEW_PROJECT, limit=1000):
+        key = ("rita", item.query_id, item.doc_id)
+        if key not in script:
+            raise InvalidInput(f"{REVIEW_LABELS} has no verdict by rita for {item.query_id} {item.doc_id}")
+        grade, reason, _ = script[key]
+        adjudication.adjudicate(db, rita, REVIEW_PROJECT, item.pair_id, grade=grade, reason=reason)
+
+
+def _review_info(db: Database, actor: Actor, created: bool) -> ReviewInfo:
+    summary = gate.agreement(db, actor, REVIEW_PROJECT)
+    return ReviewInfo(
+        project=REVIEW_PROJECT,
+        pairs=summary.n_pairs,
+        labels=summary.n_labels,
+        adjudicated=summary.disagreements - summary.unadjudicated,
+        open_disagreements=summary.unadjudicated,
+        releases=len(releases.list_releases(db, actor, REVIEW_PROJECT)),
+        statistic=str(summary.statistic),
+        value=summary.value,
+        threshold=summary.threshold,
+        created=created,
+    )

@@ -1,6 +1,6 @@
 """Project (admin): create a project; the chosen project's settings (grade scale, N, statistic, threshold,
 relevance cut-off, reason length ...), its versioned guidelines and its members. The guidelines preview
-renders Markdown as annotators see it: never raw HTML (see ``views/judge/annotate.py``)."""
+renders Markdown as annotators see it: never raw HTML nor images (`annotate_app.ui.components.guidelines`)."""
 
 import numbers
 
@@ -11,6 +11,7 @@ from annotate_app.services import projects, users
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ProjectSettings
 from annotate_app.ui import auth, cache, errors, nav, state
+from annotate_app.ui.components import guidelines as rules
 from annotate_app.ui.components import names
 
 STATISTICS = ["cohen", "fleiss", "krippendorff"]
@@ -126,7 +127,7 @@ def _guidelines(actor: Actor, project: str) -> None:
                 done(f"Guidelines version {version} saved.")
                 st.rerun()
     with st.expander("Preview"):
-        st.markdown(latest.markdown if latest else "")
+        rules.show(latest.markdown if latest else "")
 
 
 def _members(actor: Actor, project: str) -> None:

@@ -3,15 +3,16 @@
 Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
 
 The guidelines are the admin's Markdown, rendered as Markdown (headings, lists, emphasis, links, colours) but
-never as HTML: ``st.markdown`` keeps ``unsafe_allow_html`` off, so raw HTML (``<script>``, ``<img onerror>``,
-comments) shows as the text typed, and Streamlit's renderer turns ``javascript:`` link targets into ``#``
-(proved in the browser by ``tests/e2e/test_e2e_attacks.py``). Corpus text and reasons are escaped
-(`annotate_app.ui.escape`).
+never as HTML and without images (`annotate_app.ui.components.guidelines`): raw HTML (``<script>``,
+``<img onerror>``, comments) shows as the text typed, an image becomes a link that nothing fetches, and
+Streamlit's renderer turns ``javascript:`` link targets into ``#`` (proved in the browser by
+``tests/e2e/test_e2e_attacks.py``). Corpus text and reasons are escaped (`annotate_app.ui.escape`).
 """
 
 import streamlit as st
 
 from annotate_app.ui import auth, cache, errors, nav
+from annotate_app.ui.components import guidelines as rules
 from annotate_app.ui.components import keyboard, labelling, widgets
 
 
@@ -25,7 +26,7 @@ def render() -> None:
             if guidelines is None:
                 st.caption("This project has no guidelines yet.")
             else:
-                st.markdown(guidelines.markdown)
+                rules.show(guidelines.markdown)
     labelling.recheck_if_done()
     labelling.queue_card(actor, project)
     nav.link(nav.MY_LABELS, "Back / edit my recent labels")
