@@ -146,6 +146,7 @@ CALLS = (
     Call("queue", "my_progress", "judge", ("work",)),
     Call("labels", "save_label", "judge", ("work", "@Y"), {"grade": 1, "reason": _REASON}),
     Call("labels", "my_labels", "judge", ("work",)),
+    Call("labels", "count_my_labels", "judge", ("work",)),
     # reading a visible project
     Call("labels", "pair_history", "member", ("work", "@Y")),
     Call("projects", "get_project", "member", ("demo",)),
@@ -183,6 +184,7 @@ CALLS = (
     Call("scoring", "queue_pairs", "reviewer", ("work", [("q1", "D6")]), {"note": "unjudged in scheme_a"}),
     # admins
     Call("audit", "audit_log", "admin"),
+    Call("audit", "count_audit", "admin"),
     Call("imports", "import_documents", "admin", ("demo", _DOCS.encode()), {"filename": "d.jsonl"}),
     Call("imports", "import_queries", "admin", ("demo", _QUERIES.encode()), {"filename": "q.jsonl"}),
     Call("imports", "import_run", "admin", ("demo", _RUN.encode()), {"filename": "r.trec"}),
