@@ -20,11 +20,13 @@ run: $(STAMP)
 		--server.headless true --browser.gatherUsageStats false --server.maxUploadSize 200 \
 		--client.toolbarMode minimal
 
-# The tests drive the app in Debian's Chromium and run the store against the local PostgreSQL server.
+# The tests drive the app in Debian's Chromium (two replicas behind Debian's nginx in test_e2e_replicas) and
+# run the store against the local PostgreSQL server.
 system-deps:
-	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's Chromium for the browser tests"; \
+	@{ command -v chromium && test -x /usr/sbin/nginx; } >/dev/null 2>&1 || { \
+		echo "installing Debian's Chromium and nginx for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		chromium fonts-liberation fonts-noto-cjk >/dev/null; }
+		chromium fonts-liberation fonts-noto-cjk nginx >/dev/null; }
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start \
 		|| echo "warning: PostgreSQL is not reachable on 127.0.0.1:5432; the store tests will fail"
 

@@ -1,4 +1,5 @@
-"""Labels: saving a judgment (append-only versions), one's own recent labels, and a pair's history.
+"""Labels: saving a judgment (append-only versions), one's own recent labels (paged, counted), and a pair's
+history.
 
 `save_label` adds a label version to the caller's claim on a pair: the first save turns the claim into a done
 assignment, later saves are edits (version + 1); nothing is ever updated or deleted. Each version records the
@@ -37,7 +38,7 @@ from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Assignment, Label, User
 
-__all__ = ["save_label", "my_labels", "pair_history", "MAX_SECONDS"]
+__all__ = ["save_label", "my_labels", "count_my_labels", "pair_history", "MAX_SECONDS"]
 
 MAX_SECONDS = 24 * 3600.0
 
@@ -214,13 +215,26 @@ def _label_info(s: Session, label: Label, username: str) -> LabelInfo:
     )
 
 
-def my_labels(db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50) -> list[LabelInfo]:
-    """The caller's current labels, most recently saved first (to review or edit them)."""
+def my_labels(
+    db: Database, actor: Actor, project: ProjectRef, *, limit: int = 50, offset: int = 0
+) -> list[LabelInfo]:
+    """The caller's current labels, most recently saved first (to review or edit them); page with ``offset``
+    (labels to skip) and `count_my_labels`."""
     check_count(limit, "limit")
+    check_count(offset, "offset", 0)
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
-        rows = jq.label_rows(s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit)
+        rows = jq.label_rows(
+            s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit, offset=offset
+        )
         return [label_info(r) for r in rows]
+
+
+def count_my_labels(db: Database, actor: Actor, project: ProjectRef) -> int:
+    """How many current labels the caller has in the project (the rows `my_labels` pages through)."""
+    with db.read() as s:
+        user, proj = annotator_context(s, actor, project, "count their labels")
+        return jq.own_label_count(s, project_id=proj.id, annotator_id=user.id, current_only=True)
 
 
 def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> list[LabelInfo]:

@@ -341,6 +341,7 @@ class AuditInfo:
     project_id: int | None
     target: str
     details: dict[str, Any]
+    project: str | None = None  # the project's name (None: not about a project)
 
 
 def __getattr__(name: str) -> Any:

@@ -57,6 +57,7 @@ __all__ = [
     "release_slot",
     "own_count",
     "label_rows",
+    "own_label_count",
     "current_labels",
     "latest_adjudications",
     "adjudication_of",
@@ -336,8 +337,10 @@ def label_rows(
     pair_id: int | None = None,
     current_only: bool = False,
     limit: int | None = None,
+    offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """Labels with their pair's external IDs, newest first, for listings (own recent labels, pair history)."""
+    """Labels with their pair's external IDs, newest first, for listings (own recent labels, pair history);
+    ``offset`` rows skipped, at most ``limit`` returned."""
     stmt = (
         select(
             Label.pair_id,
@@ -369,6 +372,8 @@ def label_rows(
         stmt = stmt.join(Assignment, Assignment.label_id == Label.id)
     if limit is not None:
         stmt = stmt.limit(limit)
+    if offset:
+        stmt = stmt.offset(offset)
     keys = (
         "pair_id",
         "query_id",
@@ -385,6 +390,19 @@ def label_rows(
         "label_id",
     )
     return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+
+
+def own_label_count(s: Session, *, project_id: int, annotator_id: int, current_only: bool = False) -> int:
+    """How many labels (current ones only, if asked) ``annotator_id`` has in the project."""
+    stmt = (
+        select(func.count())
+        .select_from(Label)
+        .join(Pair, Pair.id == Label.pair_id)
+        .where(Pair.project_id == project_id, Label.annotator_id == annotator_id)
+    )
+    if current_only:
+        stmt = stmt.join(Assignment, Assignment.label_id == Label.id)
+    return int(s.scalar(stmt) or 0)
 
 
 def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:

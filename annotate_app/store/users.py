@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, insert, or_, select, update
+from sqlalchemy import Select, case, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.db import unstorable
-from annotate_app.store.models import AuditEntry, User, utcnow
+from annotate_app.store.models import AuditEntry, Project, User, utcnow
 
 __all__ = [
     "get",
@@ -24,6 +24,7 @@ __all__ = [
     "refund_attempt",
     "add_audit",
     "audit_entries",
+    "audit_count",
     "names_of",
 ]
 
@@ -156,14 +157,46 @@ def add_audit(
     )
 
 
-def audit_entries(
-    s: Session, *, project_id: int | None, action: str | None, limit: int, before_id: int | None
-) -> list[AuditEntry]:
-    stmt = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(limit)
+def _audit_filters(
+    stmt: Select, *, project_id: int | None, action: str | None, actor_name: str | None
+) -> Select:
     if project_id is not None:
         stmt = stmt.where(AuditEntry.project_id == project_id)
     if action is not None:
         stmt = stmt.where(AuditEntry.action == action)
+    if actor_name is not None:
+        stmt = stmt.where(AuditEntry.actor_name == actor_name)
+    return stmt
+
+
+def audit_entries(
+    s: Session,
+    *,
+    project_id: int | None,
+    action: str | None,
+    limit: int,
+    before_id: int | None,
+    actor_name: str | None = None,
+    offset: int = 0,
+) -> list[tuple[AuditEntry, str | None]]:
+    """Audit entries newest first, each with its project's name (None: no project), filtered; ``offset``
+    entries skipped (after ``before_id``), at most ``limit`` returned."""
+    stmt = (
+        select(AuditEntry, Project.name)
+        .outerjoin(Project, Project.id == AuditEntry.project_id)
+        .order_by(AuditEntry.id.desc())
+        .limit(limit)
+    )
+    stmt = _audit_filters(stmt, project_id=project_id, action=action, actor_name=actor_name)
     if before_id is not None:
         stmt = stmt.where(AuditEntry.id < before_id)
-    return list(s.scalars(stmt))
+    if offset:
+        stmt = stmt.offset(offset)
+    return [(entry, name) for entry, name in s.execute(stmt)]
+
+
+def audit_count(s: Session, *, project_id: int | None, action: str | None, actor_name: str | None) -> int:
+    """How many audit entries the filters of `audit_entries` keep."""
+    stmt = select(func.count()).select_from(AuditEntry)
+    stmt = _audit_filters(stmt, project_id=project_id, action=action, actor_name=actor_name)
+    return int(s.scalar(stmt) or 0)

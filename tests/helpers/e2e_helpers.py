@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -36,6 +37,10 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-con
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 PAIR = re.compile(r"^Query (\S+) · document (\S+)$")
 SERVER = APP.with_name("server.py")  # the app behind its ASGI wrapper (no 404 probes on deep links)
+NGINX = Path("/usr/sbin/nginx")  # Debian's nginx (make test installs it)
+NGINX_TEMPLATE = ROOT / "docs" / "nginx.conf.example"  # the documented configuration, rendered by the tests
+ROUTE_COOKIE = "qrelforge_route"  # nginx's sticky-session cookie (see the template)
+UPSTREAM_HEADER = "X-QrelForge-Upstream"  # the replica that answered, added by nginx
 
 __all__ = [
     "CHROMIUM",
@@ -43,9 +48,19 @@ __all__ = [
     "IDLE",
     "SCREENSHOTS",
     "PAIR",
+    "NGINX",
+    "NGINX_TEMPLATE",
+    "ROUTE_COOKIE",
+    "UPSTREAM_HEADER",
     "Server",
     "start_server",
     "stop_server",
+    "kill_server",
+    "free_port",
+    "render_nginx_conf",
+    "start_nginx",
+    "upstream_for",
+    "route_to",
     "servers",
     "app_server",
     "browser_type_launch_args",
@@ -65,18 +80,29 @@ class Server:
 
 
 def start_server(
-    folder: Path, database: Path, *, timeout: float = 90.0, extra_env: dict | None = None
+    folder: Path,
+    database: Path | None = None,
+    *,
+    timeout: float = 90.0,
+    extra_env: dict | None = None,
+    database_url: str | None = None,
+    log_name: str = "server.log",
 ) -> Server:
-    """Start the app on a free port with ``database``; returns when /_stcore/health answers ok."""
+    """Start the app on a free port with the SQLite file ``database`` (or any ``database_url``: replicas on
+    one PostgreSQL database); returns when /_stcore/health answers ok. The log is ``folder / log_name``."""
+    if (database is None) == (database_url is None):
+        raise ValueError(
+            f"give database or database_url, not both or neither; got {database!r} and {database_url!r}"
+        )
     env = {
         **os.environ,
         "QRELFORGE_DATA_DIR": str(folder),
-        "QRELFORGE_DATABASE_URL": f"sqlite:///{database}",
+        "QRELFORGE_DATABASE_URL": database_url or f"sqlite:///{database}",
         "QRELFORGE_COOKIE_SECRET": COOKIE_SECRET,
         "PYTHONUNBUFFERED": "1",
         **(extra_env or {}),
     }
-    log = folder / "server.log"
+    log = folder / log_name
     command = [
         sys.executable,
         "-m",
@@ -136,6 +162,85 @@ def stop_server(server: Server) -> None:
         server.process.wait(timeout=15)
     except ProcessLookupError:
         pass
+
+
+def kill_server(server: Server) -> None:
+    """SIGKILL the server's process group at once (a crashed replica: no shutdown code runs)."""
+    if server.process.poll() is None:
+        os.killpg(server.process.pid, signal.SIGKILL)
+        server.process.wait(timeout=15)
+
+
+# -------------------------------------------------------------------------------------------------- nginx
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (nginx cannot listen on port 0 and report it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def render_nginx_conf(folder: Path, *, listen: str, replicas: list[str]) -> str:
+    """`NGINX_TEMPLATE` with its ``{{prefix}}``, ``{{listen}}`` and ``{{replicas}}`` filled in."""
+    lines = "\n        ".join(f"server {address} max_fails=1 fail_timeout=10s;" for address in replicas)
+    text = NGINX_TEMPLATE.read_text()
+    for name, value in {"prefix": str(folder), "listen": listen, "replicas": lines}.items():
+        text = text.replace("{{" + name + "}}", value)
+    left = re.search(r"\{\{\w+\}\}", text)
+    if left:
+        raise ValueError(f"{NGINX_TEMPLATE}: placeholder {left.group()} has no value")
+    return text
+
+
+def start_nginx(folder: Path, replicas: list[Server], *, timeout: float = 30.0) -> Server:
+    """nginx in the foreground (``daemon off``, its own process group) with the rendered template, on a free
+    loopback port in front of ``replicas``; returns when /_stcore/health answers ok through it. Without
+    Debian's nginx the test fails (never skips)."""
+    if not NGINX.exists():
+        pytest.fail(
+            f"nginx is missing at {NGINX}: run `make test` (it installs Debian's nginx) or "
+            "`apt-get install nginx`",
+            pytrace=False,
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    conf = folder / "nginx.conf"
+    addresses = [server.url.removeprefix("http://") for server in replicas]
+    conf.write_text(render_nginx_conf(folder, listen=f"127.0.0.1:{port}", replicas=addresses))
+    log = folder / "error.log"
+    command = [str(NGINX), "-p", str(folder), "-c", str(conf), "-e", str(log), "-g", "daemon off;"]
+    with open(folder / "nginx.out", "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    proxy = Server(f"http://127.0.0.1:{port}", process, log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output = (folder / "nginx.out").read_text(errors="replace")
+            pytest.fail(f"nginx exited with {process.returncode}:\n{output}", pytrace=False)
+        if _healthy(proxy.url):
+            return proxy
+        time.sleep(0.1)
+    stop_server(proxy)
+    pytest.fail(
+        f"nginx did not answer within {timeout:.0f} s:\n{log.read_text(errors='replace')}", pytrace=False
+    )
+
+
+def upstream_for(proxy: Server, route: str) -> str:
+    """The replica (``127.0.0.1:PORT``) nginx sends a browser with route cookie ``route`` to."""
+    request = urllib.request.Request(
+        f"{proxy.url}/_stcore/health", headers={"Cookie": f"{ROUTE_COOKIE}={route}"}
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.headers[UPSTREAM_HEADER]
+
+
+def route_to(proxy: Server, replica: Server) -> str:
+    """A route cookie value that nginx's consistent hash maps to ``replica`` (found by asking nginx)."""
+    address = replica.url.removeprefix("http://")
+    for n in range(200):
+        if upstream_for(proxy, f"route-{n}") == address:
+            return f"route-{n}"
+    pytest.fail(f"no route cookie among 200 reaches the replica {address}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

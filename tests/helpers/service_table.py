@@ -147,6 +147,7 @@ CALLS = (
     Call("queue", "my_progress", "judge", ("work",)),
     Call("labels", "save_label", "judge", ("work", "@Y"), {"grade": 1, "reason": _REASON}),
     Call("labels", "my_labels", "judge", ("work",)),
+    Call("labels", "count_my_labels", "judge", ("work",)),
     # reading a visible project
     Call("labels", "pair_history", "member", ("work", "@Y")),
     Call("projects", "get_project", "member", ("demo",)),
@@ -198,6 +199,7 @@ CALLS = (
     ),
     Call("judges", "probe", "admin", ("demo", "lex"), {"sample": 3}),
     Call("judges", "update_judge_settings", "admin", ("demo",), {"queue_order": "uncertainty"}),
+    Call("audit", "count_audit", "admin"),
     Call("imports", "import_documents", "admin", ("demo", _DOCS.encode()), {"filename": "d.jsonl"}),
     Call("imports", "import_queries", "admin", ("demo", _QUERIES.encode()), {"filename": "q.jsonl"}),
     Call("imports", "import_run", "admin", ("demo", _RUN.encode()), {"filename": "r.trec"}),

@@ -1,4 +1,5 @@
-"""My labels: the caller's own recent labels; pick one to judge it again (a new version is added)."""
+"""My labels: the caller's own labels, newest first, a page at a time; pick one to judge it again (a new
+version is added)."""
 
 import pandas as pd
 import streamlit as st
@@ -7,7 +8,9 @@ from annotate_app.services import labels, queue
 from annotate_app.services.auth import Actor
 from annotate_app.services.types import LabelInfo
 from annotate_app.ui import auth, cache, errors, nav, state
-from annotate_app.ui.components import keyboard, labelling, widgets
+from annotate_app.ui.components import keyboard, labelling, pager, widgets
+
+PAGE = 100  # labels read at a time, newest first
 
 
 def _table(mine: list[LabelInfo]) -> None:
@@ -56,16 +59,19 @@ def render() -> None:
     actor = auth.require()
     project = widgets.project_or_stop()
     nav.heading(nav.MY_LABELS)
-    st.caption("Your most recent labels (only yours). Editing one adds a new version; the old one is kept.")
+    st.caption("Your labels, newest first (only yours). Editing one adds a new version; the old one is kept.")
     errors.flash(state.EDIT_FLASH)
     with errors.shown() as outcome:
-        mine = labels.my_labels(cache.database(), actor, project, limit=100)
+        total = labels.count_my_labels(cache.database(), actor, project)
+        start = pager.offset(pager.MY_LABELS, total, size=PAGE)
+        mine = labels.my_labels(cache.database(), actor, project, limit=PAGE, offset=start)
     if outcome.failed:
         st.stop()
     if not mine:
         st.info("You have not labelled anything in this project yet.")
         nav.link(nav.ANNOTATE, "Start annotating")
         st.stop()
+    pager.controls(pager.MY_LABELS, total, size=PAGE, shown=len(mine), noun="Labels")
     _table(mine)
     _edit(actor, project, mine)
     keyboard.install()

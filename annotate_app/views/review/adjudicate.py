@@ -11,10 +11,11 @@ from annotate_app.services import adjudication, gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import Disagreement
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import keyboard, widgets
+from annotate_app.ui.components import keyboard, pager, widgets
 from annotate_app.ui.escape import escape_markdown
 
 Scale = Sequence[tuple[int, str]]
+PAGE = 50  # disagreements read at a time (worst first); the card shows the first of the page
 
 
 def pick(pair_id: int, grade: int) -> None:
@@ -91,7 +92,7 @@ def _final_grade(actor: Actor, project: str, item: Disagreement, scale: Scale, m
 
 
 def _queue_table(queue: list[Disagreement]) -> None:
-    with st.expander(f"The queue ({len(queue)} shown, worst first)"):
+    with st.expander(f"The queue ({len(queue)} on this page, worst first)"):
         rows = [
             {
                 "query": d.query_id,
@@ -111,8 +112,9 @@ def render() -> None:
     errors.flash(state.ADJ_FLASH)
     with errors.shown() as outcome:
         settings = cache.get_project(actor, project).settings
-        queue = gate.disagreements(cache.database(), actor, project, limit=50)
         figures = review_cache.agreement(actor, project)
+        start = pager.offset(pager.ADJUDICATE, figures.unadjudicated, size=PAGE)
+        queue = gate.disagreements(cache.database(), actor, project, limit=PAGE, offset=start)
     if outcome.failed:
         st.stop()
     if not queue:
@@ -126,6 +128,7 @@ def render() -> None:
     widgets.show_pair(item.query_id, item.query_text, item.doc_id, item.doc_title, item.doc_text)
     _labels(item, settings.grade_scale)
     _final_grade(actor, project, item, settings.grade_scale, settings.min_reason_length)
+    pager.controls(pager.ADJUDICATE, left, size=PAGE, shown=len(queue), noun="Disagreements")
     _queue_table(queue)
     keyboard.install()
 
