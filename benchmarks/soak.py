@@ -182,7 +182,7 @@ def _save(db: Database, me, pair: int, seen: int, rng: random.Random, log: Log, 
                 PROJECT,
                 pair,
                 grade=grade,
-                reason=f"{op} {grade}",
+                reason=f"{op} {grade} (version {seen + 1})",  # an edit is new content: saves are idempotent
                 seconds=rng.uniform(1, 30),
                 expected_version=seen,
             ),

@@ -228,7 +228,7 @@ def id_problem(value: str, what: str) -> str | None:
     """Why ``value`` cannot be an ID (``what`` names it in the message), or None.
 
     >>> id_problem("D1", "doc_id"), id_problem("a\x0bb", "doc_id")
-    (None, "doc_id must not contain spaces, tabs or line breaks; got 'a\\x0bb'")
+    (None, "doc_id must not contain spaces, tabs or line breaks; got 'a\\\\x0bb'")
     """
     if not value:
         return f"{what} must be a non-empty string; got {value!r}"

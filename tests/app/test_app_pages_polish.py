@@ -11,7 +11,7 @@ import time
 
 from app_helpers import app_as, plain
 
-from annotate_app.services import gate, pooling, releases
+from annotate_app.services import adjudication, gate, pooling, releases
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.ui import state
 from metrics.formats import read_run
@@ -155,6 +155,9 @@ def test_the_confusion_matrix_is_coloured_by_row_share_with_neutral_zeros(labell
 # ---------------------------------------------------------------------------------------------- Release
 def test_the_release_note_is_shown_in_the_list_and_the_details(released_db):
     rita = authenticate(released_db, "rita", "rita-demo")
+    first = gate.disagreements(released_db, rita, "demo", include_resolved=True)[0]  # new content for v2
+    grade = (first.adjudication.grade + 1) % 4 if first.adjudication else 0
+    adjudication.adjudicate(released_db, rita, "demo", first.pair_id, grade=grade, reason="second thoughts")
     releases.create_release(
         released_db, rita, "demo", note="second cut, for the README", justification="kappa below 0.7 again"
     )

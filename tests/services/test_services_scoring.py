@@ -130,20 +130,20 @@ def test_username_for(email, kwargs, expected):
 
 
 def test_sso_actor_for_an_active_user_only(demo):
-    actor = sso.sso_actor(demo, "rita", identity="rita@example.com")
+    actor = sso.sso_actor(demo, "rita", identity="rita@example.com", verified=True)
     assert (actor.username, actor.role.value) == ("rita", "reviewer")
     from annotate_app.services import audit, users
 
     assert audit.audit_log(demo, SYSTEM, action="login_sso")[0].details == {"identity": "rita@example.com"}
     users.deactivate(demo, SYSTEM, "rita")
     with pytest.raises(PermissionDenied, match=re.escape("rita@example.com has no active QrelForge account")):
-        sso.sso_actor(demo, "rita", identity="rita@example.com")
+        sso.sso_actor(demo, "rita", identity="rita@example.com", verified=True)
     with pytest.raises(
         PermissionDenied, match=re.escape("ghost@example.com has no active QrelForge account")
     ):
-        sso.sso_actor(demo, "ghost", identity="ghost@example.com")
+        sso.sso_actor(demo, "ghost", identity="ghost@example.com", verified=True)
     with pytest.raises(PermissionDenied, match=re.escape("x@example.com has no active QrelForge account")):
-        sso.sso_actor(demo, "bo\x00b", identity="x@example.com")
+        sso.sso_actor(demo, "bo\x00b", identity="x@example.com", verified=True)
     assert authenticate(demo, "bob", "bob-demo").username == "bob"
 
 
