@@ -4,7 +4,8 @@ on SQLite and PostgreSQL.
 Thirty threads (each its own database session) guess at once: the attempts are counted before any password is
 checked, so at most `MAX_FAILED_LOGINS` checks run, the right password — tried last — is refused while the
 account is locked, and the process never holds more than `MAX_CONCURRENT_CHECKS` argon2 checks at once (its
-peak RSS stays under 600 MB; 30 checks at once took 2 GB). Names that are no user are held to the same limits.
+RSS grows by less than 400 MB during the burst; 30 checks at once took 2 GB). Names that are no user are held
+to the same limits.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from annotate_app.store.db import Database
 from annotate_app.store.models import AuditEntry
 
 GUESSES = 30
-PEAK_RSS_MB = 600
+PEAK_GROWTH_MB = 400
 INVALID = "invalid username or password"
 LOCKED = "too many failed logins for 'alice'; try again in "
 
@@ -69,7 +70,6 @@ def _burst(db: Database, attempts: list[tuple[str, str]], *, before: Callable | 
     (the username of a login, or the refusal message), in the order of ``attempts``."""
     outcomes: list[str] = [""] * len(attempts)
     barrier = threading.Barrier(len(attempts))
-    _reset_peak_rss()
 
     def attempt(i: int, name: str, password: str) -> None:
         barrier.wait(timeout=60)
@@ -81,26 +81,53 @@ def _burst(db: Database, attempts: list[tuple[str, str]], *, before: Callable | 
             outcomes[i] = str(exc)
 
     threads = [threading.Thread(target=attempt, args=(i, *a)) for i, a in enumerate(attempts)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    with _RssWatch() as watch:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
     assert not any(t.is_alive() for t in threads)
+    _GROWTH[0] = watch.growth_mb
     return outcomes
 
 
-def _reset_peak_rss() -> None:
-    """Start the peak-RSS count afresh (Linux: writing 5 to clear_refs resets VmHWM), so that the figure is
-    the burst's own and not the peak of whatever this test worker ran before."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
+_GROWTH = [0.0]
 
 
-def _peak_rss_mb() -> float:
-    """The process's peak RSS since `_reset_peak_rss` (VmHWM, KiB)."""
+def _rss_mb() -> float:
+    """The process's resident set now (VmRSS, KiB in /proc/self/status)."""
     with open("/proc/self/status") as f:
-        line = next(row for row in f if row.startswith("VmHWM:"))
+        line = next(row for row in f if row.startswith("VmRSS:"))
     return int(line.split()[1]) / 1024
+
+
+class _RssWatch:
+    """Samples the RSS every 2 ms while the burst runs; `growth_mb` is the most it rose above its value at the
+    start. A growth, not a level: the xdist worker may already hold hundreds of MB from earlier tests, which
+    the allocator does not give back (and the sandbox may not let VmHWM be reset)."""
+
+    def __init__(self) -> None:
+        self.growth_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.002):
+            self.growth_mb = max(self.growth_mb, _rss_mb() - self._start)
+
+    def __enter__(self) -> _RssWatch:
+        self._start = _rss_mb()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _burst_growth_mb() -> float:
+    """How far the RSS rose above its start during the last `_burst`."""
+    return _GROWTH[0]
 
 
 def test_a_burst_of_guesses_gets_at_most_five_checks(real_db, hasher, monkeypatch):
@@ -137,7 +164,7 @@ def test_a_burst_of_guesses_gets_at_most_five_checks(real_db, hasher, monkeypatc
     assert all(o in (INVALID, BUSY) or o.startswith(LOCKED) for o in outcomes[:-1]), outcomes
     assert outcomes[:-1].count(INVALID) == checks
     assert hasher.most <= MAX_CONCURRENT_CHECKS
-    assert _peak_rss_mb() < PEAK_RSS_MB
+    assert _burst_growth_mb() < PEAK_GROWTH_MB
 
     with pytest.raises(PermissionDenied, match=rf"^{LOCKED}\d+ s$"):  # after the burst too, unchecked
         auth.authenticate(real_db, "alice", "the-right-password")
@@ -153,7 +180,7 @@ def test_a_burst_on_a_name_that_is_no_user_is_held_to_the_same_limit(real_db, ha
     assert set(outcomes) <= {INVALID, BUSY} and INVALID in outcomes
     assert hasher.checks - before <= MAX_FAILED_LOGINS
     assert hasher.most <= MAX_CONCURRENT_CHECKS
-    assert _peak_rss_mb() < PEAK_RSS_MB
+    assert _burst_growth_mb() < PEAK_GROWTH_MB
 
 
 def test_a_burst_of_different_unknown_names_runs_two_checks_at_a_time(real_db, hasher):
@@ -162,4 +189,4 @@ def test_a_burst_of_different_unknown_names_runs_two_checks_at_a_time(real_db, h
     outcomes = _burst(real_db, [(f"nobody{i}", "a guess") for i in range(GUESSES)])
     assert set(outcomes) <= {INVALID, BUSY} and INVALID in outcomes
     assert hasher.most <= MAX_CONCURRENT_CHECKS
-    assert _peak_rss_mb() < PEAK_RSS_MB
+    assert _burst_growth_mb() < PEAK_GROWTH_MB
