@@ -8,6 +8,7 @@ PermissionDenied    the caller's role (or membership, or login state) does not a
 NotFound            a project, user, pair, release ... does not exist (or is hidden from the caller)
 Conflict            the action clashes with the current state (duplicate name, pair no longer
                     assigned, release blocked, concurrent edit)
+DocumentChanged     (a Conflict) a label saved for a document version that is no longer current
 InvalidInput        an argument is malformed; ``problems`` lists every bad line of an imported file
 =================== =========================================================================
 
@@ -21,7 +22,17 @@ from collections.abc import Sequence
 
 from metrics.errors import Problem, QrelForgeError
 
-__all__ = ["ServiceError", "PermissionDenied", "NotFound", "Conflict", "InvalidInput"]
+__all__ = [
+    "ServiceError",
+    "PermissionDenied",
+    "NotFound",
+    "Conflict",
+    "DocumentChanged",
+    "InvalidInput",
+    "DOCUMENT_CHANGED",
+]
+
+DOCUMENT_CHANGED = "this document changed while you read it; please judge it again"
 
 
 class ServiceError(QrelForgeError):
@@ -38,6 +49,18 @@ class NotFound(ServiceError):
 
 class Conflict(ServiceError):
     """The request is valid but clashes with the current state."""
+
+
+class DocumentChanged(Conflict):
+    """The document was re-imported (a new version) after the caller was shown it: their judgment is of a
+    version that is no longer current, so it is refused and they judge the new one.
+
+    >>> str(DocumentChanged())
+    'this document changed while you read it; please judge it again'
+    """
+
+    def __init__(self) -> None:
+        super().__init__(DOCUMENT_CHANGED)
 
 
 class InvalidInput(ServiceError):

@@ -6,6 +6,11 @@ assignment, later saves are edits (version + 1); nothing is ever updated or dele
 grade, the reason (required; at least the project's ``min_reason_length`` characters), the unsure flag, the
 seconds spent, the document version and the guidelines version it was made under.
 
+The document version is the one the annotator was shown (``doc_version``, which the app always passes): a save
+for a version that a re-import has since replaced is refused with `DocumentChanged` ("this document changed
+while you read it; please judge it again") and stores nothing, so no label is ever stamped with a version
+nobody saw; the claim stays open and shows the new version (`queue.next_pair`, ``PairView.doc_changed``).
+
 Saves are idempotent, so that a client may retry one whose reply it never got (a dropped connection can
 lose the reply of a save that committed): re-saving the current version changes nothing, and a save's
 ``request_id`` (unique per annotator, stored with the label) makes its retry return the label it stored.
@@ -29,7 +34,7 @@ from annotate_app.services._context import (
 )
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from annotate_app.services.errors import Conflict, DocumentChanged, InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_count, check_int, check_reason, check_request_id
 from annotate_app.services.types import LabelInfo
 from annotate_app.store import judging as jq
@@ -67,6 +72,7 @@ class _Save:
     seconds: float | None
     expected_version: int | None
     request_id: str | None
+    doc_version: int | None = None
 
 
 def save_label(
@@ -81,6 +87,7 @@ def save_label(
     seconds: float | None = None,
     expected_version: int | None = None,
     request_id: str | None = None,
+    doc_version: int | None = None,
 ) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
@@ -92,9 +99,14 @@ def save_label(
     document version) adds nothing and returns it. ``request_id``: the client's key for this save (unique per
     annotator); a retry with the same key returns the label the first attempt stored — also when that
     attempt committed and only its reply was lost.
+
+    ``doc_version``: the document version the caller was shown (``PairView.doc_version``); it is the version
+    the label records. An older version than the current one (the document was re-imported meanwhile) raises
+    `DocumentChanged` and stores nothing; None (scripts) records the current version.
     """
     check_int(pair_id, "pair_id")
     check_int(expected_version, "expected_version", 0, optional=True)
+    check_int(doc_version, "doc_version", optional=True)
     if not isinstance(unsure, bool):
         raise InvalidInput(f"unsure must be a bool; got {unsure!r}")
     req = _Save(
@@ -105,6 +117,7 @@ def save_label(
         seconds=_check_seconds(seconds),
         expected_version=expected_version,
         request_id=check_request_id(request_id),
+        doc_version=doc_version,
     )
     try:
         with db.write() as s:
@@ -127,7 +140,7 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
     if earlier is not None:
         return earlier
     a = _live_assignment(s, req.pair_id, user, proj.id)
-    doc_version = jq.current_doc_version(s, req.pair_id)
+    doc_version = _shown_version(s, req)
     current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
     if current is not None and _same(current, value, text, req.unsure, doc_version):
         return _label_info(s, current, user.username)  # nothing new to save
@@ -163,6 +176,21 @@ def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
     """The label an earlier attempt of this save (same request_id) stored, if any."""
     label = None if req.request_id is None else jq.label_by_request(s, user.id, req.request_id)
     return None if label is None else _replay(s, label, req, user.username)
+
+
+def _shown_version(s: Session, req: _Save) -> int:
+    """The document version the label records: the one shown, which must still be the current one."""
+    current = jq.current_doc_version(s, req.pair_id)
+    if req.doc_version is None:
+        return current
+    if req.doc_version < current:
+        raise DocumentChanged()
+    if req.doc_version > current:
+        raise InvalidInput(
+            f"doc_version must be a version of the document of pair {req.pair_id} (at most {current}); "
+            f"got {req.doc_version}"
+        )
+    return req.doc_version
 
 
 def _same(label: Label, grade: int, reason: str, unsure: bool, doc_version: int) -> bool:

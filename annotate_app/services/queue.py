@@ -2,7 +2,8 @@
 
 `next_pair(db, me, project)` returns, in this order:
 
-1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair;
+1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair
+   (at the document's current version: ``PairView.doc_changed`` says a re-import replaced the one shown);
 2. a pair the caller labelled whose document has since changed (stale), to re-judge;
 3. a new pair with a free slot that the caller never had — least-covered first (every pair gets its first
    label before any gets its second, which keeps the load balanced), then grouped by query;
@@ -132,6 +133,7 @@ def _view(s: Session, proj: Project, a: Assignment) -> PairView:
         guidelines_version=guidelines.version if guidelines else None,
         guidelines=guidelines.markdown if guidelines else "",
         current=current,
+        doc_changed=a.status == AssignmentStatus.ACTIVE and bool(a.stale),
     )
 
 

@@ -221,6 +221,9 @@ class PairView:
     """Everything the judging screen shows for one pair — and nothing about other annotators' labels.
 
     ``current``: the caller's own latest label when re-judging (edit or stale); None for a fresh pair.
+    ``doc_version``: the document version shown, which `labels.save_label` is given back (``doc_version=``).
+    ``doc_changed``: the document was re-imported while the caller held this unlabelled claim (they were shown
+    an older version); the card asks them to judge it again.
     """
 
     pair_id: int
@@ -238,6 +241,7 @@ class PairView:
     guidelines_version: int | None
     guidelines: str
     current: LabelInfo | None = None
+    doc_changed: bool = False
 
     @property
     def stale(self) -> bool:

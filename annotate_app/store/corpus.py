@@ -38,6 +38,7 @@ __all__ = [
     "update_documents",
     "insert_versions",
     "mark_stale",
+    "mark_claims_changed",
     "insert_queries",
     "update_queries",
     "queries_with_labels",
@@ -107,6 +108,22 @@ def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
         stmt = (
             update(Assignment)
             .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.DONE)
+            .values(stale=True)
+        )
+        total += rowcount(s.execute(stmt, execution_options={"synchronize_session": False}))
+    return total
+
+
+def mark_claims_changed(s: Session, document_ids: Sequence[int]) -> int:
+    """Flag the open (unlabelled) claims on these documents' pairs: their annotators were shown an older
+    version (the next view of the claim says so; the first save clears the flag). Returns how many."""
+    total = 0
+    for start in range(0, len(document_ids), 500):
+        ids = list(document_ids[start : start + 500])
+        pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
+        stmt = (
+            update(Assignment)
+            .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.ACTIVE)
             .values(stale=True)
         )
         total += rowcount(s.execute(stmt, execution_options={"synchronize_session": False}))

@@ -265,7 +265,15 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
 
 
 def current_doc_version(s: Session, pair_id: int) -> int:
-    stmt = select(Document.version).join(Pair, Pair.document_id == Document.id).where(Pair.id == pair_id)
+    """The pair's current document version, share-locked on PostgreSQL until the transaction ends: a
+    concurrent re-import (which updates the document, then flags its claims) waits for a save that read the
+    version, or the save waits for the re-import and reads the new version."""
+    stmt = (
+        select(Document.version)
+        .join(Pair, Pair.document_id == Document.id)
+        .where(Pair.id == pair_id)
+        .with_for_update(read=True, of=Document)
+    )
     return int(s.execute(stmt).scalar_one())
 
 

@@ -126,6 +126,11 @@ def shown_at(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_shown_at_{pair_id}"
 
 
+def shown_version(pair_id: int, scope: str = "q") -> str:
+    """The document version a pair's card showed last (`PairView.doc_version`), which its save sends."""
+    return f"{scope}_shown_version_{pair_id}"
+
+
 def submit(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_submit_{pair_id}"
 
@@ -139,4 +144,4 @@ def per_item(prefix: str, item: object) -> str:
     return f"{prefix}_{item}"
 
 
-CARD_KEYS = (grade, reason, unsure, shown_at)
+CARD_KEYS = (grade, reason, unsure, shown_at, shown_version)

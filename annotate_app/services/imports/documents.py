@@ -136,4 +136,5 @@ def _change_documents(s: Session, records: list[dict], existing: dict, source: s
         versions.append(_version_row(doc_id, version + 1, r, source, now))
     q.update_documents(s, updates)
     q.insert_versions(s, versions)
+    q.mark_claims_changed(s, [u["b_id"] for u in updates])  # open claims show the new version, with a warning
     return q.mark_stale(s, [u["b_id"] for u in updates])

@@ -5,6 +5,11 @@ one of the caller's own labels (a new version; the card closes once it is saved)
 The card never shows another annotator's label: a `PairView` does not carry any. The time spent is measured
 from when the card first showed the pair. Typed text is kept per pair (widget keys hold the pair id), so a
 validation error loses nothing.
+
+The card keeps the document version it showed (`state.shown_version`) and the save sends it: if the document
+was re-imported meanwhile the save is refused (`DocumentChanged`), the card reloads the pair with the new
+version and the warning "this document changed while you read it; please judge it again", and the typed grade
+and reason stay in the form to submit again.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import streamlit as st
 
 from annotate_app.services import labels, queue
 from annotate_app.services.auth import Actor
-from annotate_app.services.errors import Conflict, NotFound
+from annotate_app.services.errors import DOCUMENT_CHANGED, Conflict, DocumentChanged, NotFound
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import cache, errors, state
@@ -59,6 +64,7 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
             unsure=bool(ss.get(state.unsure(pid, scope))),
             seconds=_seconds(pid, scope),
             expected_version=expected,
+            doc_version=ss.get(state.shown_version(pid, scope), view.doc_version),
         )
     if outcome.failed:
         return outcome
@@ -78,6 +84,8 @@ def _submit_next(actor: Actor, view: PairView) -> None:
     outcome = _save(actor, view, "q", state.CARD_FLASH)
     if not outcome.failed or isinstance(outcome.error, Conflict | NotFound):  # saved, or the claim is gone
         st.session_state.pop(state.CURRENT_PAIR, None)
+    if isinstance(outcome.error, DocumentChanged):  # the card reloads the new version and warns itself
+        st.session_state.pop(state.CARD_FLASH, None)
 
 
 def _skip(actor: Actor, view: PairView) -> None:
@@ -132,9 +140,12 @@ def _save_edit(actor: Actor, view: PairView) -> None:
     ss = st.session_state
     if ss.get(state.EDIT_PAIR) is not view:
         return
-    if not _save(actor, view, "e", state.EDIT_FLASH).failed:
+    outcome = _save(actor, view, "e", state.EDIT_FLASH)
+    if not outcome.failed:
         ss.pop(state.EDIT_PAIR, None)
         ss[state.EDIT_CHOICE] = None  # set, not popped: the browser's picker is told to clear its text
+    elif isinstance(outcome.error, DocumentChanged):
+        ss.pop(state.EDIT_PAIR, None)  # the page reloads the pair, with the new version (the form is kept)
 
 
 def edit_card(actor: Actor, view: PairView) -> None:
@@ -155,7 +166,10 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
     """The pair and its form. ``on_submit``/``on_skip``: callbacks (``on_skip`` None: no Skip button)."""
     ss, pid = st.session_state, view.pair_id
     ss.setdefault(state.shown_at(pid, scope), time.monotonic())
-    if view.stale and view.current is not None:
+    ss[state.shown_version(pid, scope)] = view.doc_version  # what a save of this card was shown
+    if view.doc_changed:
+        st.warning(f"{DOCUMENT_CHANGED.capitalize()} (it is now version {view.doc_version}).")
+    elif view.stale and view.current is not None:
         st.warning(
             f"The document changed since you judged it (your grade was "
             f"{escape_name(widgets.grade_label(view.grade_scale, view.current.grade))} on version "
