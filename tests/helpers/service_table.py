@@ -145,7 +145,7 @@ CALLS = (
     Call("queue", "get_pair", "judge", ("work", "@X")),
     Call("queue", "skip", "judge", ("work", "@X"), {"reason": _REASON}),
     Call("queue", "my_progress", "judge", ("work",)),
-    Call("labels", "save_label", "judge", ("work", "@Y"), {"grade": 1, "reason": _REASON}),
+    Call("labels", "save_label", "judge", ("work", "@Y"), {"grade": 1, "reason": _REASON, "doc_version": 1}),
     Call("labels", "my_labels", "judge", ("work",)),
     Call("labels", "count_my_labels", "judge", ("work",)),
     # reading a visible project
