@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -168,7 +169,7 @@ def test_a_save_racing_a_reimport_on_postgresql_never_records_the_old_version_as
             target=lambda: outcome.append(_attempt(demo, alice, view.pair_id)), name="alice-saves"
         )
         saver.start()
-        saver.join(timeout=2.0)
+        _wait_for_a_lock_wait(demo, saver)
         assert saver.is_alive()  # waiting for the import
         from annotate_app.store import corpus
 
@@ -176,6 +177,22 @@ def test_a_save_racing_a_reimport_on_postgresql_never_records_the_old_version_as
     saver.join(timeout=60)
     assert outcome == ["DocumentChanged"]
     assert _labels(demo) == []
+
+
+def _wait_for_a_lock_wait(db, thread: threading.Thread) -> None:
+    """Until another backend waits for a lock (the saver, on the document row), or ``thread`` ends."""
+    deadline = time.monotonic() + 60
+    while thread.is_alive() and time.monotonic() < deadline:
+        with db.read() as s:
+            waiting = s.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar()
+        if waiting:
+            return
+        time.sleep(0.05)
 
 
 def _attempt(db, actor, pair_id: int) -> str:
