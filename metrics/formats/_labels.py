@@ -39,7 +39,7 @@ from enum import StrEnum
 from typing import Any
 
 from metrics import _ids
-from metrics.errors import FormatError, Problem, quoted
+from metrics.errors import QrelForgeError, quoted
 from metrics.formats._lines import _INT, _INT64, Source, _Collector, _resolve, _Source, reader_limits
 from metrics.formats._tables import _finite, _jsonl_rows, _no_constant, _NotFinite
 
@@ -106,7 +106,12 @@ def read_labels(
     options = _Options(annotator=_check_annotator(annotator), grade_map=_check_grade_map(grade_map))
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     problems = _Collector(src.name)
-    records = _csv_records(src, problems) if fmt == LabelFormat.QUEPID else _json_records(src, problems)
+    if fmt == LabelFormat.QUEPID:
+        records = _csv_records(src, problems)
+    elif fmt in (LabelFormat.LABEL_STUDIO, LabelFormat.ARGILLA):
+        records = _json_records(src, problems)
+    else:
+        records = _jsonl_rows(src, problems)
     labels: list[ForeignLabel] = []
     seen: dict[tuple[str, str, str], int] = {}
     for number, text, obj in records:
@@ -137,16 +142,14 @@ def _check_format(value: Any) -> LabelFormat:
         return LabelFormat(value)
     except ValueError:
         names = ", ".join(repr(f.value) for f in LabelFormat)
-        raise FormatError(
-            Problem("<arguments>", None, str(value), f"format must be one of {names}")
-        ) from None
+        raise QrelForgeError(f"format must be one of {names}; got {quoted(value)}") from None
 
 
 def _check_annotator(value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise FormatError(Problem("<arguments>", None, repr(value), "annotator must be a non-empty string"))
+        raise QrelForgeError(f"annotator must be a non-empty string or None; got {quoted(value)}")
     return value.strip()
 
 
@@ -154,14 +157,12 @@ def _check_grade_map(value: Any) -> dict[str, int]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise FormatError(
-            Problem("<arguments>", None, repr(value), "grade_map must map labels (str) to grades (int)")
-        )
+        raise QrelForgeError(f"grade_map must map labels (str) to grades (int); got {quoted(value)}")
     out = {}
     for key, grade in value.items():
         if not isinstance(key, str) or isinstance(grade, bool) or not isinstance(grade, int):
-            raise FormatError(
-                Problem("<arguments>", None, f"{key!r}: {grade!r}", "grade_map must map str to int")
+            raise QrelForgeError(
+                f"grade_map must map labels (str) to grades (int); got {key!r:.40}: {grade!r:.40}"
             )
         out[key] = int(grade)
     return out

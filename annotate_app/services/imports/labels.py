@@ -40,7 +40,7 @@ from annotate_app.store import users as uq
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Project, User
-from metrics.errors import Problem
+from metrics.errors import FormatError, Problem, QrelForgeError
 
 __all__ = ["import_labels", "LABEL_FORMATS"]
 
@@ -81,10 +81,10 @@ def import_labels(
     file = read_source(source, filename)
     try:
         labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
-    except InvalidInput as exc:
-        if exc.problems and exc.problems[0].source == "<arguments>":
-            raise InvalidInput(f"{exc.problems[0].reason}; got {exc.problems[0].text}") from None
+    except FormatError:
         raise
+    except QrelForgeError as exc:  # a bad argument, not a bad file
+        raise InvalidInput(str(exc)) from None
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
         checked = _check(s, proj, file, labels)
