@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.models import Pair, Query
 
-__all__ = ["pair_keys", "query_ids_by_text", "add_claim"]
+__all__ = ["pair_keys", "query_ids_by_text", "add_claim", "pair_tasks"]
 
 
 def pair_keys(s: Session, project_id: int) -> dict[tuple[str, str], tuple[int, bool]]:
@@ -37,3 +37,15 @@ def add_claim(s: Session, pair_id: int) -> None:
         update(Pair).where(Pair.id == pair_id).values(claimed=Pair.claimed + 1),
         execution_options={"synchronize_session": False},
     )
+
+
+def pair_tasks(s: Session, project_id: int) -> list[tuple[str, str, str, str, str]]:
+    """(query external id, query text, document external id, title, text of its current version) of every
+    pair of the project not excluded, in pair order."""
+    sql = (
+        "SELECT q.external_id, q.text, d.external_id, v.title, v.text FROM pairs p "
+        "JOIN queries q ON q.id = p.query_id JOIN documents d ON d.id = p.document_id "
+        "JOIN document_versions v ON v.document_id = d.id AND v.version = d.version "
+        "WHERE p.project_id = %s AND NOT p.excluded ORDER BY p.id"
+    )
+    return [tuple(r) for r in fetch_rows(s, sql, project_id)]

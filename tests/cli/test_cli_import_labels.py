@@ -4,16 +4,19 @@ with exact, line-numbered messages, importing nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from store_fixtures import synthetic_project
 
 from annotate_app.cli import main
-from annotate_app.services import adjudication, gate, imports, releases, users
+from annotate_app.services import adjudication, gate, releases, users
 from annotate_app.services.auth import SYSTEM, authenticate
-from annotate_app.services.errors import InvalidInput, PermissionDenied
+from annotate_app.services.errors import PermissionDenied
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labels"
 GRADE_NAMES = ["--grade-map", "Not relevant=0", "--grade-map", "Somewhat relevant=1"]
@@ -112,3 +115,63 @@ def test_import_then_agreement_and_release(project, db, capsys, fmt, files, anno
     }
     reasons = {x["reason"] for r in rows for x in r["labels"]}
     assert len(reasons) > 1 or fmt == "quepid"  # the reasons the tools recorded are kept
+
+
+def test_label_studio_round_trip(project, db, capsys, tmp_path):
+    code, out, _ = _run(capsys, "export", "--db", project, "-p", "p", "--format", "label-studio")
+    tasks = json.loads(out)
+    assert code == 0 and len(tasks) == 6
+    assert tasks[0] == {
+        "data": {"query_id": "q0", "query": "query 0", "doc_id": "D0", "title": "t0", "text": "text 0"}
+    }
+    code, config, _ = _run(
+        capsys, "export", "--db", project, "-p", "p", "--format", "label-studio", "--config"
+    )
+    view = ElementTree.fromstring(config)
+    choices = view.find("Choices")
+    assert choices is not None and choices.get("name") == "relevance"
+    assert [(c.get("value"), c.get("alias")) for c in choices] == [
+        ("Not relevant", "0"),
+        ("Related, does not answer", "1"),
+        ("Partly answers", "2"),
+        ("Fully answers", "3"),
+    ]
+    # what Label Studio exports once two annotators judged every task with that config
+    for i, task in enumerate(tasks, 1):
+        task["id"] = i
+        task["annotations"] = [
+            {
+                "id": 10 * i + who,
+                "completed_by": who,
+                "was_cancelled": False,
+                "result": [
+                    {
+                        "from_name": "relevance",
+                        "to_name": "text",
+                        "type": "choices",
+                        "value": {"choices": [str(i % 4)]},
+                    },
+                    {
+                        "from_name": "reason",
+                        "to_name": "text",
+                        "type": "textarea",
+                        "value": {"text": [f"why {i}"]},
+                    },
+                ],
+            }
+            for who in (1, 2)
+        ]
+    path = tmp_path / "project-4-at-2026-12-01.json"
+    path.write_text(json.dumps(tasks))
+    code, out, err = _run(
+        capsys, "import", "labels", "--db", project, "-p", "p", str(path), "--format", "label-studio"
+    )
+    assert (code, out, err) == (0, f"labels {path.name}: 12 added, 0 changed, 0 unchanged\n", "")
+    summary = gate.agreement(db, SYSTEM, "p")
+    assert (summary.n_pairs, summary.n_labels, summary.percent_agreement) == (6, 12, 1.0)
+    code, out, _ = _run(capsys, "export", "--db", project, "-p", "p", "--format", "labels-csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {(r["query_id"], r["doc_id"], r["annotator"], r["grade"], r["reason"]) for r in rows[:2]} == {
+        ("q0", "D0", "label-studio-1", "1", "why 1"),
+        ("q0", "D0", "label-studio-2", "1", "why 1"),
+    }
