@@ -169,7 +169,7 @@ def _ir_datasets_parser(kinds: Subcommands) -> None:
 @command
 def _cmd_import_ir_datasets(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
-    from annotate_app.services.imports.ir_datasets import import_ir_dataset
+    from annotate_app.services.imports.irdatasets import import_ir_dataset
 
     db = open_db(args)
     for report in import_ir_dataset(db, SYSTEM, project_of(db, args), args.dataset_id):
