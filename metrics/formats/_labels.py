@@ -417,9 +417,12 @@ def _argilla(obj: Any, line: int, options: _Options) -> list[ForeignLabel]:
     return out
 
 
+def _dict_or_empty(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _argilla_ids(rec: dict) -> tuple[str, str]:
-    metadata = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-    fields = rec.get("fields") if isinstance(rec.get("fields"), dict) else {}
+    metadata, fields = _dict_or_empty(rec.get("metadata")), _dict_or_empty(rec.get("fields"))
     ids = []
     for key in ("query_id", "doc_id"):
         value = metadata.get(key, fields.get(key))
@@ -436,7 +439,7 @@ def _prodigy(obj: Any, line: int, options: _Options) -> list[ForeignLabel]:
         return []
     if answer not in ("accept", "reject"):
         raise _Bad(f"answer must be 'accept', 'reject' or 'ignore'; got {quoted(answer)}")
-    meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
+    meta = _dict_or_empty(task.get("meta"))
     ids = []
     for key in ("query_id", "doc_id"):
         value = task.get(key, meta.get(key))
