@@ -20,7 +20,8 @@ Formats (``format=``):
   is ``_annotator_id``, else ``_session_id``; the reason is ``user_input`` (a text_input field) or ``reason``;
 - ``quepid``: Quepid's ratings CSV (``query,docid,rating``): ``query`` is the query's *text*
   (`ForeignLabel.query_text`, ``query_id`` empty); rows without a rating are queries without ratings and are
-  left out; give ``annotator=`` (Quepid's export does not say who rated).
+  left out; give ``annotator=`` (Quepid's export does not say who rated). Fields are stripped, which also
+  undoes Quepid's guard against spreadsheet formulas (a space before a query starting with ``-=+@``).
 
 A grade is an integer, or any text ``grade_map`` maps to one (``{"Relevant": 1}``); ``grade_map`` is looked
 up first, so it can also renumber a scale (``{"4": 3}``). ``annotator`` names who made labels whose record

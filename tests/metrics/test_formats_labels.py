@@ -194,11 +194,12 @@ def test_bad_arguments(kwargs, message):
 
 
 def test_grade_map_renumbers_and_the_annotator_fills_in():
-    text = "query,docid,rating\nquery one,d1,4\nquery one,d2,1\nquery two\n"
+    text = 'query,docid,rating\nquery one,d1,4\nquery one,d2,1\nquery two\n" =1+1",d3,0\n'
     labels = read_labels(_file(text, "x.csv"), format="quepid", annotator="rita", grade_map={"4": 3})
     assert [(x.query_text, x.doc_id, x.annotator, x.grade, x.line) for x in labels] == [
         ("query one", "d1", "rita", 3, 2),
         ("query one", "d2", "rita", 1, 3),
+        ("=1+1", "d3", "rita", 0, 5),
     ]
 
 
