@@ -175,3 +175,43 @@ def test_label_studio_round_trip(project, db, capsys, tmp_path):
         ("q0", "D0", "label-studio-1", "1", "why 1"),
         ("q0", "D0", "label-studio-2", "1", "why 1"),
     }
+
+
+@pytest.mark.parametrize(
+    ("argv", "stderr"),
+    [
+        (
+            ["--grade-map", "Relevant"],
+            "qrelforge: error: --grade-map must be LABEL=GRADE with an integer GRADE; got 'Relevant'\n",
+        ),
+        (
+            ["--grade-map", "Relevant=high"],
+            "qrelforge: error: --grade-map must be LABEL=GRADE with an integer GRADE; got 'Relevant=high'\n",
+        ),
+    ],
+)
+def test_bad_options_are_one_line_exit_2(project, capsys, argv, stderr):
+    path = str(FIXTURES / "labels.jsonl")
+    code, out, err = _run(
+        capsys, "import", "labels", "--db", project, "-p", "p", path, "--format", "jsonl", *argv
+    )
+    assert (code, out, err) == (2, "", stderr)
+
+
+def test_a_bad_file_lists_every_problem_and_imports_nothing(project, db, capsys, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    good = '{"query_id": "q0", "doc_id": "D0", "annotator": "ann1", "grade": 1}'
+    no_one = '{"query_id": "q0", "doc_id": "D1", "grade": 1}'
+    high = good.replace("D0", "D2").replace("1}", '"high"}')
+    path.write_text(f"{good}\n{no_one}\n{high}\n")
+    code, out, err = _run(
+        capsys, "import", "labels", "--db", project, "-p", "p", str(path), "--format", "jsonl"
+    )
+    assert (code, out) == (2, "")
+    first = f"{path}:2: no annotator: the record names none and annotator= was not given: {no_one!r}"
+    assert err.splitlines() == [
+        f"  {first}",
+        f"  {path}:3: grade 'high' is not an integer nor a label of grade_map: {high!r}",
+        f"qrelforge: error: {first} (and 1 more problem)",
+    ]
+    assert users.list_users(db, SYSTEM) == []

@@ -81,7 +81,7 @@ def import_labels(
     file = read_source(source, filename)
     try:
         labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
-    except FormatError:
+    except (FormatError, InvalidInput):
         raise
     except QrelForgeError as exc:  # a bad argument, not a bad file
         raise InvalidInput(str(exc)) from None
