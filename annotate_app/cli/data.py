@@ -111,7 +111,24 @@ def _labels_parser(kinds: Subcommands) -> None:
         metavar="LABEL=GRADE",
         help="map a tool's label to a grade, e.g. --grade-map Relevant=1 (repeatable)",
     )
+    child.add_argument(
+        "--annotator-map",
+        action="append",
+        default=[],
+        metavar="NAME=USER",
+        help="import NAME's labels as USER's, e.g. --annotator-map label-studio-3=alice (repeatable)",
+    )
     child.set_defaults(handler=_cmd_import_labels)
+
+
+def _annotator_map(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, user = item.partition("=")
+        if not sep or not name or not user:
+            raise QrelForgeError(f"--annotator-map must be NAME=USER; got {item!r}")
+        out[name] = user
+    return out
 
 
 def _grade_map(items: list[str]) -> dict[str, int]:
@@ -133,7 +150,7 @@ def _cmd_import_labels(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
     from annotate_app.services.errors import InvalidInput
 
-    grade_map = _grade_map(args.grade_map)
+    grade_map, annotators = _grade_map(args.grade_map), _annotator_map(args.annotator_map)
     db = open_db(args)
     try:
         report = imports.import_labels(
@@ -144,6 +161,7 @@ def _cmd_import_labels(args: argparse.Namespace) -> int:
             fmt=args.label_format,
             annotator=args.annotator,
             grade_map=grade_map or None,
+            annotators=annotators or None,
         )
     except InvalidInput as exc:
         if len(exc.problems) > 1:

@@ -184,6 +184,7 @@ def test_label_studio_round_trip(project, db, capsys, tmp_path):
             ["--grade-map", "Relevant"],
             "qrelforge: error: --grade-map must be LABEL=GRADE with an integer GRADE; got 'Relevant'\n",
         ),
+        (["--annotator-map", "alice"], "qrelforge: error: --annotator-map must be NAME=USER; got 'alice'\n"),
         (
             ["--grade-map", "Relevant=high"],
             "qrelforge: error: --grade-map must be LABEL=GRADE with an integer GRADE; got 'Relevant=high'\n",

@@ -119,3 +119,22 @@ def test_a_changed_label_is_a_new_version_and_the_account_can_be_enabled(proj):
     users.reactivate(proj, SYSTEM, "ext-ann")
     users.reset_password(proj, SYSTEM, "ext-ann", "a-new-password")
     assert authenticate(proj, "ext-ann", "a-new-password").username == "ext-ann"
+
+
+def test_annotators_are_renamed_and_one_user_labels_a_pair_once(proj):
+    users.create_user(proj, SYSTEM, "rita", "rita-password", role="reviewer")
+    report = imports.import_labels(
+        proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", annotators={"ext-ann": "rita"}, filename="a.jsonl"
+    )
+    assert report.added == 1
+    assert [(u.username, u.active) for u in users.list_users(proj, SYSTEM)] == [("rita", True)]
+    twice = _jsonl({**GOOD, "annotator": "Ann"}, {**GOOD, "annotator": "ann"})
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", twice, fmt="jsonl", filename="b.jsonl")
+    first = exc.value.problems[0]
+    assert f"{first.source}:{first.line}: {first.reason}" == (
+        "b.jsonl:2: a second label of this pair by user 'ann', first on line 1"
+    )
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", annotators={"ext-ann": 1})
+    assert str(exc.value) == "annotators must map names (str) to usernames (str); got {'ext-ann': 1}"

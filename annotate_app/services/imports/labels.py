@@ -68,12 +68,15 @@ def import_labels(
     fmt: str,
     annotator: str | None = None,
     grade_map: Mapping[str, int] | None = None,
+    annotators: Mapping[str, str] | None = None,
     filename: str | None = None,
 ) -> ImportReport:
     """Import human labels made in another tool (admin): ``fmt`` is one of `LABEL_FORMATS` (see
     `metrics.formats.read_labels`); ``annotator`` names who made the labels whose file does not say;
-    ``grade_map`` maps a tool's label texts to grades. Returns how many labels were added, changed (a new
-    version) and unchanged."""
+    ``grade_map`` maps a tool's label texts to grades; ``annotators`` renames annotators (the name the
+    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username). Returns how many labels
+    were added, changed (a new version) and unchanged."""
+    renames = _check_renames(annotators)
     from metrics.formats import read_labels
 
     if fmt not in LABEL_FORMATS:
@@ -87,7 +90,7 @@ def import_labels(
         raise InvalidInput(str(exc)) from None
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
-        checked = _check(s, proj, file, labels)
+        checked = _check(s, proj, file, labels, renames)
         users = _accounts(s, actor, proj, {c.username for c in checked})
         fail(_refused_claims(s, file, checked, users))
         added, changed = _store(s, proj, checked, users)
@@ -103,25 +106,43 @@ def import_labels(
         return report
 
 
-def _check(s: Session, proj: Project, file: SourceFile, labels: list) -> list[_Checked]:
-    """Every label resolved to a pair and a username, or InvalidInput listing every bad one."""
+def _check_renames(annotators: object) -> dict[str, str]:
+    if annotators is None:
+        return {}
+    if not isinstance(annotators, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in annotators.items()
+    ):
+        raise InvalidInput(f"annotators must map names (str) to usernames (str); got {annotators!r:.80}")
+    return dict(annotators)
+
+
+def _check(
+    s: Session, proj: Project, file: SourceFile, labels: list, renames: dict[str, str]
+) -> list[_Checked]:
+    """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
+    label of one pair by one user, as names differing only in case or renamed to one)."""
     pairs = lq.pair_keys(s, proj.id)
     queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
     by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
-    problems, out = [], []
+    problems, out, seen = [], [], {}
     for x in labels:
         try:
             qid = _query_of(x, by_text)
-            out.append(
-                _Checked(
-                    line=x.line,
-                    pair_id=_pair_of(proj, pairs, queries, docs, qid, x.doc_id),
-                    username=_username(x.annotator),
-                    grade=_grade(x.grade, grades),
-                    reason=_reason(x.reason),
-                )
+            c = _Checked(
+                line=x.line,
+                pair_id=_pair_of(proj, pairs, queries, docs, qid, x.doc_id),
+                username=_username(renames.get(x.annotator, x.annotator)),
+                grade=_grade(x.grade, grades),
+                reason=_reason(x.reason),
             )
+            key = (c.pair_id, c.username)
+            if key in seen:
+                raise InvalidInput(
+                    f"a second label of this pair by user {c.username!r}, first on line {seen[key]}"
+                )
+            seen[key] = x.line
+            out.append(c)
         except InvalidInput as exc:
             problems.append(Problem(file.name, x.line, _shown(x), str(exc)))
     fail(problems[:1000])
