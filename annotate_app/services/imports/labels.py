@@ -125,7 +125,8 @@ def _check(
     queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
     by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
-    problems, out, seen = [], [], {}
+    problems, out = [], []
+    seen: dict[tuple[int, str], int] = {}
     for x in labels:
         try:
             qid = _query_of(x, by_text)
