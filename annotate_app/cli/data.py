@@ -61,6 +61,8 @@ def _import_parser(sub: Subcommands) -> None:
                 help="document IDs are chunk IDs: map them through the imported chunk map",
             )
         child.set_defaults(handler=_cmd_import)
+    _labels_parser(kinds)
+    _ir_datasets_parser(kinds)
 
 
 @command
@@ -82,6 +84,114 @@ def _cmd_import(args: argparse.Namespace) -> int:
             sys.stderr.write("".join(f"  {problem}\n" for problem in exc.problems))
         raise
     print(report)
+    return 0
+
+
+_LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")  # services.imports.LABEL_FORMATS
+
+
+def _labels_parser(kinds: Subcommands) -> None:
+    child = kinds.add_parser(
+        "labels",
+        help="human labels made in another tool (JSONL, Label Studio, Argilla, Prodigy, Quepid)",
+        description="Import human labels made elsewhere. Each pair must be in the pool; a new annotator "
+        "becomes an account that cannot log in until an admin enables it. Importing the same file again "
+        "adds nothing.",
+    )
+    child.add_argument("file")
+    add_project_option(child)
+    child.add_argument("--format", required=True, choices=_LABEL_FORMATS, dest="label_format")
+    child.add_argument(
+        "--annotator", help="who made the labels whose file does not say (required for quepid)"
+    )
+    child.add_argument(
+        "--grade-map",
+        action="append",
+        default=[],
+        metavar="LABEL=GRADE",
+        help="map a tool's label to a grade, e.g. --grade-map Relevant=1 (repeatable)",
+    )
+    child.add_argument(
+        "--annotator-map",
+        action="append",
+        default=[],
+        metavar="NAME=USER",
+        help="import NAME's labels as USER's, e.g. --annotator-map label-studio-3=alice (repeatable)",
+    )
+    child.set_defaults(handler=_cmd_import_labels)
+
+
+def _annotator_map(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, user = item.partition("=")
+        if not sep or not name or not user:
+            raise QrelForgeError(f"--annotator-map must be NAME=USER; got {item!r}")
+        out[name] = user
+    return out
+
+
+def _grade_map(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        label, sep, grade = item.rpartition("=")
+        try:
+            out[label] = int(grade)
+        except ValueError:
+            sep = ""
+        if not sep or not label:
+            raise QrelForgeError(f"--grade-map must be LABEL=GRADE with an integer GRADE; got {item!r}")
+    return out
+
+
+@command
+def _cmd_import_labels(args: argparse.Namespace) -> int:
+    from annotate_app.services import imports
+    from annotate_app.services.auth import SYSTEM
+    from annotate_app.services.errors import InvalidInput
+
+    grade_map, annotators = _grade_map(args.grade_map), _annotator_map(args.annotator_map)
+    db = open_db(args)
+    try:
+        report = imports.import_labels(
+            db,
+            SYSTEM,
+            project_of(db, args),
+            args.file,
+            fmt=args.label_format,
+            annotator=args.annotator,
+            grade_map=grade_map or None,
+            annotators=annotators or None,
+        )
+    except InvalidInput as exc:
+        if len(exc.problems) > 1:
+            sys.stderr.write("".join(f"  {problem}\n" for problem in exc.problems))
+        raise
+    print(report)
+    return 0
+
+
+def _ir_datasets_parser(kinds: Subcommands) -> None:
+    child = kinds.add_parser(
+        "ir-datasets",
+        help="documents, queries and qrels of an ir_datasets dataset, from its local cache",
+        description="Read a dataset through the ir_datasets package (the 'ir-datasets' extra) from its "
+        "local cache (IR_DATASETS_HOME): documents, queries, and its qrels as prior judgments. Nothing is "
+        "downloaded.",
+    )
+    child.add_argument("dataset_id", metavar="DATASET_ID")
+    add_project_option(child)
+    child.set_defaults(handler=_cmd_import_ir_datasets)
+
+
+@command
+def _cmd_import_ir_datasets(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+    from annotate_app.services.imports.irdatasets import import_ir_dataset
+
+    db = open_db(args)
+    for report in import_ir_dataset(db, SYSTEM, project_of(db, args), args.dataset_id):
+        print(report)
     return 0
 
 

@@ -253,10 +253,20 @@ def _confirmed(plan: Any) -> bool:
 
 # ---------------------------------------------------------------------------------------------- export
 def _export_parser(sub: Subcommands) -> None:
-    p = sub.add_parser("export", help="export a release (TREC, BEIR TSV, JSONL) or all labels (CSV)")
+    p = sub.add_parser(
+        "export",
+        help="export a release (TREC, BEIR TSV, JSONL), all labels (CSV) or the pairs as Label Studio tasks",
+    )
     add_project_option(p)
     p.add_argument("--version", type=int, help="release version (default: the latest)")
-    p.add_argument("--format", choices=["trec", "beir", "jsonl", "labels-csv"], default="trec")
+    p.add_argument(
+        "--format", choices=["trec", "beir", "jsonl", "labels-csv", "label-studio"], default="trec"
+    )
+    p.add_argument(
+        "--config",
+        action="store_true",
+        help="with --format label-studio: the Label Studio labeling config (XML) instead of the tasks",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(handler=_cmd_export)
 
@@ -268,8 +278,17 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     db = open_db(args)
     project = project_of(db, args)
+    if args.config and args.format != "label-studio":
+        raise QrelForgeError("--config goes with --format label-studio")
     if args.format == "labels-csv":
         data = export.export_labels_csv(db, SYSTEM, project)
+    elif args.format == "label-studio":
+        from annotate_app.services import label_studio
+
+        if args.config:
+            data = label_studio.label_studio_config(db, SYSTEM, project).encode("utf-8")
+        else:
+            data = label_studio.export_label_studio_tasks(db, SYSTEM, project)
     else:
         data = export.export_release(db, SYSTEM, project, args.version, format=args.format)
     emit("", args.output, binary=data)

@@ -93,6 +93,7 @@ class ImportKind(StrEnum):
     RUN = "run"
     QRELS = "qrels"
     CHUNKS = "chunks"
+    LABELS = "labels"
 
     @property
     def action(self) -> AuditAction:
@@ -123,6 +124,7 @@ class AuditAction(StrEnum):
     IMPORT_RUN = "import_run"
     IMPORT_QRELS = "import_qrels"
     IMPORT_CHUNKS = "import_chunks"
+    IMPORT_LABELS = "import_labels"
     POOLED = "pooled"
     PAIR_ADDED = "pair_added"
     PAIR_EXCLUDED = "pair_excluded"

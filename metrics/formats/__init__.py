@@ -23,10 +23,13 @@ The package may import numpy, pyarrow, the standard library, `metrics.errors`, `
   `write_run`);
 - `metrics.formats._beir`: BEIR TSV qrels (`read_beir_qrels`, and ``read_qrels(format="beir")``);
 - `metrics.formats._tables`: JSONL/CSV/TSV tables (`read_corpus`, `read_queries`, `read_chunk_map`,
-  `write_jsonl`).
+  `write_jsonl`);
+- `metrics.formats._labels`: human labels made in other tools (`read_labels`: JSONL, Label Studio, Argilla,
+  Prodigy, Quepid).
 """
 
 from metrics.formats._beir import read_beir_qrels
+from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
 from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
 from metrics.formats._tables import TableFormat, read_chunk_map, read_corpus, read_queries, write_jsonl
 from metrics.formats._trec import (
@@ -48,6 +51,9 @@ __all__ = [
     "read_queries",
     "write_jsonl",
     "read_chunk_map",
+    "read_labels",
+    "ForeignLabel",
+    "LabelFormat",
     "line_of_row",
     "iter_run_chunks",
     "QrelsFormat",

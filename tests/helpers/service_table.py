@@ -138,6 +138,9 @@ _QRELS = "q1 0 D2 1\nq3 0 D6 0\n"
 _CHUNKS = '{"chunk_id": "D1#1", "doc_id": "D1"}\n'
 _REASON = "a considered reason"
 _MACHINE = '{"query_id": "q1", "doc_id": "D1", "grade": 2, "reason": "made elsewhere"}\n'
+_HUMAN = (
+    '{"query_id": "q1", "doc_id": "D1", "annotator": "ext-ann", "grade": 2, "reason": "made elsewhere"}\n'
+)
 
 CALLS = (
     # judging (members only)
@@ -160,6 +163,8 @@ CALLS = (
     Call("adjudication", "get_adjudication", "reviewer", ("demo", "@D")),
     Call("export", "export_release", "reviewer", ("demo",), {"format": "jsonl"}),
     Call("export", "export_labels_csv", "reviewer", ("demo",)),
+    Call("label_studio", "export_label_studio_tasks", "reviewer", ("demo",)),
+    Call("label_studio", "label_studio_config", "reviewer", ("demo",)),
     Call("gate", "agreement", "reviewer", ("demo",)),
     Call("gate", "disagreements", "reviewer", ("demo",), {"include_resolved": True}),
     Call("gate", "confusion", "reviewer", ("demo", "alice", "bob")),
@@ -205,6 +210,20 @@ CALLS = (
     Call("imports", "import_run", "admin", ("demo", _RUN.encode()), {"filename": "r.trec"}),
     Call("imports", "import_qrels", "admin", ("demo", _QRELS.encode()), {"name": "prior"}),
     Call("imports", "import_chunk_map", "admin", ("demo", _CHUNKS.encode()), {"filename": "c.jsonl"}),
+    Call(
+        "imports",
+        "import_labels",
+        "admin",
+        ("demo", _HUMAN.encode()),
+        {"fmt": "jsonl", "filename": "h.jsonl"},
+    ),
+    Call(
+        "imports.irdatasets",
+        "import_ir_dataset",
+        "admin",
+        ("demo", "no-such/dataset"),
+        allowed_error="InvalidInput",
+    ),
     Call("imports", "preview", "admin", ("run", _RUN.encode()), {"filename": "r.trec"}),
     Call("pooling", "pool", "admin", ("demo",), {"depth": 5}),
     Call("projects", "create_project", "admin", ("fresh",), {"title": "A fresh project"}),

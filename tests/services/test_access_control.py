@@ -36,9 +36,9 @@ from service_table import (
     log_in_callers,
 )
 
-from annotate_app.services import labels, queue, users
+from annotate_app.services import errors, labels, queue, users
 from annotate_app.services.auth import LOCK_MAX, MAX_FAILED_LOGINS, SYSTEM, authenticate, resolve_actor
-from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
+from annotate_app.services.errors import NotFound, PermissionDenied
 from annotate_app.store.models import utcnow
 
 # Public modules of annotate_app.services that hold no service call (see the package docstring).
@@ -171,7 +171,7 @@ def test_who_may_call_what(call, new_world):
         if call.allowed_error is None:
             fresh.call(call, caller)
         else:
-            with pytest.raises(Conflict):
+            with pytest.raises(getattr(errors, call.allowed_error)):
                 fresh.call(call, caller)
 
 

@@ -1,6 +1,7 @@
-"""Imports: documents and queries (JSONL, CSV or TSV), runs (TREC), prior qrels (TREC or BEIR TSV) and the
-chunk→document map. `metrics.formats` parses; this package checks the rows against the project and writes
-them.
+"""Imports: documents and queries (JSONL, CSV or TSV), runs (TREC), prior qrels (TREC or BEIR TSV), the
+chunk→document map, and human labels made in other tools (`import_labels`, see
+`annotate_app.services.imports.labels`). `metrics.formats` parses; this package checks the rows against the
+project and writes them.
 
 Rules:
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 from annotate_app.services.imports._common import MAX_ID, Source
 from annotate_app.services.imports.chunks import import_chunk_map
 from annotate_app.services.imports.documents import import_documents
+from annotate_app.services.imports.labels import LABEL_FORMATS, import_labels
 from annotate_app.services.imports.preview import preview
 from annotate_app.services.imports.qrels import import_qrels
 from annotate_app.services.imports.queries import import_queries
@@ -43,6 +45,8 @@ __all__ = [
     "import_run",
     "import_qrels",
     "import_chunk_map",
+    "import_labels",
+    "LABEL_FORMATS",
     "preview",
     "list_runs",
     "Source",

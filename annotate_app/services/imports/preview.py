@@ -38,7 +38,7 @@ def preview(
     import metrics.formats as formats
 
     check_count(limit, "limit", 0)
-    if not isinstance(kind, str) or kind not in tuple(ImportKind):
+    if not isinstance(kind, str) or kind not in _READERS:
         raise InvalidInput(f"kind must be one of {', '.join(repr(k.value) for k in _READERS)}; got {kind!r}")
     kind = ImportKind(kind)
     with db.read() as s:

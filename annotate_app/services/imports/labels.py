@@ -1,0 +1,287 @@
+"""Importing human labels made in other tools (JSONL, Label Studio, Argilla, Prodigy, Quepid).
+
+`metrics.formats.read_labels` parses the file; `import_labels` checks every label against the project and
+stores it the way `services.labels.save_label` stores a judgment (an assignment of the pair to the annotator,
+then append-only label versions), in one transaction:
+
+- each label names a pair of the project's pool: an unknown query or document, or a query–document pair
+  that is not pooled (or is excluded), is an error naming its line. Pool the pair first (``qrelforge pool``,
+  or add it by hand): an import never adds pairs, so the pool stays what pooling made it;
+- a Quepid file names queries by their text: it must match exactly one query of the project;
+- each grade must be one of the project's grades;
+- each annotator is an account: a name no user has yet creates one that cannot log in (deactivated, no
+  password). An admin enables it later (reactivate the user, then reset its password); until then it only
+  holds the imported labels, which count in agreement and releases like any human's;
+- the reason is kept as given; none is required (most tools record none);
+- a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
+  so importing the same file twice adds nothing; a different one adds a new version (append-only).
+
+A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from annotate_app.services._context import ProjectRef, open_project, settings_of
+from annotate_app.services.auth import Actor, Role, audit, check_username
+from annotate_app.services.errors import InvalidInput
+from annotate_app.services.imports._common import Source, SourceFile, fail, parse, read_source, record_import
+from annotate_app.services.types import ImportReport
+from annotate_app.store import corpus as cq
+from annotate_app.store import judging as jq
+from annotate_app.store import label_import as lq
+from annotate_app.store import projects as pq
+from annotate_app.store import users as uq
+from annotate_app.store.db import Database, unstorable
+from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
+from annotate_app.store.models import Project, User
+from metrics.errors import FormatError, Problem, QrelForgeError
+
+__all__ = ["import_labels", "LABEL_FORMATS"]
+
+LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")
+_NO_SLOT_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A label that passed every check: its pair and annotator resolved."""
+
+    line: int
+    pair_id: int
+    username: str
+    grade: int
+    reason: str
+
+
+def import_labels(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    source: Source,
+    *,
+    fmt: str,
+    annotator: str | None = None,
+    grade_map: Mapping[str, int] | None = None,
+    annotators: Mapping[str, str] | None = None,
+    filename: str | None = None,
+) -> ImportReport:
+    """Import human labels made in another tool (admin): ``fmt`` is one of `LABEL_FORMATS` (see
+    `metrics.formats.read_labels`); ``annotator`` names who made the labels whose file does not say;
+    ``grade_map`` maps a tool's label texts to grades; ``annotators`` renames annotators (the name the
+    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username). Returns how many labels
+    were added, changed (a new version) and unchanged."""
+    renames = _check_renames(annotators)
+    from metrics.formats import read_labels
+
+    if fmt not in LABEL_FORMATS:
+        raise InvalidInput(f"fmt must be one of {', '.join(map(repr, LABEL_FORMATS))}; got {fmt!r}")
+    file = read_source(source, filename)
+    try:
+        labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
+    except (FormatError, InvalidInput):
+        raise
+    except QrelForgeError as exc:  # a bad argument, not a bad file
+        raise InvalidInput(str(exc)) from None
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
+        checked = _check(s, proj, file, labels, renames)
+        users = _accounts(s, actor, proj, {c.username for c in checked})
+        fail(_refused_claims(s, file, checked, users))
+        added, changed = _store(s, proj, checked, users)
+        report = ImportReport(
+            kind=ImportKind.LABELS,
+            source=file.name,
+            name=Path(file.name).name,
+            added=added,
+            changed=changed,
+            unchanged=len(checked) - added - changed,
+        )
+        record_import(s, actor, proj, file, report)
+        return report
+
+
+def _check_renames(annotators: object) -> dict[str, str]:
+    if annotators is None:
+        return {}
+    if not isinstance(annotators, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in annotators.items()
+    ):
+        raise InvalidInput(f"annotators must map names (str) to usernames (str); got {annotators!r:.80}")
+    return dict(annotators)
+
+
+def _check(
+    s: Session, proj: Project, file: SourceFile, labels: list, renames: dict[str, str]
+) -> list[_Checked]:
+    """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
+    label of one pair by one user, as names differing only in case or renamed to one)."""
+    pairs = lq.pair_keys(s, proj.id)
+    queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
+    by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
+    grades = settings_of(proj).grades
+    problems, out = [], []
+    seen: dict[tuple[int, str], int] = {}
+    for x in labels:
+        try:
+            qid = _query_of(x, by_text)
+            c = _Checked(
+                line=x.line,
+                pair_id=_pair_of(proj, pairs, queries, docs, qid, x.doc_id),
+                username=_username(renames.get(x.annotator, x.annotator)),
+                grade=_grade(x.grade, grades),
+                reason=_reason(x.reason),
+            )
+            key = (c.pair_id, c.username)
+            if key in seen:
+                raise InvalidInput(
+                    f"a second label of this pair by user {c.username!r}, first on line {seen[key]}"
+                )
+            seen[key] = x.line
+            out.append(c)
+        except InvalidInput as exc:
+            problems.append(Problem(file.name, x.line, _shown(x), str(exc)))
+    fail(problems[:1000])
+    return out
+
+
+def _shown(x) -> str:
+    query = x.query_id or x.query_text
+    return f"{query} {x.doc_id} {x.annotator} {x.grade}"
+
+
+def _query_of(x, by_text: dict[str, list[str]]) -> str:
+    if x.query_id:
+        return x.query_id
+    found = by_text.get(x.query_text, [])
+    if len(found) != 1:
+        how = "no query" if not found else f"{len(found)} queries ({', '.join(map(repr, found[:5]))})"
+        raise InvalidInput(f"{how} of the project has the text {x.query_text!r:.80}")
+    return found[0]
+
+
+def _pair_of(proj: Project, pairs: dict, queries: set, docs: set, qid: str, did: str) -> int:
+    if qid not in queries:
+        raise InvalidInput(f"unknown query {qid!r:.80}")
+    if did not in docs:
+        raise InvalidInput(f"unknown document {did!r:.80}")
+    found = pairs.get((qid, did))
+    if found is None:
+        raise InvalidInput(
+            f"query {qid!r:.80}, document {did!r:.80} is not a pair of project {proj.name!r}'s pool "
+            "(pool it first)"
+        )
+    pair_id, excluded = found
+    if excluded:
+        raise InvalidInput(f"query {qid!r:.80}, document {did!r:.80} is excluded from the pool")
+    return pair_id
+
+
+def _username(name: str) -> str:
+    try:
+        return check_username(name)
+    except InvalidInput:
+        raise InvalidInput(
+            f"annotator must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); got {name!r:.80}"
+        ) from None
+
+
+def _grade(grade: int, grades: tuple) -> int:
+    if grade not in grades:
+        raise InvalidInput(f"grade {grade} is not one of the project's grades {list(grades)}")
+    return grade
+
+
+def _reason(reason: str) -> str:
+    why = unstorable(reason)
+    if why:
+        raise InvalidInput(f"reason {why}")
+    return reason
+
+
+def _accounts(s: Session, actor: Actor, proj: Project, names: set[str]) -> dict[str, User]:
+    """The users of these names; a new name becomes an account that cannot log in (deactivated, no
+    password)."""
+    users = uq.by_names(s, sorted(names))
+    for name in sorted(names - set(users)):
+        user = uq.insert_user(
+            s, username=name, display_name=name, role=Role.ANNOTATOR.value, password_hash=""
+        )
+        uq.set_fields(s, user.id, active=False)
+        audit(
+            s,
+            actor,
+            AuditAction.USER_ADDED,
+            project_id=proj.id,
+            target=name,
+            details={"role": Role.ANNOTATOR.value, "imported": True, "can_login": False},
+        )
+        users[name] = user
+    return users
+
+
+def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users: dict) -> list[Problem]:
+    """A label for a pair its annotator skipped (or let expire) in the app is refused: that claim is over."""
+    problems = []
+    for c in checked:
+        a = jq.own_assignment(s, c.pair_id, users[c.username].id)
+        if a is not None and a.status not in AssignmentStatus.live():
+            problems.append(
+                Problem(
+                    file.name,
+                    c.line,
+                    f"{c.username} {c.grade}",
+                    f"{c.username} has {a.status} this pair in the app; it cannot be labelled by import",
+                )
+            )
+    return problems[:1000]
+
+
+def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> tuple[int, int]:
+    """Store each label as a new label version (unless equal to the current one); (added, changed)."""
+    guidelines = pq.guidelines_version(s, proj.id)
+    added = changed = 0
+    for c in checked:
+        user = users[c.username]
+        doc_version = jq.current_doc_version(s, c.pair_id)
+        a = jq.own_assignment(s, c.pair_id, user.id)
+        if a is None:
+            lq.add_claim(s, c.pair_id)
+            slot = jq.free_slot(s, c.pair_id, _NO_SLOT_LIMIT)
+            assignment_id = jq.insert_assignment(s, proj.id, c.pair_id, user.id, slot)
+            current = None
+        else:
+            assignment_id = a.id
+            current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
+        if current is not None and (current.grade, current.reason, current.doc_version) == (
+            c.grade,
+            c.reason,
+            doc_version,
+        ):
+            continue
+        version = jq.mark_done(s, assignment_id, c.grade, None)
+        label = jq.insert_label(
+            s,
+            assignment_id=assignment_id,
+            pair_id=c.pair_id,
+            annotator_id=user.id,
+            version=version,
+            grade=c.grade,
+            reason=c.reason,
+            unsure=False,
+            seconds=None,
+            doc_version=doc_version,
+            guidelines_version=guidelines,
+            request_id=None,
+        )
+        jq.set_label_id(s, assignment_id, label.id)
+        if current is None:
+            added += 1
+        else:
+            changed += 1
+    return added, changed

@@ -1,0 +1,65 @@
+"""Label Studio: the project's pairs as tasks to judge there, and the labeling config that goes with them.
+
+`export_label_studio_tasks` (reviewer) returns a JSON list of tasks, one per pair of the pool (excluded
+pairs left out), ``{"data": {"query_id", "query", "doc_id", "title", "text"}}``: import it into a Label
+Studio project set up with `label_studio_config`. That config shows the query, the title and the text (as
+text, never HTML) and asks for one grade (a ``Choices`` control named ``relevance`` whose choices are the
+project's grade labels, each with its grade as ``alias``, so the export holds the grade itself) and an
+optional reason (a ``TextArea`` named ``reason``). Label Studio's JSON export of that project then imports
+back with ``qrelforge import labels --format label-studio`` (`services.imports.import_labels`).
+"""
+
+from __future__ import annotations
+
+import json
+from xml.sax.saxutils import quoteattr
+
+from annotate_app.services._context import ProjectRef, open_project, settings_of
+from annotate_app.services.auth import Actor, Role
+from annotate_app.store import label_import as lq
+from annotate_app.store.db import Database
+
+__all__ = ["export_label_studio_tasks", "label_studio_config"]
+
+
+def export_label_studio_tasks(db: Database, actor: Actor, project: ProjectRef) -> bytes:
+    """The project's pairs to judge as a Label Studio task list (JSON, UTF-8), in pair order (reviewer)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "export tasks")
+        rows = lq.pair_tasks(s, proj.id)
+    tasks = [
+        {"data": {"query_id": qid, "query": query, "doc_id": did, "title": title, "text": text}}
+        for qid, query, did, title, text in rows
+    ]
+    return (json.dumps(tasks, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def label_studio_config(db: Database, actor: Actor, project: ProjectRef) -> str:
+    """The Label Studio labeling config (XML) for the project's tasks: one choice per grade of its scale.
+
+    >>> print(_config(((0, "Not relevant"), (1, "Relevant"))).splitlines()[5])
+        <Choice value="Not relevant" alias="0"/>
+    """
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "export tasks")
+        scale = settings_of(proj).grade_scale
+    return _config(scale)
+
+
+def _config(scale) -> str:
+    choices = "".join(
+        f"    <Choice value={quoteattr(label or str(grade))} alias={quoteattr(str(grade))}/>\n"
+        for grade, label in scale
+    )
+    return (
+        "<View>\n"
+        '  <Header value="$query"/>\n'
+        '  <Header value="$title" size="5"/>\n'
+        '  <Text name="text" value="$text"/>\n'
+        '  <Choices name="relevance" toName="text" choice="single" showInline="true" required="true">\n'
+        f"{choices}"
+        "  </Choices>\n"
+        '  <TextArea name="reason" toName="text" placeholder="Why this grade?" maxSubmissions="1" '
+        'editable="true"/>\n'
+        "</View>\n"
+    )

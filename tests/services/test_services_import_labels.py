@@ -1,0 +1,140 @@
+"""`imports.import_labels` against the project (SQLite and PostgreSQL): each label must name a pooled pair,
+a grade of the project and a valid annotator name; a bad file imports nothing (no label, no account); a
+changed label is a new version; the accounts it creates cannot log in until an admin enables them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from store_fixtures import synthetic_project
+
+from annotate_app.services import imports, labels, users
+from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.services.errors import InvalidInput, PermissionDenied
+
+
+@pytest.fixture
+def proj(db):
+    synthetic_project(db, "p", queries=2, docs=3, n=2)
+    extra = json.dumps({"doc_id": "D9", "title": "t9", "text": "text 9"}) + "\n"
+    imports.import_documents(db, SYSTEM, "p", extra.encode(), filename="more.jsonl")  # known, not pooled
+    return db
+
+
+def _jsonl(*rows: dict) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+NAME = "annotator must be 2-64 characters of a-z, 0-9, '.', '_', '-' (not 'system'); got"
+GOOD = {"query_id": "q0", "doc_id": "D0", "annotator": "ext-ann", "grade": 2, "reason": "on topic"}
+BAD = [
+    ({"query_id": "q7"}, "labels.jsonl:2: unknown query 'q7'"),
+    ({"doc_id": "D7"}, "labels.jsonl:2: unknown document 'D7'"),
+    (
+        {"doc_id": "D9"},
+        "labels.jsonl:2: query 'q0', document 'D9' is not a pair of project 'p''s pool (pool it first)",
+    ),
+    ({"grade": 7}, "labels.jsonl:2: grade 7 is not one of the project's grades [0, 1, 2, 3]"),
+    ({"grade": -1}, "labels.jsonl:2: grade -1 is not one of the project's grades [0, 1, 2, 3]"),
+    (
+        {"annotator": "x"},
+        f"labels.jsonl:2: {NAME} 'x'",
+    ),
+    (
+        {"annotator": "system"},
+        f"labels.jsonl:2: {NAME} 'system'",
+    ),
+    (
+        {"annotator": "a@b.c"},
+        f"labels.jsonl:2: {NAME} 'a@b.c'",
+    ),
+    ({"reason": "a\x00b"}, "labels.jsonl:2: reason contains a NUL character (U+0000)"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD)
+def test_a_bad_label_imports_nothing(proj, change, message):
+    bad = {**GOOD, "doc_id": "D1", "annotator": "ext-two", **change}
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD, bad), fmt="jsonl", filename="labels.jsonl")
+    first = exc.value.problems[0]
+    assert f"{first.source}:{first.line}: {first.reason}" == message
+    assert [u.username for u in users.list_users(proj, SYSTEM)] == []  # no account created either
+    good = imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", filename="labels.jsonl")
+    assert (good.added, good.unchanged) == (1, 0)  # the good line was not imported the first time
+
+
+def test_quepid_query_text_must_name_one_query(proj):
+    csv = b"query,docid,rating\nquery 0,D0,1\nno such query,D0,1\n"
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", csv, fmt="quepid", annotator="rita", filename="q.csv")
+    assert (
+        str(exc.value)
+        == "q.csv:3: no query of the project has the text 'no such query': 'no such query D0 rita 1'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"fmt": "csv"},
+            "fmt must be one of 'jsonl', 'label-studio', 'argilla', 'prodigy', 'quepid'; got 'csv'",
+        ),
+        (
+            {"fmt": "jsonl", "grade_map": {"x": "1"}},
+            "grade_map must map labels (str) to grades (int); got 'x': '1'",
+        ),
+        ({"fmt": "jsonl", "annotator": " "}, "annotator must be a non-empty string or None; got ' '"),
+    ],
+)
+def test_bad_arguments(proj, kwargs, message):
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), filename="labels.jsonl", **kwargs)
+    assert str(exc.value) == message
+
+
+def test_only_admins_import(proj):
+    users.create_user(proj, SYSTEM, "rita", "rita-password", role="reviewer")
+    rita = authenticate(proj, "rita", "rita-password")
+    with pytest.raises(PermissionDenied):
+        imports.import_labels(proj, rita, "p", _jsonl(GOOD), fmt="jsonl")
+
+
+def test_a_changed_label_is_a_new_version_and_the_account_can_be_enabled(proj):
+    imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", filename="a.jsonl")
+    again = imports.import_labels(
+        proj, SYSTEM, "p", _jsonl({**GOOD, "grade": 3}), fmt="jsonl", filename="b.jsonl"
+    )
+    assert (again.added, again.changed, again.unchanged) == (0, 1, 0)
+    (pair,) = {x.pair_id for x in labels.pair_history(proj, SYSTEM, "p", 1)} or {1}
+    history = labels.pair_history(proj, SYSTEM, "p", pair)
+    assert [(x.annotator, x.version, x.grade, x.reason) for x in history] == [
+        ("ext-ann", 2, 3, "on topic"),
+        ("ext-ann", 1, 2, "on topic"),
+    ]
+    with pytest.raises(PermissionDenied):
+        authenticate(proj, "ext-ann", "")
+    users.reactivate(proj, SYSTEM, "ext-ann")
+    users.reset_password(proj, SYSTEM, "ext-ann", "a-new-password")
+    assert authenticate(proj, "ext-ann", "a-new-password").username == "ext-ann"
+
+
+def test_annotators_are_renamed_and_one_user_labels_a_pair_once(proj):
+    users.create_user(proj, SYSTEM, "rita", "rita-password", role="reviewer")
+    report = imports.import_labels(
+        proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", annotators={"ext-ann": "rita"}, filename="a.jsonl"
+    )
+    assert report.added == 1
+    assert [(u.username, u.active) for u in users.list_users(proj, SYSTEM)] == [("rita", True)]
+    twice = _jsonl({**GOOD, "annotator": "Ann"}, {**GOOD, "annotator": "ann"})
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", twice, fmt="jsonl", filename="b.jsonl")
+    first = exc.value.problems[0]
+    assert f"{first.source}:{first.line}: {first.reason}" == (
+        "b.jsonl:2: a second label of this pair by user 'ann', first on line 1"
+    )
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", annotators={"ext-ann": 1})
+    assert str(exc.value) == "annotators must map names (str) to usernames (str); got {'ext-ann': 1}"
