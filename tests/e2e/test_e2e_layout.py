@@ -5,7 +5,9 @@ without a single 404 (browser or server log)."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 from app_helpers import ROOT
@@ -116,16 +118,28 @@ def test_the_score_tab_stays_open_after_an_action(browser, polish_server):
     expect(page.get_by_role("button", name="Download bm25 (TREC)")).to_be_visible()
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_the_score_page_loads_in_under_2_seconds(browser, polish_server):
+    """The first Score page of a session: under 2 s of the server's CPU (its imports are lazy; it took 7.5 s),
+    and under 2 s of wall time when the machine is not overloaded (at load 60 on 2 cores wall time says
+    nothing about the page)."""
     page = _page(browser, 1400)
     login(page, polish_server.url, "rita")  # the landing page (Agreement) has loaded
-    started = time.perf_counter()
+    pid = polish_server.process.pid
+    cpu, started = _cpu_seconds(pid), time.perf_counter()
     page.goto(f"{polish_server.url}/score")
     expect(page.get_by_test_id("stTable").first).to_be_visible()
     idle(page)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, _cpu_seconds(pid) - cpu
     expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(0)  # the charts' tabs are closed
-    assert elapsed < 2.0, f"the Score page took {elapsed:.2f} s"
+    assert cpu < 2.0, f"the Score page took {cpu:.2f} s of the server's CPU"
+    if os.getloadavg()[0] <= 2 * (os.cpu_count() or 1):
+        assert elapsed < 2.0, f"the Score page took {elapsed:.2f} s"
 
 
 def test_a_deep_link_loads_without_a_404(browser, polish_server):
