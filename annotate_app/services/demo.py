@@ -252,9 +252,9 @@ def _replay_judge(db: Database, actor: Actor, path: Path) -> None:
     """Import the lexical judge's labels as judge `REVIEW_JUDGE`, unless it already holds a label of every
     line (so a second load writes nothing, not even an audit entry)."""
     lines = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
-    if REVIEW_JUDGE in {j.name for j in judges.list_judges(db, actor, REVIEW_PROJECT)}:
-        if len(judges.judge_qrels(db, actor, REVIEW_PROJECT, REVIEW_JUDGE).relevance) >= lines:
-            return
+    known = REVIEW_JUDGE in {j.name for j in judges.list_judges(db, actor, REVIEW_PROJECT)}
+    if known and len(judges.judge_qrels(db, actor, REVIEW_PROJECT, REVIEW_JUDGE).relevance) >= lines:
+        return
     judges.import_labels(db, actor, REVIEW_PROJECT, REVIEW_JUDGE, path, filename=path.name)
 
 
