@@ -77,7 +77,9 @@ def test_the_judges_section_shows_the_calibration_and_leaves_the_human_figures_a
     assert leniency["leniency"].tolist()[0] == pytest.approx(8 / 14)
     assert per_query["query_id"].tolist() == ["q1", "q2", "q3"]
     assert per_query["n_items"].tolist() == [4, 4, 4]
-    assert any("No stuffing probe of copycat yet" in c.value for c in at.main.caption)
+    assert any(
+        "No stuffing probe of copycat: its labels were made elsewhere" in c.value for c in at.main.caption
+    )
 
 
 def test_the_confusion_matrix_is_the_calibrations(labelled_db):

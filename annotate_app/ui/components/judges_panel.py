@@ -124,7 +124,13 @@ def _per_query(info: JudgeCalibrationInfo) -> None:
     st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
 
 
-def _probe(name: str, report: ProbeReport | None) -> None:
+def _probe(name: str, report: ProbeReport | None, replayed: bool) -> None:
+    if report is None and replayed:
+        st.caption(
+            f"No stuffing probe of {escape_name(name)}: its labels were made elsewhere and imported, so it "
+            "cannot judge a stuffed document here."
+        )
+        return
     if report is None:
         st.caption(
             f"No stuffing probe of {escape_name(name)} yet (admins: `qrelforge judge probe -p PROJECT "
@@ -155,6 +161,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
     with errors.shown() as outcome:
         calibrations = review_cache.judge_calibrations(actor, project)
         probes = review_cache.probe_results(actor, project) if calibrations else {}
+        replayed = {j.name for j in review_cache.list_judges(actor, project) if j.backend == "replay"}
     if outcome.failed or not calibrations:
         return
     st.subheader("Judges")
@@ -171,4 +178,4 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
         _leniency(info)
     with right:
         _per_query(info)
-    _probe(info.name, probes.get(info.name))
+    _probe(info.name, probes.get(info.name), info.name in replayed)
