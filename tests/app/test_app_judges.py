@@ -139,9 +139,12 @@ def test_the_ppi_tab_without_a_judge_says_how_to_add_one(released_db):
 def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
     from app_helpers import SAMPLE
 
+    import pandas as pd
+
     from annotate_app.services import releases
+    from metrics.evaluate import evaluate
     from metrics.formats import read_run
-    from metrics.ppi import ppi_run
+    from metrics.ppi import ppi_mean
 
     _import_copycat(released_db)
     at = _ppi_tab(released_db)
@@ -155,7 +158,10 @@ def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
     assert len(human.relevance) == len(releases.release_qrels(released_db, SYSTEM, "demo").relevance)
     judge = judges.judge_qrels(released_db, SYSTEM, "demo", "copycat")
     for i, path in enumerate(("run_a.trec", "run_b.trec")):
-        want = ppi_run(human, judge, read_run(SAMPLE / path), [measure], name="x")[measure]
+        run = read_run(SAMPLE / path)  # by hand: the judge's per-query values on all, the humans' on theirs
+        j = evaluate(judge, run, [measure]).per_query[measure].dropna()
+        h = evaluate(human, run, [measure]).per_query[measure].dropna()
+        want = ppi_mean(pd.DataFrame({"x": j}), pd.DataFrame({"x": h[h.index.isin(j.index)]}))["x"]
         row = table.iloc[i]
         assert row["estimate"] == pytest.approx(want.estimate)
         assert row["human_mean"] == pytest.approx(want.human_mean)
