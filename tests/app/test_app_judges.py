@@ -137,9 +137,8 @@ def test_the_ppi_tab_without_a_judge_says_how_to_add_one(released_db):
 
 @pytest.mark.parametrize("measure", ["nDCG@3", "P@3"])
 def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
-    from app_helpers import SAMPLE
-
     import pandas as pd
+    from app_helpers import SAMPLE
 
     from annotate_app.services import releases
     from metrics.evaluate import evaluate

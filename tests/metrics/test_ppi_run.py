@@ -1,5 +1,6 @@
-"""`metrics.ppi.ppi_run`: PPI of one run from qrels (what ``score --ppi`` and the Score page compute) equals
-`ppi_mean` on the per-query values computed by hand; a measure without a shared query is an error naming it."""
+"""`metrics.ppi.ppi_run`: PPI of one run from qrels (what ``score --ppi`` and the Score page compute)
+equals `ppi_mean` on the per-query values computed by hand; a measure without a shared query is an error
+naming it."""
 
 from __future__ import annotations
 
