@@ -168,3 +168,41 @@ def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
         assert row["ppi_ci"] == f"[{want.ci_low:.4f}, {want.ci_high:.4f}]"
         assert row["human_ci"] == f"[{want.human_ci_low:.4f}, {want.human_ci_high:.4f}]"
     assert "with judge copycat: PPI = the judge's mean" in at.main.caption[-1].value
+
+
+# ------------------------------------------------------------------------------------ Release: sources
+@pytest.mark.parametrize(
+    ("sources", "shown"),
+    [({"human": 12}, "12 human"), ({"human": 8, "judge:lex": 4}, "8 human, 4 judge:lex"), ({}, "—")],
+)
+def test_a_releases_details_count_its_qrels_by_source(sources, shown):
+    from datetime import UTC, datetime
+
+    from annotate_app.services.types import ReleaseInfo
+    from annotate_app.views.review.release import details
+
+    info = ReleaseInfo(
+        project="p",
+        version=1,
+        created_by="rita",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        statistic="cohen",
+        agreement_value=0.8,
+        threshold=0.7,
+        justification=None,
+        content_hash="c",
+        corpus_hash="h",
+        guidelines_version=1,
+        n_qrels=sum(sources.values()),
+        counts={},
+        annotators=(),
+        agreement={},
+        sources=sources,
+    )
+    assert details(info)["qrels by source"] == shown
+
+
+def test_the_release_page_shows_the_sources(released_db):
+    at = app_as(released_db, "rita", "views/review/release.py")
+    (v1,) = [e for e in at.expander if e.label.startswith("v1 ")]
+    assert v1.table[0].value.loc["qrels by source"].tolist() == ["12 human"]
