@@ -42,7 +42,7 @@ from scipy import stats
 
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
-__all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean"]
+__all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean", "ppi_run"]
 
 
 class Method(StrEnum):
@@ -301,3 +301,53 @@ def ppi_difference(
     diff_j = (j[run_a] - j[run_b]).rename(label)
     diff_h = (h[run_a] - h[run_b]).rename(label)
     return ppi_mean(diff_j, diff_h, level=level, method=method, human_interval=human_interval)[label]
+
+
+def ppi_run(
+    human_qrels: Any,
+    judge_qrels: Any,
+    run: Any,
+    measures: Any,
+    *,
+    name: Hashable = "run",
+    level: float = 0.95,
+    method: Method | str = Method.PPI,
+    human_interval: Interval | str = Interval.NORMAL,
+) -> dict[str, PPIResult]:
+    """:func:`ppi_mean` of one run on each measure, from qrels: measure name → result.
+
+    The run is scored per query with :func:`metrics.evaluate` against ``judge_qrels`` (J: every query where
+    the measure is defined) and against ``human_qrels`` (H: the queries where it is defined that J has too);
+    then θ̂ = mean_N(J) + mean_n(H − J) as in :func:`ppi_mean`. ``qrels``, ``run`` and ``measures`` take any
+    form ``evaluate`` accepts; ``name`` names the run in the results. This is what ``qrelforge score --ppi``
+    and the Score page's PPI tab compute.
+
+    Edge cases: a measure with no query defined under both qrels raises QrelForgeError naming it and the run;
+    a single shared query gives NaN bounds (UndefinedMetricWarning, from :func:`ppi_mean`).
+
+    >>> human = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 0, "d4": 1}}
+    >>> judge = {"q1": {"d1": 1}, "q2": {"d2": 1, "d5": 1}, "q3": {"d3": 1, "d4": 1}, "q4": {"d6": 1}}
+    >>> run = {"q1": ["d1"], "q2": ["d2"], "q3": ["d3", "d4"], "q4": ["d7", "d6"]}
+    >>> res = ppi_run(human, judge, run, ["P@1"], name="A")["P@1"]
+    >>> res.n_human, res.n_total, round(res.estimate, 4), round(res.human_mean, 4)
+    (3, 4, 0.4167, 0.6667)
+    """
+    from metrics.evaluate import evaluate  # evaluate is heavy: only when scoring from qrels
+
+    on_judge = evaluate(judge_qrels, run, measures).per_query
+    on_human = evaluate(human_qrels, run, measures).per_query
+    out: dict[str, PPIResult] = {}
+    for measure in map(str, on_judge.columns):
+        j = on_judge[measure].dropna().astype(float)
+        h = on_human[measure].dropna().astype(float)
+        h = h[h.index.isin(j.index)]
+        if len(h) == 0:
+            raise QrelForgeError(f"{measure} of run {name!r}: no query has both human and judge values")
+        out[measure] = ppi_mean(
+            pd.DataFrame({name: j}),
+            pd.DataFrame({name: h}),
+            level=level,
+            method=method,
+            human_interval=human_interval,
+        )[name]
+    return out

@@ -369,30 +369,23 @@ def _human_qrels(db: Any, project: str, spec: str) -> Any:
 
 
 def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> list[dict[str, Any]]:
+    """One JSON row per measure of `metrics.ppi.ppi_run` (the Score page's PPI tab computes the same)."""
     import math
     import warnings
 
-    import pandas as pd
-
     from metrics import read_run
     from metrics.errors import UndefinedMetricWarning
-    from metrics.evaluate import evaluate
-    from metrics.ppi import ppi_mean
+    from metrics.ppi import ppi_run
 
     run = read_run(run_path)
     name = run.name or Path(run_path).name
-    on_judge, on_human = evaluate(judge, run, measures).per_query, evaluate(human, run, measures).per_query
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        results = ppi_run(human, judge, run, measures, name=name)
     rows = []
-    for measure in map(str, measures):
-        j = on_judge[measure].dropna()
-        h = on_human[measure].dropna()
-        h = h[h.index.isin(j.index)]
-        if len(h) == 0:
-            raise QrelForgeError(f"{measure} of run {name!r}: no query has both human and judge values")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            result = ppi_mean(pd.DataFrame({name: j}), pd.DataFrame({name: h}))[name].to_dict()
-        clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}
+    for measure, result in results.items():
+        fields = result.to_dict().items()
+        clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in fields}
         rows.append(
             {
                 "measure": measure,

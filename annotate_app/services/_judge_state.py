@@ -38,6 +38,7 @@ from metrics.errors import QrelForgeError, UndefinedMetricWarning
 __all__ = [
     "JudgeSettingsInfo",
     "JudgeCalibrationInfo",
+    "QueryAgreement",
     "DEFAULT_MIN_CALIBRATION_PAIRS",
     "DEFAULT_CALIBRATION_SHARE",
     "TAU_MEASURE",
@@ -75,6 +76,19 @@ class JudgeSettingsInfo:
 
 
 @dataclass(frozen=True)
+class QueryAgreement:
+    """A judge against the humans on one query: ``n_pairs`` shared pairs, ``n_labels`` human labels on them,
+    ``exact_agreement`` (share of those labels the judge's grade equals) and ``mean_difference`` (judge −
+    human)."""
+
+    query_id: str
+    n_pairs: int
+    n_labels: int
+    exact_agreement: float | None
+    mean_difference: float | None
+
+
+@dataclass(frozen=True)
 class JudgeCalibrationInfo:
     """One judge against the humans (see `metrics.calibration.calibrate_judges`).
 
@@ -82,8 +96,11 @@ class JudgeCalibrationInfo:
     (binary at the relevance cut-off, or graded); ``weighted_kappa`` linear on the full scale;
     ``alpha_ordinal``; ``leniency`` (mean judge − human grade); ``tau`` and ``tau_top5``: Kendall's tau
     between the stored runs ranked by `TAU_MEASURE` with human and with judge qrels (None with fewer than 3
-    runs, or undefined); ``confusion``: human grade → judge grade → count. ``passed``: the judge may fill
-    pairs (at least ``min_pairs`` shared pairs and kappa >= ``threshold``). Undefined figures are None."""
+    runs, or undefined; ``n_runs``: the stored runs); ``confusion``: human grade → judge grade → count.
+    ``passed``: the judge may fill pairs (at least ``min_pairs`` shared pairs and kappa >= ``threshold``).
+    ``mode``: the agreement mode of ``kappa``; ``leniency_by_grade``: human grade → mean judge − human grade
+    among the human labels of that grade; ``per_query``: one `QueryAgreement` per query with a shared pair.
+    Undefined figures are None."""
 
     name: str
     n_pairs: int
@@ -97,6 +114,10 @@ class JudgeCalibrationInfo:
     passed: bool = False
     threshold: float = 0.0
     min_pairs: int = DEFAULT_MIN_CALIBRATION_PAIRS
+    mode: AgreementMode = AgreementMode.BINARY
+    n_runs: int = 0
+    leniency_by_grade: dict[str, float | None] = field(default_factory=dict)
+    per_query: tuple[QueryAgreement, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``qrelforge judge calibrate --format json`` (one judge)."""
@@ -182,7 +203,8 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
             mode="binary" if mode == AgreementMode.BINARY else "graded",
             cutoff=settings.relevance_cutoff,
         )
-        taus = _taus(s, project, humans, grades, [j.name for j in judges])
+        runs = _stored_runs(s, project)
+        taus = _taus(runs, humans, grades, [j.name for j in judges])
     out = []
     for judge in judges:
         cal = figures.get(judge.name)
@@ -204,9 +226,34 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
                 and kappa >= settings.threshold,
                 threshold=settings.threshold,
                 min_pairs=rules.min_calibration_pairs,
+                mode=mode,
+                n_runs=len(runs),
+                leniency_by_grade=_by_grade(None if cal is None else cal.leniency_by_grade, settings.grades),
+                per_query=_per_query(cal.per_query if cal is not None else None),
             )
         )
     return out
+
+
+def _by_grade(series: pd.Series | None, grades: tuple[int, ...]) -> dict[str, float | None]:
+    """human grade → leniency among the labels of that grade, over the whole scale (None: no such label)."""
+    found = {} if series is None else {int(float(str(g))): _number(v) for g, v in series.items()}
+    return {str(g): found.get(g) for g in grades}
+
+
+def _per_query(table: pd.DataFrame | None) -> tuple[QueryAgreement, ...]:
+    if table is None:
+        return ()
+    return tuple(
+        QueryAgreement(
+            query_id=str(row["query"]),
+            n_pairs=int(row["n_pairs"]),
+            n_labels=int(row["n_labels"]),
+            exact_agreement=_number(row["exact_agreement"]),
+            mean_difference=_number(row["mean_difference"]),
+        )
+        for row in table.to_dict("records")
+    )
 
 
 def _number(value: Any) -> float | None:
@@ -234,10 +281,9 @@ def human_qrels(humans: pd.DataFrame) -> dict[str, dict[str, int]]:
 
 
 def _taus(
-    s: Session, project: Project, humans: pd.DataFrame, grades: pd.DataFrame, names: list[str]
+    runs: dict[Hashable, Run], humans: pd.DataFrame, grades: pd.DataFrame, names: list[str]
 ) -> dict[str, tuple[float | None, float | None]]:
     """(tau, tau among the top 5 runs) of each judge: None with fewer than 3 stored runs or undefined."""
-    runs = _stored_runs(s, project)
     out: dict[str, tuple[float | None, float | None]] = {name: (None, None) for name in names}
     if len(runs) < 3 or humans.empty:
         return out

@@ -25,6 +25,12 @@ through the real services in two rounds, with the labels, reasons and verdicts o
 So a reviewer sees at once an agreement below the threshold, two disagreements to adjudicate, and a
 release to score (on which run A's q1 D4 is still unjudged).
 
+``demo-review`` also holds a third run, the BM25 baseline ``sample_corpus/run_bm25.trec`` (imported after the
+pooling, so it adds no pair: Kendall's tau of a judge needs three runs), and a machine judge: ``lexical``,
+the labels the lexical backend gave its 12 pairs (``sample_corpus/judge_lexical.jsonl``), replayed through
+`judges.import_labels` as every imported judge is. So the Agreement page's Judges section and the Score
+page's PPI panel have figures; the machine labels never enter the human kappa above.
+
 `load_demo` is idempotent: users, projects, documents, queries, runs, pools, members, labels, verdicts and
 the release are created only if missing (existing users keep their passwords); a second run changes no
 label. ``reset=True`` first wipes the database — refused when it holds a project other than the demo's.
@@ -40,6 +46,7 @@ from annotate_app.services import (
     adjudication,
     gate,
     imports,
+    judges,
     labels,
     pooling,
     projects,
@@ -63,6 +70,8 @@ __all__ = [
     "DEMO_PROJECT",
     "REVIEW_PROJECT",
     "REVIEW_LABELS",
+    "JUDGE_LABELS",
+    "REVIEW_JUDGE",
     "SAMPLE_DIR",
     "GUIDELINES",
 ]
@@ -70,6 +79,9 @@ __all__ = [
 DEMO_PROJECT = "demo"
 REVIEW_PROJECT = "demo-review"
 REVIEW_LABELS = "review_labels.jsonl"  # in the sample corpus folder: the labels and verdicts of demo-review
+JUDGE_LABELS = "judge_lexical.jsonl"  # in the sample corpus folder: the lexical judge's labels of demo-review
+REVIEW_JUDGE = "lexical"
+_REVIEW_RUN = "run_bm25.trec"  # demo-review's third run (after the pooling)
 _FIRST_DEPTH, _DEPTH = 2, 3
 _CORPUS = ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec")
 DEMO_USERS = (
@@ -145,7 +157,7 @@ def load_demo(
     if not isinstance(labelled, bool):
         raise InvalidInput(f"labelled must be a bool; got {labelled!r}")
     folder = Path(sample_dir) if sample_dir is not None else SAMPLE_DIR
-    needed = _CORPUS + ((REVIEW_LABELS,) if labelled else ())
+    needed = _CORPUS + ((REVIEW_LABELS, JUDGE_LABELS, _REVIEW_RUN) if labelled else ())
     missing = [f for f in needed if not (folder / f).is_file()]
     if missing:
         raise InvalidInput(f"sample corpus folder {str(folder)!r} lacks {missing[0]}")
@@ -231,7 +243,19 @@ def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
     if (pooling.pool_depth(db, actor, REVIEW_PROJECT) or 0) < _DEPTH:
         pooling.pool(db, actor, REVIEW_PROJECT, depth=_DEPTH)
     _label(db, people, script)
+    imports.import_run(db, actor, REVIEW_PROJECT, folder / _REVIEW_RUN)
+    _replay_judge(db, actor, folder / JUDGE_LABELS)
     return _review_info(db, actor, created)
+
+
+def _replay_judge(db: Database, actor: Actor, path: Path) -> None:
+    """Import the lexical judge's labels as judge `REVIEW_JUDGE`, unless it already holds a label of every
+    line (so a second load writes nothing, not even an audit entry)."""
+    lines = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    known = REVIEW_JUDGE in {j.name for j in judges.list_judges(db, actor, REVIEW_PROJECT)}
+    if known and len(judges.judge_qrels(db, actor, REVIEW_PROJECT, REVIEW_JUDGE).relevance) >= lines:
+        return
+    judges.import_labels(db, actor, REVIEW_PROJECT, REVIEW_JUDGE, path, filename=path.name)
 
 
 def _script(path: Path) -> _Script:

@@ -54,6 +54,7 @@ from annotate_app.services._context import ProjectRef, load_release, open_projec
 from annotate_app.services._judge_state import (
     JudgeCalibrationInfo,
     JudgeSettingsInfo,
+    QueryAgreement,
     build_judge,
     calibrations,
     settings_info,
@@ -78,6 +79,7 @@ __all__ = [
     "import_labels",
     "calibrate",
     "probe",
+    "probe_results",
     "judge_qrels",
     "human_release_qrels",
     "judge_settings",
@@ -88,6 +90,7 @@ __all__ = [
     "ProbeReport",
     "JudgeCalibrationInfo",
     "JudgeSettingsInfo",
+    "QueryAgreement",
     "PAIR_SELECTIONS",
     "MAX_CONCURRENCY",
 ]
@@ -644,6 +647,36 @@ def probe(
         _closing(judge)
     _audit_run(db, actor, proj, AuditAction.JUDGE_PROBED, report, f"sample {sample}")
     return report
+
+
+def probe_results(db: Database, actor: Actor, project: ProjectRef) -> dict[str, ProbeReport]:
+    """The latest stuffing probe of each judge that was probed (reviewer), as `probe` reported it (its audit
+    entry); judges never probed are absent."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see probe results")
+        found = q.latest_probes(s, proj.id, AuditAction.JUDGE_PROBED.value)
+    return {name: _probe_report(name, details) for name, details in found.items()}
+
+
+def _probe_report(name: str, details: Mapping[str, Any]) -> ProbeReport:
+    def count(key: str) -> int:
+        value = details.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    def share(key: str) -> float | None:
+        value = details.get(key)
+        return float(value) if isinstance(value, int | float) else None
+
+    return ProbeReport(
+        judge=name,
+        n_pairs=count("n_pairs"),
+        n_raised=count("n_raised"),
+        n_lowered=count("n_lowered"),
+        n_unchanged=count("n_unchanged"),
+        share_raised=share("share_raised"),
+        mean_rise=share("mean_rise"),
+        failed=count("failed"),
+    )
 
 
 def _non_relevant(s: Session, proj: Project, sample: int, seed: int) -> list[dict]:

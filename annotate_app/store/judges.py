@@ -17,6 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.enums import AssignmentStatus, QueueOrder
 from annotate_app.store.models import (
+    AuditEntry,
     Document,
     JudgeLabel,
     JudgePrompt,
@@ -47,6 +48,7 @@ __all__ = [
     "judge_labels_by_id",
     "judge_label_rows",
     "candidate_order",
+    "latest_probes",
 ]
 
 
@@ -307,3 +309,14 @@ def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[Column
         runs = select(func.count(func.distinct(PairSource.run_id))).where(PairSource.pair_id == Pair.id)
         return [runs.scalar_subquery().desc()]
     return []
+
+
+# ------------------------------------------------------------------------------------------------- probes
+def latest_probes(s: Session, project_id: int, action: str) -> dict[str, dict[str, Any]]:
+    """judge name → the details of its latest audit entry ``action`` (the stuffing probe's report)."""
+    stmt = (
+        select(AuditEntry.target, AuditEntry.details)
+        .where(AuditEntry.project_id == project_id, AuditEntry.action == action)
+        .order_by(AuditEntry.id)
+    )
+    return {str(target): dict(details or {}) for target, details in s.execute(stmt)}

@@ -7,10 +7,22 @@ is immutable, a run name is imported once), so they are kept longer and survive 
 
 from __future__ import annotations
 
-from annotate_app.services import gate, imports, pooling, releases, scoring
+from annotate_app.services import gate, imports, judges, pooling, releases, scoring
 from annotate_app.ui.cache import cached_read
 
-__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run", "pool_depth"]
+__all__ = [
+    "agreement",
+    "list_runs",
+    "list_releases",
+    "release_qrels",
+    "stored_run",
+    "pool_depth",
+    "list_judges",
+    "judge_calibrations",
+    "probe_results",
+    "judge_qrels",
+    "human_release_qrels",
+]
 
 agreement = cached_read(gate.agreement)
 list_runs = cached_read(imports.list_runs)
@@ -18,3 +30,8 @@ list_releases = cached_read(releases.list_releases)
 pool_depth = cached_read(pooling.pool_depth)
 release_qrels = cached_read(releases.release_qrels, ttl=600, max_entries=32, immutable=True)
 stored_run = cached_read(scoring.stored_run, ttl=600, max_entries=32, immutable=True)
+list_judges = cached_read(judges.list_judges)
+judge_calibrations = cached_read(judges.calibrate)
+probe_results = cached_read(judges.probe_results)
+judge_qrels = cached_read(judges.judge_qrels)
+human_release_qrels = cached_read(judges.human_release_qrels, ttl=600, max_entries=32, immutable=True)

@@ -40,6 +40,11 @@ COLUMNS = {
     "disagreement": "Mean disagreement",
     "n_disagreeing": "Disagreements",
     "alpha": "Krippendorff's α",
+    # machine judges against the humans (services.judges.calibrate)
+    "exact_agreement": "Exact agreement",
+    "mean_difference": "Mean difference (judge − human)",
+    "human_grade": "Human grade",
+    "leniency": "Leniency (judge − human)",
     # compare (metrics.compare summary)
     "run": "Run",
     "measure": "Measure",

@@ -1,6 +1,7 @@
 """Agreement (reviewer): the gate statistic with its Landis & Koch band against the threshold, percent
 agreement and the disagreements under one stated definition, the pairwise kappa heatmap, agreement per query,
-and the grade confusion matrix of any two annotators.
+the grade confusion matrix of any two annotators, and the Judges section (machine judges against the humans,
+`judges_panel`; machine labels never enter the figures above it).
 
 One definition of disagreement per page, the one the statistic uses: in binary mode two annotators disagree
 when one calls the pair relevant (grade ≥ the relevance cut-off) and the other does not; in weighted mode when
@@ -16,7 +17,7 @@ from annotate_app.services import gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import AgreementSummary
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import charts, names, widgets
+from annotate_app.ui.components import charts, judges_panel, names, widgets
 
 
 def fmt(value: float | None) -> str:
@@ -144,12 +145,14 @@ def render() -> None:
         summary = review_cache.agreement(actor, project)
     if outcome.failed:
         st.stop()
-    _figures(summary, _cutoff(actor, project))
+    cutoff = _cutoff(actor, project)
+    _figures(summary, cutoff)
     _gate(summary)
     if summary.pairwise.empty:
         st.stop()
     _tables(summary)
     _confusion(actor, project, summary)
+    judges_panel.judges_section(actor, project, cutoff)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ def details(r: ReleaseInfo) -> dict:
         "justification": r.justification or "—",
         "agreement band": str(r.agreement.get("band", "")) or "—",
         "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v) or "—",
+        "qrels by source": ", ".join(f"{v} {k}" for k, v in sorted(r.sources.items())) or "—",
         "annotators": ", ".join(r.annotators) or "—",
         "guidelines version": "—" if r.guidelines_version is None else str(r.guidelines_version),
         "content sha256": r.content_hash,

@@ -1,5 +1,6 @@
 """Score (reviewer): score stored, uploaded, BM25 and fused runs on a release; per-query charts, unjudged
-documents (send them to the judging queue), the compare view and assessor sensitivity.
+documents (send them to the judging queue), the compare view, assessor sensitivity, and the machine judge's
+prediction-powered intervals (`ppi_panel`, as ``qrelforge score --ppi``).
 
 Reviewers and admins only: scoring reads a release's qrels, which annotators must not see while they judge.
 
@@ -16,8 +17,8 @@ import streamlit as st
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ReleaseInfo
 from annotate_app.ui import auth, errors, nav, review_cache, state
+from annotate_app.ui.components import ppi_panel, widgets
 from annotate_app.ui.components import score_panels as panels
-from annotate_app.ui.components import widgets
 
 MAX_DEFAULT_K = 10
 
@@ -28,6 +29,7 @@ class Tab(StrEnum):
     UNJUDGED = "Unjudged"
     COMPARE = "Compare"
     SENSITIVITY = "Sensitivity"
+    PPI = "Machine judge (PPI)"
     NEW_RUNS = "BM25 & fusion"
 
 
@@ -76,12 +78,16 @@ def _tabs(actor: Actor, project: str, version: int, k: int) -> None:
         tabs[opened].info("Pick or upload at least one run.")
         st.stop()
     with tabs[opened], errors.shown():
-        _panel(opened, actor, project, qrels, runs, measures, k)
+        _panel(opened, actor, project, qrels, runs, measures, k, version)
 
 
-def _panel(tab: Tab, actor: Actor, project: str, qrels, runs: dict, measures: list[str], k: int) -> None:
+def _panel(
+    tab: Tab, actor: Actor, project: str, qrels, runs: dict, measures: list[str], k: int, version: int
+) -> None:
     """The open tab's content."""
-    if tab == Tab.SCORES:
+    if tab == Tab.PPI:
+        ppi_panel.ppi_view(actor, project, version, runs, measures)
+    elif tab == Tab.SCORES:
         panels.score_table(qrels, runs, measures)
     elif tab == Tab.PER_QUERY:
         panels.per_query(panels.results_of(qrels, runs, measures), measures)

@@ -1,0 +1,181 @@
+"""The Agreement page's Judges section: each machine judge against the human labels
+(`services.judges.calibrate`), one judge at a time.
+
+The figures: shared pairs, Cohen's κ in the project's agreement mode (the mean over the annotators of the
+judge's κ with each, so it reads beside the human pairwise κ), linearly weighted κ, Krippendorff's ordinal α,
+leniency (overall and per human grade), Kendall's τ between the stored runs ranked with human and with judge
+qrels (overall and among the top 5; "needs ≥ 3 runs" below that), whether the judge passed calibration, the
+confusion matrix (the same chart as the human one above it: `charts.confusion_heatmap`), agreement per query
+and the latest stuffing probe (`services.judges.probe_results`).
+
+Machine labels never enter the human figures above the section: the page's gate statistic comes from
+`gate.agreement`, which reads human labels only. Judge names are user data: they reach Markdown only through
+`escape_name`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from annotate_app.services.auth import Actor
+from annotate_app.services.judges import JudgeCalibrationInfo, ProbeReport
+from annotate_app.ui import errors, review_cache, state
+from annotate_app.ui.components import charts, names
+from annotate_app.ui.escape import escape_name
+
+__all__ = ["judges_section", "kappa_label", "tau_text", "calibration_text", "confusion_table"]
+
+MIN_TAU_RUNS = 3
+
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "undefined" if value is None or math.isnan(value) else format(value, spec)
+
+
+def kappa_label(info: JudgeCalibrationInfo, cutoff: int | None) -> str:
+    """The κ's name with the project's agreement mode, as the human figures above state it."""
+    if info.mode == "binary":
+        return f"Cohen's κ (binary, relevant ≥ {'the cut-off' if cutoff is None else cutoff})"
+    return "Cohen's κ (graded)"
+
+
+def tau_text(value: float | None, n_runs: int) -> str:
+    """τ with 3 decimals; "needs ≥ 3 runs" with fewer stored runs; "undefined" otherwise when None."""
+    if value is None and n_runs < MIN_TAU_RUNS:
+        return f"needs ≥ {MIN_TAU_RUNS} runs"
+    return _fmt(value)
+
+
+def calibration_text(info: JudgeCalibrationInfo) -> tuple[bool, str]:
+    """(passed, the sentence saying why) of a judge's calibration."""
+    rule = f"κ ≥ {info.threshold:.3f} on at least {names.plural(info.min_pairs, 'shared pair')}"
+    figures = f"κ {_fmt(info.kappa)} on {names.plural(info.n_pairs, 'shared pair')}"
+    if info.passed:
+        return True, f"Calibration passed: {figures} ({rule}); the judge may fill pairs no human judged."
+    return False, f"Calibration not passed: {figures}; it needs {rule}. Its labels fill no pair."
+
+
+def confusion_table(info: JudgeCalibrationInfo) -> pd.DataFrame:
+    """The confusion matrix as a DataFrame: human grades (rows) × judge grades (columns), counts."""
+    grades = list(info.confusion)
+    return pd.DataFrame(
+        [[info.confusion[h].get(j, 0) for j in grades] for h in grades],
+        index=pd.Index([int(g) for g in grades]),
+        columns=pd.Index([int(g) for g in grades]),
+    )
+
+
+def _figures(info: JudgeCalibrationInfo, cutoff: int | None) -> None:
+    with st.container(horizontal=True, gap="medium"):
+        st.metric("Shared pairs", info.n_pairs, width="content")
+        st.metric(kappa_label(info, cutoff), _fmt(info.kappa), width="content")
+        st.metric("Weighted κ (linear)", _fmt(info.weighted_kappa), width="content")
+        st.metric("Krippendorff's α (ordinal)", _fmt(info.alpha_ordinal), width="content")
+        st.metric("Leniency", _fmt(info.leniency, "+.3f"), width="content")
+        st.metric("Kendall's τ (runs)", tau_text(info.tau, info.n_runs), width="content")
+        st.metric("Kendall's τ (top 5 runs)", tau_text(info.tau_top5, info.n_runs), width="content")
+    passed, text = calibration_text(info)
+    (st.success if passed else st.warning)(text)
+    st.caption(
+        "Leniency: mean judge grade − human grade (> 0: the judge grades higher). Kendall's τ: the "
+        f"{names.plural(info.n_runs, 'stored run')} ranked by nDCG@10 with human and with judge qrels."
+    )
+
+
+def _confusion(info: JudgeCalibrationInfo) -> None:
+    st.markdown("**Confusion: human grade × judge grade**")
+    chart = charts.confusion_heatmap(confusion_table(info), row="Human", column="Judge")
+    st.altair_chart(chart, width="stretch")
+    st.caption(
+        "Rows: the human labels' grades; columns: the judge's grade of the same pair; one count per human "
+        "label on a shared pair. Colour: the cell's share of its row."
+    )
+
+
+def _leniency(info: JudgeCalibrationInfo) -> None:
+    table = pd.DataFrame(
+        {
+            "human_grade": [int(g) for g in info.leniency_by_grade],
+            "leniency": [math.nan if v is None else float(v) for v in info.leniency_by_grade.values()],
+        }
+    )
+    st.markdown("**Leniency per human grade**")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
+
+
+def _per_query(info: JudgeCalibrationInfo) -> None:
+    table = pd.DataFrame(
+        [
+            {
+                "query_id": q.query_id,
+                "n_items": q.n_pairs,
+                "n_ratings": q.n_labels,
+                "exact_agreement": math.nan if q.exact_agreement is None else q.exact_agreement,
+                "mean_difference": math.nan if q.mean_difference is None else q.mean_difference,
+            }
+            for q in info.per_query
+        ],
+        columns=["query_id", "n_items", "n_ratings", "exact_agreement", "mean_difference"],
+    )
+    st.markdown("**Per query**")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
+
+
+def _probe(name: str, report: ProbeReport | None, replayed: bool) -> None:
+    if report is None and replayed:
+        st.caption(
+            f"No stuffing probe of {escape_name(name)}: its labels were made elsewhere and imported, so it "
+            "cannot judge a stuffed document here."
+        )
+        return
+    if report is None:
+        st.caption(
+            f"No stuffing probe of {escape_name(name)} yet (admins: `qrelforge judge probe -p PROJECT "
+            f"{escape_name(name)}`)."
+        )
+        return
+    share = "undefined" if report.share_raised is None else f"{report.share_raised:.0%}"
+    text = (
+        f"Stuffing probe: with the query's terms inserted, the grade rose on {report.n_raised} of "
+        f"{names.plural(report.n_pairs, 'pair')} humans judged non-relevant ({share}); fell on "
+        f"{report.n_lowered}, unchanged on {report.n_unchanged}"
+        + (f"; {report.failed} left out (a judgment failed)" if report.failed else "")
+        + f"; mean rise {_fmt(report.mean_rise, '+.2f')}."
+    )
+    (st.warning if report.n_raised else st.info)(text)
+
+
+def _chosen(calibrations: list[JudgeCalibrationInfo]) -> JudgeCalibrationInfo:
+    if len(calibrations) == 1:
+        return calibrations[0]
+    by_name = {c.name: c for c in calibrations}
+    name = st.selectbox("Judge", list(by_name), key=state.AGREE_JUDGE)
+    return by_name.get(name or "", calibrations[0])
+
+
+def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
+    """The Judges section (see the module doc); nothing in a project without a machine judge."""
+    with errors.shown() as outcome:
+        calibrations = review_cache.judge_calibrations(actor, project)
+        probes = review_cache.probe_results(actor, project) if calibrations else {}
+        replayed = {j.name for j in review_cache.list_judges(actor, project) if j.backend == "replay"}
+    if outcome.failed or not calibrations:
+        return
+    st.subheader("Judges")
+    st.caption(
+        "Each machine judge against the human labels on the pairs both labelled. Machine labels never "
+        "enter the human figures above."
+    )
+    info = _chosen(calibrations)
+    st.markdown(f"**Judge {escape_name(info.name)}**")
+    _figures(info, cutoff)
+    _confusion(info)
+    left, right = st.columns([1, 2])
+    with left:
+        _leniency(info)
+    with right:
+        _per_query(info)
+    _probe(info.name, probes.get(info.name), info.name in replayed)
