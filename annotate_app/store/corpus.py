@@ -41,6 +41,7 @@ __all__ = [
     "insert_queries",
     "update_queries",
     "queries_with_labels",
+    "query_contents",
     "chunk_index",
     "insert_chunks",
     "find_run",
@@ -52,7 +53,6 @@ __all__ = [
     "runs",
     "prior_sources",
     "insert_prior",
-    "record_import",
     "corpus_rows",
     "find_import",
     "BATCH",
@@ -123,6 +123,17 @@ def update_queries(s: Session, rows: Sequence[dict]) -> None:
     stmt = update(table).where(table.c.id == bindparam("b_id"))
     for batch in _batches(rows):
         s.connection().execute(stmt, list(batch))
+
+
+def query_contents(s: Session, query_ids: Sequence[int]) -> dict[int, dict]:
+    """id → {"text", "meta", "content_sha256"} of these queries."""
+    out: dict[int, dict] = {}
+    for start in range(0, len(query_ids), 500):
+        ids = list(query_ids[start : start + 500])
+        stmt = select(Query.id, Query.text, Query.meta, Query.content_sha256).where(Query.id.in_(ids))
+        for i, text_, meta, sha in s.execute(stmt):
+            out[i] = {"text": text_, "meta": meta, "content_sha256": sha}
+    return out
 
 
 def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
@@ -223,10 +234,6 @@ def prior_sources(s: Session, project_id: int) -> dict[str, int]:
 
 def insert_prior(s: Session, rows: Sequence[dict]) -> None:
     bulk_insert(s, table_of(PriorJudgment), rows)
-
-
-def record_import(s: Session, **fields: Any) -> None:
-    s.execute(insert(ImportRecord).values(created_at=utcnow(), **fields))
 
 
 def find_import(s: Session, project_id: int, kind: str, name: str) -> ImportRecord | None:

@@ -123,6 +123,7 @@ class AuditAction(StrEnum):
     IMPORT_RUN = "import_run"
     IMPORT_QRELS = "import_qrels"
     IMPORT_CHUNKS = "import_chunks"
+    IMPORT_UNDONE = "import_undone"
     POOLED = "pooled"
     PAIR_ADDED = "pair_added"
     PAIR_EXCLUDED = "pair_excluded"

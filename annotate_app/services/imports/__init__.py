@@ -12,6 +12,10 @@ Rules:
 - A run or prior-qrels name (default: the run's tag / the file name) is imported once; the same content again
   is a no-op, different content under the same name is a Conflict.
 - `preview` parses a file and returns its first rows and all its problems without writing anything.
+- The imports of one project wait for each other (a per-project lock): two concurrent imports of one file end
+  as one import and one "already imported" (`ImportReport.already_imported`), never a unique-key error.
+- `list_imports` lists a project's imports; `undo_import` removes what one added, in one transaction, unless
+  judged pairs depend on it (``exclude_dependent=True`` excludes them instead); see `imports.undo`.
 
 ``source`` is a path, bytes (an upload) or a file object. ``filename`` names an upload (bytes) for the format
 and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title``, ``text``, an optional
@@ -36,6 +40,7 @@ from annotate_app.services.imports.preview import preview
 from annotate_app.services.imports.qrels import import_qrels
 from annotate_app.services.imports.queries import import_queries
 from annotate_app.services.imports.runs import RUN_PIECE_ROWS, import_run, list_runs
+from annotate_app.services.imports.undo import list_imports, undo_import
 
 __all__ = [
     "import_documents",
@@ -45,6 +50,8 @@ __all__ = [
     "import_chunk_map",
     "preview",
     "list_runs",
+    "list_imports",
+    "undo_import",
     "Source",
     "MAX_ID",
     "RUN_PIECE_ROWS",

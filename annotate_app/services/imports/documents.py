@@ -12,8 +12,10 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
+    already_imported,
     cleaned,
     fail,
+    lock_imports,
     parse,
     problems,
     read_source,
@@ -21,6 +23,7 @@ from annotate_app.services.imports._common import (
     record_import,
     record_problems,
     sha,
+    start_import,
 )
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
@@ -68,13 +71,15 @@ def import_documents(
     records = _doc_records(file)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
+        lock_imports(s, proj)
+        import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
         existing = q.doc_index(s, proj.id)
         new = [r for r in records if r["external_id"] not in existing]
         changed = [
             r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
         ]
-        _add_documents(s, proj.id, new, file.name)
-        stale = _change_documents(s, changed, existing, file.name)
+        _add_documents(s, proj.id, new, file.name, import_id)
+        stale = _change_documents(s, changed, existing, file.name, import_id)
         report = ImportReport(
             kind=ImportKind.DOCUMENTS,
             source=file.name,
@@ -84,11 +89,11 @@ def import_documents(
             unchanged=len(records) - len(new) - len(changed),
             stale_labels=stale,
         )
-        record_import(s, actor, proj, file, report)
-        return report
+        record_import(s, actor, proj, file, report, import_id)
+        return already_imported(s, proj, file, report, import_id)
 
 
-def _version_row(doc_id: int, version: int, rec: dict, source: str, now) -> dict:
+def _version_row(doc_id: int, version: int, rec: dict, source: str, now, import_id: int) -> dict:
     return {
         "document_id": doc_id,
         "version": version,
@@ -98,11 +103,12 @@ def _version_row(doc_id: int, version: int, rec: dict, source: str, now) -> dict
         "source_version": rec["source_version"],
         "content_sha256": rec["sha"],
         "source": source[:1000],
+        "import_id": import_id,
         "created_at": now,
     }
 
 
-def _add_documents(s: Session, project_id: int, records: list[dict], source: str) -> None:
+def _add_documents(s: Session, project_id: int, records: list[dict], source: str, import_id: int) -> None:
     if not records:
         return
     now = utcnow()
@@ -120,10 +126,10 @@ def _add_documents(s: Session, project_id: int, records: list[dict], source: str
             for r in records
         ],
     )
-    q.insert_versions(s, [_version_row(ids[r["external_id"]], 1, r, source, now) for r in records])
+    q.insert_versions(s, [_version_row(ids[r["external_id"]], 1, r, source, now, import_id) for r in records])
 
 
-def _change_documents(s: Session, records: list[dict], existing: dict, source: str) -> int:
+def _change_documents(s: Session, records: list[dict], existing: dict, source: str, import_id: int) -> int:
     if not records:
         return 0
     now = utcnow()
@@ -133,7 +139,7 @@ def _change_documents(s: Session, records: list[dict], existing: dict, source: s
         updates.append(
             {"b_id": doc_id, "version": version + 1, "content_sha256": r["sha"], "updated_at": now}
         )
-        versions.append(_version_row(doc_id, version + 1, r, source, now))
+        versions.append(_version_row(doc_id, version + 1, r, source, now, import_id))
     q.update_documents(s, updates)
     q.insert_versions(s, versions)
     return q.mark_stale(s, [u["b_id"] for u in updates])

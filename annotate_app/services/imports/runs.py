@@ -22,10 +22,12 @@ from annotate_app.services.imports._common import (
     check_name,
     fail,
     invalid,
+    lock_imports,
     problems,
     read_source,
     record_import,
     same_again,
+    start_import,
     unknown_rows,
 )
 from annotate_app.services.types import ImportReport
@@ -60,11 +62,13 @@ def import_run(
         run_name = check_name(name or first.name, "run name")
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
+            lock_imports(s, proj)
             old = q.find_run(s, proj.id, run_name)
             if old is not None:
                 return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
+            import_id = start_import(s, actor, proj, file, ImportKind.RUN, run_name)
             report = _store_run(s, actor, proj.id, run_name, file, itertools.chain([first], pieces), chunks)
-            record_import(s, actor, proj, file, report)
+            record_import(s, actor, proj, file, report, import_id)
             return report
 
 
