@@ -294,6 +294,7 @@ def pair_names(s: Session, pair_ids: Sequence[int]) -> list[tuple[str, str]]:
     """(query ID, document ID) of these pairs, in order of pair id."""
     stmt = (
         select(Query.external_id, Document.external_id)
+        .select_from(Pair)
         .join(Query, Query.id == Pair.query_id)
         .join(Document, Document.id == Pair.document_id)
         .where(Pair.id.in_(list(pair_ids)))

@@ -32,6 +32,7 @@ from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.imports._common import lock_imports
+from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportInfo, UndoReport
 from annotate_app.store import corpus as q
 from annotate_app.store import judging as jq
@@ -68,8 +69,7 @@ def undo_import(
 ) -> UndoReport:
     """Undo import ``import_id`` of the project (admin): remove what it added, in one transaction (see the
     module doc). Raises `Conflict` naming the judged pairs that depend on it, unless ``exclude_dependent``."""
-    if isinstance(import_id, bool) or not isinstance(import_id, int) or import_id < 1:
-        raise InvalidInput(f"import_id must be a positive integer; got {import_id!r}")
+    check_count(import_id, "import_id")
     if not isinstance(exclude_dependent, bool):
         raise InvalidInput(f"exclude_dependent must be True or False; got {exclude_dependent!r}")
     with db.write() as s:
