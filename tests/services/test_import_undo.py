@@ -1,6 +1,7 @@
 """Import undo (issue 12): `imports.list_imports` and `imports.undo_import` on SQLite and PostgreSQL — what
-each kind of import added goes, in one transaction; judged pairs that depend on it refuse the undo (or are excluded
-with ``exclude_dependent``); a document re-import's previous version comes back; undoing twice is a no-op."""
+each kind of import added goes, in one transaction; judged pairs that depend on it refuse the undo (or are
+excluded with ``exclude_dependent``); a document re-import's previous version comes back; undoing twice is a
+no-op."""
 
 from __future__ import annotations
 
