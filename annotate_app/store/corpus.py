@@ -7,6 +7,7 @@ object per row, so 100k documents take seconds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,10 @@ __all__ = [
     "set_run_size",
     "delete_run_entries",
     "runs",
+    "STAGING",
+    "staged_runs",
+    "publish_run",
+    "delete_run_piece",
     "prior_sources",
     "insert_prior",
     "corpus_rows",
@@ -162,8 +167,40 @@ def find_run(s: Session, project_id: int, name: str) -> Run | None:
     return s.scalar(select(Run).where(Run.project_id == project_id, Run.name == name))
 
 
+STAGING = " staging "  # the name prefix of a run still being imported (no run name holds a space)
+
+
 def runs(s: Session, project_id: int) -> list[Run]:
-    return list(s.scalars(select(Run).where(Run.project_id == project_id).order_by(Run.name)))
+    """The project's runs (not those still being imported: see `STAGING`)."""
+    stmt = select(Run).where(Run.project_id == project_id, ~Run.name.startswith(STAGING)).order_by(Run.name)
+    return list(s.scalars(stmt))
+
+
+def staged_runs(s: Session, project_id: int, before: datetime) -> list[int]:
+    """Runs left staged (being imported) since before ``before``: an import that died."""
+    stmt = select(Run.id).where(
+        Run.project_id == project_id, Run.name.startswith(STAGING), Run.created_at < before
+    )
+    return list(s.scalars(stmt))
+
+
+def publish_run(s: Session, run_id: int, name: str, n_entries: int) -> None:
+    """A staged run becomes the run ``name``: visible, in one statement."""
+    s.execute(
+        update(Run).where(Run.id == run_id).values(name=name, n_entries=n_entries),
+        execution_options={"synchronize_session": False},
+    )
+
+
+def delete_run_piece(s: Session, run_id: int, queries: int) -> int:
+    """Delete the entries of at most ``queries`` of a run's queries (then the run itself once it has none);
+    returns how many entries went. For dropping a staged run in short transactions."""
+    table = table_of(RunEntry)
+    some = list(s.scalars(select(table.c.query_id).where(table.c.run_id == run_id).distinct().limit(queries)))
+    if not some:
+        s.execute(delete(Run).where(Run.id == run_id))
+        return 0
+    return rowcount(s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(some))))
 
 
 def insert_run(s: Session, **fields: Any) -> int:
