@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 import uuid
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ __all__ = ["import_run", "list_runs", "RUN_PIECE_ROWS"]
 
 
 RUN_PIECE_ROWS = 100_000  # lines of a run file read, checked and written at a time (a few MB)
+SQLITE_PIECE_ROWS = 10_000  # on SQLite: lines per transaction, short enough for other writers to get in
+SQLITE_PAUSE_S = 0.05  # on SQLite: the pause between two of them (other processes' busy handlers poll)
 
 
 def import_run(
@@ -60,7 +63,9 @@ def import_run(
     (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` lines
     at a time in one transaction (see `_RunWriter` and the module doc on memory)."""
     file = read_source(source, filename)
-    with contextlib.closing(_run_pieces(file)) as pieces:
+    with contextlib.closing(
+        _run_pieces(file, SQLITE_PIECE_ROWS if db.is_sqlite else RUN_PIECE_ROWS)
+    ) as pieces:
         first = next(pieces)  # named by its first line's tag; a bad first piece fails before the transaction
         run_name = check_name(name or first.name, "run name")
         if db.is_sqlite:
@@ -144,6 +149,7 @@ def _write_staged(db: Database, writer: _RunWriter, file: SourceFile, pieces: It
             with db.write() as s:
                 writer.s = s
                 writer.add(run)
+            time.sleep(SQLITE_PAUSE_S)  # SQLite's busy handler polls: leave a waiting writer a gap to get in
         offset += len(run)
     fail(problems(file, bad))
     with db.write() as s:
@@ -191,13 +197,13 @@ def _store_run(
     return ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
 
 
-def _run_pieces(file: SourceFile) -> Generator[Any, None, None]:
+def _run_pieces(file: SourceFile, rows: int = RUN_PIECE_ROWS) -> Generator[Any, None, None]:
     """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` lines each); a bad file raises
     `InvalidInput` listing its bad lines."""
     from metrics.formats import iter_run_chunks
 
     try:
-        yield from iter_run_chunks(file.reader_input(), rows=RUN_PIECE_ROWS)
+        yield from iter_run_chunks(file.reader_input(), rows=rows)
     except FormatError as exc:
         raise invalid(file, exc) from None
 
