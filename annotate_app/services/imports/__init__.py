@@ -25,7 +25,9 @@ infinity).
 
 Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip), its sha256 is computed
 block by block, and a run is read, checked and written `RUN_PIECE_ROWS` lines at a time
-(`metrics.formats.iter_run_chunks`) inside one transaction: peak memory is about one piece (a few MB) plus
+(`metrics.formats.iter_run_chunks`) inside one transaction (on SQLite: `SQLITE_PIECE_ROWS` lines per
+transaction under a staged run that one final transaction makes visible, so that other processes' writes get
+in between; on failure the staged rows are deleted): peak memory is about one piece (a few MB) plus
 8 bytes per line read (the hashes that find a duplicate pair across pieces), whatever the file size. A bad
 line in any piece rolls the whole import back. Bytes and file objects (uploads) are held in memory once; the
 app caps their size.
