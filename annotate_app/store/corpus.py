@@ -36,6 +36,7 @@ __all__ = [
     "doc_index",
     "query_index",
     "insert_documents",
+    "insert_new_documents",
     "update_documents",
     "insert_versions",
     "mark_stale",
@@ -89,6 +90,19 @@ def insert_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[
     """Insert documents; returns external_id → id of every document of the project."""
     bulk_insert(s, table_of(Document), rows)
     return {e: i for e, (i, _, _) in doc_index(s, project_id).items()}
+
+
+def insert_new_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[str, int]:
+    """Insert documents; returns external_id → id of these documents only (a batch of a streamed import)."""
+    bulk_insert(s, table_of(Document), rows)
+    out: dict[str, int] = {}
+    names = [r["external_id"] for r in rows]
+    for start in range(0, len(names), 500):
+        stmt = select(Document.external_id, Document.id).where(
+            Document.project_id == project_id, Document.external_id.in_(names[start : start + 500])
+        )
+        out.update(dict(s.execute(stmt).all()))
+    return out
 
 
 def update_documents(s: Session, rows: Sequence[dict]) -> None:

@@ -3,6 +3,9 @@ old one is kept) and flags the labels made on the old version stale."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+from collections.abc import Generator
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -13,10 +16,9 @@ from annotate_app.services.imports._common import (
     Source,
     SourceFile,
     already_imported,
-    cleaned,
     fail,
+    invalid,
     lock_imports,
-    parse,
     problems,
     read_source,
     record_format,
@@ -30,6 +32,7 @@ from annotate_app.store import corpus as q
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import utcnow
+from metrics.errors import FormatError
 
 __all__ = ["import_documents"]
 
@@ -37,16 +40,27 @@ __all__ = ["import_documents"]
 _RESERVED_DOC = ("doc_id", "title", "text", "version")
 
 
-def _doc_records(file: SourceFile) -> list[dict]:
-    from metrics.formats import read_corpus
+DOC_BATCH = 5000  # documents read, checked and written at a time
 
-    records = parse(read_corpus, file, format=record_format(file.name)).to_dict(orient="records")
-    for i, rec in enumerate(records):  # in place: each row's older dict is freed as it is replaced
-        records[i] = cleaned(rec)
-    fail(problems(file, record_problems(records, "doc_id")))
-    for i, rec in enumerate(records):
-        records[i] = _doc_record(rec)
-    return records
+
+def _doc_batches(file: SourceFile) -> Generator[list[dict], None, None]:
+    """The file's documents, `DOC_BATCH` at a time, as rows to store. Streamed: a batch and the IDs seen so
+    far are in memory, never the file. Every problem (the reader's and ours: an ID too long, text the database
+    cannot store, NaN metadata) raises `InvalidInput` once the whole file is read — after the batches before
+    it, so a caller writing them in one transaction rolls back: a bad line anywhere imports nothing."""
+    from metrics.formats import iter_corpus
+
+    bad: list[tuple[int, str]] = []
+    offset = 0
+    try:
+        for batch in iter_corpus(file.reader_input(), format=record_format(file.name), rows=DOC_BATCH):
+            bad += [(offset + i, reason) for i, reason in record_problems(batch, "doc_id")][: 1000 - len(bad)]
+            offset += len(batch)
+            if not bad:
+                yield [_doc_record(rec) for rec in batch]
+    except FormatError as exc:
+        raise invalid(file, exc) from None
+    fail(problems(file, bad))
 
 
 def _doc_record(rec: dict) -> dict:
@@ -68,29 +82,37 @@ def import_documents(
 ) -> ImportReport:
     """Import documents (admin): new IDs are added, changed ones get a new version, the rest is unchanged."""
     file = read_source(source, filename)
-    records = _doc_records(file)
-    with db.write() as s:
-        _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
-        lock_imports(s, proj)
-        import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
-        existing = q.doc_index(s, proj.id)
-        new = [r for r in records if r["external_id"] not in existing]
-        changed = [
-            r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
-        ]
-        _add_documents(s, proj.id, new, file.name, import_id)
-        stale = _change_documents(s, changed, existing, file.name, import_id)
-        report = ImportReport(
-            kind=ImportKind.DOCUMENTS,
-            source=file.name,
-            name=Path(file.name).name,
-            added=len(new),
-            changed=len(changed),
-            unchanged=len(records) - len(new) - len(changed),
-            stale_labels=stale,
-        )
-        record_import(s, actor, proj, file, report, import_id)
-        return already_imported(s, proj, file, report, import_id)
+    with contextlib.closing(_doc_batches(file)) as batches:
+        first = next(batches, [])  # a bad first batch fails before the transaction
+        with db.write() as s:
+            _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
+            lock_imports(s, proj)
+            import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
+            existing = q.doc_index(s, proj.id)
+            counts = {"added": 0, "changed": 0, "rows": 0, "stale": 0}
+            for records in itertools.chain([first], batches):
+                new = [r for r in records if r["external_id"] not in existing]
+                changed = [
+                    r
+                    for r in records
+                    if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
+                ]
+                _add_documents(s, proj.id, new, file.name, import_id)
+                counts["stale"] += _change_documents(s, changed, existing, file.name, import_id)
+                counts["added"] += len(new)
+                counts["changed"] += len(changed)
+                counts["rows"] += len(records)
+            report = ImportReport(
+                kind=ImportKind.DOCUMENTS,
+                source=file.name,
+                name=Path(file.name).name,
+                added=counts["added"],
+                changed=counts["changed"],
+                unchanged=counts["rows"] - counts["added"] - counts["changed"],
+                stale_labels=counts["stale"],
+            )
+            record_import(s, actor, proj, file, report, import_id)
+            return already_imported(s, proj, file, report, import_id)
 
 
 def _version_row(doc_id: int, version: int, rec: dict, source: str, now, import_id: int) -> dict:
@@ -112,7 +134,7 @@ def _add_documents(s: Session, project_id: int, records: list[dict], source: str
     if not records:
         return
     now = utcnow()
-    ids = q.insert_documents(
+    ids = q.insert_new_documents(
         s,
         project_id,
         [
