@@ -1,5 +1,6 @@
-"""``qrelforge import docs|queries|run|qrels|chunks``, ``qrelforge pool`` and ``qrelforge assign``: fill a
-project with the files to judge, pool the runs into query–document pairs, and give annotators their share.
+"""``qrelforge import docs|queries|run|qrels|chunks``, ``qrelforge import list|undo``, ``qrelforge pool`` and
+``qrelforge assign``: fill a project with the files to judge (or undo an import), pool the runs into
+query–document pairs, and give annotators their share.
 
 These commands need the ``app`` extra; they call `annotate_app.services.imports`, ``pooling`` and
 ``projects`` as the local administrator.
@@ -63,6 +64,59 @@ def _import_parser(sub: Subcommands) -> None:
         child.set_defaults(handler=_cmd_import)
     _labels_parser(kinds)
     _ir_datasets_parser(kinds)
+    listing = kinds.add_parser("list", help="list the project's imports (id, kind, file, counts, who, when)")
+    add_project_option(listing)
+    listing.set_defaults(handler=_cmd_import_list)
+    undo = kinds.add_parser(
+        "undo",
+        help="undo an import: remove what it added, in one transaction",
+        description="Remove what import IMPORT_ID added (documents and versions, queries, run entries, "
+        "prior qrels, chunk mappings, and the pairs only it brought in), in one transaction. Refused while "
+        "labelled pairs depend on it, unless --exclude-dependent. Undoing twice changes nothing.",
+    )
+    undo.add_argument("import_id", metavar="IMPORT_ID", type=int, help="the id `qrelforge import list` shows")
+    add_project_option(undo)
+    undo.add_argument(
+        "--exclude-dependent",
+        action="store_true",
+        help="exclude the labelled pairs that depend on the import (and keep what they need) instead",
+    )
+    undo.set_defaults(handler=_cmd_import_undo)
+
+
+@command
+def _cmd_import_list(args: argparse.Namespace) -> int:
+    from annotate_app.services import imports
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    rows = [
+        (
+            i.import_id,
+            i.kind,
+            i.name,
+            i.summary,
+            i.by,
+            i.at.strftime("%Y-%m-%d %H:%M:%S"),
+            i.undone_at.strftime("undone %Y-%m-%d %H:%M:%S") if i.undone_at else "",
+        )
+        for i in imports.list_imports(db, SYSTEM, project_of(db, args))
+    ]
+    emit(grid(["id", "kind", "file", "counts", "by", "at (UTC)", "state"], rows))
+    return 0
+
+
+@command
+def _cmd_import_undo(args: argparse.Namespace) -> int:
+    from annotate_app.services import imports
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    report = imports.undo_import(
+        db, SYSTEM, project_of(db, args), args.import_id, exclude_dependent=args.exclude_dependent
+    )
+    print(report)
+    return 0
 
 
 @command

@@ -35,6 +35,8 @@ __all__ = [
     "MemberInfo",
     "ImportPreview",
     "ImportReport",
+    "ImportInfo",
+    "UndoReport",
     "PoolReport",
     "PairInfo",
     "LabelInfo",
@@ -160,13 +162,78 @@ class ImportReport:
     changed: int = 0
     unchanged: int = 0
     stale_labels: int = 0
+    already_imported: int | None = None
 
     def __str__(self) -> str:
+        if self.already_imported is not None:
+            return (
+                f"{self.kind} {self.name}: already imported (import {self.already_imported}); "
+                f"{self.unchanged} unchanged"
+            )
         extra = f", {self.stale_labels} labels now stale" if self.stale_labels else ""
         return (
             f"{self.kind} {self.name}: {self.added} added, {self.changed} changed, "
             f"{self.unchanged} unchanged{extra}"
         )
+
+
+@dataclass(frozen=True)
+class ImportInfo:
+    """One import of a project: its id, kind, name (file, run or qrels name), counts, who and when;
+    ``undone_at``: when it was undone (None: it stands)."""
+
+    import_id: int
+    kind: ImportKind
+    name: str
+    counts: dict[str, int]
+    by: str
+    at: datetime
+    undone_at: datetime | None = None
+
+    @property
+    def summary(self) -> str:
+        """The counts as a phrase ("6 added, 0 changed, 0 unchanged")."""
+        c = self.counts
+        return f"{c.get('added', 0)} added, {c.get('changed', 0)} changed, {c.get('unchanged', 0)} unchanged"
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    """What undoing an import did: rows ``removed`` (documents, versions, queries, run entries, prior
+    judgments or chunk mappings), documents or queries ``restored`` to what they were before it, pairs
+    ``pairs_removed`` (nothing was judged on them) and ``pairs_excluded`` (judged: excluded instead, with what
+    they depend on kept). ``already_undone``: it was undone before, nothing changed."""
+
+    import_id: int
+    kind: ImportKind
+    name: str
+    removed: int = 0
+    restored: int = 0
+    pairs_removed: int = 0
+    pairs_excluded: int = 0
+    already_undone: bool = False
+
+    def __str__(self) -> str:
+        head = f"import {self.import_id} ({self.kind} {self.name})"
+        if self.already_undone:
+            return f"{head} was already undone"
+        parts = [f"{self.removed} {_ROWS[self.kind][self.removed != 1]} removed"]
+        if self.restored:
+            parts.append(f"{self.restored} restored to their previous version")
+        if self.pairs_removed:
+            parts.append(f"{self.pairs_removed} unjudged pair{'s' * (self.pairs_removed != 1)} removed")
+        if self.pairs_excluded:
+            parts.append(f"{self.pairs_excluded} judged pair{'s' * (self.pairs_excluded != 1)} excluded")
+        return f"{head} undone: {', '.join(parts)}"
+
+
+_ROWS = {  # what an undo removes, per kind: (one, several)
+    ImportKind.DOCUMENTS: ("document version", "document versions"),
+    ImportKind.QUERIES: ("query", "queries"),
+    ImportKind.RUN: ("run entry", "run entries"),
+    ImportKind.QRELS: ("prior judgment", "prior judgments"),
+    ImportKind.CHUNKS: ("chunk mapping", "chunk mappings"),
+}
 
 
 @dataclass(frozen=True)

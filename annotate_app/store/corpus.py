@@ -7,6 +7,7 @@ object per row, so 100k documents take seconds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "doc_index",
     "query_index",
     "insert_documents",
+    "insert_new_documents",
     "update_documents",
     "insert_versions",
     "mark_stale",
@@ -42,6 +44,7 @@ __all__ = [
     "insert_queries",
     "update_queries",
     "queries_with_labels",
+    "query_contents",
     "chunk_index",
     "insert_chunks",
     "find_run",
@@ -51,9 +54,12 @@ __all__ = [
     "set_run_size",
     "delete_run_entries",
     "runs",
+    "STAGING",
+    "staged_runs",
+    "publish_run",
+    "delete_run_piece",
     "prior_sources",
     "insert_prior",
-    "record_import",
     "corpus_rows",
     "find_import",
     "BATCH",
@@ -85,6 +91,19 @@ def insert_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[
     """Insert documents; returns external_id → id of every document of the project."""
     bulk_insert(s, table_of(Document), rows)
     return {e: i for e, (i, _, _) in doc_index(s, project_id).items()}
+
+
+def insert_new_documents(s: Session, project_id: int, rows: Sequence[dict]) -> dict[str, int]:
+    """Insert documents; returns external_id → id of these documents only (a batch of a streamed import)."""
+    bulk_insert(s, table_of(Document), rows)
+    out: dict[str, int] = {}
+    names = [r["external_id"] for r in rows]
+    for start in range(0, len(names), 500):
+        stmt = select(Document.external_id, Document.id).where(
+            Document.project_id == project_id, Document.external_id.in_(names[start : start + 500])
+        )
+        out.update(dict(s.execute(stmt).all()))
+    return out
 
 
 def update_documents(s: Session, rows: Sequence[dict]) -> None:
@@ -142,6 +161,17 @@ def update_queries(s: Session, rows: Sequence[dict]) -> None:
         s.connection().execute(stmt, list(batch))
 
 
+def query_contents(s: Session, query_ids: Sequence[int]) -> dict[int, dict]:
+    """id → {"text", "meta", "content_sha256"} of these queries."""
+    out: dict[int, dict] = {}
+    for start in range(0, len(query_ids), 500):
+        ids = list(query_ids[start : start + 500])
+        stmt = select(Query.id, Query.text, Query.meta, Query.content_sha256).where(Query.id.in_(ids))
+        for i, text_, meta, sha in s.execute(stmt):
+            out[i] = {"text": text_, "meta": meta, "content_sha256": sha}
+    return out
+
+
 def queries_with_labels(s: Session, query_ids: Sequence[int]) -> set[int]:
     if not query_ids:
         return set()
@@ -168,8 +198,40 @@ def find_run(s: Session, project_id: int, name: str) -> Run | None:
     return s.scalar(select(Run).where(Run.project_id == project_id, Run.name == name))
 
 
+STAGING = " staging "  # the name prefix of a run still being imported (no run name holds a space)
+
+
 def runs(s: Session, project_id: int) -> list[Run]:
-    return list(s.scalars(select(Run).where(Run.project_id == project_id).order_by(Run.name)))
+    """The project's runs (not those still being imported: see `STAGING`)."""
+    stmt = select(Run).where(Run.project_id == project_id, ~Run.name.startswith(STAGING)).order_by(Run.name)
+    return list(s.scalars(stmt))
+
+
+def staged_runs(s: Session, project_id: int, before: datetime) -> list[int]:
+    """Runs left staged (being imported) since before ``before``: an import that died."""
+    stmt = select(Run.id).where(
+        Run.project_id == project_id, Run.name.startswith(STAGING), Run.created_at < before
+    )
+    return list(s.scalars(stmt))
+
+
+def publish_run(s: Session, run_id: int, name: str, n_entries: int) -> None:
+    """A staged run becomes the run ``name``: visible, in one statement."""
+    s.execute(
+        update(Run).where(Run.id == run_id).values(name=name, n_entries=n_entries),
+        execution_options={"synchronize_session": False},
+    )
+
+
+def delete_run_piece(s: Session, run_id: int, queries: int) -> int:
+    """Delete the entries of at most ``queries`` of a run's queries (then the run itself once it has none);
+    returns how many entries went. For dropping a staged run in short transactions."""
+    table = table_of(RunEntry)
+    some = list(s.scalars(select(table.c.query_id).where(table.c.run_id == run_id).distinct().limit(queries)))
+    if not some:
+        s.execute(delete(Run).where(Run.id == run_id))
+        return 0
+    return rowcount(s.execute(delete(table).where(table.c.run_id == run_id, table.c.query_id.in_(some))))
 
 
 def insert_run(s: Session, **fields: Any) -> int:
@@ -240,10 +302,6 @@ def prior_sources(s: Session, project_id: int) -> dict[str, int]:
 
 def insert_prior(s: Session, rows: Sequence[dict]) -> None:
     bulk_insert(s, table_of(PriorJudgment), rows)
-
-
-def record_import(s: Session, **fields: Any) -> None:
-    s.execute(insert(ImportRecord).values(created_at=utcnow(), **fields))
 
 
 def find_import(s: Session, project_id: int, kind: str, name: str) -> ImportRecord | None:

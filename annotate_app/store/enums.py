@@ -125,6 +125,7 @@ class AuditAction(StrEnum):
     IMPORT_QRELS = "import_qrels"
     IMPORT_CHUNKS = "import_chunks"
     IMPORT_LABELS = "import_labels"
+    IMPORT_UNDONE = "import_undone"
     POOLED = "pooled"
     PAIR_ADDED = "pair_added"
     PAIR_EXCLUDED = "pair_excluded"

@@ -290,6 +290,7 @@ class DocumentVersion(Base):
     source_version: Mapped[str | None] = mapped_column(String(255), nullable=True)
     content_sha256: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(1000), default="")
+    import_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -303,6 +304,7 @@ class Chunk(Base):
     project_id: Mapped[int] = mapped_column(_fk("projects.id"))
     chunk_id: Mapped[str] = mapped_column(String(255))
     document_id: Mapped[int] = mapped_column(_fk("documents.id"), index=True)
+    import_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
 
 
 class Query(Base):
@@ -315,10 +317,16 @@ class Query(Base):
     text: Mapped[str] = mapped_column(Text)
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
     content_sha256: Mapped[str] = mapped_column(String(64))
+    import_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ImportRecord(Base):
+    """One import of a file. What it added carries its id (``document_versions``, ``queries`` and ``chunks``:
+    ``import_id``; a run and prior qrels by their name, ``source``); ``replaced`` keeps what it overwrote (the
+    previous text of changed queries), so that `services.imports.undo_import` can take it back.
+    ``undone_at``: when it was undone (an undone import is kept, as history)."""
+
     __tablename__ = "imports"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -327,8 +335,10 @@ class ImportRecord(Base):
     source: Mapped[str] = mapped_column(String(1000))
     file_sha256: Mapped[str] = mapped_column(String(64))
     counts: Mapped[dict] = mapped_column(JSON)
+    replaced: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    undone_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 # -------------------------------------------------------------------------------------- runs and priors

@@ -31,7 +31,14 @@ The package may import numpy, pyarrow, the standard library, `metrics.errors`, `
 from metrics.formats._beir import read_beir_qrels
 from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
 from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
-from metrics.formats._tables import TableFormat, read_chunk_map, read_corpus, read_queries, write_jsonl
+from metrics.formats._tables import (
+    TableFormat,
+    iter_corpus,
+    read_chunk_map,
+    read_corpus,
+    read_queries,
+    write_jsonl,
+)
 from metrics.formats._trec import (
     QrelsFormat,
     iter_run_chunks,
@@ -48,6 +55,7 @@ __all__ = [
     "write_qrels",
     "write_run",
     "read_corpus",
+    "iter_corpus",
     "read_queries",
     "write_jsonl",
     "read_chunk_map",

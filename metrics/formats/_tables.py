@@ -63,6 +63,48 @@ def read_corpus(
     return _read_records(source, format, kind="corpus", limits=_limits(max_inflated_mb, max_line_mb))
 
 
+def iter_corpus(
+    source: Source,
+    *,
+    format: str = TableFormat.AUTO,
+    rows: int = 5000,
+    max_inflated_mb: float | None = None,
+    max_line_mb: float | None = None,
+) -> Iterator[list[dict]]:
+    """Stream documents as `read_corpus` reads them, ``rows`` records at a time: lists of dicts with
+    ``doc_id``, ``title`` (default ""), ``text`` and the extra fields of each line as it has them.
+
+    Memory: one batch and the IDs seen so far (the duplicate check), whatever the file size. The same errors
+    as `read_corpus`; the batches before a bad line are yielded, then `FormatError` lists every problem once
+    the whole file is read (a caller writing the batches in one transaction rolls it back: a bad line
+    anywhere imports nothing).
+
+    >>> import io
+    >>> data = io.BytesIO(b'{"doc_id": "d1", "text": "a"}\\n{"_id": "d2", "text": "b", "lang": "en"}\\n')
+    >>> [[r["doc_id"] for r in batch] for batch in iter_corpus(data, rows=1)]
+    [['d1'], ['d2']]
+    """
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise FormatError(Problem("<input>", None, repr(rows), "rows must be an int >= 1"))
+    if format not in tuple(TableFormat):
+        raise FormatError(
+            Problem("<input>", None, repr(format), "format must be 'auto', 'jsonl', 'csv' or 'tsv'")
+        )
+    src = _resolve(source, _limits(max_inflated_mb, max_line_mb))
+    fmt = TableFormat(format) if format != TableFormat.AUTO else _record_format(src.name)
+    problems = _Collector(src.name)
+    lines = _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
+    batch: list[dict] = []
+    for record in _valid_records(lines, "corpus", problems):
+        batch.append(record)
+        if len(batch) >= rows:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+    problems.check()
+
+
 def read_queries(
     source: Source,
     *,
@@ -226,9 +268,13 @@ def _header_problem(header: list[str]) -> str | None:
 
 
 def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> list[dict]:
+    return list(_valid_records(rows, kind, problems))
+
+
+def _valid_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> Iterator[dict]:
+    """The valid records, canonical keys; every invalid or duplicate one goes to ``problems``."""
     id_key = "doc_id" if kind == "corpus" else "query_id"
     seen: dict[str, int] = {}
-    out = []
     for number, text, obj in rows:
         record = _normalize_record(obj, kind, id_key)
         if isinstance(record, str):
@@ -238,8 +284,7 @@ def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems
         if first != number:
             problems.add(number, text, f"duplicate {id_key} {quoted(record[id_key])} (first on line {first})")
             continue
-        out.append(record)
-    return out
+        yield record
 
 
 def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:

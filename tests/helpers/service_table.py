@@ -5,7 +5,8 @@ tests/services/test_hostile_arguments.py (every call × hostile argument values)
 
 The world (`build_world`): project ``demo`` (sample corpus, 12 pairs) fully labelled by alice and bob, one
 disagreement adjudicated by rita, release 1 made; project ``work`` (same corpus) where alice labelled one pair
-(``Y``) and holds an unlabelled claim on another (``X``). Users: alice, bob (annotators, members of both),
+(``Y``) and holds an unlabelled claim on another (``X``), with prior qrels ``prior`` (import
+``prior_import``). Users: alice, bob (annotators, members of both),
 carol (annotator, member of nothing), rita (reviewer), admin, gone (an admin, deactivated), stale (an admin
 whose password was reset after they logged in).
 
@@ -225,6 +226,8 @@ CALLS = (
         allowed_error="InvalidInput",
     ),
     Call("imports", "preview", "admin", ("run", _RUN.encode()), {"filename": "r.trec"}),
+    Call("imports", "list_imports", "admin", ("work",)),
+    Call("imports", "undo_import", "admin", ("work", "@prior_import")),
     Call("pooling", "pool", "admin", ("demo",), {"depth": 5}),
     Call("projects", "create_project", "admin", ("fresh",), {"title": "A fresh project"}),
     Call("projects", "update_settings", "admin", ("demo",), {"threshold": 0.5}),
@@ -318,7 +321,9 @@ def build_world(db, tmp: Path) -> dict:
     done = queue.next_pair(db, alice, "work")
     labels.save_label(db, alice, "work", done.pair_id, grade=2, reason="partly answers it")
     held = queue.next_pair(db, alice, "work")
-    return {"X": held.pair_id, "Y": done.pair_id, "D": disagreement}
+    imports.import_qrels(db, SYSTEM, "work", SAMPLE / "qrels.trec", name="prior")
+    prior = imports.list_imports(db, SYSTEM, "work")[0].import_id
+    return {"X": held.pair_id, "Y": done.pair_id, "D": disagreement, "prior_import": prior}
 
 
 def log_in_callers(db) -> dict:

@@ -50,8 +50,8 @@ def caller_of(call) -> str:
 
 
 def test_every_call_survives_hostile_arguments(db, tmp_path):
-    build_world(db, tmp_path)
-    world = World(db, log_in_callers(db), {}, tmp_path)
+    ids = build_world(db, tmp_path)
+    world = World(db, log_in_callers(db), {"prior_import": ids["prior_import"]}, tmp_path)
     world.ids.update(_pair_ids(db))
     escaped = []
     for call in hostile_calls():

@@ -13,6 +13,10 @@ Rules:
 - A run or prior-qrels name (default: the run's tag / the file name) is imported once; the same content again
   is a no-op, different content under the same name is a Conflict.
 - `preview` parses a file and returns its first rows and all its problems without writing anything.
+- The imports of one project wait for each other (a per-project lock): two concurrent imports of one file end
+  as one import and one "already imported" (`ImportReport.already_imported`), never a unique-key error.
+- `list_imports` lists a project's imports; `undo_import` removes what one added, in one transaction, unless
+  judged pairs depend on it (``exclude_dependent=True`` excludes them instead); see `imports.undo`.
 
 ``source`` is a path, bytes (an upload) or a file object. ``filename`` names an upload (bytes) for the format
 and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title``, ``text``, an optional
@@ -22,10 +26,13 @@ infinity).
 
 Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip), its sha256 is computed
 block by block, and a run is read, checked and written `RUN_PIECE_ROWS` lines at a time
-(`metrics.formats.iter_run_chunks`) inside one transaction: peak memory is about one piece (a few MB) plus
+(`metrics.formats.iter_run_chunks`) inside one transaction (on SQLite: `SQLITE_PIECE_ROWS` lines per
+transaction under a staged run that one final transaction makes visible, so that other processes' writes get
+in between; on failure the staged rows are deleted): peak memory is about one piece (a few MB) plus
 8 bytes per line read (the hashes that find a duplicate pair across pieces), whatever the file size. A bad
-line in any piece rolls the whole import back. Bytes and file objects (uploads) are held in memory once; the
-app caps their size.
+line in any piece rolls the whole import back. Documents are streamed too (`metrics.formats.iter_corpus`,
+`documents.DOC_BATCH` at a time, one transaction): a 1 GB JSONL corpus peaks at about 320 MB. Bytes and
+file objects (uploads) are held in memory once; the app caps their size.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from annotate_app.services.imports.preview import preview
 from annotate_app.services.imports.qrels import import_qrels
 from annotate_app.services.imports.queries import import_queries
 from annotate_app.services.imports.runs import RUN_PIECE_ROWS, import_run, list_runs
+from annotate_app.services.imports.undo import list_imports, undo_import
 
 __all__ = [
     "import_documents",
@@ -49,6 +57,8 @@ __all__ = [
     "LABEL_FORMATS",
     "preview",
     "list_runs",
+    "list_imports",
+    "undo_import",
     "Source",
     "MAX_ID",
     "RUN_PIECE_ROWS",

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services.auth import Actor, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
+from annotate_app.store import undo as uq
 from annotate_app.store.db import unstorable
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import Project
@@ -51,6 +51,9 @@ __all__ = [
     "record_format",
     "cleaned",
     "record_import",
+    "start_import",
+    "lock_imports",
+    "already_imported",
     "internal",
     "unknown_rows",
     "unknown",
@@ -256,23 +259,62 @@ def cleaned(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if not (isinstance(v, float) and math.isnan(v))}
 
 
-def record_import(s: Session, actor: Actor, project: Project, file: SourceFile, report: ImportReport) -> None:
+def start_import(
+    s: Session, actor: Actor, project: Project, file: SourceFile, kind: ImportKind, name: str
+) -> int:
+    """The import record of an import about to write (its counts come with `record_import`); returns its id,
+    which the rows it adds carry (``import_id``) so that `undo_import` can find them."""
+    return uq.begin_import(
+        s,
+        project_id=project.id,
+        kind=kind,
+        source=name[:1000],
+        file_sha256=file.sha256,
+        created_by=actor.user_id,
+    )
+
+
+def lock_imports(s: Session, project: Project) -> None:
+    """Wait for the project's other imports and undos (see `store.undo.lock_imports`): two concurrent imports
+    of one file then end as one import and one "already imported"."""
+    uq.lock_imports(s, project.id)
+
+
+def record_import(
+    s: Session,
+    actor: Actor,
+    project: Project,
+    file: SourceFile,
+    report: ImportReport,
+    import_id: int,
+    replaced: dict | None = None,
+) -> None:
+    """Fill in the import record's counts (and what it overwrote, ``replaced``) and audit the import."""
     counts = {
         "added": report.added,
         "changed": report.changed,
         "unchanged": report.unchanged,
         "stale_labels": report.stale_labels,
     }
-    q.record_import(
+    uq.finish_import(s, import_id, counts, replaced)
+    audit(
         s,
+        actor,
+        report.kind.action,
         project_id=project.id,
-        kind=report.kind,
-        source=report.name[:1000],
-        file_sha256=file.sha256,
-        counts=counts,
-        created_by=actor.user_id,
+        target=file.name,
+        details={**counts, "import_id": import_id},
     )
-    audit(s, actor, report.kind.action, project_id=project.id, target=file.name, details=counts)
+
+
+def already_imported(
+    s: Session, project: Project, file: SourceFile, report: ImportReport, import_id: int
+) -> ImportReport:
+    """The report, naming the earlier import of the same file (not undone) when this one changed nothing."""
+    if report.added or report.changed:
+        return report
+    earlier = uq.same_file_import(s, project.id, report.kind, file.sha256, before=import_id)
+    return report if earlier is None else dataclasses.replace(report, already_imported=earlier)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,14 @@ from annotate_app.services.imports._common import (
     MAX_ID,
     Source,
     SourceFile,
+    already_imported,
     fail,
+    lock_imports,
     parse,
     problems,
     read_source,
     record_import,
+    start_import,
 )
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
@@ -36,12 +39,18 @@ def import_chunk_map(
     chunk_ids, doc_ids = (a.to_pylist() for a in parse(read_chunk_map, file))
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import chunk maps")
+        lock_imports(s, proj)
         dindex, cindex = q.doc_index(s, proj.id), q.chunk_index(s, proj.id)
         problems = _chunk_problems(file, chunk_ids, doc_ids, dindex, cindex)
         fail(problems)
+        import_id = start_import(s, actor, proj, file, ImportKind.CHUNKS, Path(file.name).name)
         new = [(c, d) for c, d in zip(chunk_ids, doc_ids, strict=True) if c not in cindex]
         q.insert_chunks(
-            s, [{"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0]} for c, d in new]
+            s,
+            [
+                {"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0], "import_id": import_id}
+                for c, d in new
+            ],
         )
         report = ImportReport(
             kind=ImportKind.CHUNKS,
@@ -50,8 +59,8 @@ def import_chunk_map(
             added=len(new),
             unchanged=len(chunk_ids) - len(new),
         )
-        record_import(s, actor, proj, file, report)
-        return report
+        record_import(s, actor, proj, file, report, import_id)
+        return already_imported(s, proj, file, report, import_id)
 
 
 def _chunk_problems(

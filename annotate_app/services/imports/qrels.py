@@ -11,10 +11,12 @@ from annotate_app.services.imports._common import (
     check_name,
     fail,
     internal,
+    lock_imports,
     parse,
     read_source,
     record_import,
     same_again,
+    start_import,
     unknown,
 )
 from annotate_app.services.types import ImportReport
@@ -44,6 +46,7 @@ def import_qrels(
     prior_name = check_name(name or Path(file.name).name, "qrels name")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import qrels")
+        lock_imports(s, proj)
         known = q.prior_sources(s, proj.id)
         if prior_name in known:
             old = q.find_import(s, proj.id, ImportKind.QRELS, prior_name)
@@ -51,6 +54,7 @@ def import_qrels(
             return same_again(old_sha, file, ImportKind.QRELS, prior_name, known[prior_name])
         qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
         fail(unknown(file, qrels.query_id, qrels.doc_id, qindex, dindex))
+        import_id = start_import(s, actor, proj, file, ImportKind.QRELS, prior_name)
         columns = zip(
             internal(qrels.query_id, qindex).tolist(),
             internal(qrels.doc_id, dindex).tolist(),
@@ -71,5 +75,5 @@ def import_qrels(
             ],
         )
         report = ImportReport(kind=ImportKind.QRELS, source=file.name, name=prior_name, added=len(qrels))
-        record_import(s, actor, proj, file, report)
+        record_import(s, actor, proj, file, report, import_id)
         return report

@@ -11,8 +11,10 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
+    already_imported,
     cleaned,
     fail,
+    lock_imports,
     parse,
     problems,
     read_source,
@@ -20,6 +22,7 @@ from annotate_app.services.imports._common import (
     record_import,
     record_problems,
     sha,
+    start_import,
 )
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
@@ -55,12 +58,15 @@ def import_queries(
     records = _query_records(file)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import queries")
+        lock_imports(s, proj)
         existing = q.query_index(s, proj.id)
         new = [r for r in records if r["external_id"] not in existing]
         changed = [
             r for r in records if r["external_id"] in existing and existing[r["external_id"]][1] != r["sha"]
         ]
         _refuse_labelled_changes(s, file, records, changed, existing)
+        import_id = start_import(s, actor, proj, file, ImportKind.QUERIES, Path(file.name).name)
+        replaced = _previous(s, [existing[r["external_id"]][0] for r in changed], changed)
         now = utcnow()
         q.insert_queries(
             s,
@@ -71,6 +77,7 @@ def import_queries(
                     "text": r["text"],
                     "meta": r["meta"],
                     "content_sha256": r["sha"],
+                    "import_id": import_id,
                     "created_at": now,
                 }
                 for r in new
@@ -96,8 +103,20 @@ def import_queries(
             changed=len(changed),
             unchanged=len(records) - len(new) - len(changed),
         )
-        record_import(s, actor, proj, file, report)
-        return report
+        record_import(s, actor, proj, file, report, import_id, replaced)
+        return already_imported(s, proj, file, report, import_id)
+
+
+def _previous(s: Session, query_ids: list[int], changed: list[dict]) -> dict | None:
+    """What the changed queries held before (and the content hash the import gives them), for an undo."""
+    if not query_ids:
+        return None
+    before = q.query_contents(s, query_ids)
+    return {
+        "queries": [
+            {**before[i], "id": i, "new_sha256": r["sha"]} for i, r in zip(query_ids, changed, strict=True)
+        ]
+    }
 
 
 def _refuse_labelled_changes(

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
+import uuid
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -22,22 +25,27 @@ from annotate_app.services.imports._common import (
     check_name,
     fail,
     invalid,
+    lock_imports,
     problems,
     read_source,
     record_import,
     same_again,
+    start_import,
     unknown_rows,
 )
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as q
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
+from annotate_app.store.models import utcnow
 from metrics.errors import FormatError
 
 __all__ = ["import_run", "list_runs", "RUN_PIECE_ROWS"]
 
 
 RUN_PIECE_ROWS = 100_000  # lines of a run file read, checked and written at a time (a few MB)
+SQLITE_PIECE_ROWS = 10_000  # on SQLite: lines per transaction, short enough for other writers to get in
+SQLITE_PAUSE_S = 0.05  # on SQLite: the pause between two of them (other processes' busy handlers poll)
 
 
 def import_run(
@@ -55,17 +63,121 @@ def import_run(
     (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` lines
     at a time in one transaction (see `_RunWriter` and the module doc on memory)."""
     file = read_source(source, filename)
-    with contextlib.closing(_run_pieces(file)) as pieces:
+    with contextlib.closing(
+        _run_pieces(file, SQLITE_PIECE_ROWS if db.is_sqlite else RUN_PIECE_ROWS)
+    ) as pieces:
         first = next(pieces)  # named by its first line's tag; a bad first piece fails before the transaction
         run_name = check_name(name or first.name, "run name")
+        if db.is_sqlite:
+            return _import_staged(
+                db, actor, project, file, run_name, itertools.chain([first], pieces), chunks
+            )
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
+            lock_imports(s, proj)
             old = q.find_run(s, proj.id, run_name)
             if old is not None:
                 return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
+            import_id = start_import(s, actor, proj, file, ImportKind.RUN, run_name)
             report = _store_run(s, actor, proj.id, run_name, file, itertools.chain([first], pieces), chunks)
-            record_import(s, actor, proj, file, report)
+            record_import(s, actor, proj, file, report, import_id)
             return report
+
+
+# ------------------------------------------------------------------------------------ SQLite: staged
+STAGED_LEFTOVER = timedelta(hours=24)  # a staged run this old belongs to an import that died
+_DROP_QUERIES = 200  # queries' entries deleted per transaction when a staged run is dropped
+
+
+def _import_staged(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    file: SourceFile,
+    run_name: str,
+    pieces: Iterator,
+    chunks: bool,
+) -> ImportReport:
+    """A run import on SQLite in short transactions, so that other processes' writes (an annotator's label)
+    get in between: the entries go, piece by piece, under a staged run (a name no run can have, invisible to
+    every reader); one last transaction names it and records the import (all visible at once); on any error
+    the staged rows are deleted, again in short transactions."""
+    run_id, target, leftovers = _stage(db, actor, project, file, run_name, chunks)
+    for old in leftovers:
+        _drop_staged(db, old)
+    if run_id is None:
+        return target
+    try:
+        n = _write_staged(db, _RunWriter(None, run_id, target), file, pieces)
+        report = _publish(db, actor, project, file, run_name, run_id, n)
+    except BaseException:
+        _drop_staged(db, run_id)
+        raise
+    if report.added == 0 and report.unchanged:  # imported meanwhile by someone else: ours goes
+        _drop_staged(db, run_id)
+    return report
+
+
+def _stage(db: Database, actor: Actor, project: ProjectRef, file: SourceFile, run_name: str, chunks: bool):
+    """(staged run id, its target, staged leftovers to drop); (None, the report, leftovers) when the run
+    exists."""
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
+        leftovers = q.staged_runs(s, proj.id, utcnow() - STAGED_LEFTOVER)
+        old = q.find_run(s, proj.id, run_name)
+        if old is not None:
+            return None, same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries), leftovers
+        run_id = q.insert_run(
+            s,
+            project_id=proj.id,
+            name=f"{q.STAGING}{uuid.uuid4().hex} {run_name}"[:255],
+            source=file.name[:1000],
+            file_sha256=file.sha256,
+            n_entries=0,
+            created_by=actor.user_id,
+        )
+        return run_id, _RunTarget.load(s, proj.id, chunks), leftovers
+
+
+def _write_staged(db: Database, writer: _RunWriter, file: SourceFile, pieces: Iterator) -> int:
+    """`_write_run`, one transaction per piece (the file is read and checked outside them)."""
+    bad: list[tuple[int, str]] = []
+    offset = 0
+    for run in pieces:
+        bad += writer.target.unknown_rows(run, offset)[: 1000 - len(bad)]
+        if not bad:
+            with db.write() as s:
+                writer.s = s
+                writer.add(run)
+            time.sleep(SQLITE_PAUSE_S)  # SQLite's busy handler polls: leave a waiting writer a gap to get in
+        offset += len(run)
+    fail(problems(file, bad))
+    with db.write() as s:
+        writer.s = s
+        return writer.finish(file)
+
+
+def _publish(
+    db: Database, actor: Actor, project: ProjectRef, file: SourceFile, run_name: str, run_id: int, n: int
+) -> ImportReport:
+    with db.write() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
+        old = q.find_run(s, proj.id, run_name)
+        if old is not None:
+            return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
+        q.publish_run(s, run_id, run_name, n)
+        import_id = start_import(s, actor, proj, file, ImportKind.RUN, run_name)
+        report = ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
+        record_import(s, actor, proj, file, report, import_id)
+        return report
+
+
+def _drop_staged(db: Database, run_id: int) -> None:
+    """Delete a staged run, a few queries' entries per transaction."""
+    while True:
+        with db.write() as s:
+            if not q.delete_run_piece(s, run_id, _DROP_QUERIES):
+                return
 
 
 def _store_run(
@@ -85,13 +197,13 @@ def _store_run(
     return ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
 
 
-def _run_pieces(file: SourceFile) -> Generator[Any, None, None]:
+def _run_pieces(file: SourceFile, rows: int = RUN_PIECE_ROWS) -> Generator[Any, None, None]:
     """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` lines each); a bad file raises
     `InvalidInput` listing its bad lines."""
     from metrics.formats import iter_run_chunks
 
     try:
-        yield from iter_run_chunks(file.reader_input(), rows=RUN_PIECE_ROWS)
+        yield from iter_run_chunks(file.reader_input(), rows=rows)
     except FormatError as exc:
         raise invalid(file, exc) from None
 
@@ -179,12 +291,18 @@ class _RunWriter:
     read of the file restricted to the split queries (memory: their entries).
     """
 
-    def __init__(self, s: Session, run_id: int, target: _RunTarget):
+    def __init__(self, s: Session | None, run_id: int, target: _RunTarget):
         self.s, self.run_id, self.target = s, run_id, target
         self.pending = None  # the rows of the last query of the pieces so far
         self.written = np.zeros(len(target.queries.ids), dtype=bool)  # by query position
         self.split = np.zeros(len(target.queries.ids), dtype=bool)
         self.n = 0
+
+    def session(self) -> Session:
+        """The transaction the writer writes in (on SQLite a new one per piece: see `_write_staged`)."""
+        if self.s is None:
+            raise RuntimeError("the run writer has no transaction")
+        return self.s
 
     def add(self, run) -> None:
         run = _joined(self.pending, run)
@@ -198,7 +316,9 @@ class _RunWriter:
         if self.pending is not None:
             self._write(self.pending)
         if self.split.any():
-            self.n -= q.delete_run_entries(self.s, self.run_id, self.target.queries.ids[self.split].tolist())
+            self.n -= q.delete_run_entries(
+                self.session(), self.run_id, self.target.queries.ids[self.split].tolist()
+            )
             self._insert(
                 _joined_all(_subset(p, _in(p.query_id, self._split_ids())) for p in _run_pieces(file))
             )
@@ -221,7 +341,7 @@ class _RunWriter:
         if run is not None and len(run):
             columns = self.target.columns(run)
             q.insert_run_columns(
-                self.s,
+                self.session(),
                 self.run_id,
                 query_id=columns["query_id"],
                 document_id=columns["document_id"],

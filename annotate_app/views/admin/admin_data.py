@@ -1,4 +1,5 @@
-"""Data (admin): imports with a preview and line-numbered errors, pooling (depth, runs, per-query budget),
+"""Data (admin): imports with a preview and line-numbered errors, the project's imports with an Undo button
+each (a confirm step names the project and the import), pooling (depth, runs, per-query budget),
 pairs added or excluded by hand, and the pool itself, `widgets.PAGE_ROWS` pairs at a time (a pool may hold
 100 000 pairs of one query). Uploads are limited to ``AppSettings.import_max_mb``."""
 
@@ -7,7 +8,7 @@ import streamlit as st
 
 from annotate_app.services import imports, pooling
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.types import ImportPreview
+from annotate_app.services.types import ImportInfo, ImportPreview
 from annotate_app.ui import auth, cache, errors, nav, settings, state
 from annotate_app.ui.components import widgets
 from annotate_app.ui.escape import escape_markdown
@@ -97,6 +98,64 @@ def _import(actor: Actor, project: str) -> None:
             _confirm(actor, project, kind, data, upload.name, preview)
 
 
+UNDO_SHOWN = 50  # imports listed (newest first)
+
+
+def _imports(actor: Actor, project: str) -> None:
+    """The project's imports, newest first, each with an Undo button; the picked one's confirm step."""
+    st.subheader("Imports")
+    with errors.shown():
+        listed = imports.list_imports(cache.database(), actor, project)
+        if not listed:
+            st.caption(f"No imports into {project} yet.")
+            return
+        if len(listed) > UNDO_SHOWN:
+            st.caption(f"The newest {UNDO_SHOWN} of {len(listed)} imports (all: `qrelforge import list`).")
+        picked = st.session_state.get(state.IMPORT_UNDO_PICK)
+        for info in listed[:UNDO_SHOWN]:
+            _import_row(info)
+            if info.import_id == picked and info.undone_at is None:
+                _confirm_undo(actor, project, info)
+
+
+def _import_row(info: ImportInfo) -> None:
+    cols = st.columns([5, 1])
+    when = info.at.strftime("%Y-%m-%d %H:%M")
+    state_text = f" · undone {info.undone_at:%Y-%m-%d %H:%M}" if info.undone_at else ""
+    line = f"#{info.import_id} · {info.kind} {info.name} · {info.summary} · {info.by}, {when} UTC{state_text}"
+    cols[0].markdown(escape_markdown(line))
+    if cols[1].button(
+        "Undo", key=state.per_item(state.IMPORT_UNDO, info.import_id), disabled=info.undone_at is not None
+    ):
+        st.session_state[state.IMPORT_UNDO_PICK] = info.import_id
+        st.rerun()
+
+
+def _confirm_undo(actor: Actor, project: str, info: ImportInfo) -> None:
+    with st.container(border=True):
+        nav.confirm(
+            f"Undo import {info.import_id} ({info.kind} {info.name}) of {project}: remove what it added, "
+            "in one transaction."
+        )
+        exclude = st.checkbox(
+            "If labelled pairs depend on it, exclude those pairs instead (and keep what they need)",
+            key=state.IMPORT_UNDO_EXCLUDE,
+        )
+        cols = st.columns(2)
+        if cols[0].button("Confirm undo", type="primary", key=state.IMPORT_UNDO_CONFIRM):
+            with errors.shown() as outcome:
+                report = imports.undo_import(
+                    cache.database(), actor, project, info.import_id, exclude_dependent=exclude
+                )
+            if not outcome.failed:
+                st.session_state.pop(state.IMPORT_UNDO_PICK, None)
+                done(f"{report}.")
+                st.rerun()
+        if cols[1].button("Cancel", key=state.IMPORT_UNDO_CANCEL):
+            st.session_state.pop(state.IMPORT_UNDO_PICK, None)
+            st.rerun()
+
+
 def _pooling(actor: Actor, project: str) -> None:
     db = cache.database()
     st.subheader("Pooling")
@@ -171,6 +230,7 @@ def render() -> None:
     nav.heading(nav.ADMIN_DATA)
     errors.flash(state.ADMIN_FLASH)
     _import(actor, project)
+    _imports(actor, project)
     _pooling(actor, project)
     _pairs_by_hand(actor, project)
     _pool(actor, project)
