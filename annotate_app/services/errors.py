@@ -9,7 +9,14 @@ NotFound            a project, user, pair, release ... does not exist (or is hid
 Conflict            the action clashes with the current state (duplicate name, pair no longer
                     assigned, release blocked, concurrent edit)
 InvalidInput        an argument is malformed; ``problems`` lists every bad line of an imported file
+DatabaseBusy        "the database is busy, try again": another writer held the lock too long
+DatabaseUnavailable "the database is unreachable, try again later": refused or dropped connection
+                    (``in_doubt``: lost during COMMIT, the write may have been stored)
+DiskFull            "the disk is full"
 =================== =========================================================================
+
+The last three (`DatabaseFault`) come from the store (`annotate_app.store.faults`), whatever the service;
+`retry_once` sends a call again when its connection was lost before it wrote anything.
 
 >>> str(NotFound("project 'x' does not exist"))
 "project 'x' does not exist"
@@ -19,9 +26,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from annotate_app.store.faults import DatabaseBusy, DatabaseFault, DatabaseUnavailable, DiskFull, retry_once
 from metrics.errors import Problem, QrelForgeError
 
-__all__ = ["ServiceError", "PermissionDenied", "NotFound", "Conflict", "InvalidInput"]
+__all__ = [
+    "ServiceError",
+    "PermissionDenied",
+    "NotFound",
+    "Conflict",
+    "InvalidInput",
+    "DatabaseFault",
+    "DatabaseBusy",
+    "DatabaseUnavailable",
+    "DiskFull",
+    "retry_once",
+]
 
 
 class ServiceError(QrelForgeError):
