@@ -20,7 +20,7 @@ DiskFull            ``SQLITE_FULL`` (ENOSPC or ``max_page_count``),     the disk
                     PostgreSQL ``disk_full`` (53100)
 =================== =================================================== ==============================
 
-Other errors (constraint violations, deadlocks, serialization failures) stay SQLAlchemy's: the services
+`raw_errors` does the same for the raw DB-API calls of bulk inserts. Other errors (constraint violations, deadlocks, serialization failures) stay SQLAlchemy's: the services
 handle them (retries, `Conflict`).
 
 ``in_doubt``: True when the connection broke during COMMIT of a write, so the write may have been stored
@@ -44,11 +44,13 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import DBAPIError
 
 from metrics.errors import QrelForgeError
 
@@ -59,6 +61,7 @@ __all__ = [
     "DiskFull",
     "classify",
     "install",
+    "raw_errors",
     "retry_once",
 ]
 
@@ -164,6 +167,23 @@ def _on_error(context: ExceptionContext) -> None:
 def install(engine: Engine) -> None:
     """Turn the engine's driver errors into `DatabaseFault` (see the module doc)."""
     event.listen(engine, "handle_error", _on_error)
+
+
+@contextmanager
+def raw_errors(conn: Connection, statement: str) -> Iterator[None]:
+    """Driver errors of raw DB-API calls on ``conn`` (bulk COPY and executemany bypass SQLAlchemy) raised as
+    SQLAlchemy would: a `DatabaseFault`, else SQLAlchemy's error class (IntegrityError, ...)."""
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        yield
+    except dbapi.Error as exc:
+        disconnect = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+        fault = classify(exc, disconnect=disconnect)
+        if disconnect or fault is DatabaseUnavailable:
+            conn.invalidate(exc)
+        if fault is not None:
+            raise fault() from exc
+        raise DBAPIError.instance(statement, None, exc, dbapi.Error) from exc
 
 
 def retry_once(call: Callable[..., T], *args: Any, idempotent: bool = False, **kwargs: Any) -> T:

@@ -10,12 +10,13 @@ validation error loses nothing.
 from __future__ import annotations
 
 import time
+import uuid
 
 import streamlit as st
 
 from annotate_app.services import labels, queue
 from annotate_app.services.auth import Actor
-from annotate_app.services.errors import Conflict, NotFound
+from annotate_app.services.errors import Conflict, NotFound, retry_once
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import cache, errors, state
@@ -49,7 +50,9 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
         return errors.Failed(failed=True)
     expected = view.current.version if view.current is not None else 0
     with errors.captured(flash) as outcome:
-        saved = labels.save_label(
+        # a dropped connection is retried once: the request_id finds the label a lost reply had stored
+        saved = retry_once(
+            labels.save_label,
             cache.database(),
             actor,
             view.project,
@@ -59,6 +62,8 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
             unsure=bool(ss.get(state.unsure(pid, scope))),
             seconds=_seconds(pid, scope),
             expected_version=expected,
+            request_id=uuid.uuid4().hex,
+            idempotent=True,
         )
     if outcome.failed:
         return outcome
@@ -97,7 +102,7 @@ def _current(actor: Actor, project: str) -> PairView | None:
     view = ss.get(state.CURRENT_PAIR)
     if view is not None and (view is False or view.project == project):
         return view or None
-    view = queue.next_pair(cache.database(), actor, project)
+    view = retry_once(queue.next_pair, cache.database(), actor, project)  # retried only if nothing was written
     ss[state.CURRENT_PAIR] = view if view is not None else False
     return view
 
@@ -114,7 +119,7 @@ def queue_card(actor: Actor, project: str) -> None:
     errors.flash(state.CARD_FLASH)
     with errors.shown() as outcome:
         view = _current(actor, project)
-        mine = queue.my_progress(cache.database(), actor, project).progress
+        mine = retry_once(queue.my_progress, cache.database(), actor, project).progress
     if outcome.failed:
         return
     st.progress(mine.fraction, text=f"{mine.done} / {mine.total} judged")
