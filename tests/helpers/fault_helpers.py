@@ -18,12 +18,22 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-__all__ = ["locked", "with_lock_timeout", "unreachable_url", "closed_port", "full_disk", "tmpfs", "psycopg_dsn"]
+__all__ = [
+    "locked",
+    "with_lock_timeout",
+    "unreachable_url",
+    "closed_port",
+    "full_disk",
+    "tmpfs",
+    "psycopg_dsn",
+    "TcpProxy",
+]
 
 
 def psycopg_dsn(url: str) -> str:
@@ -178,3 +188,74 @@ def _pg_tablespace(url: str, folder: Path) -> Iterator[str]:
                 for table in _tables():
                     admin.execute(f"ALTER TABLE {table} SET TABLESPACE pg_default")
                 admin.execute("DROP TABLESPACE qf_full")
+
+
+class TcpProxy:
+    """A loopback TCP forwarder to ``target`` (host, port) that can be cut: `down` closes the listener and
+    every forwarded connection (the database "goes away" for whoever connects through it), `up` listens
+    again on the same port."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.port = closed_port()
+        self._listener: socket.socket | None = None
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def up(self) -> TcpProxy:
+
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def _accept(self, listener: socket.socket) -> None:
+
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._conns += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def down(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(OSError):  # wakes the accepting thread (close alone does not, on Linux)
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for s in conns:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def url(self, url: str) -> str:
+        """``url`` (PostgreSQL) through this proxy."""
+        from sqlalchemy import make_url
+
+        return make_url(url).set(host="127.0.0.1", port=self.port).render_as_string(hide_password=False)
