@@ -85,7 +85,8 @@ class _WriterQueue:
 
     SQLite lets one writer in at a time and makes the others poll (its busy handler); a newcomer polling at a
     shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one
-    was starved past the (then 30 s) busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
+    was starved past the (then 30 s) busy timeout ("database is locked" on ``BEGIN IMMEDIATE``;
+    benchmarks/soak.py).
     Queueing the process's writers fairly before ``BEGIN IMMEDIATE`` leaves the busy handler only other
     processes to wait for; it costs nothing, as SQLite runs one write transaction at a time anyway.
     """

@@ -20,8 +20,8 @@ DiskFull            ``SQLITE_FULL`` (ENOSPC or ``max_page_count``),     the disk
                     PostgreSQL ``disk_full`` (53100)
 =================== =================================================== ==============================
 
-`raw_errors` does the same for the raw DB-API calls of bulk inserts. Other errors (constraint violations, deadlocks, serialization failures) stay SQLAlchemy's: the services
-handle them (retries, `Conflict`).
+`raw_errors` does the same for the raw DB-API calls of bulk inserts. Other errors (constraint violations,
+deadlocks, serialization failures) stay SQLAlchemy's: the services handle them (retries, `Conflict`).
 
 ``in_doubt``: True when the connection broke during COMMIT of a write, so the write may have been stored
 (`Database.write` sets it); the message then says to reload before trying again. A fault with
@@ -71,8 +71,7 @@ T = TypeVar("T")
 BUSY = "the database is busy, try again"
 UNAVAILABLE = "the database is unreachable, try again later"
 IN_DOUBT = (
-    "the connection to the database was lost while saving: reload to see whether it was saved, then try "
-    "again"
+    "the connection to the database was lost while saving: reload to see whether it was saved, then try again"
 )
 DISK_FULL = "the disk is full"
 
@@ -158,7 +157,7 @@ def _on_error(context: ExceptionContext) -> None:
     if fault is None:
         return
     if fault is DatabaseUnavailable:
-        context.is_disconnect = True  # drop the connection (and the pool's older ones): the next call reconnects
+        context.is_disconnect = True  # drop it (and the pool's older connections): the next call reconnects
     detail = (str(context.original_exception).strip().splitlines() or [""])[0]
     _LOG.info("%s (%s: %s)", fault.MESSAGE, type(context.original_exception).__name__, detail)
     raise fault()

@@ -3,8 +3,9 @@ cached reads of the services (`st.cache_data`).
 
 `cached_read` turns a service function ``fn(db, actor, *args)`` into ``read(actor, *args)``, cached per
 database URL, caller and arguments, with a short ``ttl``. It goes through the service, so every cache miss
-still checks the caller's role; a read whose connection was dropped is sent once more (`retry_once`); `clear_reads` empties the reads after a write that changes what they show
-(reads made with ``immutable=True``, of things that never change, are kept).
+still checks the caller's role; a read whose connection was dropped is sent once more (`retry_once`).
+`clear_reads` empties the reads after a write that changes what they show (reads made with
+``immutable=True``, of things that never change, are kept).
 
 The reads every role uses are here; the reviewer pages' reads (statistics, runs, releases) are in
 `annotate_app.ui.review_cache`, imported by those pages only, so the annotate page stays light.

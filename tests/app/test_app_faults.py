@@ -8,7 +8,7 @@ from app_helpers import APP, PASSWORDS, app_as, texts
 from fault_helpers import closed_port, locked
 
 from annotate_app.store import db as db_module
-from annotate_app.ui import nav, state
+from annotate_app.ui import state
 
 BUSY = "the database is busy, try again"
 UNREACHABLE = "the database is unreachable, try again later"
@@ -64,8 +64,6 @@ def test_submit_on_a_locked_database_says_busy_and_keeps_the_form(app_db, quick_
     at.button(key=state.submit(view.pair_id, "q")).click().run()  # the lock gone: the same click saves
     _clean(at)
     assert [s.value.startswith("Saved") for s in at.success] == [True]
-
-
 
 
 @pytest.mark.parametrize("user", ["alice", "admin"])

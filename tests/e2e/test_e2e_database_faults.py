@@ -4,8 +4,8 @@ traceback, and the next click after the fault works (issue 16 item 5, issue 14 i
 SQLite: another connection holds the write lock (``BEGIN IMMEDIATE``) while alice submits a label: after
 SQLite's 5 s busy timeout the card says "the database is busy, try again"; the lock gone, the same Submit
 saves. PostgreSQL: the app reaches the server through a TCP proxy the test cuts: a visitor who is not logged
-in (on Log in), and alice on her card (on Submit), see "the database is unreachable, try again later"; the proxy back, the next click
-works.
+in (on Log in), and alice on her card (on Submit), see "the database is unreachable, try again later"; the
+proxy back, the next click works.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 expect.set_options(timeout=30_000)
 BUSY = "the database is busy, try again"
 UNREACHABLE = "the database is unreachable, try again later"
-TRACES = ("Traceback", "OperationalError", "sqlalchemy", ".py\", line")
+TRACES = ("Traceback", "OperationalError", "sqlalchemy", '.py", line')
 
 
 @pytest.fixture

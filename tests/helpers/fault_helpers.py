@@ -155,7 +155,6 @@ _FILL = (  # random text (it does not compress), 200 rows of 960 characters at a
 
 
 def _pg_full_disk(url: str, folder: Path) -> Iterator[str]:
-    import psycopg
 
     # the server (user postgres) must reach the folder: not under pytest's private (0700) tmp folder
     folder = Path(tempfile.mkdtemp(prefix="qf-pg-full-"))

@@ -34,7 +34,8 @@ KILL_EVERY_S = 0.3
 ANNOTATORS = 6
 MESSAGES = {
     "the database is unreachable, try again later",
-    "the connection to the database was lost while saving: reload to see whether it was saved, then try again",
+    "the connection to the database was lost while saving: reload to see whether it was saved, then try "
+    "again",
 }
 
 
@@ -215,7 +216,8 @@ def test_killed_backends_give_clear_messages_and_lose_nothing(pg_session_url, fa
     db.dispose()
     acked = {k: v for c in clients for k, v in c.acked.items()}
     print(
-        f"\nstorm {storm:.0f} s, kills: {sum(kills)} backends in {len(kills)} rounds; outcomes: {dict(sorted(outcomes.items()))}; "
+        f"\nstorm {storm:.0f} s, kills: {sum(kills)} backends in {len(kills)} rounds; "
+        f"outcomes: {dict(sorted(outcomes.items()))}; "
         f"call after a failure: {dict(after)}; failed saves re-sent: {dict(resent)}; "
         f"labels stored {len(stored)}, acknowledged {len(acked)}"
     )

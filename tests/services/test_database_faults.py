@@ -152,21 +152,20 @@ def test_the_in_process_writer_queue_gives_up_as_busy_too(tmp_path, sqlite_templ
     shutil.copyfile(sqlite_template, path)
     db = Database(f"sqlite:///{path}")
     try:
-        with db.write():
-            with pytest.raises(DatabaseBusy, match=f"^{re.escape(BUSY)}$"):
-                import threading
+        with db.write(), pytest.raises(DatabaseBusy, match=f"^{re.escape(BUSY)}$"):
+            import threading
 
-                failure: list[BaseException] = []
+            failure: list[BaseException] = []
 
-                def other() -> None:
-                    try:
-                        projects.create_project(db, SYSTEM, "p")
-                    except BaseException as exc:  # noqa: BLE001 (handed to the test thread)
-                        failure.append(exc)
+            def other() -> None:
+                try:
+                    projects.create_project(db, SYSTEM, "p")
+                except BaseException as exc:  # noqa: BLE001 (handed to the test thread)
+                    failure.append(exc)
 
-                thread = threading.Thread(target=other)
-                thread.start()
-                thread.join(timeout=30)
-                raise failure[0]
+            thread = threading.Thread(target=other)
+            thread.start()
+            thread.join(timeout=30)
+            raise failure[0]
     finally:
         db.dispose()

@@ -102,7 +102,7 @@ def _current(actor: Actor, project: str) -> PairView | None:
     view = ss.get(state.CURRENT_PAIR)
     if view is not None and (view is False or view.project == project):
         return view or None
-    view = retry_once(queue.next_pair, cache.database(), actor, project)  # retried only if nothing was written
+    view = retry_once(queue.next_pair, cache.database(), actor, project)  # again only if nothing was written
     ss[state.CURRENT_PAIR] = view if view is not None else False
     return view
 
