@@ -277,7 +277,7 @@ def _pg_engine(url: URL, pool_size: int, echo: bool) -> Engine:
         max_overflow=pool_size,
         pool_timeout=POOL_TIMEOUT_S,
         pool_pre_ping=True,
-        connect_args={"connect_timeout": 5},
+        connect_args={"connect_timeout": 10},
     )
     faults.install(engine)
     return engine

@@ -58,14 +58,17 @@ def _show(message: str, problems: list[str]) -> None:
 
 
 @contextmanager
-def shown() -> Iterator[Failed]:
-    """Show a domain error raised in the block with ``st.error`` (the block stops, the page goes on)."""
+def shown(*, already: str | None = None) -> Iterator[Failed]:
+    """Show a domain error raised in the block with ``st.error`` (the block stops, the page goes on), unless
+    its message is ``already`` on the page (e.g. a callback's flash of the same database fault)."""
     outcome = Failed()
     try:
         yield outcome
     except QrelForgeError as exc:
         outcome.failed, outcome.error = True, exc
-        _show(*describe(exc))
+        message, problems = describe(exc)
+        if message != already:
+            _show(message, problems)
 
 
 def set_flash(key: str, kind: str, message: str, problems: list[str] | None = None) -> None:
@@ -83,11 +86,11 @@ def captured(key: str) -> Iterator[Failed]:
         set_flash(key, "error", *describe(exc))
 
 
-def flash(key: str) -> None:
-    """Show, once, the message a callback left under ``key``."""
+def flash(key: str) -> str | None:
+    """Show, once, the message a callback left under ``key``; returns it."""
     item = st.session_state.pop(key, None)
     if not item:
-        return
+        return None
     kind, message, problems = item
     if kind == "error":
         _show(message, problems)
@@ -95,6 +98,7 @@ def flash(key: str) -> None:
         st.warning(escape_markdown(message))
     else:
         st.success(escape_markdown(message))
+    return str(message)
 
 
 def _domain(exc: BaseException) -> Exception | None:

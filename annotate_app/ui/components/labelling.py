@@ -116,8 +116,8 @@ def recheck_if_done() -> None:
 @st.fragment
 def queue_card(actor: Actor, project: str) -> None:
     """The annotate card: progress, the next pair and its form (a fragment: a submit reruns only this)."""
-    errors.flash(state.CARD_FLASH)
-    with errors.shown() as outcome:
+    flashed = errors.flash(state.CARD_FLASH)
+    with errors.shown(already=flashed) as outcome:  # a save's fault and the reload's: one message
         view = _current(actor, project)
         mine = retry_once(queue.my_progress, cache.database(), actor, project).progress
     if outcome.failed:
