@@ -41,7 +41,7 @@ from typing import Any, cast
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL, CursorResult, Result
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from annotate_app.store import faults
@@ -181,15 +181,19 @@ class Database:
         """A read-write transaction; commits on success, rolls back on error."""
         if self._writers is not None and not self._writers.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
             raise faults.DatabaseBusy()  # other writers of this process held it past the busy timeout
+        committing = False
         try:
             with (
                 _pool_faults(),
                 Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session,
+                session.begin(),  # commits on leaving the block (and rolls back if COMMIT fails)
             ):
-                transaction = session.begin()
-                with transaction:
-                    yield session
-                    _commit(transaction)
+                yield session
+                committing = True
+        except faults.DatabaseUnavailable:
+            if committing:  # lost during COMMIT: the write may have been stored
+                raise faults.DatabaseUnavailable(faults.IN_DOUBT, in_doubt=True) from None
+            raise
         finally:
             if self._writers is not None:
                 self._writers.release()
@@ -209,14 +213,6 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({safe_url(self.url)!r})"
-
-
-def _commit(transaction: SessionTransaction) -> None:
-    """COMMIT a write: a connection lost now leaves it unknown whether the write was stored (``in_doubt``)."""
-    try:
-        transaction.commit()
-    except faults.DatabaseUnavailable:
-        raise faults.DatabaseUnavailable(faults.IN_DOUBT, in_doubt=True) from None
 
 
 @contextmanager

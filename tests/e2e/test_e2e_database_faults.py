@@ -114,7 +114,7 @@ def test_an_unreachable_postgresql_says_so_to_everyone_and_the_next_click_works(
         alice.get_by_role("button", name="Submit").click()
         expect(alice.get_by_text(UNREACHABLE, exact=True)).to_be_visible()
         idle(alice)
-        expect(alice.get_by_text(UNREACHABLE, exact=True)).to_have_count(1)  # the save's, not again the card's
+        expect(alice.get_by_text(UNREACHABLE, exact=True)).to_have_count(1)  # once, not again by the card
         _no_traceback(alice)
         shot(alice, "database-unreachable-submit")
 

@@ -169,3 +169,51 @@ def test_the_in_process_writer_queue_gives_up_as_busy_too(tmp_path, sqlite_templ
             raise failure[0]
     finally:
         db.dispose()
+
+
+@pytest.mark.pg
+def test_a_connection_lost_during_commit_is_in_doubt_and_an_idempotent_retry_saves_once(
+    pg_session_url, request
+):
+    """PostgreSQL: the save's backend is terminated just before its COMMIT: "reload to see whether it was
+    saved" (``in_doubt``); `retry_once(..., idempotent=True)` sends it again with its request_id: one
+    label."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.orm import Session
+    from store_fixtures import _truncate
+
+    from annotate_app.services.demo import load_demo
+
+    request.getfixturevalue("fast_hashing")
+    _truncate(pg_session_url)
+    db = Database(pg_session_url)
+    load_demo(db)
+    alice = auth.authenticate(db, "alice", "alice-demo")
+    pair = queue.next_pair(db, alice, "demo").pair_id
+    admin, armed = create_engine(pg_session_url), [2]  # the first attempt and its retry lose the COMMIT
+
+    def kill_before_commit(session) -> None:
+        if armed[0]:
+            armed[0] -= 1
+            pid = session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar()
+            with admin.begin() as conn:
+                conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+
+    event.listen(Session, "before_commit", kill_before_commit)
+    try:
+        save = {"grade": 2, "reason": REASON, "request_id": "doubt-1"}
+        with pytest.raises(
+            DatabaseUnavailable, match="^the connection to the database was lost while saving"
+        ):
+            retry_once(labels.save_label, db, alice, "demo", pair, **save)  # not idempotent: not sent again
+        assert armed == [1]
+        with pytest.raises(DatabaseUnavailable) as caught:
+            labels.save_label(db, alice, "demo", pair, **save)
+        assert caught.value.in_doubt is True and armed == [0]
+        saved = retry_once(labels.save_label, db, alice, "demo", pair, **save, idempotent=True)
+        again = retry_once(labels.save_label, db, alice, "demo", pair, **save, idempotent=True)
+        assert again == saved and _fingerprint(db)[1] == 1  # one label
+    finally:
+        event.remove(Session, "before_commit", kill_before_commit)
+        admin.dispose()
+        db.dispose()
