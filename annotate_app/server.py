@@ -6,6 +6,9 @@ first probes ``/agreement/_stcore/health`` and ``/agreement/_stcore/host-config`
 console and the access log), then the root. The middleware writes ``window.__streamlit.BACKEND_BASE_URL`` (the
 server's root, which the frontend reads before it connects) into every HTML page it serves, so the frontend
 connects to the root at once.
+
+``on_script_error``: `annotate_app.ui.errors.script_error` shows a domain error that escaped a widget callback
+(or the script) as its message, never as a traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 import streamlit as st
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from annotate_app.ui import errors
 
 __all__ = ["app", "BackendBaseUrl", "SCRIPT"]
 
@@ -84,4 +89,4 @@ class BackendBaseUrl:
         await send({"type": "http.response.body", "body": body})
 
 
-app = st.App(SCRIPT, middleware=[Middleware(BackendBaseUrl)])
+app = st.App(SCRIPT, middleware=[Middleware(BackendBaseUrl)], on_script_error=errors.script_error)

@@ -10,7 +10,14 @@ Conflict            the action clashes with the current state (duplicate name, p
                     assigned, release blocked, concurrent edit)
 DocumentChanged     (a Conflict) a label saved for a document version that is no longer current
 InvalidInput        an argument is malformed; ``problems`` lists every bad line of an imported file
+DatabaseBusy        "the database is busy, try again": another writer held the lock too long
+DatabaseUnavailable "the database is unreachable, try again later": refused or dropped connection
+                    (``in_doubt``: lost during COMMIT, the write may have been stored)
+DiskFull            "the disk is full"
 =================== =========================================================================
+
+The last three (`DatabaseFault`) come from the store (`annotate_app.store.faults`), whatever the service;
+`retry_once` sends a call again when its connection was lost before it wrote anything.
 
 >>> str(NotFound("project 'x' does not exist"))
 "project 'x' does not exist"
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from annotate_app.store.faults import DatabaseBusy, DatabaseFault, DatabaseUnavailable, DiskFull, retry_once
 from metrics.errors import Problem, QrelForgeError
 
 __all__ = [
@@ -30,6 +38,11 @@ __all__ = [
     "DocumentChanged",
     "InvalidInput",
     "DOCUMENT_CHANGED",
+    "DatabaseFault",
+    "DatabaseBusy",
+    "DatabaseUnavailable",
+    "DiskFull",
+    "retry_once",
 ]
 
 DOCUMENT_CHANGED = "this document changed while you read it; please judge it again"

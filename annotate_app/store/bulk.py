@@ -3,7 +3,8 @@
 ``bulk_insert(s, Model.__table__, rows)`` takes a list of dicts with the same keys. On PostgreSQL the rows go
 through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which
 is several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's
-executemany (values converted by the column types' bind processors).
+executemany (values converted by the column types' bind processors). Driver errors of these raw calls are
+raised as SQLAlchemy's would be (`faults.raw_errors`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table
 from sqlalchemy.orm import Session
+
+from annotate_app.store.faults import raw_errors
 
 __all__ = ["bulk_insert", "fetch_rows", "SQLITE_BATCH"]
 
@@ -30,8 +33,9 @@ def bulk_insert(s: Session, table: Table, rows: Sequence[dict]) -> None:
     columns = list(rows[0])
     as_json = [isinstance(table.c[c].type, JSON) for c in columns]
     cursor = _cursor(conn)
+    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
     try:
-        with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
+        with raw_errors(conn, statement), cursor.copy(statement) as copy:
             for row in rows:
                 copy.write_row(
                     [
@@ -51,20 +55,25 @@ def _sqlite_executemany(conn, table: Table, rows: Sequence[dict]) -> None:
     sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     cursor = conn.connection.dbapi_connection.cursor()
     try:
-        for start in range(0, len(rows), SQLITE_BATCH):
-            batch = rows[start : start + SQLITE_BATCH]
-            cursor.executemany(
-                sql,
-                [
-                    tuple(
-                        v if f is None or v is None else f(v)
-                        for v, f in zip((r[c] for c in columns), processors, strict=True)
-                    )
-                    for r in batch
-                ],
-            )
+        with raw_errors(conn, sql):
+            _batches(cursor, sql, columns, processors, rows)
     finally:
         cursor.close()
+
+
+def _batches(cursor: Any, sql: str, columns: list[str], processors: list, rows: Sequence[dict]) -> None:
+    for start in range(0, len(rows), SQLITE_BATCH):
+        batch = rows[start : start + SQLITE_BATCH]
+        cursor.executemany(
+            sql,
+            [
+                tuple(
+                    v if f is None or v is None else f(v)
+                    for v, f in zip((r[c] for c in columns), processors, strict=True)
+                )
+                for r in batch
+            ],
+        )
 
 
 def fetch_rows(s: Session, sql: str, *params: Any) -> list[tuple]:
@@ -74,8 +83,9 @@ def fetch_rows(s: Session, sql: str, *params: Any) -> list[tuple]:
         sql = sql.replace("%s", "?")
     cursor = _cursor(conn)
     try:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
+        with raw_errors(conn, sql):
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
     finally:
         cursor.close()
 

@@ -16,6 +16,12 @@ teams.
 Both commit on success and roll back on any exception. Sessions never escape: services turn rows into frozen
 dataclasses before the transaction ends.
 
+Faults (`annotate_app.store.faults`): a busy, unreachable or full database raises `DatabaseBusy`,
+`DatabaseUnavailable` or `DiskFull` (one clear message) from every engine, whatever the statement. A writer
+waits at most `SQLITE_BUSY_TIMEOUT_MS` (5 s) in this process's queue and as long again on SQLite's lock; a
+connection dropped during COMMIT gives ``in_doubt=True``. PostgreSQL connections are checked before use
+(``pool_pre_ping``) and a dropped one invalidates the pool's older connections, so the next call reconnects.
+
 >>> db = Database("sqlite://")          # in-memory, for doctests only
 >>> with db.read() as s:
 ...     s.connection().exec_driver_sql("select 1").scalar()
@@ -34,13 +40,25 @@ from typing import Any, cast
 
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL, CursorResult, Result
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-__all__ = ["Database", "safe_url", "unstorable", "rowcount", "SQLITE_BUSY_TIMEOUT_MS", "MIN_ID", "MAX_ID"]
+from annotate_app.store import faults
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+__all__ = [
+    "Database",
+    "safe_url",
+    "unstorable",
+    "rowcount",
+    "SQLITE_BUSY_TIMEOUT_MS",
+    "POOL_TIMEOUT_S",
+    "MIN_ID",
+    "MAX_ID",
+]
+
+SQLITE_BUSY_TIMEOUT_MS = 5_000  # what a user waits for a busy database before "try again"
+POOL_TIMEOUT_S = 30  # for a free connection of the pool
 MIN_ID, MAX_ID = -(2**31), 2**31 - 1  # integer columns are 4-byte integers on PostgreSQL
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -67,7 +85,8 @@ class _WriterQueue:
 
     SQLite lets one writer in at a time and makes the others poll (its busy handler); a newcomer polling at a
     shorter interval can get in ahead of a writer that has waited long. Under 50 busy annotator threads one
-    was starved past the 30 s busy timeout ("database is locked" on ``BEGIN IMMEDIATE``; benchmarks/soak.py).
+    was starved past the (then 30 s) busy timeout ("database is locked" on ``BEGIN IMMEDIATE``;
+    benchmarks/soak.py).
     Queueing the process's writers fairly before ``BEGIN IMMEDIATE`` leaves the busy handler only other
     processes to wait for; it costs nothing, as SQLite runs one write transaction at a time anyway.
     """
@@ -161,20 +180,20 @@ class Database:
     def write(self, *, snapshot: bool = False) -> Iterator[Session]:
         """A read-write transaction; commits on success, rolls back on error."""
         if self._writers is not None and not self._writers.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
-            raise OperationalError(
-                "BEGIN IMMEDIATE",
-                None,
-                TimeoutError(
-                    "database is locked: other writers of this process held it for "
-                    f"{SQLITE_BUSY_TIMEOUT_MS // 1000} s"
-                ),
-            )
+            raise faults.DatabaseBusy()  # other writers of this process held it past the busy timeout
+        committing = False
         try:
             with (
+                _pool_faults(),
                 Session(self._snapshot if snapshot else self._writer, expire_on_commit=False) as session,
-                session.begin(),
+                session.begin(),  # commits on leaving the block (and rolls back if COMMIT fails)
             ):
                 yield session
+                committing = True
+        except faults.DatabaseUnavailable:
+            if committing:  # lost during COMMIT: the write may have been stored
+                raise faults.DatabaseUnavailable(faults.IN_DOUBT, in_doubt=True) from None
+            raise
         finally:
             if self._writers is not None:
                 self._writers.release()
@@ -183,6 +202,7 @@ class Database:
     def read(self, *, snapshot: bool = False) -> Iterator[Session]:
         """A read-only transaction (``snapshot=True``: one snapshot for all its statements)."""
         with (
+            _pool_faults(),
             Session(self._snapshot_reader if snapshot else self._reader, expire_on_commit=False) as session,
             session.begin(),
         ):
@@ -195,6 +215,15 @@ class Database:
         return f"Database({safe_url(self.url)!r})"
 
 
+@contextmanager
+def _pool_faults() -> Iterator[None]:
+    """No free connection in the pool in time: the database is busy."""
+    try:
+        yield
+    except PoolTimeout:
+        raise faults.DatabaseBusy() from None
+
+
 def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     memory = url.database in (None, "", ":memory:")
     if url.database and not memory:
@@ -202,7 +231,7 @@ def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     options: dict[str, Any] = (
         {"poolclass": StaticPool}
         if memory
-        else {"pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": 60}
+        else {"pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": POOL_TIMEOUT_S}
     )
     engine = create_engine(
         url,
@@ -212,6 +241,7 @@ def _sqlite_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     )
     event.listen(engine, "connect", _sqlite_connect)
     event.listen(engine, "begin", _sqlite_begin)
+    faults.install(engine)
     return engine
 
 
@@ -236,6 +266,14 @@ def _sqlite_begin(conn: Any) -> None:
 def _pg_engine(url: URL, pool_size: int, echo: bool) -> Engine:
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")
-    return create_engine(
-        url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_timeout=60, pool_pre_ping=True
+    engine = create_engine(
+        url,
+        echo=echo,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_timeout=POOL_TIMEOUT_S,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": 10},
     )
+    faults.install(engine)
+    return engine

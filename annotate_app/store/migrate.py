@@ -47,8 +47,8 @@ def head_revision() -> str:
 def current_revision(url: str | URL | Database) -> str | None:
     """The revision the database is at (None for an empty database)."""
     db = url if isinstance(url, Database) else Database(url, pool_size=1)
-    try:
-        with db.engine.connect() as conn:
+    try:  # a read (SQLite: a deferred BEGIN), so that checking the schema never waits for a writer
+        with db.engine.execution_options(qf_write=False).connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     finally:
         if db is not url:

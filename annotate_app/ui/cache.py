@@ -3,8 +3,9 @@ cached reads of the services (`st.cache_data`).
 
 `cached_read` turns a service function ``fn(db, actor, *args)`` into ``read(actor, *args)``, cached per
 database URL, caller and arguments, with a short ``ttl``. It goes through the service, so every cache miss
-still checks the caller's role; `clear_reads` empties the reads after a write that changes what they show
-(reads made with ``immutable=True``, of things that never change, are kept).
+still checks the caller's role; a read whose connection was dropped is sent once more (`retry_once`).
+`clear_reads` empties the reads after a write that changes what they show (reads made with
+``immutable=True``, of things that never change, are kept).
 
 The reads every role uses are here; the reviewer pages' reads (statistics, runs, releases) are in
 `annotate_app.ui.review_cache`, imported by those pages only, so the annotate page stays light.
@@ -20,6 +21,7 @@ import streamlit as st
 
 from annotate_app.services import projects, setup
 from annotate_app.services.auth import Actor
+from annotate_app.services.errors import retry_once
 from annotate_app.services.setup import Database
 from annotate_app.ui.settings import database_url
 
@@ -43,7 +45,12 @@ _CLEARED: list = []  # the cached functions `clear_reads` empties
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _database(url: str) -> Database:
     db = setup.open_database(url, pool_size=POOL_SIZE)
-    if not setup.schema_state(db).initialised:
+    try:
+        initialised = setup.schema_state(db).initialised
+    except Exception:  # the database is unreachable: nothing cached, the next run tries again
+        db.dispose()
+        raise
+    if not initialised:
         db.dispose()
         raise RuntimeError(
             f"the database {setup.safe_url(url)} has no QrelForge schema yet: run `qrelforge init` "
@@ -69,7 +76,7 @@ def cached_read(
     `clear_reads` keeps it."""
 
     def read(url: str, actor: Actor, *args: P.args, **kwargs: P.kwargs) -> R:
-        return fn(_database(url), actor, *args, **kwargs)
+        return retry_once(fn, _database(url), actor, *args, **kwargs)  # a read: safe to send again
 
     # st.cache_data tells functions apart by module, qualified name and source: every `read` has the same
     # source, so its name must say which service it calls (else all reads would share one cache).

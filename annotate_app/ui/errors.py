@@ -6,22 +6,29 @@
 callbacks, where nothing can be drawn, ``with captured(key):`` stores the message in session state under
 ``key`` and `flash` shows it on the next run.
 
+The entry point runs the login gate and every page inside ``with guarded():``: an error no block caught — a
+busy, unreachable or full database above all (`DatabaseFault`), on any page, the login page included — is
+shown as its one-line message and the run stops; never a traceback. `script_error` does the same for
+Streamlit's ``on_script_error`` hook (`annotate_app.server`), which also sees the widget callbacks' errors.
+
 >>> describe(ValueError("boom"))
 ('boom', [])
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import streamlit as st
 
+from annotate_app.services.errors import DiskFull
 from annotate_app.ui.escape import escape_markdown
 from metrics.errors import QrelForgeError
 
-__all__ = ["shown", "captured", "flash", "describe", "set_flash", "Failed"]
+__all__ = ["shown", "captured", "flash", "describe", "set_flash", "Failed", "guarded", "script_error"]
 
 MAX_PROBLEMS = 50
 
@@ -51,14 +58,17 @@ def _show(message: str, problems: list[str]) -> None:
 
 
 @contextmanager
-def shown() -> Iterator[Failed]:
-    """Show a domain error raised in the block with ``st.error`` (the block stops, the page goes on)."""
+def shown(*, already: str | None = None) -> Iterator[Failed]:
+    """Show a domain error raised in the block with ``st.error`` (the block stops, the page goes on), unless
+    its message is ``already`` on the page (e.g. a callback's flash of the same database fault)."""
     outcome = Failed()
     try:
         yield outcome
     except QrelForgeError as exc:
         outcome.failed, outcome.error = True, exc
-        _show(*describe(exc))
+        message, problems = describe(exc)
+        if message != already:
+            _show(message, problems)
 
 
 def set_flash(key: str, kind: str, message: str, problems: list[str] | None = None) -> None:
@@ -76,11 +86,11 @@ def captured(key: str) -> Iterator[Failed]:
         set_flash(key, "error", *describe(exc))
 
 
-def flash(key: str) -> None:
-    """Show, once, the message a callback left under ``key``."""
+def flash(key: str) -> str | None:
+    """Show, once, the message a callback left under ``key``; returns it."""
     item = st.session_state.pop(key, None)
     if not item:
-        return
+        return None
     kind, message, problems = item
     if kind == "error":
         _show(message, problems)
@@ -88,3 +98,36 @@ def flash(key: str) -> None:
         st.warning(escape_markdown(message))
     else:
         st.success(escape_markdown(message))
+    return str(message)
+
+
+def _domain(exc: BaseException) -> Exception | None:
+    """``exc`` as an error to show as a message (a full disk met outside the database too), else None."""
+    if isinstance(exc, QrelForgeError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return DiskFull()
+    return None
+
+
+@contextmanager
+def guarded() -> Iterator[None]:
+    """Run a whole page (or the login gate): a domain error that escaped it is shown and the run stops."""
+    try:
+        yield
+    except (QrelForgeError, OSError) as exc:
+        shown_error = _domain(exc)
+        if shown_error is None:
+            raise
+        _show(*describe(shown_error))
+        st.stop()
+
+
+def script_error(exc: Exception) -> bool:
+    """Streamlit's ``on_script_error`` hook: show a domain error as its message, and no traceback (True);
+    anything else is left to Streamlit (False)."""
+    shown_error = _domain(exc)
+    if shown_error is None:
+        return False
+    _show(*describe(shown_error))
+    return True

@@ -15,12 +15,13 @@ and reason stay in the form to submit again.
 from __future__ import annotations
 
 import time
+import uuid
 
 import streamlit as st
 
 from annotate_app.services import labels, queue
 from annotate_app.services.auth import Actor
-from annotate_app.services.errors import DOCUMENT_CHANGED, Conflict, DocumentChanged, NotFound
+from annotate_app.services.errors import DOCUMENT_CHANGED, Conflict, DocumentChanged, NotFound, retry_once
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import cache, errors, state
@@ -54,7 +55,9 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
         return errors.Failed(failed=True)
     expected = view.current.version if view.current is not None else 0
     with errors.captured(flash) as outcome:
-        saved = labels.save_label(
+        # a dropped connection is retried once: the request_id finds the label a lost reply had stored
+        saved = retry_once(
+            labels.save_label,
             cache.database(),
             actor,
             view.project,
@@ -65,6 +68,8 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
             seconds=_seconds(pid, scope),
             expected_version=expected,
             doc_version=ss.get(state.shown_version(pid, scope), view.doc_version),
+            request_id=uuid.uuid4().hex,
+            idempotent=True,
         )
     if outcome.failed:
         return outcome
@@ -105,7 +110,7 @@ def _current(actor: Actor, project: str) -> PairView | None:
     view = ss.get(state.CURRENT_PAIR)
     if view is not None and (view is False or view.project == project):
         return view or None
-    view = queue.next_pair(cache.database(), actor, project)
+    view = retry_once(queue.next_pair, cache.database(), actor, project)  # again only if nothing was written
     ss[state.CURRENT_PAIR] = view if view is not None else False
     return view
 
@@ -119,10 +124,10 @@ def recheck_if_done() -> None:
 @st.fragment
 def queue_card(actor: Actor, project: str) -> None:
     """The annotate card: progress, the next pair and its form (a fragment: a submit reruns only this)."""
-    errors.flash(state.CARD_FLASH)
-    with errors.shown() as outcome:
+    flashed = errors.flash(state.CARD_FLASH)
+    with errors.shown(already=flashed) as outcome:  # a save's fault and the reload's: one message
         view = _current(actor, project)
-        mine = queue.my_progress(cache.database(), actor, project).progress
+        mine = retry_once(queue.my_progress, cache.database(), actor, project).progress
     if outcome.failed:
         return
     st.progress(mine.fraction, text=f"{mine.done} / {mine.total} judged")
