@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from metrics import _ids
+from metrics import _ids, _tags
 from metrics._choice import Choice
 from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._lines import (
@@ -71,7 +71,12 @@ def read_queries(
     max_line_mb: float | None = None,
 ) -> pd.DataFrame:
     """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras (errors and
-    limits: as `read_corpus`)."""
+    limits: as `read_corpus`).
+
+    An optional ``tags`` field is read as a list of tags (slices, `metrics.slices`): in JSONL a list of
+    strings, in CSV/TSV one cell with the tags separated by ``|``. A tag is a label (``head``) or
+    ``key:value`` (``lang:zh``), of letters, digits, ``_``, ``.`` and ``-``; a bad tag is an error of its
+    line."""
     return _read_records(source, format, kind="queries", limits=_limits(max_inflated_mb, max_line_mb))
 
 
@@ -263,6 +268,12 @@ def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
     for field in ("title", "text"):
         if field in record and not isinstance(record[field], str):
             return f"{field} must be a string; got {type(record[field]).__name__}"
+    if kind == "queries" and "tags" in record:
+        tags = _tags.parse_tags(record["tags"])
+        reason = _tags.tag_problem(tags)
+        if reason:
+            return reason
+        record["tags"] = list(tags)
     return record
 
 
