@@ -10,7 +10,7 @@ from __future__ import annotations
 from annotate_app.services import gate, imports, pooling, releases, scoring
 from annotate_app.ui.cache import cached_read
 
-__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run", "pool_depth"]
+__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run", "pool_depth", "query_tags"]
 
 agreement = cached_read(gate.agreement)
 list_runs = cached_read(imports.list_runs)
@@ -18,3 +18,4 @@ list_releases = cached_read(releases.list_releases)
 pool_depth = cached_read(pooling.pool_depth)
 release_qrels = cached_read(releases.release_qrels, ttl=600, max_entries=32, immutable=True)
 stored_run = cached_read(scoring.stored_run, ttl=600, max_entries=32, immutable=True)
+query_tags = cached_read(scoring.query_tags)

@@ -82,9 +82,9 @@ def _tabs(actor: Actor, project: str, version: int, k: int) -> None:
 def _panel(tab: Tab, actor: Actor, project: str, qrels, runs: dict, measures: list[str], k: int) -> None:
     """The open tab's content."""
     if tab == Tab.SCORES:
-        panels.score_table(qrels, runs, measures)
+        panels.score_table(qrels, runs, measures, actor, project)
     elif tab == Tab.PER_QUERY:
-        panels.per_query(panels.results_of(qrels, runs, measures), measures)
+        panels.per_query(panels.results_of(qrels, runs, measures), measures, actor, project)
     elif tab == Tab.UNJUDGED:
         panels.unjudged(actor, project, qrels, runs, k)
     elif tab == Tab.COMPARE:
