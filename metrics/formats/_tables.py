@@ -97,7 +97,7 @@ def _read_records(source: Source, format: str, *, kind: str, limits: _Limits) ->
     rows = (
         _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
     )  # streamed
-    records = _normalize_records(rows, kind, problems)
+    records = _normalize_records(rows, kind, problems, delimited=fmt != TableFormat.JSONL)
     problems.check()
     id_key = "doc_id" if kind == "corpus" else "query_id"
     columns = [id_key, "title", "text"] if kind == "corpus" else [id_key, "text"]
@@ -230,12 +230,14 @@ def _header_problem(header: list[str]) -> str | None:
     return f"column {quoted(twice[0])} appears twice in the header" if twice else None
 
 
-def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> list[dict]:
+def _normalize_records(
+    rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector, *, delimited: bool = False
+) -> list[dict]:
     id_key = "doc_id" if kind == "corpus" else "query_id"
     seen: dict[str, int] = {}
     out = []
     for number, text, obj in rows:
-        record = _normalize_record(obj, kind, id_key)
+        record = _normalize_record(obj, kind, id_key, delimited=delimited)
         if isinstance(record, str):
             problems.add(number, text, record)
             continue
@@ -247,7 +249,7 @@ def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems
     return out
 
 
-def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
+def _normalize_record(obj: Any, kind: str, id_key: str, *, delimited: bool = False) -> dict | str:
     """The record with canonical keys, or the reason it is invalid."""
     if not isinstance(obj, dict):
         return f"expected a JSON object, got {type(obj).__name__}"
@@ -269,7 +271,7 @@ def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
         if field in record and not isinstance(record[field], str):
             return f"{field} must be a string; got {type(record[field]).__name__}"
     if kind == "queries" and "tags" in record:
-        tags = _tags.parse_tags(record["tags"])
+        tags = _tags.parse_tags(record["tags"]) if delimited else record["tags"]
         reason = _tags.tag_problem(tags)
         if reason:
             return reason
