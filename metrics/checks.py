@@ -105,7 +105,9 @@ class CheckResult:
             ]
             for r in self.rows
         ]
-        return f"run {self.run} ({self.queries} quer{'y' if self.queries == 1 else 'ies'})\n" + _grid(rows, "lrrl")
+        return f"run {self.run} ({self.queries} quer{'y' if self.queries == 1 else 'ies'})\n" + _grid(
+            rows, "lrrl"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return _json_ready(

@@ -222,7 +222,8 @@ def slice_report(report: Report, tags: Any, *, by: str = "tag") -> dict[str, Rep
     fingerprint of ``report`` with ``{"slice": {"by": by, "name": name}}`` added.
 
     >>> qrels = {"q1": {"D1": 1}, "q2": {"D2": 1}, "q3": {"D3": 1}}
-    >>> runs = {"a": {"q1": ["D9", "D1"], "q2": ["D2"], "q3": ["D3"]}, "b": {"q1": ["D1"], "q2": ["D2"], "q3": []}}
+    >>> runs = {"a": {"q1": ["D9", "D1"], "q2": ["D2"], "q3": ["D3"]},
+    ...         "b": {"q1": ["D1"], "q2": ["D2"], "q3": []}}
     >>> parts = slice_report(compare(qrels, runs, ["RR"]), {"q1": ["head"], "q2": ["tail"], "q3": ["tail"]})
     >>> [(s, r.comparison("b", "RR").n, r.comparison("b", "RR").diff) for s, r in parts.items()]
     [('head', 1, 0.5), ('tail', 2, -0.5)]

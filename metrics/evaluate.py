@@ -78,9 +78,7 @@ class Result:
         missing = set(self.missing_queries)
         lost = [q for q in query_ids if q in missing]
         no_relevant = self.no_relevant[rows]
-        counts = Counts(
-            evaluated=len(rows), missing=len(lost), extra=0, no_relevant=int(no_relevant.sum())
-        )
+        counts = Counts(evaluated=len(rows), missing=len(lost), extra=0, no_relevant=int(no_relevant.sum()))
         values = {k: v[rows] for k, v in self.values.items()}
         return Result(
             self.measures,

@@ -78,7 +78,9 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     if os.path.isfile(path):
         return _sha_of_file(path)
     files = (
-        sorted(os.path.join(path, f) for f in os.listdir(path)) if os.path.isdir(path) else sorted(glob.glob(path))
+        sorted(os.path.join(path, f) for f in os.listdir(path))
+        if os.path.isdir(path)
+        else sorted(glob.glob(path))
     )
     files = [f for f in files if os.path.isfile(f)]
     if not files:
@@ -145,11 +147,11 @@ def fingerprint(
 ) -> dict[str, Any]:
     """The fingerprint of a report (see the module doc).
 
-    ``qrels`` and each of ``runs`` (``{name: run}`` or ``(name, run)`` pairs) are anything `metrics.evaluate` accepts. ``qrels_file``
-    and ``run_files`` (``{name: path}``) are the files they were read from (hashed); a run given as a path is
-    its own file; a run without a file is hashed by its content. ``release``: the release version the qrels are. ``parameters``: the command's
-    options; ``rules``: further `semantics`; ``queries_file``: the queries file the slices' tags come from
-    (hashed, under ``queries``).
+    ``qrels`` and each of ``runs`` (``{name: run}`` or ``(name, run)`` pairs) are anything `metrics.evaluate`
+    accepts. ``qrels_file`` and ``run_files`` (``{name: path}``) are the files they were read from (hashed); a
+    run given as a path is its own file; a run without a file is hashed by its content. ``release``: the
+    release version the qrels are. ``parameters``: the command's options; ``rules``: further `semantics`;
+    ``queries_file``: the queries file the slices' tags come from (hashed, under ``queries``).
     """
     from metrics.evaluate import as_qrels, as_run
 

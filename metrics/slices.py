@@ -100,7 +100,9 @@ def query_slices(
     return {n: np.array(members[n], dtype=np.intp) for n in order}
 
 
-def slice_results(result: Result, tags: Mapping[str, Iterable[str]] | Any, *, by: str = "tag") -> dict[str, Result]:
+def slice_results(
+    result: Result, tags: Mapping[str, Iterable[str]] | Any, *, by: str = "tag"
+) -> dict[str, Result]:
     """``{slice: result of the slice's queries}`` (see the module doc); ``tags`` as `query_tags` reads."""
     if not isinstance(result, Result):
         raise QrelForgeError(f"result must be a metrics.evaluate.Result; got {type(result).__name__}")

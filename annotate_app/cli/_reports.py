@@ -21,6 +21,7 @@ from typing import Any
 from metrics.errors import QrelForgeError
 
 __all__ = [
+    "named_run_files",
     "Command",
     "Slicing",
     "slicing",
@@ -88,6 +89,28 @@ def _dumps(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
+# ------------------------------------------------------------------------------------------------ inputs
+def _partitioned(run: str) -> bool:
+    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
+    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
+        return True
+    return not os.path.exists(run) and any(c in run for c in "*?[")
+
+
+def named_run_files(paths: list[str]) -> dict[str, Any]:
+    """Read run files, naming each by its tag; runs sharing a tag are named by their file names instead."""
+    from metrics import read_run
+
+    runs = [read_run(p) for p in paths]
+    tags = [r.name for r in runs]
+    names = [tag if tags.count(tag) == 1 else Path(p).name for tag, p in zip(tags, paths, strict=True)]
+    names = [n if names.count(n) == 1 else p for n, p in zip(names, paths, strict=True)]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise QrelForgeError(f"run file {paths[i]!r} is given twice")
+    return dict(zip(names, runs, strict=True))
+
+
 # -------------------------------------------------------------------------------------------------- score
 def score_fingerprint(
     qrels: Any,
@@ -135,7 +158,9 @@ def score_document(
             for name, part in slice_results(r, cut.tags, by=cut.by).items():
                 by_slice.setdefault(name, []).append(part)
         slices = {"by": cut.by, "tags": cut.tags, "slices": by_slice}
-    return render.score_payload(results, measures, per_query=per_query, slices=slices, fingerprint=fingerprint)
+    return render.score_payload(
+        results, measures, per_query=per_query, slices=slices, fingerprint=fingerprint
+    )
 
 
 def score_text(document: dict[str, Any], results: Sequence[Any], measures: Sequence[Any], fmt: str) -> str:
@@ -151,11 +176,15 @@ def score_text(document: dict[str, Any], results: Sequence[Any], measures: Seque
     if fmt == "csv":
         lines = ["slice," + render.to_csv(results, measures).splitlines()[0]]
         for name, rows in [("(all)", list(results)), *parts.items()]:
-            lines += [f"{render.csv_safe(name)},{line}" for line in render.to_csv(rows, measures).splitlines()[1:]]
+            lines += [
+                f"{render.csv_safe(name)},{line}" for line in render.to_csv(rows, measures).splitlines()[1:]
+            ]
         return "\n".join(lines) + "\n"
     out = render.table(results, measures)
     for name, rows in parts.items():
-        out += f"\nslice {name} ({_queries(rows[0].counts.evaluated)}; --by {by})\n" + render.table(rows, measures)
+        out += f"\nslice {name} ({_queries(rows[0].counts.evaluated)}; --by {by})\n" + render.table(
+            rows, measures
+        )
     return out
 
 
@@ -190,8 +219,6 @@ def compare_reports(
     from metrics import read_qrels
     from metrics.compare import compare, slice_report
     from metrics.fingerprint import fingerprint
-
-    from annotate_app.cli.scoring import named_run_files
 
     qrels = read_qrels(qrels_file)
     runs = named_run_files(list(run_files))
@@ -228,20 +255,29 @@ def compare_document(report: Any, parts: Mapping[str, Any], cut: Slicing | None)
     fp = out.pop("fingerprint")
     if cut is not None:
         out["slices"] = cut.section(
-            [{"name": name, "queries": len(p.query_ids), **p.to_dict(per_query=False)} for name, p in parts.items()]
+            [
+                {"name": name, "queries": len(p.query_ids), **p.to_dict(per_query=False)}
+                for name, p in parts.items()
+            ]
         )
     out["fingerprint"] = fp
     return out
 
 
-def render_compare(report: Any, parts: Mapping[str, Any], cut: Slicing | None, fmt: str, max_queries: int) -> str:
+def render_compare(
+    report: Any, parts: Mapping[str, Any], cut: Slicing | None, fmt: str, max_queries: int
+) -> str:
     """``compare``'s output: the report, then each slice's, then (Markdown, HTML) the fingerprint."""
     from metrics.fingerprint import fingerprint_html, fingerprint_markdown
 
     if fmt == "json":
         return _dumps(compare_document(report, parts, cut))
     fp, report.fingerprint = report.fingerprint, None
-    titled = [(f"Slice {name} ({_queries(len(p.query_ids))}; --by {cut.by})", p) for name, p in parts.items()] if cut else []
+    titled = (
+        [(f"Slice {name} ({_queries(len(p.query_ids))}; --by {cut.by})", p) for name, p in parts.items()]
+        if cut
+        else []
+    )
     try:
         if fmt == "markdown":
             blocks = [report.to_markdown(max_queries=max_queries)]
@@ -299,7 +335,9 @@ def check_results(
     result = check_thresholds(qrels_file, run_file, minimum=minimum, maximum=maximum)
     run = name or result.run or Path(run_file).name
     slices = (
-        check_slices(qrels_file, run_file, cut.tags, by=cut.by, minimum=minimum, maximum=maximum) if cut else {}
+        check_slices(qrels_file, run_file, cut.tags, by=cut.by, minimum=minimum, maximum=maximum)
+        if cut
+        else {}
     )
     return CheckOutcome(
         result=replace(result, run=run), slices={k: replace(c, run=run) for k, c in slices.items()}
@@ -373,7 +411,8 @@ def _read_report(path: str) -> dict[str, Any]:
     fp = data.get("fingerprint") if isinstance(data, dict) else None
     if not isinstance(fp, dict) or fp.get("command") not in tuple(Command):
         raise QrelForgeError(
-            f"REPORT {path}: no fingerprint of score, compare or check (a JSON report made with --format json)"
+            f"REPORT {path}: no fingerprint of score, compare or check (a JSON report made with "
+            "--format json)"
         )
     return data
 
@@ -403,7 +442,8 @@ def _check_inputs(fp: Mapping[str, Any], qrels_file: str, run_files: Sequence[st
     runs = fp.get("runs") or []
     if len(runs) != len(run_files):
         raise QrelForgeError(
-            f"the report was made from {len(runs)} run{'s' if len(runs) != 1 else ''}; got {len(run_files)} RUN"
+            f"the report was made from {len(runs)} run{'s' if len(runs) != 1 else ''}; "
+            f"got {len(run_files)} RUN"
             f"{'s' if len(run_files) != 1 else ''} (give them in the report's order)"
         )
     _check_file("QRELS", qrels_file, fp.get("qrels") or {}, lambda: qrels_sha256(read_qrels(qrels_file)))
@@ -431,8 +471,6 @@ def recompute(data: Mapping[str, Any], qrels_file: str, run_files: Sequence[str]
     from metrics.distributed import read_partitions
     from metrics.evaluate import evaluate
 
-    from annotate_app.cli.scoring import _partitioned
-
     fp = data["fingerprint"]
     _check_inputs(fp, qrels_file, run_files)
     params = fp.get("parameters") or {}
@@ -442,9 +480,12 @@ def recompute(data: Mapping[str, Any], qrels_file: str, run_files: Sequence[str]
     if fp["command"] == Command.SCORE:
         qrels = read_qrels(qrels_file)
         results = [
-            evaluate(qrels, read_partitions(p) if _partitioned(p) else p, measures, strict=strict) for p in run_files
+            evaluate(qrels, read_partitions(p) if _partitioned(p) else p, measures, strict=strict)
+            for p in run_files
         ]
-        return score_document(results, measures, per_query=bool(params.get("per_query")), cut=cut, fingerprint=None)
+        return score_document(
+            results, measures, per_query=bool(params.get("per_query")), cut=cut, fingerprint=None
+        )
     if fp["command"] == Command.COMPARE:
         keys = CompareOptions.__dataclass_fields__
         options = CompareOptions(**{k: v for k, v in params.items() if k in keys})

@@ -19,7 +19,8 @@
 - Fingerprints: every JSON report of score, compare and check, and compare's Markdown and HTML, carry what
   they were computed from (`metrics.fingerprint`: hashes of the qrels and runs, the measures, the version,
   the semantics, the options). ``verify REPORT.json QRELS RUN...`` checks the files' hashes and recomputes
-  every number: exit 0 when all hold, 1 listing each that differs, 2 on bad input (`annotate_app.cli._reports`).
+  every number: exit 0 when all hold, 1 listing each that differs, 2 on bad input
+  (`annotate_app.cli._reports`).
 - ``ab LOGFILE``: an online A/B test from an interaction log (`metrics.ablog`: CSV or JSONL with ``user_id``,
   ``group``, ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a Wilson interval
   and a two-proportion z-test against the control.
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -48,6 +48,7 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from annotate_app.cli._reports import _partitioned, named_run_files
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS", "DEFAULT_MEASURES", "Engine", "named_run_files"]
@@ -312,9 +313,8 @@ COMMANDS: dict[str, AddParser] = {
 
 # -------------------------------------------------------------------------------------------------- score
 def _cmd_score(args: argparse.Namespace) -> int:
-    from metrics import parse_measures, read_qrels, render
-
     from annotate_app.cli import _reports
+    from metrics import parse_measures, read_qrels, render
 
     if args.ppi is not None:
         if args.by is not None:
@@ -358,13 +358,6 @@ def _cmd_score(args: argparse.Namespace) -> int:
         text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
     emit(text, args.output)
     return 0
-
-
-def _partitioned(run: str) -> bool:
-    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
-    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
-        return True
-    return not os.path.exists(run) and any(c in run for c in "*?[")
 
 
 def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
@@ -496,20 +489,6 @@ def _ppi_table(rows: list[dict[str, Any]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ compare
-def named_run_files(paths: list[str]) -> dict[str, Any]:
-    """Read run files, naming each by its tag; runs sharing a tag are named by their file names instead."""
-    from metrics import read_run
-
-    runs = [read_run(p) for p in paths]
-    tags = [r.name for r in runs]
-    names = [tag if tags.count(tag) == 1 else Path(p).name for tag, p in zip(tags, paths, strict=True)]
-    names = [n if names.count(n) == 1 else p for n, p in zip(names, paths, strict=True)]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            raise QrelForgeError(f"run file {paths[i]!r} is given twice")
-    return dict(zip(names, runs, strict=True))
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     from annotate_app.cli import _reports
 
@@ -541,9 +520,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise QrelForgeError("--trend and --plot need --history FILE")
     if not (args.minimum or args.maximum):
         raise QrelForgeError("check needs at least one threshold: --min MEASURE=VALUE or --max MEASURE=VALUE")
-    from metrics.history import append_history
-
     from annotate_app.cli import _reports
+    from metrics.history import append_history
 
     cut = _reports.slicing(args.by, args.queries)
     outcome = _reports.check_results(

@@ -10,7 +10,15 @@ from __future__ import annotations
 from annotate_app.services import gate, imports, pooling, releases, scoring
 from annotate_app.ui.cache import cached_read
 
-__all__ = ["agreement", "list_runs", "list_releases", "release_qrels", "stored_run", "pool_depth", "query_tags"]
+__all__ = [
+    "agreement",
+    "list_runs",
+    "list_releases",
+    "release_qrels",
+    "stored_run",
+    "pool_depth",
+    "query_tags",
+]
 
 agreement = cached_read(gate.agreement)
 list_runs = cached_read(imports.list_runs)

@@ -65,7 +65,9 @@ def test_the_selector_offers_each_tag_and_each_key(page):
     ]
 
 
-@pytest.mark.parametrize("by, name, queries", [("tag:lang", "zh", ["q1", "q2"]), ("tag", "tail", ["q2", "q3"])])
+@pytest.mark.parametrize(
+    "by, name, queries", [("tag:lang", "zh", ["q1", "q2"]), ("tag", "tail", ["q2", "q3"])]
+)
 def test_the_table_shows_the_slice_as_evaluate_on_its_queries(page, tagged_db, by, name, queries):
     page.selectbox(key=state.SCORE_SLICE_BY).set_value(by).run()
     page.selectbox(key=state.SCORE_SLICE).set_value(name).run()
@@ -76,7 +78,9 @@ def test_the_table_shows_the_slice_as_evaluate_on_its_queries(page, tagged_db, b
     for run, path in (("scheme_a", "run_a.trec"), ("scheme_b", "run_b.trec")):
         assert table.loc[run].to_dict() == evaluate(cut, read_run(SAMPLE / path), MEASURES).mean
     overview = next(d.value for d in page.dataframe if "slice" in d.value.columns)
-    assert overview["slice"].drop_duplicates().tolist() == (["en", "zh"] if by == "tag:lang" else ["head", "lang:en", "lang:zh", "tail"])
+    assert overview["slice"].drop_duplicates().tolist() == (
+        ["en", "zh"] if by == "tag:lang" else ["head", "lang:en", "lang:zh", "tail"]
+    )
 
 
 def test_the_heatmap_shows_the_slice_runs_by_queries(page):
@@ -91,7 +95,7 @@ def test_the_heatmap_shows_the_slice_runs_by_queries(page):
 
     [data] = page.get("vega_lite_chart")[0].proto.datasets
     frame = pa.ipc.open_stream(data.data.data).read_pandas()
-    assert sorted(zip(frame["run"], frame["query_id"])) == [
+    assert sorted(zip(frame["run"], frame["query_id"], strict=True)) == [
         ("scheme_a", "q1"),
         ("scheme_a", "q2"),
         ("scheme_b", "q1"),
@@ -111,9 +115,13 @@ def test_the_json_download_verifies_against_the_exported_release(page, tagged_db
     out = capsys.readouterr().out
     assert code == 0 and out.endswith("numbers hold\n")
     csv_rows = page.downloads["Download the table (CSV)"].decode().splitlines()
-    assert csv_rows[0].endswith(",fingerprint") and data["fingerprint"]["qrels"]["content_sha256"] in csv_rows[1]
+    assert (
+        csv_rows[0].endswith(",fingerprint") and data["fingerprint"]["qrels"]["content_sha256"] in csv_rows[1]
+    )
 
 
 def test_without_tags_the_page_says_how_to_get_slices(released_db):
     at = app_as(released_db, "rita", "views/review/score.py")
-    assert "No query has tags: import queries with a `tags` field to score slices." in [c.value for c in at.caption]
+    assert "No query has tags: import queries with a `tags` field to score slices." in [
+        c.value for c in at.caption
+    ]

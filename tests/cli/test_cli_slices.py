@@ -1,5 +1,5 @@
-"""`qrelforge score|compare|check --by tag --queries FILE`: per-slice numbers equal the command on the qrels cut
-to the slice; compare's tests within each slice; check's thresholds in every slice; fingerprints in every
+"""`qrelforge score|compare|check --by tag --queries FILE`: per-slice numbers equal the command on the qrels
+cut to the slice; compare's tests within each slice; check's thresholds in every slice; fingerprints in every
 JSON, Markdown and HTML report; exact errors."""
 
 from __future__ import annotations
@@ -53,7 +53,11 @@ def test_score_table_has_one_block_per_slice(capsys, queries):
         "zh (1 query; --by tag:lang)",
         "(untagged) (1 query; --by tag:lang)",
     ]
-    assert blocks[1].splitlines()[1:4] == ["run          P@3      RR", "scheme_a  0.3333  1.0000", "scheme_b  0.6667  1.0000"]
+    assert blocks[1].splitlines()[1:4] == [
+        "run          P@3      RR",
+        "scheme_a  0.3333  1.0000",
+        "scheme_b  0.6667  1.0000",
+    ]
 
 
 @pytest.mark.parametrize("by", ["tag", "tag:lang"])
@@ -76,7 +80,9 @@ def test_score_json_slices_equal_score_on_the_qrels_cut_to_the_slice(capsys, tmp
 
 
 def test_score_csv_has_a_slice_column(capsys, queries):
-    code, out, _ = run_cli(capsys, "score", QRELS, RUN_A, *M, "--by", "tag", "--queries", queries, "--format", "csv")
+    code, out, _ = run_cli(
+        capsys, "score", QRELS, RUN_A, *M, "--by", "tag", "--queries", queries, "--format", "csv"
+    )
     assert code == 0 and out.splitlines() == [
         "slice,run,query_id,P@3,RR",
         "(all),scheme_a,all,0.3333333333333333,0.8333333333333334",
@@ -105,7 +111,9 @@ def test_compare_tests_within_each_slice(capsys, tmp_path, queries):
     )
     data = json.loads(out)
     [tail] = [s for s in data["slices"]["slices"] if s["name"] == "tail"]
-    _, alone, _ = run_cli(capsys, "compare", _cut_qrels(tmp_path, ["q2", "q3"]), RUN_A, RUN_B, *M, "--format", "json")
+    _, alone, _ = run_cli(
+        capsys, "compare", _cut_qrels(tmp_path, ["q2", "q3"]), RUN_A, RUN_B, *M, "--format", "json"
+    )
     expected = json.loads(alone)
     assert code == 0 and tail["queries"] == 2
     assert tail["comparisons"] == expected["comparisons"] and tail["means"] == expected["means"]
@@ -127,20 +135,38 @@ def test_compare_markdown_and_html_carry_slices_then_the_fingerprint(capsys, que
 
 # -------------------------------------------------------------------------------------------------- check
 def test_check_fails_when_a_slice_misses_a_threshold(capsys, queries):
-    code, out, err = run_cli(capsys, "check", QRELS, RUN_A, "--min", "RR=0.7", "--by", "tag:lang", "--queries", queries)
+    code, out, err = run_cli(
+        capsys, "check", QRELS, RUN_A, "--min", "RR=0.7", "--by", "tag:lang", "--queries", queries
+    )
     assert code == 1
-    assert err == "qrelforge check: slice (untagged): FAIL: 1 of 1 threshold missed: RR = 0.5000 < 0.7 (minimum)\n"
+    assert (
+        err
+        == "qrelforge check: slice (untagged): FAIL: 1 of 1 threshold missed: RR = 0.5000 < 0.7 (minimum)\n"
+    )
     assert "slice en: run scheme_a (1 query)" in out
 
 
 def test_check_passes_in_every_slice(capsys, queries):
-    code, out, err = run_cli(capsys, "check", QRELS, RUN_A, "--min", "RR=0.5", "--by", "tag", "--queries", queries)
+    code, out, err = run_cli(
+        capsys, "check", QRELS, RUN_A, "--min", "RR=0.5", "--by", "tag", "--queries", queries
+    )
     assert (code, err) == (0, "") and out.endswith("PASS: 1 threshold met in all 4 slices too\n")
 
 
 def test_check_json_carries_slices_and_fingerprint(capsys, queries):
     code, out, _ = run_cli(
-        capsys, "check", QRELS, RUN_A, "--min", "RR=0.7", "--by", "tag:lang", "--queries", queries, "--format", "json"
+        capsys,
+        "check",
+        QRELS,
+        RUN_A,
+        "--min",
+        "RR=0.7",
+        "--by",
+        "tag:lang",
+        "--queries",
+        queries,
+        "--format",
+        "json",
     )
     data = json.loads(out)
     assert code == 1 and data["passed"] is False
@@ -149,18 +175,38 @@ def test_check_json_carries_slices_and_fingerprint(capsys, queries):
         ("zh", True, 1),
         ("(untagged)", False, 1),
     ]
-    assert data["fingerprint"]["parameters"] == {"minimum": ["RR=0.7"], "maximum": [], "name": None, "by": "tag:lang"}
+    assert data["fingerprint"]["parameters"] == {
+        "minimum": ["RR=0.7"],
+        "maximum": [],
+        "name": None,
+        "by": "tag:lang",
+    }
 
 
 # ------------------------------------------------------------------------------------------------- errors
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["score", QRELS, RUN_A, "--by", "tag"], "--by tag needs --queries FILE (a queries file with a tags field)"),
-        (["score", QRELS, RUN_A, "--queries", "q.jsonl"], "--queries 'q.jsonl' is only used with --by tag or --by tag:KEY"),
-        (["compare", QRELS, RUN_A, RUN_B, "--by", "lang", "--queries", "Q"], "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'lang'"),
-        (["check", QRELS, RUN_A, "--min", "RR=1", "--by", "tag:a b", "--queries", "Q"], "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'tag:a b'"),
-        (["score", QRELS, RUN_A, "--by", "tag", "--queries", "Q", "--format", "trec"], "--by works with --format table, json or csv"),
+        (
+            ["score", QRELS, RUN_A, "--by", "tag"],
+            "--by tag needs --queries FILE (a queries file with a tags field)",
+        ),
+        (
+            ["score", QRELS, RUN_A, "--queries", "q.jsonl"],
+            "--queries 'q.jsonl' is only used with --by tag or --by tag:KEY",
+        ),
+        (
+            ["compare", QRELS, RUN_A, RUN_B, "--by", "lang", "--queries", "Q"],
+            "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'lang'",
+        ),
+        (
+            ["check", QRELS, RUN_A, "--min", "RR=1", "--by", "tag:a b", "--queries", "Q"],
+            "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'tag:a b'",
+        ),
+        (
+            ["score", QRELS, RUN_A, "--by", "tag", "--queries", "Q", "--format", "trec"],
+            "--by works with --format table, json or csv",
+        ),
     ],
 )
 def test_bad_slicing_is_one_line_exit_2(capsys, queries, args, message):
@@ -171,7 +217,9 @@ def test_bad_slicing_is_one_line_exit_2(capsys, queries, args, message):
 
 def test_a_bad_tag_in_the_queries_file_names_its_line(capsys, tmp_path):
     path = tmp_path / "q.jsonl"
-    path.write_text('{"query_id": "q1", "text": "a", "tags": ["ok"]}\n{"query_id": "q2", "text": "b", "tags": "x"}\n')
+    path.write_text(
+        '{"query_id": "q1", "text": "a", "tags": ["ok"]}\n{"query_id": "q2", "text": "b", "tags": "x"}\n'
+    )
     code, _, err = run_cli(capsys, "score", QRELS, RUN_A, "--by", "tag", "--queries", str(path))
     assert code == 2
     assert err.startswith(f"qrelforge: error: {path}:2: tags must be a list of strings; got str 'x'")

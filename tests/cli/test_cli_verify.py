@@ -48,7 +48,14 @@ REPORTS = {
     "check": ("check", QRELS, RUN_A, "--min", "RR=0.7", "--max", "P@3=0.9"),
     "check by tag": ("check", QRELS, RUN_A, "--min", "RR=0.7", "--by", "tag", "--queries", "Q"),
 }
-COUNTS = {"score": 28, "score by tag": 116, "compare": 64, "compare by tag:lang": 220, "check": 5, "check by tag": 15}
+COUNTS = {
+    "score": 28,
+    "score by tag": 116,
+    "compare": 64,
+    "compare by tag:lang": 220,
+    "check": 5,
+    "check by tag": 15,
+}
 
 
 @pytest.mark.parametrize("kind", list(REPORTS))
@@ -86,7 +93,10 @@ def _edit(path: str, change) -> None:
         ),
         (
             "compare",
-            lambda d: (d["comparisons"][0].update({"diff": 0.9}), d["means"]["scheme_a"].update({"RR": None})),
+            lambda d: (
+                d["comparisons"][0].update({"diff": 0.9}),
+                d["means"]["scheme_a"].update({"RR": None}),
+            ),
             [
                 "RR, run scheme_a, mean: stored None, recomputed 0.8333333333333334",
                 "P@3, run scheme_b, diff: stored 0.9, recomputed 0.2222222222222222",
@@ -139,11 +149,27 @@ def test_verify_a_page_download_against_the_exported_release(capsys, tmp_path):
 @pytest.mark.parametrize(
     "setup, args, message",
     [
-        ("score", ["R", QRELS, RUN_A], "the report was made from 2 runs; got 1 RUN (give them in the report's order)"),
+        (
+            "score",
+            ["R", QRELS, RUN_A],
+            "the report was made from 2 runs; got 1 RUN (give them in the report's order)",
+        ),
         ("score", ["R", QRELS, RUN_A, "missing.trec"], "RUN missing.trec: no such file"),
-        ("score", ["R", RUN_A, RUN_A, RUN_B], f"QRELS {RUN_A} differs from the file the report was made from"),
-        ("not json", ["R", QRELS, RUN_A], "REPORT R: not a JSON report (Expecting value: line 1 column 1 (char 0))"),
-        ("no fingerprint", ["R", QRELS, RUN_A], "REPORT R: no fingerprint of score, compare or check (a JSON report made with --format json)"),
+        (
+            "score",
+            ["R", RUN_A, RUN_A, RUN_B],
+            f"QRELS {RUN_A} differs from the file the report was made from",
+        ),
+        (
+            "not json",
+            ["R", QRELS, RUN_A],
+            "REPORT R: not a JSON report (Expecting value: line 1 column 1 (char 0))",
+        ),
+        (
+            "no fingerprint",
+            ["R", QRELS, RUN_A],
+            "REPORT R: no fingerprint of score, compare or check (a JSON report made with --format json)",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, tmp_path, setup, args, message):

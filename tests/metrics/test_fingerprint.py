@@ -54,14 +54,21 @@ def test_a_partitioned_run_hashes_its_files_in_name_order(tmp_path):
     assert file_sha256(tmp_path) == _sha(lines) == file_sha256(str(tmp_path / "p*.trec"))
     with pytest.raises(QrelForgeError) as info:
         file_sha256(str(tmp_path / "none*.trec"))
-    assert str(info.value) == f"{str(tmp_path / 'none*.trec')!r} is not a file, nor a directory or glob holding files"
+    assert (
+        str(info.value)
+        == f"{str(tmp_path / 'none*.trec')!r} is not a file, nor a directory or glob holding files"
+    )
 
 
 @pytest.mark.parametrize(
     "measures, key, expected",
     [
         (["MAP", "P@10"], "undefined_without_relevant_documents", ["AP"]),
-        (["R@5", "nDCG(gain=exp)@10", "RR"], "undefined_without_relevant_documents", ["R@5", "nDCG(gain=exp)@10"]),
+        (
+            ["R@5", "nDCG(gain=exp)@10", "RR"],
+            "undefined_without_relevant_documents",
+            ["R@5", "nDCG(gain=exp)@10"],
+        ),
         (["P(judged_only=True)@5", "P@5"], "judged_only", ["P(judged_only=True)@5"]),
         (["P(rel=2)@5", "AP"], "relevance_level", {"P(rel=2)@5": 2, "AP": 1}),
         (["AP", "GMAP"], "aggregate", {"AP": "mean", "GMAP": "geometric"}),
@@ -111,7 +118,9 @@ def test_markdown_fence_is_longer_than_any_backticks_inside(name):
 def test_html_section_escapes_ids():
     fp = fingerprint(QRELS, {"<script>x</script>": {"q1": ["D1"]}}, ["RR"])
     html = fingerprint_html(fp)
-    assert "<script>" not in html and "&lt;script&gt;" in html and html.startswith('<section id="fingerprint">')
+    assert (
+        "<script>" not in html and "&lt;script&gt;" in html and html.startswith('<section id="fingerprint">')
+    )
 
 
 def test_a_compare_report_carries_its_fingerprint_in_json_markdown_and_html():

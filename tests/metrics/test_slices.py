@@ -1,5 +1,5 @@
-"""metrics.slices: tags in the queries file (line-numbered errors), slices equal to evaluate on the qrels cut to
-the slice's queries, compare's tests and check's thresholds within each slice."""
+"""metrics.slices: tags in the queries file (line-numbered errors), slices equal to evaluate on the qrels cut
+to the slice's queries, compare's tests and check's thresholds within each slice."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def _source(text: str, name: str) -> io.BytesIO:
     ],
 )
 def test_a_bad_tags_field_is_an_error_of_its_line(line, message):
-    text = '{"query_id": "q1", "text": "a", "tags": ["head"]}\n{"query_id": "q2", "text": "b", ' + line + "}\n"
+    text = (
+        '{"query_id": "q1", "text": "a", "tags": ["head"]}\n{"query_id": "q2", "text": "b", ' + line + "}\n"
+    )
     with pytest.raises(FormatError) as info:
         read_queries(_source(text, "queries.jsonl"))
     [problem] = info.value.problems
@@ -90,7 +92,16 @@ def test_a_bad_csv_tag_names_its_line():
 @pytest.mark.parametrize(
     "by, expected",
     [
-        ("tag", {"head": ["q1"], "lang:en": ["q1", "q3"], "lang:zh": ["q2", "q3"], "tail": ["q2", "q3"], UNTAGGED: ["q4"]}),
+        (
+            "tag",
+            {
+                "head": ["q1"],
+                "lang:en": ["q1", "q3"],
+                "lang:zh": ["q2", "q3"],
+                "tail": ["q2", "q3"],
+                UNTAGGED: ["q4"],
+            },
+        ),
         ("tag:lang", {"en": ["q1", "q3"], "zh": ["q2", "q3"], UNTAGGED: ["q4"]}),
         ("tag:intent", {UNTAGGED: ["q1", "q2", "q3", "q4"]}),
     ],
@@ -116,9 +127,15 @@ def test_each_slice_is_evaluate_on_the_qrels_cut_to_its_queries(by):
 
 
 def test_slice_table_rows():
-    table = slice_table({"a": evaluate(QRELS, RUN_A, ["RR"]), "b": evaluate(QRELS, RUN_B, ["RR"])}, TAGS, by="tag:lang")
+    table = slice_table(
+        {"a": evaluate(QRELS, RUN_A, ["RR"]), "b": evaluate(QRELS, RUN_B, ["RR"])}, TAGS, by="tag:lang"
+    )
     rows = [tuple(r) for r in table.itertuples(index=False)]
-    assert rows[:3] == [("en", 2, "a", "RR", 0.5, 2), ("zh", 2, "a", "RR", 0.25, 2), (UNTAGGED, 1, "a", "RR", 0.0, 1)]
+    assert rows[:3] == [
+        ("en", 2, "a", "RR", 0.5, 2),
+        ("zh", 2, "a", "RR", 0.25, 2),
+        (UNTAGGED, 1, "a", "RR", 0.0, 1),
+    ]
     assert rows[3] == ("en", 2, "b", "RR", 0.75, 2)
     undefined = slice_table({"a": evaluate(QRELS, RUN_A, ["AP"])}, TAGS, by="tag:lang")
     assert undefined["mean"].isna().tolist() == [False, False, True] and undefined["n"].tolist() == [2, 2, 0]
@@ -130,7 +147,11 @@ def test_slice_table_rows():
         ("lang", TAGS, "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'lang'"),
         ("tag:", TAGS, "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 'tag:'"),
         (3, TAGS, "by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got 3"),
-        ("tag", {"q1": ["a b"]}, "query 'q1': tags[0] must be a label or key:value (letters, digits, '_', '.', '-'); got 'a b'"),
+        (
+            "tag",
+            {"q1": ["a b"]},
+            "query 'q1': tags[0] must be a label or key:value (letters, digits, '_', '.', '-'); got 'a b'",
+        ),
         ("tag", ["head"], "tags must be a path, a DataFrame or a mapping {query_id: [tag, ...]}; got list"),
     ],
 )
@@ -161,7 +182,13 @@ def test_check_applies_the_thresholds_in_every_slice():
         "tail": "PASS: 2 thresholds met",
         UNTAGGED: "FAIL: 1 of 2 thresholds missed: RR = 0.0000 < 0.5 (minimum)",
     }
-    assert {k: v.queries for k, v in result.items()} == {"head": 1, "lang:en": 2, "lang:zh": 2, "tail": 2, UNTAGGED: 1}
+    assert {k: v.queries for k, v in result.items()} == {
+        "head": 1,
+        "lang:en": 2,
+        "lang:zh": 2,
+        "tail": 2,
+        UNTAGGED: 1,
+    }
 
 
 def test_take_keeps_missing_queries_of_the_slice():

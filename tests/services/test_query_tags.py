@@ -1,6 +1,6 @@
 """Query tags: read from the queries file's ``tags`` field, stored in the query's meta, changed by a re-import
-even on a labelled query (tags are not content), refused with the line on a bad tag (nothing imported); read by
-reviewers for the Score page's slices. Both backends."""
+even on a labelled query (tags are not content), refused with the line on a bad tag (nothing imported); read
+by reviewers for the Score page's slices. Both backends."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def test_tags_are_stored_and_read_back(project):
     ],
 )
 def test_a_reimport_changes_only_the_tags(project, second, counts, tags):
-    imports.import_queries(project, SYSTEM, "p", _jsonl({"query_id": "q1", "text": "a", "tags": ["head"]}), filename="q.jsonl")
+    imports.import_queries(
+        project, SYSTEM, "p", _jsonl({"query_id": "q1", "text": "a", "tags": ["head"]}), filename="q.jsonl"
+    )
     report = imports.import_queries(project, SYSTEM, "p", _jsonl(*second), filename="q.jsonl")
     assert (report.added, report.changed, report.unchanged) == counts
     assert scoring.query_tags(project, SYSTEM, "p") == {"q1": tags}
@@ -67,7 +69,9 @@ def _texts(db) -> list[str]:
 
 
 def test_a_bad_tag_names_its_line_and_imports_nothing(project):
-    data = _jsonl({"query_id": "q1", "text": "a", "tags": ["ok"]}, {"query_id": "q2", "text": "b", "tags": ["a b"]})
+    data = _jsonl(
+        {"query_id": "q1", "text": "a", "tags": ["ok"]}, {"query_id": "q2", "text": "b", "tags": ["a b"]}
+    )
     with pytest.raises(InvalidInput) as info:
         imports.import_queries(project, SYSTEM, "p", data, filename="q.jsonl")
     assert str(info.value).startswith(

@@ -200,7 +200,9 @@ def per_query(
 
     if actor and project and results:
         first = next(iter(results.values()))
-        results = score_slices.shown_results(results, score_slices.choose_slice(actor, project, first.query_ids))
+        results = score_slices.shown_results(
+            results, score_slices.choose_slice(actor, project, first.query_ids)
+        )
         score_slices.heatmap(results, measures)
     measure = st.selectbox("Measure", measures, key=state.SCORE_MEASURE)
     st.altair_chart(charts.per_query_bars(_long(results, measure), measure), width="stretch")

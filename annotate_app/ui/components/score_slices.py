@@ -167,6 +167,10 @@ def json_report(
         slices = {"by": chosen.by, "tags": chosen.tags, "slices": by_slice}
         fingerprint = {**fingerprint, "parameters": {**fingerprint["parameters"], "by": chosen.by}}
     payload = render.score_payload(
-        list(results.values()), parse_measures(measures), per_query=True, slices=slices, fingerprint=fingerprint
+        list(results.values()),
+        parse_measures(measures),
+        per_query=True,
+        slices=slices,
+        fingerprint=fingerprint,
     )
     return (json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
