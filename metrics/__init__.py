@@ -8,14 +8,9 @@ back up (``tests/metrics/test_metrics_package.py`` checks there is no cycle). Fr
 `metrics.ranking` and `metrics.context` (the measure kernels), `metrics.measures` (the one registry),
 `metrics.formats`, `metrics.evaluate`, then the analyses built on them (`metrics.compare` and its
 `metrics.report`, `metrics.sensitivity`, `metrics.coverage`, `metrics.checks`, `metrics.agreement`,
-`metrics.classification`, `metrics.fusion`, `metrics.bm25`, `metrics.harness`). Private text helpers live in
-`metrics._text`.
-
-Names are loaded on first use (PEP 562), so ``from metrics import evaluate`` does not pay for pandas or scipy:
-`qrelforge score` starts in a fraction of a second. ``metrics.evaluate`` and ``metrics.compare`` are modules
-that can be called like their functions (`metrics._callable`): ``from metrics import evaluate;
-evaluate(qrels, run, ["P@10"])``, ``import metrics.evaluate as ev; ev.Result`` and
-``from metrics.evaluate import evaluate`` all work.
+`metrics.classification`, `metrics.fusion`, `metrics.bm25`, `metrics.harness`, `metrics.slices` (per-tag
+slices of the per-query results), `metrics.fingerprint` (what a report was computed from)). Private text
+helpers live in `metrics._text`.
 """
 
 from __future__ import annotations
@@ -99,6 +94,8 @@ _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(["RetrievalResult", "run_retriever"], "metrics.harness"),
     **dict.fromkeys(["Measure", "parse_measure", "parse_measures"], "metrics.measures"),
     **dict.fromkeys(["Sensitivity", "assessor_sensitivity", "majority_qrels"], "metrics.sensitivity"),
+    **dict.fromkeys(["query_tags", "slice_results", "slice_table"], "metrics.slices"),
+    **dict.fromkeys(["fingerprint"], "metrics.fingerprint"),
 }
 
 __all__ = sorted(_HOMES, key=str.lower)

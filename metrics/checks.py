@@ -17,7 +17,7 @@ from metrics.errors import QrelForgeError
 from metrics.evaluate import evaluate
 from metrics.measures import Measure, parse_measure
 
-__all__ = ["check_thresholds", "parse_threshold", "CheckResult", "CheckRow", "Bound"]
+__all__ = ["check_thresholds", "check_slices", "parse_threshold", "CheckResult", "CheckRow", "Bound"]
 
 
 class Bound(Choice):
@@ -105,7 +105,9 @@ class CheckResult:
             ]
             for r in self.rows
         ]
-        return f"run {self.run} ({self.queries} queries)\n" + _grid(rows, "lrrl")
+        return f"run {self.run} ({self.queries} quer{'y' if self.queries == 1 else 'ies'})\n" + _grid(
+            rows, "lrrl"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return _json_ready(
@@ -145,6 +147,36 @@ def check_thresholds(
     >>> r.passed, r.message()
     (False, 'FAIL: 1 of 2 thresholds missed: P@1 = 0.0000 < 0.5 (minimum)')
     """
+    wanted = _wanted(minimum, maximum)
+    return _check(evaluate(qrels, run, [m for m, _, _ in wanted], corpus=corpus), wanted)
+
+
+def check_slices(
+    qrels: Any,
+    run: Any,
+    tags: Any,
+    *,
+    by: str = "tag",
+    minimum: Any = (),
+    maximum: Any = (),
+    corpus: Any = None,
+) -> dict[str, CheckResult]:
+    """`check_thresholds` within each slice (`metrics.slices`): ``{slice: CheckResult}``, every threshold
+    applied to the slice's own means (its ``queries`` count the slice's queries).
+
+    >>> r = check_slices({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1"], "q2": ["D9", "D2"]},
+    ...                  {"q1": ["head"], "q2": ["tail"]}, minimum=["RR=0.6"])
+    >>> {s: c.message() for s, c in r.items()}
+    {'head': 'PASS: 1 threshold met', 'tail': 'FAIL: 1 of 1 threshold missed: RR = 0.5000 < 0.6 (minimum)'}
+    """
+    from metrics.slices import slice_results
+
+    wanted = _wanted(minimum, maximum)
+    result = evaluate(qrels, run, [m for m, _, _ in wanted], corpus=corpus)
+    return {name: _check(part, wanted) for name, part in slice_results(result, tags, by=by).items()}
+
+
+def _wanted(minimum: Any, maximum: Any) -> list[tuple[Measure, float, str]]:
     wanted = _thresholds(minimum, Bound.MIN) + _thresholds(maximum, Bound.MAX)
     if not wanted:
         raise QrelForgeError("check_thresholds needs at least one minimum or maximum threshold; got none")
@@ -154,7 +186,10 @@ def check_thresholds(
         if key in seen:
             raise QrelForgeError(f"{measure} has two {bound}imum thresholds: {seen[key]:g} and {value:g}")
         seen[key] = value
-    result = evaluate(qrels, run, [m for m, _, _ in wanted], corpus=corpus)
+    return wanted
+
+
+def _check(result: Any, wanted: list[tuple[Measure, float, str]]) -> CheckResult:
     rows = []
     for measure, value, bound in wanted:
         mean = result.mean[str(measure)]

@@ -50,6 +50,7 @@ from metrics.stats import TESTS, StatTest
 
 __all__ = [
     "compare",
+    "slice_report",
     "Report",
     "Comparison",
     "Settings",
@@ -212,6 +213,37 @@ def compare(
         result.name = name
     comparisons = _comparisons(results, baseline, specs, settings)
     return Report(results, baseline, specs, comparisons, settings)
+
+
+def slice_report(report: Report, tags: Any, *, by: str = "tag") -> dict[str, Report]:
+    """``report`` split into slices (`metrics.slices`): ``{slice: Report}``, each with the slice's queries
+    only, its means over them and its significance tests run within the slice (its ``n`` pairs, the same
+    settings and seed; p-values adjusted across the runs as in `compare`). A slice's report carries the
+    fingerprint of ``report`` with ``{"slice": {"by": by, "name": name}}`` added.
+
+    >>> qrels = {"q1": {"D1": 1}, "q2": {"D2": 1}, "q3": {"D3": 1}}
+    >>> runs = {"a": {"q1": ["D9", "D1"], "q2": ["D2"], "q3": ["D3"]},
+    ...         "b": {"q1": ["D1"], "q2": ["D2"], "q3": []}}
+    >>> parts = slice_report(compare(qrels, runs, ["RR"]), {"q1": ["head"], "q2": ["tail"], "q3": ["tail"]})
+    >>> [(s, r.comparison("b", "RR").n, r.comparison("b", "RR").diff) for s, r in parts.items()]
+    [('head', 1, 0.5), ('tail', 2, -0.5)]
+    """
+    from metrics.slices import query_slices
+
+    out: dict[str, Report] = {}
+    for name, rows in query_slices(report.query_ids, tags, by=by).items():
+        results = {run: r.take(rows) for run, r in report.results.items()}
+        part = Report(
+            results,
+            report.baseline,
+            report.measures,
+            _comparisons(results, report.baseline, report.measures, report.settings),
+            report.settings,
+        )
+        if report.fingerprint is not None:
+            part.fingerprint = {**report.fingerprint, "slice": {"by": by, "name": name}}
+        out[name] = part
+    return out
 
 
 def _check_baseline(baseline: str | None, names: list[str]) -> str:

@@ -366,7 +366,16 @@ def _combine(
         extra=len(extra),
         no_relevant=base.counts.no_relevant,
     )
-    return Result(base.measures, base.query_ids, values, counts, name=name, missing=missing, extra=extra)
+    return Result(
+        base.measures,
+        base.query_ids,
+        values,
+        counts,
+        name=name,
+        missing=missing,
+        extra=extra,
+        no_relevant=base.no_relevant,
+    )
 
 
 def evaluate_ray_runs(

@@ -58,6 +58,7 @@ class Result:
         name: str | None,
         missing: list[str],
         extra: list[str],
+        no_relevant: np.ndarray | None = None,
     ):
         self.measures = tuple(measures)
         self.query_ids = query_ids
@@ -66,6 +67,29 @@ class Result:
         self.name = name
         self.missing_queries = missing
         self.extra_queries = extra
+        # per query: True where it has no relevant document (the `Counts.no_relevant` of a subset, `take`)
+        self.no_relevant = np.zeros(len(query_ids), bool) if no_relevant is None else no_relevant
+
+    def take(self, rows: np.ndarray) -> Result:
+        """The result restricted to the queries at positions ``rows`` (a slice, `metrics.slices`): values,
+        counts and means of those queries only; no extra queries (they belong to no query of the qrels)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        query_ids = [self.query_ids[i] for i in rows.tolist()]
+        missing = set(self.missing_queries)
+        lost = [q for q in query_ids if q in missing]
+        no_relevant = self.no_relevant[rows]
+        counts = Counts(evaluated=len(rows), missing=len(lost), extra=0, no_relevant=int(no_relevant.sum()))
+        values = {k: v[rows] for k, v in self.values.items()}
+        return Result(
+            self.measures,
+            query_ids,
+            values,
+            counts,
+            name=self.name,
+            missing=lost,
+            extra=[],
+            no_relevant=no_relevant,
+        )
 
     @property
     def mean(self) -> dict[str, float | None]:
@@ -155,14 +179,22 @@ def evaluate(
     if strict and (missing or ranked.extra_queries):
         raise EvaluationError(_strict_message(run, missing, ranked.extra_queries))
     values = {str(m): compute(ranked, m) for m in specs}
+    no_relevant = np.asarray(ranked.relevant_count(1) == 0)
     counts = Counts(
         evaluated=ranked.nq,
         missing=len(missing),
         extra=len(ranked.extra_queries),
-        no_relevant=int((ranked.relevant_count(1) == 0).sum()),
+        no_relevant=int(no_relevant.sum()),
     )
     return Result(
-        specs, ranked.query_ids, values, counts, name=run.name, missing=missing, extra=ranked.extra_queries
+        specs,
+        ranked.query_ids,
+        values,
+        counts,
+        name=run.name,
+        missing=missing,
+        extra=ranked.extra_queries,
+        no_relevant=no_relevant,
     )
 
 

@@ -10,14 +10,14 @@ import csv
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics._text import _fmt, _grid
+from metrics._text import _fmt, _grid, _json_ready
 from metrics.evaluate import Result
 from metrics.measures import Measure
 
-__all__ = ["score_output", "table", "to_json", "to_csv", "to_trec", "csv_safe"]
+__all__ = ["score_output", "score_payload", "table", "to_json", "to_csv", "to_trec", "csv_safe"]
 
 _NUMERIC = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -61,11 +61,42 @@ def table(results: Sequence[Result], measures: Sequence[Measure], *, per_query: 
     return out
 
 
-def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    payload = {
+def score_payload(
+    results: Sequence[Result],
+    measures: Sequence[Measure],
+    *,
+    per_query: bool = False,
+    slices: Mapping[str, Any] | None = None,
+    fingerprint: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON document of ``score``: ``measures``, ``runs`` (`Result.to_dict`); with ``slices``
+    (``{"by": by, "tags": {query: tags}, "slices": {name: [Result per run]}}``) a ``slices`` section (each
+    slice's query count and runs, their per-query values when ``per_query``), with ``fingerprint`` (
+    `metrics.fingerprint`) a ``fingerprint`` section."""
+    payload: dict[str, Any] = {
         "measures": [str(m) for m in measures],
         "runs": [r.to_dict(per_query=per_query) for r in results],
     }
+    if slices is not None:
+        payload["slices"] = {
+            "by": slices["by"],
+            "tags": {q: list(t) for q, t in slices["tags"].items()},
+            "slices": [
+                {
+                    "name": name,
+                    "queries": parts[0].counts.evaluated if parts else 0,
+                    "runs": [r.to_dict(per_query=per_query) for r in parts],
+                }
+                for name, parts in slices["slices"].items()
+            ],
+        }
+    if fingerprint is not None:
+        payload["fingerprint"] = dict(fingerprint)
+    return _json_ready(payload)
+
+
+def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
+    payload = score_payload(results, measures, per_query=per_query)
     return json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 

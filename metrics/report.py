@@ -170,6 +170,9 @@ class Report:
         self.comparisons = comparisons
         self.settings = settings
         self._means = {run: r.mean for run, r in results.items()}
+        # `metrics.fingerprint.fingerprint` of the inputs, when the caller sets it: JSON, Markdown and HTML
+        # carry it (a slice's report carries its slice as ``{"slice": name}``)
+        self.fingerprint: dict[str, Any] | None = None
 
     # ---- numbers
     @property
@@ -314,6 +317,8 @@ class Report:
         }
         if per_query:
             out["per_query"] = {run: r.per_query_dict() for run, r in self.results.items()}
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
         return _json_ready(out)
 
     # ---- renderings (metrics.report)
@@ -503,6 +508,10 @@ def render_markdown(
     md = _Markdown(report, digits)
     parts = [f"# {_md(title)}\n", md.header(), md.means_table(), md.legend(), md.tests_table()]
     parts += md.per_query_tables(max_queries)
+    if report.fingerprint is not None:
+        from metrics.fingerprint import fingerprint_markdown
+
+        parts.append(fingerprint_markdown(report.fingerprint))
     return "\n".join(p for p in parts if p)
 
 
@@ -649,6 +658,10 @@ class _Html:
                 for m in r.measure_names
             ]
         body += self.per_query(max_queries)
+        if r.fingerprint is not None:
+            from metrics.fingerprint import fingerprint_html
+
+            body.append(fingerprint_html(r.fingerprint))
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n"

@@ -9,7 +9,7 @@ One module per command group, each exposing ``COMMANDS`` (command name -> the fu
 ============== ======================================================
 module         commands
 ============== ======================================================
-``scoring``    score, compare, check, ab
+``scoring``    score, compare, check, verify, ab
 ``retrieval``  baseline, fuse
 ``admin``      init, user, project, demo-data
 ``data``       import, pool, assign
@@ -42,6 +42,7 @@ HELP_ORDER = (
     "fuse",
     "compare",
     "check",
+    "verify",
     "ab",
     "init",
     "user",

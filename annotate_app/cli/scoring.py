@@ -13,6 +13,14 @@
 - ``check QRELS RUN --min "R@5=0.7" [--max ...] [--history FILE] [--trend] [--plot FILE.svg]``: a CI gate.
   Exit status 0 when every threshold is met, 1 when one is missed (each missed one is named), 2 on bad input.
   With ``--history`` each check appends a dated row to a CSV file (`metrics.history`); ``--trend`` prints it.
+- ``--by tag|tag:KEY --queries FILE`` (score, compare, check): also per slice of queries, the slices taken
+  from the queries file's ``tags`` (`metrics.slices`): each slice's means; compare's tests within each slice
+  (its own query count); check's thresholds in every slice too (a slice that misses one fails the gate).
+- Fingerprints: every JSON report of score, compare and check, and compare's Markdown and HTML, carry what
+  they were computed from (`metrics.fingerprint`: hashes of the qrels and runs, the measures, the version,
+  the semantics, the options). ``verify REPORT.json QRELS RUN...`` checks the files' hashes and recomputes
+  every number: exit 0 when all hold, 1 listing each that differs, 2 on bad input
+  (`annotate_app.cli._reports`).
 - ``ab LOGFILE``: an online A/B test from an interaction log (`metrics.ablog`: CSV or JSONL with ``user_id``,
   ``group``, ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a Wilson interval
   and a two-proportion z-test against the control.
@@ -26,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -41,6 +48,7 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from annotate_app.cli._reports import _partitioned, named_run_files
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS", "DEFAULT_MEASURES", "Engine", "named_run_files"]
@@ -85,6 +93,20 @@ def _level(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1; got {text!r}")
     return value
+
+
+def _add_slice_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--by",
+        metavar="tag|tag:KEY",
+        help="also report per slice of queries: per tag (tag), or per value of the key:value tags KEY "
+        "(tag:KEY); needs --queries",
+    )
+    p.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="queries file (JSONL/CSV/TSV) whose tags field (a list; 'a|b' in CSV/TSV) gives the slices",
+    )
 
 
 def add_score_parser(sub: Subcommands) -> None:
@@ -140,6 +162,7 @@ def add_score_parser(sub: Subcommands) -> None:
         help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
         "the human qrels: release (the latest), release:N, or a qrels file",
     )
+    _add_slice_options(p)
     add_project_option(p)
     p.set_defaults(handler=_cmd_score)
 
@@ -199,6 +222,7 @@ def add_compare_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--strict", action="store_true", help="queries missing from a run, or extra in it, are errors"
     )
+    _add_slice_options(p)
     p.set_defaults(handler=_cmd_compare)
 
 
@@ -234,6 +258,7 @@ def add_check_parser(sub: Subcommands) -> None:
     p.add_argument("--plot", metavar="FILE.svg", help="draw the history of --history as an SVG line chart")
     p.add_argument("--name", help="run name to record (default: the run's tag)")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    _add_slice_options(p)
     p.set_defaults(handler=_cmd_check)
 
 
@@ -262,39 +287,77 @@ def add_ab_parser(sub: Subcommands) -> None:
     p.set_defaults(handler=_cmd_ab)
 
 
+def add_verify_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="recompute a JSON report of score, compare or check and say whether every number holds",
+        description="Check that QRELS and each RUN are the files the report was made from (their sha256 "
+        "in its fingerprint), recompute the report and compare every number. Exit status 0 when all "
+        "hold, 1 when one differs (each is listed: measure, run, query or mean, stored and recomputed), "
+        "2 on bad input (a file that differs from the report's is bad input).",
+    )
+    p.add_argument("report", metavar="REPORT.json", help="a report made with --format json")
+    p.add_argument("qrels", metavar="QRELS", help="the qrels file the report was made from")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="the run files, in the report's order")
+    p.set_defaults(handler=_cmd_verify)
+
+
 COMMANDS: dict[str, AddParser] = {
     "score": add_score_parser,
     "compare": add_compare_parser,
     "check": add_check_parser,
     "ab": add_ab_parser,
+    "verify": add_verify_parser,
 }
 
 
 # -------------------------------------------------------------------------------------------------- score
 def _cmd_score(args: argparse.Namespace) -> int:
+    from annotate_app.cli import _reports
     from metrics import parse_measures, read_qrels, render
 
     if args.ppi is not None:
+        if args.by is not None:
+            raise QrelForgeError("--by does not work with --ppi")
         return _cmd_score_ppi(args)
     for flag, value in (("--project", args.project), ("--db", args.db)):
         if value is not None:
             raise QrelForgeError(f"{flag} {value!r} is only used with --ppi JUDGE")
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    cut = _reports.slicing(args.by, args.queries)
+    if cut is not None and args.format == "trec":
+        raise QrelForgeError("--by works with --format table, json or csv")
+    qrels = read_qrels(args.qrels)
     if args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
     else:
         if args.address is not None:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
-        results = _score_here(args, read_qrels(args.qrels), measures)
-    emit(render.score_output(results, measures, fmt=args.format, per_query=args.per_query), args.output)
+        results = _score_here(args, qrels, measures)
+    if args.format == "json":
+        fp = _reports.score_fingerprint(
+            qrels,
+            args.qrels,
+            args.runs,
+            results,
+            measures,
+            per_query=args.per_query,
+            strict=args.strict,
+            cut=cut,
+            corpus=args.corpus,
+            chunk_map=args.chunk_map,
+        )
+        document = _reports.score_document(
+            results, measures, per_query=args.per_query, cut=cut, fingerprint=fp
+        )
+        text = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    elif cut is not None:
+        document = _reports.score_document(results, measures, per_query=False, cut=cut, fingerprint=None)
+        text = _reports.score_text(document, results, measures, args.format)
+    else:
+        text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
+    emit(text, args.output)
     return 0
-
-
-def _partitioned(run: str) -> bool:
-    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
-    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
-        return True
-    return not os.path.exists(run) and any(c in run for c in "*?[")
 
 
 def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
@@ -419,53 +482,27 @@ def _ppi_table(rows: list[dict[str, Any]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ compare
-def named_run_files(paths: list[str]) -> dict[str, Any]:
-    """Read run files, naming each by its tag; runs sharing a tag are named by their file names instead."""
-    from metrics import read_run
-
-    runs = [read_run(p) for p in paths]
-    tags = [r.name for r in runs]
-    names = [tag if tags.count(tag) == 1 else Path(p).name for tag, p in zip(tags, paths, strict=True)]
-    names = [n if names.count(n) == 1 else p for n, p in zip(names, paths, strict=True)]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            raise QrelForgeError(f"run file {paths[i]!r} is given twice")
-    return dict(zip(names, runs, strict=True))
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from metrics import read_qrels
-    from metrics.compare import compare
+    from annotate_app.cli import _reports
 
     if args.max_queries < 0:
         raise QrelForgeError(f"--max-queries must be an int >= 0; got {args.max_queries}")
-    tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
-    report = compare(
-        read_qrels(args.qrels),
-        named_run_files(args.runs),
-        args.measures or DEFAULT_MEASURES,
+    cut = _reports.slicing(args.by, args.queries)
+    options = _reports.CompareOptions(
         baseline=args.baseline,
-        tests=tests,
+        tests=tuple(t.strip() for t in args.tests.split(",") if t.strip()),
         n_permutations=args.permutations,
         n_bootstrap=args.bootstrap,
         seed=args.seed,
         alpha=args.alpha,
         correction=args.correction,
-        corpus=args.corpus,
         strict=args.strict,
     )
-    emit(_render(report, args.format, args.max_queries), args.output)
+    report, parts = _reports.compare_reports(
+        args.qrels, args.runs, args.measures or DEFAULT_MEASURES, options, cut=cut, corpus=args.corpus
+    )
+    emit(_reports.render_compare(report, parts, cut, args.format, args.max_queries), args.output)
     return 0
-
-
-def _render(report: Any, fmt: str, max_queries: int) -> str:
-    if fmt == "json":
-        return json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    if fmt == "markdown":
-        return report.to_markdown(max_queries=max_queries)
-    if fmt == "html":
-        return report.to_html(max_queries=max_queries)
-    return report.to_latex() if fmt == "latex" else report.to_text()
 
 
 # -------------------------------------------------------------------------------------------------- check
@@ -476,25 +513,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise QrelForgeError("--trend and --plot need --history FILE")
     if not (args.minimum or args.maximum):
         raise QrelForgeError("check needs at least one threshold: --min MEASURE=VALUE or --max MEASURE=VALUE")
-    from dataclasses import replace
-
-    from metrics.checks import check_thresholds
+    from annotate_app.cli import _reports
     from metrics.history import append_history
 
-    result = check_thresholds(args.qrels, args.run, minimum=args.minimum, maximum=args.maximum)
-    name = args.name or result.run or Path(args.run).name
-    result = replace(result, run=name)
-    if args.history:
-        append_history(args.history, result, name, args.qrels)
-    text = (
-        result.to_text()
-        if args.format == "table"
-        else json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    cut = _reports.slicing(args.by, args.queries)
+    outcome = _reports.check_results(
+        args.qrels, args.run, args.minimum, args.maximum, name=args.name, cut=cut
     )
+    if args.history:
+        append_history(args.history, outcome.result, outcome.result.run, args.qrels)
+    if args.format == "table":
+        text = _reports.check_text(outcome)
+    else:
+        document = _reports.check_document(
+            outcome, args.qrels, args.run, args.minimum, args.maximum, name=args.name, cut=cut
+        )
+        text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     sys.stdout.write(text)
     if args.trend or args.plot:
         _show_history(args)
-    return _verdict(result, args.format)
+    return _verdict(outcome, args.format)
 
 
 def _history_only(args: argparse.Namespace) -> int:
@@ -512,13 +550,33 @@ def _history_only(args: argparse.Namespace) -> int:
     )
 
 
-def _verdict(result: Any, fmt: str) -> int:
-    """Exit status 0 (PASS, said on standard output for the table format) or 1 (FAIL, on standard error)."""
-    if result.passed:
+def _verdict(outcome: Any, fmt: str) -> int:
+    """Exit status 0 (PASS, said on standard output for the table format) or 1 (FAIL, on standard error:
+    one line per failing check, the overall one and each slice's)."""
+    if outcome.passed:
         if fmt == "table":
-            print(result.message())
+            print(outcome.message())
         return 0
-    print(f"qrelforge check: {result.message()}", file=sys.stderr)
+    for line in outcome.failures():
+        print(f"qrelforge check: {line}", file=sys.stderr)
+    return 1
+
+
+# ------------------------------------------------------------------------------------------------- verify
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from annotate_app.cli._reports import verify
+
+    verdict = verify(args.report, args.qrels, args.runs)
+    if verdict.holds:
+        print(f"{args.report}: all {verdict.numbers} numbers hold")
+        return 0
+    n = len(verdict.differences)
+    print(
+        f"{args.report}: {n} of {verdict.numbers} number{'s' if verdict.numbers != 1 else ''} "
+        f"differ{'s' if n == 1 else ''}:"
+    )
+    for line in verdict.differences:
+        print(f"  {line}")
     return 1
 
 

@@ -40,7 +40,15 @@ from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import utcnow
 from metrics.data import Run
 
-__all__ = ["stored_run", "bm25_baseline", "label_table", "queue_pairs", "QueueReport", "MAX_QUEUE"]
+__all__ = [
+    "stored_run",
+    "bm25_baseline",
+    "label_table",
+    "query_tags",
+    "queue_pairs",
+    "QueueReport",
+    "MAX_QUEUE",
+]
 
 MAX_QUEUE = 10_000
 
@@ -121,6 +129,15 @@ def label_table(db: Database, actor: Actor, project: ProjectRef) -> pd.DataFrame
         rows = q.label_table(s, proj.id)
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "grade"])
     return frame.astype({"grade": np.int64})
+
+
+def query_tags(db: Database, actor: Actor, project: ProjectRef) -> dict[str, tuple[str, ...]]:
+    """``{query_id: tags}`` of every query of the project (reviewer): the ``tags`` field of the queries file
+    it was imported from (`metrics.slices` reads them; no tags: an empty tuple)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read query tags")
+        metas = q.query_metas(s, proj.id)
+    return {qid: tuple(meta.get("tags") or ()) for qid, meta in sorted(metas.items())}
 
 
 def _check_pairs(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

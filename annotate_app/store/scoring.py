@@ -5,12 +5,14 @@ Every function reads in the caller's transaction and returns plain rows (tuples)
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.models import Query
 
-__all__ = ["run_entries", "corpus_texts", "query_texts", "label_table"]
+__all__ = ["run_entries", "corpus_texts", "query_texts", "query_metas", "label_table"]
 
 
 def run_entries(s: Session, run_id: int) -> list[tuple[str, str, float, int]]:
@@ -37,6 +39,12 @@ def query_texts(s: Session, project_id: int) -> list[tuple[str, str]]:
     return fetch_rows(
         s, "SELECT external_id, text FROM queries WHERE project_id = %s ORDER BY external_id", project_id
     )
+
+
+def query_metas(s: Session, project_id: int) -> dict[str, dict]:
+    """query external id → its meta (the extra fields of the queries file, ``tags`` among them)."""
+    stmt = select(Query.external_id, Query.meta).where(Query.project_id == project_id)
+    return {e: dict(m or {}) for e, m in s.execute(stmt)}
 
 
 def label_table(s: Session, project_id: int) -> list[tuple[str, str, str, int]]:

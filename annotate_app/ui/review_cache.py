@@ -22,6 +22,7 @@ __all__ = [
     "probe_results",
     "judge_qrels",
     "human_release_qrels",
+    "query_tags",
 ]
 
 agreement = cached_read(gate.agreement)
@@ -35,3 +36,4 @@ judge_calibrations = cached_read(judges.calibrate)
 probe_results = cached_read(judges.probe_results)
 judge_qrels = cached_read(judges.judge_qrels)
 human_release_qrels = cached_read(judges.human_release_qrels, ttl=600, max_entries=32, immutable=True)
+query_tags = cached_read(scoring.query_tags)

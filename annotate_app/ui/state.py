@@ -53,6 +53,9 @@ SCORE_FUSE_METHOD = "score_fuse_method"
 SCORE_FUSE_NAME = "score_fuse_name"
 SCORE_SENSITIVITY = "score_sensitivity"
 SCORE_MEASURE = "score_measure"
+SCORE_SLICE_BY = "score_slice_by"  # the Score page's slicing: "" (all queries), "tag" or "tag:KEY"
+SCORE_SLICE = "score_slice"  # the slice shown (a tag, a tag's value, or metrics.slices.UNTAGGED)
+SCORE_HEATMAP_MEASURE = "score_heatmap_measure"
 SCORE_UNJUDGED_PAGE = "score_unjudged_page"  # per run: the page of its unjudged documents
 
 # --------------------------------------------------------------------------------------------- reviewer

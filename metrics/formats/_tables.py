@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from metrics import _ids
+from metrics import _ids, _tags
 from metrics._choice import Choice
 from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._lines import (
@@ -113,7 +113,12 @@ def read_queries(
     max_line_mb: float | None = None,
 ) -> pd.DataFrame:
     """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras (errors and
-    limits: as `read_corpus`)."""
+    limits: as `read_corpus`).
+
+    An optional ``tags`` field is read as a list of tags (slices, `metrics.slices`): in JSONL a list of
+    strings, in CSV/TSV one cell with the tags separated by ``|``. A tag is a label (``head``) or
+    ``key:value`` (``lang:zh``), of letters, digits, ``_``, ``.`` and ``-``; a bad tag is an error of its
+    line."""
     return _read_records(source, format, kind="queries", limits=_limits(max_inflated_mb, max_line_mb))
 
 
@@ -134,7 +139,7 @@ def _read_records(source: Source, format: str, *, kind: str, limits: _Limits) ->
     rows = (
         _jsonl_rows(src, problems) if fmt == TableFormat.JSONL else _delimited_rows(src, fmt, problems)
     )  # streamed
-    records = _normalize_records(rows, kind, problems)
+    records = _normalize_records(rows, kind, problems, delimited=fmt != TableFormat.JSONL)
     problems.check()
     id_key = "doc_id" if kind == "corpus" else "query_id"
     columns = [id_key, "title", "text"] if kind == "corpus" else [id_key, "text"]
@@ -267,16 +272,20 @@ def _header_problem(header: list[str]) -> str | None:
     return f"column {quoted(twice[0])} appears twice in the header" if twice else None
 
 
-def _normalize_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> list[dict]:
-    return list(_valid_records(rows, kind, problems))
+def _normalize_records(
+    rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector, *, delimited: bool = False
+) -> list[dict]:
+    return list(_valid_records(rows, kind, problems, delimited=delimited))
 
 
-def _valid_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector) -> Iterator[dict]:
+def _valid_records(
+    rows: Iterable[tuple[int, str, Any]], kind: str, problems: _Collector, *, delimited: bool = False
+) -> Iterator[dict]:
     """The valid records, canonical keys; every invalid or duplicate one goes to ``problems``."""
     id_key = "doc_id" if kind == "corpus" else "query_id"
     seen: dict[str, int] = {}
     for number, text, obj in rows:
-        record = _normalize_record(obj, kind, id_key)
+        record = _normalize_record(obj, kind, id_key, delimited=delimited)
         if isinstance(record, str):
             problems.add(number, text, record)
             continue
@@ -287,7 +296,7 @@ def _valid_records(rows: Iterable[tuple[int, str, Any]], kind: str, problems: _C
         yield record
 
 
-def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
+def _normalize_record(obj: Any, kind: str, id_key: str, *, delimited: bool = False) -> dict | str:
     """The record with canonical keys, or the reason it is invalid."""
     if not isinstance(obj, dict):
         return f"expected a JSON object, got {type(obj).__name__}"
@@ -308,6 +317,12 @@ def _normalize_record(obj: Any, kind: str, id_key: str) -> dict | str:
     for field in ("title", "text"):
         if field in record and not isinstance(record[field], str):
             return f"{field} must be a string; got {type(record[field]).__name__}"
+    if kind == "queries" and "tags" in record:
+        tags = _tags.parse_tags(record["tags"]) if delimited else record["tags"]
+        reason = _tags.tag_problem(tags)
+        if reason:
+            return reason
+        record["tags"] = list(tags)
     return record
 
 

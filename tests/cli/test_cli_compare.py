@@ -30,7 +30,12 @@ def test_compare_markdown_is_the_golden_report(capsys):
     code, out, err = run_cli(
         capsys, "compare", QRELS, RUN_A, RUN_B, "--baseline", "scheme_a", *SEED_000, "--format", "markdown"
     )
-    assert (code, err) == (0, "") and out == GOLDEN.read_text(encoding="utf-8")
+    report, fingerprint = out.split("\n## Fingerprint\n", 1)
+    assert (code, err) == (0, "") and report == GOLDEN.read_text(encoding="utf-8")
+    assert (
+        json.loads(fingerprint.strip().removeprefix("```json").removesuffix("```"))["runs"][1]["file"]
+        == RUN_B
+    )
 
 
 def test_compare_flags_scheme_b_per_query_in_json(capsys):

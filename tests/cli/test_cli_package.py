@@ -27,6 +27,7 @@ COMMANDS = [
     "fuse",
     "compare",
     "check",
+    "verify",
     "ab",
     "init",
     "user",

@@ -193,6 +193,7 @@ CALLS = (
     Call("scoring", "queue_pairs", "reviewer", ("work", [("q1", "D6")]), {"note": "unjudged in scheme_a"}),
     Call("judges", "list_judges", "reviewer", ("demo",)),
     Call("judges", "calibrate", "reviewer", ("demo",)),
+    Call("judges", "probe_results", "reviewer", ("demo",)),
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),
     Call("judges", "human_release_qrels", "reviewer", ("demo",)),

@@ -67,6 +67,7 @@ def import_queries(
         _refuse_labelled_changes(s, file, records, changed, existing)
         import_id = start_import(s, actor, proj, file, ImportKind.QUERIES, Path(file.name).name)
         replaced = _previous(s, [existing[r["external_id"]][0] for r in changed], changed)
+        retagged = _retagged(s, proj.id, records, new, changed, existing)
         now = utcnow()
         q.insert_queries(
             s,
@@ -95,13 +96,14 @@ def import_queries(
                 for r in changed
             ],
         )
+        q.update_queries(s, retagged)
         report = ImportReport(
             kind=ImportKind.QUERIES,
             source=file.name,
             name=Path(file.name).name,
             added=len(new),
-            changed=len(changed),
-            unchanged=len(records) - len(new) - len(changed),
+            changed=len(changed) + len(retagged),
+            unchanged=len(records) - len(new) - len(changed) - len(retagged),
         )
         record_import(s, actor, proj, file, report, import_id, replaced)
         return already_imported(s, proj, file, report, import_id)
@@ -117,6 +119,22 @@ def _previous(s: Session, query_ids: list[int], changed: list[dict]) -> dict | N
             {**before[i], "id": i, "new_sha256": r["sha"]} for i, r in zip(query_ids, changed, strict=True)
         ]
     }
+
+
+def _retagged(
+    s: Session, project_id: int, records: list[dict], new: list[dict], changed: list[dict], existing: dict
+) -> list[dict]:
+    """``{"b_id", "meta"}`` of the queries whose text is unchanged but whose tags (or other metadata) are
+    not: tags are not content, so they may change on a labelled query too."""
+    from annotate_app.store.scoring import query_metas
+
+    skip = {r["external_id"] for r in (*new, *changed)}
+    stored = query_metas(s, project_id)
+    return [
+        {"b_id": existing[r["external_id"]][0], "meta": r["meta"]}
+        for r in records
+        if r["external_id"] not in skip and stored.get(r["external_id"], {}) != r["meta"]
+    ]
 
 
 def _refuse_labelled_changes(

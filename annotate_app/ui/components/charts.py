@@ -16,6 +16,7 @@ __all__ = [
     "per_query_bars",
     "difference_bars",
     "win_loss_bars",
+    "run_query_heatmap",
     "COLORS",
 ]
 
@@ -169,4 +170,26 @@ def win_loss_bars(wtl: pd.DataFrame) -> alt.Chart:
             tooltip=["run", "measure", "outcome", "count"],
         )
         .properties(height=110)
+    )
+
+
+def run_query_heatmap(frame: pd.DataFrame, measure: str) -> alt.Chart:
+    """Runs × queries of one measure (``frame``: run, query_id, value; NaN where undefined), coloured from
+    `NEUTRAL` (0) to `SHARE` (the largest value, at least 1), undefined cells in `UNDEFINED`."""
+    frame = frame.assign(undefined=frame["value"].isna())
+    top = max(1.0, float(frame["value"].max())) if frame["value"].notna().any() else 1.0
+    scale = alt.Scale(domain=[0, top], range=[NEUTRAL, SHARE])
+    runs = list(dict.fromkeys(frame["run"]))
+    return (
+        alt.Chart(frame)
+        .mark_rect()
+        .encode(
+            x=alt.X("query_id:N", title="query", sort=None, axis=_LABELS),
+            y=alt.Y("run:N", title=None, sort=runs),
+            color=alt.condition(
+                "isValid(datum.value)", alt.Color("value:Q", scale=scale, title=measure), alt.value(UNDEFINED)
+            ),
+            tooltip=["run", "query_id", alt.Tooltip("value:Q", format=".4f", title=measure)],
+        )
+        .properties(height=max(80, 36 * len(runs)))
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import re
 from collections.abc import Sequence
 
@@ -122,22 +123,55 @@ def results_of(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict[
     return {name: evaluate(qrels, run, measures) for name, run in runs.items()}
 
 
-def score_table(qrels: Qrels, runs: dict[str, Run], measures: list[str]) -> dict[str, Result]:
-    """One row per run, one column per measure (means, 3 decimals); returns the results."""
+def score_table(
+    qrels: Qrels,
+    runs: dict[str, Run],
+    measures: list[str],
+    actor: Actor | None = None,
+    project: str | None = None,
+) -> dict[str, Result]:
+    """One row per run, one column per measure (means, 3 decimals) of the chosen slice (`score_slices`;
+    all queries by default), every slice's means, and the downloads (CSV, JSON), each with the fingerprint;
+    returns the results of all queries."""
+    from annotate_app.ui.components import score_slices
+
     results = results_of(qrels, runs, measures)
-    table = pd.DataFrame({name: r.mean for name, r in results.items()}).T[measures].astype(float)
+    first = next(iter(results.values()))
+    chosen = score_slices.choose_slice(actor, project, first.query_ids) if actor and project else None
+    shown = score_slices.shown_results(results, chosen)
+    table = pd.DataFrame({name: r.mean for name, r in shown.items()}).T[measures].astype(float)
     table.index.name = "run"
     st.table(_named(table).style.format("{:.3f}", na_rep="undefined"))
     notes = [
         f"{escape_name(name)}: {names.plural(r.counts.evaluated, 'query', 'queries')}, {r.counts.missing} "
         f"missing from the run (scored 0), {r.counts.extra} extra in the run (ignored), "
         f"{r.counts.no_relevant} without relevant documents"
-        for name, r in results.items()
+        for name, r in shown.items()
     ]
+    if chosen is not None:
+        notes.insert(0, f"Slice {escape_name(chosen.name)} (by {escape_name(chosen.by)}).")
     st.caption("  \n".join(notes))
-    csv = table.set_axis([csv_safe(name) for name in table.index]).rename_axis("run").to_csv()
+    if chosen is not None:
+        score_slices.slice_overview(results, chosen, measures)
+    fingerprint = score_slices.page_fingerprint(qrels, runs, measures, command="score")
+    framed = table.set_axis([csv_safe(name) for name in table.index]).rename_axis("run")
+    framed["fingerprint"] = json.dumps(fingerprint, ensure_ascii=False, separators=(",", ":"))
     st.download_button(
-        "Download the table (CSV)", csv.encode(), file_name="scores.csv", mime="text/csv", on_click="ignore"
+        "Download the table (CSV)",
+        framed.to_csv().encode(),
+        file_name="scores.csv",
+        mime="text/csv",
+        on_click="ignore",
+        help="The means shown, each row with the fingerprint (JSON) of the release and runs.",
+    )
+    st.download_button(
+        "Download the scores (JSON)",
+        score_slices.json_report(results, measures, fingerprint, chosen),
+        file_name="scores.json",
+        mime="application/json",
+        on_click="ignore",
+        help="As `qrelforge score --format json --per-query`, with every slice; "
+        "`qrelforge verify scores.json RELEASE.trec RUN...` recomputes it.",
     )
     return results
 
@@ -157,10 +191,19 @@ def _long(results: dict[str, Result], measure: str) -> pd.DataFrame:
     )
 
 
-def per_query(results: dict[str, Result], measures: list[str]) -> None:
-    """Per-query bars of every run, and the per-query difference between two runs."""
-    from annotate_app.ui.components import charts
+def per_query(
+    results: dict[str, Result], measures: list[str], actor: Actor | None = None, project: str | None = None
+) -> None:
+    """A run × query heatmap of one measure, per-query bars of every run, and the per-query difference
+    between two runs; all of the chosen slice's queries (`score_slices`)."""
+    from annotate_app.ui.components import charts, score_slices
 
+    if actor and project and results:
+        first = next(iter(results.values()))
+        results = score_slices.shown_results(
+            results, score_slices.choose_slice(actor, project, first.query_ids)
+        )
+        score_slices.heatmap(results, measures)
     measure = st.selectbox("Measure", measures, key=state.SCORE_MEASURE)
     st.altair_chart(charts.per_query_bars(_long(results, measure), measure), width="stretch")
     shown = list(results)
@@ -270,6 +313,11 @@ def compare_view(qrels: Qrels, runs: dict[str, Run], measures: list[str], projec
     st.dataframe(shown, hide_index=True, width="stretch", column_config=names.column_config(shown))
     st.caption(escape_markdown(report.legend()))  # it names the baseline run
     st.altair_chart(charts.win_loss_bars(report.to_dataframe("wtl")), width="stretch")
+    from annotate_app.ui.components.score_slices import page_fingerprint
+
+    report.fingerprint = page_fingerprint(
+        qrels, runs, measures, command="compare", parameters={**report.to_dict(per_query=False)["settings"]}
+    )
     first, second = st.columns(2)
     first.download_button(
         "Report (Markdown)",

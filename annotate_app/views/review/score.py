@@ -88,9 +88,9 @@ def _panel(
     if tab == Tab.PPI:
         ppi_panel.ppi_view(actor, project, version, runs, measures)
     elif tab == Tab.SCORES:
-        panels.score_table(qrels, runs, measures)
+        panels.score_table(qrels, runs, measures, actor, project)
     elif tab == Tab.PER_QUERY:
-        panels.per_query(panels.results_of(qrels, runs, measures), measures)
+        panels.per_query(panels.results_of(qrels, runs, measures), measures, actor, project)
     elif tab == Tab.UNJUDGED:
         panels.unjudged(actor, project, qrels, runs, k)
     elif tab == Tab.COMPARE:

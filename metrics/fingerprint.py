@@ -1,0 +1,209 @@
+"""Fingerprints: what a report was computed from, so that its numbers can be checked again later.
+
+A fingerprint is a JSON-ready dict that every report of ``qrelforge score``, ``compare`` and ``check`` (and
+every download of the Score page) carries:
+
+- ``tool``: ``qrelforge`` and its installed version (``importlib.metadata``; ``unknown`` when not installed);
+- ``command`` and its ``parameters`` (thresholds, tests, seed, slices...): enough to recompute the report;
+- ``qrels``: their source, ``content_sha256`` (sha256 of the canonical TREC text ``qid 0 docid grade`` sorted
+  by query then document ID, which is a release's content hash), the release version when they come from a
+  release, and the file's ``sha256`` when from a file;
+- ``runs``: per run its name, file and the file's ``sha256`` (a run held as partitions: sha256 of the sorted
+  ``sha256  name`` lines of its files), or the ``content_sha256`` of its canonical TREC text when not from a
+  file;
+- ``measures``: the parsed specs as canonical text (``P(rel=2)@5``);
+- ``semantics``: the rules in force (`semantics`).
+
+``qrelforge verify REPORT.json QRELS RUN...`` reads it back, checks the hashes and recomputes every number.
+
+>>> fp = fingerprint({"q1": {"D1": 2}}, {"a": {"q1": ["D1"]}}, ["P(rel=2)@5", "nDCG@10"])
+>>> fp["measures"], fp["qrels"]["content_sha256"][:12], fp["semantics"]["relevance_level"]
+(['P(rel=2)@5', 'nDCG@10'], '97112795cf42', {'P(rel=2)@5': 2, 'nDCG@10': 1})
+>>> fp["semantics"]["undefined_without_relevant_documents"]
+['nDCG@10']
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from metrics._text import _e, _json_ready
+from metrics.data import Qrels, Run
+from metrics.errors import QrelForgeError
+from metrics.measures import Measure, parse_measures
+
+__all__ = [
+    "FINGERPRINT_KEY",
+    "tool_version",
+    "file_sha256",
+    "qrels_sha256",
+    "run_sha256",
+    "semantics",
+    "fingerprint",
+    "fingerprint_markdown",
+    "fingerprint_html",
+]
+
+FINGERPRINT_KEY = "fingerprint"
+_CHUNK = 1 << 20
+
+
+def tool_version() -> str:
+    """The installed version of the ``qrelforge`` distribution, ``unknown`` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("qrelforge")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _sha_of_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file; of a directory or glob (a partitioned run): sha256 of the ``sha256  name`` lines
+    of its files, sorted by name."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return _sha_of_file(path)
+    files = (
+        sorted(os.path.join(path, f) for f in os.listdir(path))
+        if os.path.isdir(path)
+        else sorted(glob.glob(path))
+    )
+    files = [f for f in files if os.path.isfile(f)]
+    if not files:
+        raise QrelForgeError(f"{path!r} is not a file, nor a directory or glob holding files")
+    lines = "".join(f"{_sha_of_file(f)}  {os.path.basename(f)}\n" for f in files)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def qrels_sha256(qrels: Qrels) -> str:
+    """sha256 of the canonical TREC text of ``qrels``: ``qid 0 docid grade`` lines sorted by query then
+    document ID (code points), as a release's content hash."""
+    rows = sorted(
+        zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
+    )
+    digest = hashlib.sha256()
+    for q, d, g in rows:
+        digest.update(f"{q} 0 {d} {g}\n".encode())
+    return digest.hexdigest()
+
+
+def run_sha256(run: Run) -> str:
+    """sha256 of the canonical text of ``run``: ``qid docid score`` lines in evaluation order (rank order per
+    query), the scores in shortest round-trip form."""
+    frame = run.ranked()
+    digest = hashlib.sha256()
+    rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), frame.score.tolist(), strict=True)
+    for q, d, s in rows:
+        digest.update(f"{q} {d} {s!r}\n".encode())
+    return digest.hexdigest()
+
+
+def semantics(measures: Iterable[str | Measure], **rules: Any) -> dict[str, Any]:
+    """The rules the numbers follow: which queries count, what an unjudged document is, which measures are
+    undefined (left out of the mean) for a query without relevant documents, which are judged-only, the
+    relevance level of each measure, how each is aggregated; ``rules`` (``strict``, ``corpus``,
+    ``chunk_map``...) are added as given."""
+    specs = parse_measures(measures)
+    return _json_ready(
+        {
+            "queries": "the queries of the qrels; a query missing from a run scores 0 (FirstRel: undefined); "
+            "queries only in a run are ignored",
+            "unjudged_documents": "non-relevant, except for judged_only measures (the condensed list)",
+            "undefined_without_relevant_documents": [str(m) for m in specs if m.definition.needs_relevant],
+            "judged_only": [str(m) for m in specs if m.judged_only],
+            "relevance_level": {str(m): m.rel for m in specs},
+            "aggregate": {str(m): str(m.definition.aggregate) for m in specs},
+            **rules,
+        }
+    )
+
+
+def fingerprint(
+    qrels: Any,
+    runs: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    measures: Iterable[str | Measure],
+    *,
+    qrels_file: str | None = None,
+    release: int | None = None,
+    run_files: Mapping[str, str] | None = None,
+    command: str = "score",
+    parameters: Mapping[str, Any] | None = None,
+    rules: Mapping[str, Any] | None = None,
+    queries_file: str | None = None,
+) -> dict[str, Any]:
+    """The fingerprint of a report (see the module doc).
+
+    ``qrels`` and each of ``runs`` (``{name: run}`` or ``(name, run)`` pairs) are anything `metrics.evaluate`
+    accepts. ``qrels_file`` and ``run_files`` (``{name: path}``) are the files they were read from (hashed); a
+    run given as a path is its own file; a run without a file is hashed by its content. ``release``: the
+    release version the qrels are. ``parameters``: the command's options; ``rules``: further `semantics`;
+    ``queries_file``: the queries file the slices' tags come from (hashed, under ``queries``).
+    """
+    from metrics.evaluate import as_qrels, as_run
+
+    files = dict(run_files or {})
+    specs = parse_measures(measures)
+    q = as_qrels(qrels)
+    run_rows = []
+    for name, run in runs.items() if isinstance(runs, Mapping) else runs:
+        path = files.get(name, os.fspath(run) if isinstance(run, str | os.PathLike) else None)
+        row: dict[str, Any] = {"name": name, "file": path}
+        if path is not None:
+            row["sha256"] = file_sha256(path)
+        else:
+            row["content_sha256"] = run_sha256(as_run(run))
+        run_rows.append(row)
+    queries = {"file": queries_file, "sha256": file_sha256(queries_file)} if queries_file else None
+    return _json_ready(
+        {
+            "tool": {"name": "qrelforge", "version": tool_version()},
+            "command": command,
+            "parameters": dict(parameters or {}),
+            "qrels": {
+                "source": q.source,
+                "release": release,
+                "file": qrels_file,
+                "sha256": file_sha256(qrels_file) if qrels_file else None,
+                "content_sha256": qrels_sha256(q),
+            },
+            "runs": run_rows,
+            "measures": [str(m) for m in specs],
+            "semantics": semantics(specs, **dict(rules or {})),
+            **({"queries": queries} if queries else {}),
+        }
+    )
+
+
+def _json(fp: Mapping[str, Any]) -> str:
+    return json.dumps(fp, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def fingerprint_markdown(fp: Mapping[str, Any]) -> str:
+    """A ``## Fingerprint`` section: the fingerprint as a fenced JSON block (the fence is longer than any run
+    of backticks inside, so no ID can end it)."""
+    text = _json(fp)
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"## Fingerprint\n\n{fence}json\n{text}\n{fence}\n"
+
+
+def fingerprint_html(fp: Mapping[str, Any]) -> str:
+    """A ``<section>`` holding the fingerprint as escaped JSON in a ``<pre>``."""
+    return f'<section id="fingerprint"><h2>Fingerprint</h2><pre>{_e(_json(fp))}</pre></section>'
