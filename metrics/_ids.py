@@ -22,6 +22,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # _TAIL_MASK[r] keeps the first r bytes of a big-endian 8-byte word.
 _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(1, 9)], dtype=np.uint64)
 _BLOCK_ROWS = 1 << 18
+_MIN_RUN = 8  # `encode` run-end encodes a column whose runs of equal values are this long on average
 _LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
 _NUMPY_TYPES = {
     pa.int8().id: np.int8,
@@ -168,6 +169,68 @@ def _block_seed(seed: np.ndarray | None, at: int, n: int) -> np.ndarray:
     return _mix(raw)
 
 
+def pair_hashes(doc_hashes: np.ndarray, groups: np.ndarray, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """A 64-bit hash of each row's (group, document) pair, rows ``lo:hi``, from the documents' `hash_strings`
+    (equal pairs, equal hashes; a negative group is a group of its own)."""
+    out = np.asarray(groups)[lo:hi].astype(np.uint64)
+    out += _GOLDEN
+    _mix(out)
+    out ^= doc_hashes[lo:hi]
+    return _mix(out)
+
+
+def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
+    """False when no (group, document) pair occurs twice (certain); True when one may (`duplicate_rows` then
+    says which, exactly)."""
+    key = pair_hashes(doc_hashes, groups)
+    key.sort()
+    return len(key) >= 2 and bool((key[1:] == key[:-1]).any())
+
+
+def hash_matches(
+    doc_hashes: np.ndarray, groups: np.ndarray, table: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows whose (group, document) pair hash (`pair_hashes`) is in ``table`` (ascending), and the position
+    of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes need an
+    exact comparison of the IDs.
+
+    A direct-address table over the hashes' low bits (16 slots per entry, so most slots are empty) finds them
+    in one gather per row; the rare slot that two entries share is resolved by a binary search."""
+    order = np.argsort(table)
+    held = table[order]
+    if len(held) >= 2 and bool((held[1:] == held[:-1]).any()):
+        return None
+    bits = max(int(len(held)).bit_length() + 4, 10)
+    mask = np.uint64((1 << bits) - 1)
+    slot = (held & mask).astype(np.intp)
+    direct = np.full(1 << bits, -1, dtype=np.int32)
+    direct[slot] = np.arange(len(held), dtype=np.int32)
+    direct[np.bincount(slot, minlength=len(direct)) > 1] = -2
+    rows, at = [], []
+    for lo in range(0, len(groups), _BLOCK_ROWS):
+        key = pair_hashes(doc_hashes, groups, lo, lo + _BLOCK_ROWS)
+        got = direct[(key & mask).astype(np.intp)]
+        hit = np.flatnonzero(got >= 0)
+        hit = hit[held[got[hit]] == key[hit]]
+        shared = np.flatnonzero(got == -2)
+        pos = np.minimum(np.searchsorted(held, key[shared]), len(held) - 1)
+        found = held[pos] == key[shared]
+        both = np.concatenate([hit, shared[found]])
+        sort = np.argsort(both, kind="stable")
+        rows.append(both[sort] + lo)
+        at.append(np.concatenate([got[hit].astype(np.int64), pos[found]])[sort])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows), order[np.concatenate(at)]
+
+
+def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.ndarray:
+    """Per pair, whether ``a[rows[i]] == b[at[i]]`` (exact byte comparison)."""
+    if not len(rows):
+        return np.zeros(0, dtype=bool)
+    return to_numpy(pc.equal(as_strings(a).take(indices(rows)), as_strings(b).take(indices(at))))
+
+
 def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:
     """Row indices whose (group, id) pair already occurred on an earlier row, in row order.
 
@@ -202,12 +265,34 @@ def encode(values: Strings) -> tuple[np.ndarray, pa.Array]:
     values = as_strings(values)
     if len(values) == 0:
         return np.zeros(0, dtype=np.int32), pa.array([], type=pa.string())
+    return _encode_runs(values) or _dictionary_codes(values)
+
+
+def _dictionary_codes(values: Strings) -> tuple[np.ndarray, pa.Array]:
     enc = values.dictionary_encode()
     if isinstance(enc, pa.ChunkedArray):
         chunks = [c for c in enc.chunks if len(c)]
         codes = np.concatenate([to_numpy(c.indices) for c in chunks])
         return codes.astype(np.int32, copy=False), chunks[-1].dictionary
     return to_numpy(enc.indices).astype(np.int32, copy=False), enc.dictionary
+
+
+def _encode_runs(values: Strings) -> tuple[np.ndarray, pa.Array] | None:
+    """`encode` through run-end encoding when rows come in long runs of one value (a run file grouped by
+    query): the dictionary is built over one value per run, not per row. None when the runs are short."""
+    ends, heads, at = [], [], 0
+    for chunk in _chunks(values):
+        if not len(chunk):
+            continue
+        ree = pc.run_end_encode(chunk)
+        if len(ree.values) * _MIN_RUN > len(chunk):
+            return None
+        ends.append(to_numpy(ree.run_ends).astype(np.int64) + at)
+        heads.append(ree.values)
+        at += len(chunk)
+    codes, distinct = _dictionary_codes(pa.chunked_array(heads, pa.string()))
+    lengths = np.diff(np.concatenate([[0], *ends]))
+    return np.repeat(codes, lengths), distinct
 
 
 def lookup(values: Strings, value_set: Strings) -> np.ndarray:
@@ -260,30 +345,55 @@ def longest(values: Strings) -> int:
 
 # ------------------------------------------------------------------------------ trec_eval's row order
 def _descending_key(scores: np.ndarray) -> np.ndarray:
-    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0).
+
+    A negative float's bits already grow as it falls; a positive one's are inverted (and its sign bit
+    cleared, so that every positive score sorts before every negative one). Built in place: one 4-byte array.
+    """
     with np.errstate(over="ignore"):  # beyond float32's range a score becomes ±inf, as in trec_eval
-        s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+        s32 = np.asarray(scores, dtype=np.float32)
+        if np.may_share_memory(s32, scores):
+            s32 = s32.copy()
+    s32 += np.float32(0.0)
     bits = s32.view(np.uint32)
-    ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
-    return ~ascending
+    positive = bits < np.uint32(0x80000000)
+    np.invert(bits, out=bits, where=positive)
+    np.bitwise_and(bits, np.uint32(0x7FFFFFFF), out=bits, where=positive)
+    return bits
 
 
 def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
     descending (single precision), then document ID descending (byte order)."""
+    order = trec_order_or_none(groups, scores, doc_ids)
+    return np.arange(len(scores)) if order is None else order
+
+
+def trec_order_or_none(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
+    """`trec_order`, or None when the rows are in that order already (a run file written in rank order):
+    no 8-byte-per-row index array is made for them."""
     n = len(scores)
     key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
     key <<= np.uint64(32)
     key |= _descending_key(scores)
-    if n < 2 or np.all(key[1:] >= key[:-1]):
-        order, sorted_key = np.arange(n), key
-    else:
+    order: np.ndarray | None = None
+    if n >= 2 and not _non_decreasing(key):
         order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-    tied = sorted_key[1:] == sorted_key[:-1]
+        key = key[order]
+    tied = key[1:] == key[:-1]
+    del key
     if tied.any():
-        order = _break_ties(order, tied, doc_ids)
+        order = _break_ties(np.arange(n) if order is None else order, tied, doc_ids)
     return order
+
+
+def _non_decreasing(key: np.ndarray) -> bool:
+    """True when ``key`` never decreases (checked a block at a time: no full-length temporary)."""
+    step, last = 1 << 20, len(key) - 1
+    return all(
+        bool(np.all(key[lo + 1 : min(lo + step, last) + 1] >= key[lo : min(lo + step, last)]))
+        for lo in range(0, last, step)
+    )
 
 
 def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:

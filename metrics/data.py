@@ -53,11 +53,12 @@ def _check_id(value: Any, what: str, where: str, source: str) -> str:
 class _Rows:
     """Shared behaviour of Qrels and Run: query/doc columns and row access."""
 
-    __slots__ = ("query_id", "doc_id", "source", "_encoded")
+    __slots__ = ("query_id", "doc_id", "source", "_encoded", "_doc_hashes")
     query_id: _ids.Strings
     doc_id: _ids.Strings
     source: str
     _encoded: tuple[np.ndarray, pa.Array] | None
+    _doc_hashes: np.ndarray | None
 
     def __len__(self) -> int:
         return len(self.query_id)
@@ -68,6 +69,13 @@ class _Rows:
         if encoded is None:
             encoded = self._encoded = _ids.encode(self.query_id)
         return encoded
+
+    def doc_hashes(self) -> np.ndarray:
+        """Per row, a 64-bit hash of its document ID (`_ids.hash_strings`), computed once."""
+        hashes = getattr(self, "_doc_hashes", None)
+        if hashes is None:
+            hashes = self._doc_hashes = _ids.hash_strings(self.doc_id)
+        return hashes
 
     @property
     def query_ids(self) -> list[str]:
@@ -92,6 +100,7 @@ class Qrels(_Rows):
         self.query_id = _ids.as_strings(query_id)
         self.doc_id = _ids.as_strings(doc_id)
         self._encoded = None
+        self._doc_hashes = None
         self.relevance = np.asarray(relevance, dtype=np.int64)
         self.source = source
         if not _validated:
@@ -183,6 +192,7 @@ class Run(_Rows):
         self.query_id = _ids.as_strings(query_id)
         self.doc_id = _ids.as_strings(doc_id)
         self._encoded = None
+        self._doc_hashes = None
         self.score = np.asarray(score, dtype=np.float64)
         self.name = name
         self.source = source

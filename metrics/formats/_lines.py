@@ -34,7 +34,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # only ever grows, so other readers are not restricted by it).
 _CSV_FIELD_LIMIT = 2**31 - 1
 _SCAN = 1 << 20
-_THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
+_BIG_FILE = 64 << 20  # Arrow reads bigger files in 2 MiB blocks (fewer chunks), smaller ones in 1 MiB
 _MIN_RUN_LINE = (
     11  # "q Q0 d 1 1 t": the shortest run line, so a file of n bytes holds at most n // 11 + 1 rows
 )
