@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import TypeAlias
 
 import numpy as np
@@ -94,6 +95,45 @@ def indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
 
 
+def take(values: Strings, rows: np.ndarray) -> pa.Array:
+    """``values[rows]`` as one array. A chunked column is taken from chunk by chunk: Arrow's own ``take`` on
+    a chunked array concatenates every chunk first (a copy of the whole column for a few rows)."""
+    values = as_strings(values)
+    rows = np.asarray(rows, dtype=np.int64)
+    if not isinstance(values, pa.ChunkedArray):
+        return values.take(indices(rows))
+    chunks = [c for c in values.chunks if len(c)]
+    if len(chunks) <= 1 or not len(rows):
+        return values.take(indices(rows)).combine_chunks() if not chunks else chunks[0].take(indices(rows))
+    ends = np.cumsum([len(c) for c in chunks])
+    which = np.searchsorted(ends, rows, side="right")
+    by_chunk = np.argsort(which, kind="stable")
+    local = rows[by_chunk] - (ends - [len(c) for c in chunks])[which[by_chunk]]
+    bounds = np.searchsorted(which[by_chunk], np.arange(len(chunks) + 1))
+    parts = [
+        chunks[k].take(indices(local[bounds[k] : bounds[k + 1]]))
+        for k in range(len(chunks))
+        if bounds[k + 1] > bounds[k]
+    ]
+    back = np.empty(len(rows), dtype=np.int64)
+    back[by_chunk] = np.arange(len(rows))
+    return pa.concat_arrays(parts).take(indices(back))
+
+
+def bincount(codes: np.ndarray, minlength: int) -> np.ndarray:
+    """``np.bincount(codes, minlength=minlength)`` a block at a time (numpy first copies int32 codes to
+    int64: 8 bytes a row at once)."""
+    out = np.zeros(minlength, dtype=np.int64)
+    for lo in range(0, len(codes), _BLOCK_ROWS):
+        counts = np.bincount(codes[lo : lo + _BLOCK_ROWS], minlength=minlength)
+        if len(counts) > len(out):
+            counts[: len(out)] += out
+            out = counts
+        else:
+            out[: len(counts)] += counts
+    return out
+
+
 def _chunks(values: Strings) -> list[pa.Array]:
     values = as_strings(values)
     return list(values.chunks) if isinstance(values, pa.ChunkedArray) else [values]
@@ -101,11 +141,12 @@ def _chunks(values: Strings) -> list[pa.Array]:
 
 def _mix(h: np.ndarray) -> np.ndarray:
     """splitmix64 finalizer: spreads every input bit over the whole word (in place)."""
-    h ^= h >> np.uint64(30)
+    tmp = np.empty_like(h)
+    h ^= np.right_shift(h, np.uint64(30), out=tmp)
     h *= _M1
-    h ^= h >> np.uint64(27)
+    h ^= np.right_shift(h, np.uint64(27), out=tmp)
     h *= _M2
-    h ^= h >> np.uint64(31)
+    h ^= np.right_shift(h, np.uint64(31), out=tmp)
     return h
 
 
@@ -171,12 +212,18 @@ def _block_seed(seed: np.ndarray | None, at: int, n: int) -> np.ndarray:
 
 def pair_hashes(doc_hashes: np.ndarray, groups: np.ndarray, lo: int = 0, hi: int | None = None) -> np.ndarray:
     """A 64-bit hash of each row's (group, document) pair, rows ``lo:hi``, from the documents' `hash_strings`
-    (equal pairs, equal hashes; a negative group is a group of its own)."""
-    out = np.asarray(groups)[lo:hi].astype(np.uint64)
-    out += _GOLDEN
-    _mix(out)
-    out ^= doc_hashes[lo:hi]
-    return _mix(out)
+    (equal pairs, equal hashes; a negative group is a group of its own). Built a block at a time: no
+    full-length temporaries beside the result."""
+    groups = np.asarray(groups)[lo:hi]
+    out = np.empty(len(groups), dtype=np.uint64)
+    for at in range(0, len(out), _BLOCK_ROWS):
+        block = out[at : at + _BLOCK_ROWS]
+        block[:] = groups[at : at + _BLOCK_ROWS]
+        block += _GOLDEN
+        _mix(block)
+        block ^= doc_hashes[lo + at : lo + at + len(block)]
+        _mix(block)
+    return out
 
 
 def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
@@ -184,14 +231,14 @@ def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
     says which, exactly)."""
     key = pair_hashes(doc_hashes, groups)
     key.sort()
-    return len(key) >= 2 and bool((key[1:] == key[:-1]).any())
+    return len(key) >= 2 and not _increasing(key)
 
 
 def hash_matches(
     doc_hashes: np.ndarray, groups: np.ndarray, table: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The rows whose (group, document) pair hash (`pair_hashes`) is in ``table`` (ascending), and the position
-    of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes need an
+    """The rows whose (group, document) pair hash (`pair_hashes`) is in ``table`` (ascending), and the
+    position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes need an
     exact comparison of the IDs.
 
     A direct-address table over the hashes' low bits (16 slots per entry, so most slots are empty) finds them
@@ -228,7 +275,7 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
     """Per pair, whether ``a[rows[i]] == b[at[i]]`` (exact byte comparison)."""
     if not len(rows):
         return np.zeros(0, dtype=bool)
-    return to_numpy(pc.equal(as_strings(a).take(indices(rows)), as_strings(b).take(indices(at))))
+    return to_numpy(pc.equal(take(a, rows), take(b, at)))
 
 
 def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:
@@ -338,9 +385,15 @@ def invalid_id_rows(values: Strings) -> np.ndarray:
 
 
 def longest(values: Strings) -> int:
-    """The length in bytes of the longest ID (0 for none)."""
-    longest = pc.max(pc.binary_length(as_strings(values))).as_py()
-    return int(longest or 0)
+    """The length in bytes of the longest ID (0 for none), from the offsets, a chunk at a time."""
+    most = 0
+    for chunk in _chunks(values):
+        if len(chunk):
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+                chunk.offset : chunk.offset + len(chunk) + 1
+            ]
+            most = max(most, int(np.diff(offsets).max()))
+    return most
 
 
 # ------------------------------------------------------------------------------ trec_eval's row order
@@ -365,50 +418,122 @@ def _descending_key(scores: np.ndarray) -> np.ndarray:
 def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
     descending (single precision), then document ID descending (byte order)."""
-    order = trec_order_or_none(groups, scores, doc_ids)
-    return np.arange(len(scores)) if order is None else order
+    return trec_order_sparse(groups, scores, doc_ids).full(len(scores))
 
 
-def trec_order_or_none(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """`trec_order`, or None when the rows are in that order already (a run file written in rank order):
-    no 8-byte-per-row index array is made for them."""
+@dataclass(frozen=True)
+class Order:
+    """A row order (`trec_order`) kept small when the rows are nearly in it (a run file written in rank
+    order): ``order`` if given, else the identity except at positions ``at`` (ascending), which take rows
+    ``moved``: only the reordered ties are held, not 8 bytes per row."""
+
+    order: np.ndarray | None
+    at: np.ndarray
+    moved: np.ndarray
+
+    def full(self, n: int) -> np.ndarray:
+        if self.order is not None:
+            return self.order
+        order = np.arange(n)
+        order[self.at] = self.moved
+        return order
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """The row at each of ``positions`` of the order."""
+        if self.order is not None:
+            return self.order[positions]
+        out = np.array(positions, dtype=np.int64)
+        if len(self.at) and len(out):
+            k = np.minimum(np.searchsorted(self.at, out), len(self.at) - 1)
+            hit = self.at[k] == out
+            out[hit] = self.moved[k[hit]]
+        return out
+
+    def gather(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per row) in this order."""
+        if self.order is not None:
+            return values[self.order]
+        out = values.copy()
+        out[self.at] = values[self.moved]
+        return out
+
+
+def trec_order_sparse(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> Order:
+    """`trec_order` as an `Order`. When the rows are grouped and sorted already, the keys are only built a
+    block at a time and only the ties are reordered: no 8-byte-per-row array is made."""
     n = len(scores)
-    key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
+    groups = np.asarray(groups)
+    ties, step = [], 1 << 20
+    for lo in range(0, max(n - 1, 0), step):
+        key = _order_key(groups[lo : lo + step + 1], scores[lo : lo + step + 1])
+        if not bool(np.all(key[1:] >= key[:-1])):
+            return Order(_sorted_order(groups, scores, doc_ids), _NO_ROWS, _NO_ROWS)
+        ties.append(np.flatnonzero(key[1:] == key[:-1]) + lo)
+    tied_at = np.concatenate(ties) if ties else _NO_ROWS
+    if not len(tied_at):
+        return Order(None, _NO_ROWS, _NO_ROWS)
+    tied = np.zeros(n - 1, dtype=bool)
+    tied[tied_at] = True
+    at, within = _tie_order(None, tied, doc_ids)
+    return Order(None, at, at[within])
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _order_key(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per row, group (high 32 bits) then `_descending_key` (low 32 bits): ascending = trec_eval's order."""
+    key = groups.astype(np.uint64)  # codes are >= 0
     key <<= np.uint64(32)
     key |= _descending_key(scores)
-    order: np.ndarray | None = None
-    if n >= 2 and not _non_decreasing(key):
-        order = np.argsort(key, kind="stable")
-        key = key[order]
+    return key
+
+
+def _sorted_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    key = _order_key(groups, scores)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
     tied = key[1:] == key[:-1]
     del key
-    if tied.any():
-        order = _break_ties(np.arange(n) if order is None else order, tied, doc_ids)
-    return order
+    return _break_ties(order, tied, doc_ids) if tied.any() else order
 
 
-def _non_decreasing(key: np.ndarray) -> bool:
-    """True when ``key`` never decreases (checked a block at a time: no full-length temporary)."""
+def _blocks_hold(key: np.ndarray, test) -> bool:
+    """True when ``test(next, previous)`` holds for every pair of neighbours of ``key`` (a block at a time:
+    no full-length temporary)."""
     step, last = 1 << 20, len(key) - 1
     return all(
-        bool(np.all(key[lo + 1 : min(lo + step, last) + 1] >= key[lo : min(lo + step, last)]))
+        bool(np.all(test(key[lo + 1 : min(lo + step, last) + 1], key[lo : min(lo + step, last)])))
         for lo in range(0, last, step)
     )
 
 
+def _increasing(key: np.ndarray) -> bool:
+    return _blocks_hold(key, np.greater)
+
+
 def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """Reorder each run of equal keys by document ID descending."""
-    member = np.zeros(len(order), dtype=bool)
+    at, within = _tie_order(order, tied, doc_ids)
+    order = order.copy()
+    order[at] = order[at][within]
+    return order
+
+
+def _tie_order(
+    order: np.ndarray | None, tied: np.ndarray, doc_ids: pa.Array
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``order`` (None: the identity) in runs of equal keys, and their order within those
+    runs by document ID descending."""
+    member = np.zeros(len(tied) + 1, dtype=bool)
     member[1:] |= tied
     member[:-1] |= tied
     at = np.flatnonzero(member)
     group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
-    docs = as_strings(doc_ids).take(indices(order[at]))
+    docs = take(doc_ids, at if order is None else order[at])
     table = pa.table({"g": indices(group), "d": docs})
     within = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
-    order = order.copy()
-    order[at] = order[at][within]
-    return order
+    return at, within
 
 
 def position_within(groups: np.ndarray) -> np.ndarray:

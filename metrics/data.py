@@ -53,14 +53,29 @@ def _check_id(value: Any, what: str, where: str, source: str) -> str:
 class _Rows:
     """Shared behaviour of Qrels and Run: query/doc columns and row access."""
 
-    __slots__ = ("query_id", "doc_id", "source", "_encoded", "_doc_hashes")
-    query_id: _ids.Strings
+    __slots__ = ("_query_id", "doc_id", "source", "_encoded", "_doc_hashes")
+    _query_id: _ids.Strings | None
     doc_id: _ids.Strings
     source: str
     _encoded: tuple[np.ndarray, pa.Array] | None
     _doc_hashes: np.ndarray | None
 
+    @property
+    def query_id(self) -> _ids.Strings:
+        """The query ID of every row (an Arrow string column; rebuilt from the query codes on first use when
+        the reader kept only those, see `_drop_query_strings`)."""
+        if self._query_id is None:
+            codes, distinct = self.query_codes()
+            self._query_id = distinct.take(_ids.indices(codes))
+        return self._query_id
+
+    @query_id.setter
+    def query_id(self, values: _ids.Strings) -> None:
+        self._query_id = values
+
     def __len__(self) -> int:
+        if self._query_id is None and self._encoded is not None:
+            return len(self._encoded[0])
         return len(self.query_id)
 
     def query_codes(self) -> tuple[np.ndarray, pa.Array]:
@@ -69,6 +84,12 @@ class _Rows:
         if encoded is None:
             encoded = self._encoded = _ids.encode(self.query_id)
         return encoded
+
+    def _drop_query_strings(self) -> None:
+        """Keep the query IDs as codes only (4 bytes a row instead of the strings and their offsets): a reader
+        calls it on the rows it built, once it holds no other reference to the strings."""
+        self.query_codes()
+        self._query_id = None
 
     def doc_hashes(self) -> np.ndarray:
         """Per row, a 64-bit hash of its document ID (`_ids.hash_strings`), computed once."""

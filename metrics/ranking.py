@@ -172,15 +172,16 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
     r_codes, r_ids = run.query_codes()
     to_qrels = _ids.lookup(r_ids, q_ids)
     row_q = to_qrels[r_codes]
-    order: np.ndarray | None
     if (row_q >= 0).all():
-        order = _ids.trec_order_or_none(r_codes, run.score, run.doc_id)
+        order = _ids.trec_order_sparse(r_codes, run.score, run.doc_id)
     else:
         keep = np.flatnonzero(row_q >= 0)
-        order = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(_ids.indices(keep)))]
-    qidx = row_q if order is None else row_q[order]
+        full = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(_ids.indices(keep)))]
+        order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    # A sparse order only reorders ties, which never cross queries: the query of each position is unchanged.
+    qidx = row_q if order.order is None else row_q[order.order]
     judged, judgment = _judged_rows(qrels, q_codes, run, row_q, order)
-    returned = np.bincount(qidx, minlength=len(q_ids))
+    returned = _ids.bincount(qidx, len(q_ids))
     in_run = returned > 0
     empty = _ids.lookup(run.empty_queries, q_ids) if run.empty_queries else np.zeros(0, np.int32)
     in_run[empty[empty >= 0]] = True
@@ -197,7 +198,7 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
         qrels_qidx=q_codes,
         qrels_grade=qrels.relevance,
         extra_queries=extra,
-        row=judged if order is None else order[judged],
+        row=order.rows(judged),
     )
 
 
@@ -208,28 +209,26 @@ def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _judged_rows(
-    qrels: Qrels, q_codes: np.ndarray, run: Run, row_q: np.ndarray, order: np.ndarray | None
+    qrels: Qrels, q_codes: np.ndarray, run: Run, row_q: np.ndarray, order: _ids.Order
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The positions in ``order`` (None: the run's own order) of the rows whose (query, document) is judged,
+    """The positions in ``order`` of the rows whose (query, document) is judged,
     ascending, and the qrels row of each (``row_q``: each run row's query index in the qrels, -1 if none).
 
     Candidates come from 64-bit hashes of the (query, document) pairs (`_ids.hash_matches`); each is confirmed
     by comparing the IDs, so a hash collision never makes a document judged."""
-    found = _ids.hash_matches(
-        run.doc_hashes(), row_q, _ids.pair_hashes(qrels.doc_hashes(), q_codes)
-    )
+    found = _ids.hash_matches(run.doc_hashes(), row_q, _ids.pair_hashes(qrels.doc_hashes(), q_codes))
     if found is None:  # two judgments share a hash: compare every ID
         rows, judgment = _lookup_rows(qrels, q_codes, run, row_q)
     else:
         rows, judgment = found
         exact = (row_q[rows] == q_codes[judgment]) & _ids.equal_at(run.doc_id, rows, qrels.doc_id, judgment)
         rows, judgment = rows[exact], judgment[exact]
-    if order is None:
+    if order.order is None and not len(order.at):
         return rows, judgment
     marked = np.zeros(len(row_q), dtype=bool)
     marked[rows] = True
-    at = np.flatnonzero(marked[order])
-    return at, judgment[np.searchsorted(rows, order[at])]
+    at = np.flatnonzero(order.gather(marked))
+    return at, judgment[np.searchsorted(rows, order.rows(at))]
 
 
 def _lookup_rows(

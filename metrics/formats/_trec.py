@@ -17,10 +17,10 @@ from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
+    _BIG_FILE,
     _MERGE_BLOCK,
     _MIN_RUN_LINE,
     _SEP,
-    _BIG_FILE,
     Source,
     _Collector,
     _grade_problem,
@@ -112,7 +112,10 @@ def _fast_run(src: _Source) -> Run | None:
     score = _ids.to_numpy(table.column("score"))
     if not np.isfinite(score).all() or _long_ids(table):  # NaN, 1e400 or a long ID: the line reader says
         return None
-    return _checked(Run(table.column("qid"), table.column("docid"), score, source=src.name, _validated=True))
+    run = Run(table.column("qid"), table.column("docid"), score, source=src.name, _validated=True)
+    del table  # its score column and query strings are freed here
+    run._drop_query_strings()
+    return _checked(run)
 
 
 def _fast_qrels(src: _Source) -> Qrels | None:
@@ -120,15 +123,16 @@ def _fast_qrels(src: _Source) -> Qrels | None:
     table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
     if table is None or _long_ids(table):
         return None
-    return _checked(
-        Qrels(
-            table.column("qid"),
-            table.column("docid"),
-            _ids.to_numpy(table.column("rel")),
-            source=src.name,
-            _validated=True,
-        )
+    qrels = Qrels(
+        table.column("qid"),
+        table.column("docid"),
+        _ids.to_numpy(table.column("rel")),
+        source=src.name,
+        _validated=True,
     )
+    del table
+    qrels._drop_query_strings()
+    return _checked(qrels)
 
 
 def _long_ids(table: pa.Table) -> bool:
