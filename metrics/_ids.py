@@ -6,16 +6,23 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from metrics._lazy import lazy
 from metrics.errors import quoted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    pa = lazy("pyarrow")
+    pc = lazy("pyarrow.compute")
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -25,24 +32,64 @@ _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in rang
 _BLOCK_ROWS = 1 << 18
 _MIN_RUN = 8  # `encode` run-end encodes a column whose runs of equal values are this long on average
 _LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
-_NUMPY_TYPES = {
-    pa.int8().id: np.int8,
-    pa.int16().id: np.int16,
-    pa.int32().id: np.int32,
-    pa.int64().id: np.int64,
-    pa.uint8().id: np.uint8,
-    pa.uint16().id: np.uint16,
-    pa.uint32().id: np.uint32,
-    pa.uint64().id: np.uint64,
-    pa.float32().id: np.float32,
-    pa.float64().id: np.float64,
-}
+_NUMPY_TYPES = (
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+)
 
 Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
+@dataclass(frozen=True, eq=False)
+class Packed:
+    """A column of ASCII strings held by numpy alone (the reader of plain TREC files builds it without
+    pyarrow): string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. `to_arrow` gives the Arrow column, sharing
+    the bytes."""
+
+    offsets: np.ndarray  # int64, one more than the rows
+    data: np.ndarray  # uint8
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def values(self, rows: np.ndarray) -> list[str]:
+        """The strings of ``rows``, as Python strings (for a few rows)."""
+        return [raw.decode() for raw in self.raw(rows)]
+
+    def raw(self, rows: np.ndarray) -> list[bytes]:
+        """The bytes of ``rows`` (for a few rows)."""
+        data, offsets = self.data, self.offsets
+        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in np.asarray(rows).tolist()]
+
+    def take(self, rows: np.ndarray) -> Packed:
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+        return Packed(offsets, self.data[at])
+
+    def to_arrow(self) -> pa.Array:
+        big = int(self.offsets[-1]) >= 1 << 31
+        offsets = self.offsets if big else self.offsets.astype(np.int32)
+        kind = pa.large_string() if big else pa.string()
+        return pa.Array.from_buffers(
+            kind, len(self), [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(self.data))]
+        )
+
+
 def as_strings(values) -> Strings:
     """A ``pa.string()`` array (chunked arrays stay chunked) from Arrow data or a Python sequence."""
+    if isinstance(values, Packed):
+        return values.to_arrow()
     if not isinstance(values, pa.Array | pa.ChunkedArray):
         values = pa.array(values, type=pa.string())
     if pa.types.is_dictionary(values.type):
@@ -77,9 +124,15 @@ def to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return _raw(column)
 
 
+@functools.cache
+def _numpy_types() -> dict[int, type]:
+    """Arrow type id → numpy type of the fixed-width numeric types (built once pyarrow is imported)."""
+    return {getattr(pa, name)().id: getattr(np, name) for name in _NUMPY_TYPES}
+
+
 def _raw(column: pa.Array) -> np.ndarray:
     """The value buffer of a fixed-width numeric array (whatever sits under null slots)."""
-    dtype = np.dtype(_NUMPY_TYPES[column.type.id])
+    dtype = np.dtype(_numpy_types()[column.type.id])
     return np.frombuffer(
         column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset * dtype.itemsize
     )
@@ -155,6 +208,11 @@ def _block_hash(arr: pa.Array, seed: np.ndarray) -> np.ndarray:
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
     raw = arr.buffers()[2]
     data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    return _packed_hash(offsets, data, seed)
+
+
+def _packed_hash(offsets: np.ndarray, data: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """The hash of strings ``data[offsets[i]:offsets[i + 1]]`` (the same for Arrow and `Packed` columns)."""
     lo, hi = int(offsets[0]), int(offsets[-1])
     padded = np.concatenate([data[lo:hi], np.zeros(8, dtype=np.uint8)])
     words = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
@@ -191,9 +249,17 @@ def hash_strings(values, seed: np.ndarray | None = None) -> np.ndarray:
     ``seed`` (one integer per row, e.g. a query code) is folded in, so equal strings in different groups
     hash differently.
     """
+    seed = None if seed is None else np.asarray(seed)
+    if isinstance(values, Packed):
+        out = np.empty(len(values), dtype=np.uint64)
+        for lo in range(0, len(values), _BLOCK_ROWS):
+            offsets = values.offsets[lo : lo + _BLOCK_ROWS + 1]
+            out[lo : lo + len(offsets) - 1] = _packed_hash(
+                offsets, values.data, _block_seed(seed, lo, len(offsets) - 1)
+            )
+        return out
     chunks = _chunks(values)
     n = sum(len(c) for c in chunks)
-    seed = None if seed is None else np.asarray(seed)
     out, at = np.empty(n, dtype=np.uint64), 0
     for chunk in chunks:
         for lo in range(0, len(chunk), _BLOCK_ROWS):
@@ -238,8 +304,8 @@ def hash_matches(
     doc_hashes: np.ndarray, groups: np.ndarray, table: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The rows whose (group, document) pair hash (`pair_hashes`) is in ``table`` (ascending), and the
-    position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes need an
-    exact comparison of the IDs.
+    position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes
+    need an exact comparison of the IDs.
 
     A direct-address table over the hashes' low bits (16 slots per entry, so most slots are empty) finds them
     in one gather per row; the rare slot that two entries share is resolved by a binary search."""
@@ -275,7 +341,17 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
     """Per pair, whether ``a[rows[i]] == b[at[i]]`` (exact byte comparison)."""
     if not len(rows):
         return np.zeros(0, dtype=bool)
+    if isinstance(a, Packed) or isinstance(b, Packed):
+        left, right = strings_at(a, rows), strings_at(b, at)
+        return np.array([x == y for x, y in zip(left, right, strict=True)], dtype=bool)
     return to_numpy(pc.equal(take(a, rows), take(b, at)))
+
+
+def strings_at(values: Strings | Packed, rows: np.ndarray) -> list[str]:
+    """The strings of ``rows`` as Python strings (for a few rows)."""
+    if isinstance(values, Packed):
+        return values.values(rows)
+    return take(values, rows).to_pylist()
 
 
 def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:
@@ -530,7 +606,14 @@ def _tie_order(
     member[:-1] |= tied
     at = np.flatnonzero(member)
     group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
-    docs = take(doc_ids, at if order is None else order[at])
+    rows = at if order is None else order[at]
+    if isinstance(
+        doc_ids, Packed
+    ):  # byte order, as Arrow sorts; stable sorts: query first, then ID descending
+        docs, groups = doc_ids.raw(rows), group.tolist()
+        by_doc = sorted(range(len(at)), key=docs.__getitem__, reverse=True)
+        return at, np.array(sorted(by_doc, key=groups.__getitem__), dtype=np.int64)
+    docs = take(doc_ids, rows)
     table = pa.table({"g": indices(group), "d": docs})
     within = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
     return at, within

@@ -168,28 +168,31 @@ class Ranked:
 
 def rank_run(qrels: Qrels, run: Run) -> Ranked:
     """Join a run to qrels and order it as trec_eval does."""
-    q_codes, q_ids = qrels.query_codes()
-    r_codes, r_ids = run.query_codes()
-    to_qrels = _ids.lookup(r_ids, q_ids)
+    q_codes, q_ids = qrels._query_code_list()
+    r_codes, r_ids = run._query_code_list()
+    position = {q: i for i, q in enumerate(q_ids)}
+    to_qrels = np.array([position.get(q, -1) for q in r_ids], dtype=np.int32)
     row_q = to_qrels[r_codes]
+    docs = run._docs()
     if (row_q >= 0).all():
-        order = _ids.trec_order_sparse(r_codes, run.score, run.doc_id)
+        order = _ids.trec_order_sparse(r_codes, run.score, docs)
     else:
         keep = np.flatnonzero(row_q >= 0)
-        full = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(_ids.indices(keep)))]
+        kept = docs.take(keep) if isinstance(docs, _ids.Packed) else docs.take(_ids.indices(keep))
+        full = keep[trec_order(r_codes[keep], run.score[keep], kept)]
         order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
     # A sparse order only reorders ties, which never cross queries: the query of each position is unchanged.
     qidx = row_q if order.order is None else row_q[order.order]
     judged, judgment = _judged_rows(qrels, q_codes, run, row_q, order)
     returned = _ids.bincount(qidx, len(q_ids))
     in_run = returned > 0
-    empty = _ids.lookup(run.empty_queries, q_ids) if run.empty_queries else np.zeros(0, np.int32)
+    empty = np.array([position.get(q, -1) for q in run.empty_queries], dtype=np.int32)
     in_run[empty[empty >= 0]] = True
-    extra = r_ids.filter(_ids.indices(to_qrels < 0)).to_pylist()
+    extra = [q for q, i in zip(r_ids, to_qrels.tolist(), strict=True) if i < 0]
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
     qj = qidx[judged]
     return Ranked(
-        query_ids=q_ids.to_pylist(),
+        query_ids=list(q_ids),
         qidx=qj,
         pos=(judged - _group_start(qidx, judged)).astype(np.int32),
         grade=qrels.relevance[judgment],
@@ -221,7 +224,7 @@ def _judged_rows(
         rows, judgment = _lookup_rows(qrels, q_codes, run, row_q)
     else:
         rows, judgment = found
-        exact = (row_q[rows] == q_codes[judgment]) & _ids.equal_at(run.doc_id, rows, qrels.doc_id, judgment)
+        exact = (row_q[rows] == q_codes[judgment]) & _ids.equal_at(run._docs(), rows, qrels._docs(), judgment)
         rows, judgment = rows[exact], judgment[exact]
     if order.order is None and not len(order.at):
         return rows, judgment

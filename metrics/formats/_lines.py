@@ -16,11 +16,15 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pyarrow as pa
-
+from metrics._lazy import lazy
 from metrics.errors import FormatError, Problem, QrelForgeError, quoted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 Source = str | os.PathLike | IO[Any]
 MAX_PROBLEMS = 1000

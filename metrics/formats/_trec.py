@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import pyarrow as pa
 
 from metrics import _ids
 from metrics._choice import Choice
+from metrics._lazy import lazy
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem
 from metrics.formats._beir import _looks_beir, _read_beir
@@ -34,6 +34,12 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
+from metrics.formats._plain import plain_qrels, plain_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 
 def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
@@ -174,7 +180,7 @@ def read_run(
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if src.gzipped:
         return _joined(list(_run_chunks(src, _GZIP_PIECE, name)), src)
-    run = _fast_run(src)
+    run = plain_run(src) or _fast_run(src)
     if run is None:
         problems = _Collector(src.name)
         run = _slow_run(src, problems, _Pairs())
@@ -399,7 +405,7 @@ def read_qrels(
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
-    qrels = _gzip_qrels(src) if src.gzipped else _fast_qrels(src)
+    qrels = _gzip_qrels(src) if src.gzipped else plain_qrels(src) or _fast_qrels(src)
     if qrels is None:
         qids, docs, grades = _slow_qrels(src)
         qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
