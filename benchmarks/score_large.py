@@ -4,8 +4,10 @@ Generates (once, cached in benchmarks/.data/) a TREC run of 1,000 queries x 1,00
 one of 7,000 x 1,000 (7M lines, MS MARCO dev size), with graded qrels: ten judgments per query, half of them
 on retrieved documents. Each tool runs as its own process, parsing the files and computing P@10, R@100,
 nDCG@10, AP and RR; the script reports the median wall time, the peak RSS of that process, and the ratios to
-pytrec_eval, all measured in the same run. trec_eval is timed when a `trec_eval` binary is on PATH; ranx
-with --ranx.
+pytrec_eval, all measured in the same run, and the load average before and after each size (the machine is
+shared: compare ratios within one run, not wall times across runs). trec_eval is timed when a `trec_eval`
+binary is on PATH (the README's figures: trec_eval 10.0-rc3 from usnistgov/trec_eval, built with
+`make CFLAGS='-O2 -I. -DVERSIONID=\\"10.0-rc3\\"'`); ranx with --ranx.
 
     .venv/bin/python benchmarks/score_large.py                 # both sizes, 3 repeats
     .venv/bin/python benchmarks/score_large.py --sizes 1000 --repeat 5
@@ -143,6 +145,7 @@ def measure(n_queries: int, repeat: int, with_ranx: bool) -> None:
     run, qrels = generate(n_queries)
     lines = n_queries * 1000
     print(f"\n## {lines / 1e6:.0f}M-line run ({n_queries} queries x 1000), {run.stat().st_size / 1e6:.0f} MB")
+    print(f"load average before: {_load()}")
     commands = tools(qrels, run, with_ranx)
     if with_ranx:
         timed(commands["ranx (warm)"])  # compile numba kernels once, as a warm user would have
@@ -153,17 +156,27 @@ def measure(n_queries: int, repeat: int, with_ranx: bool) -> None:
             prev = results.get(name, ([], [], ""))
             results[name] = (prev[0] + [wall], prev[1] + [rss], out)
     report(results)
+    print(f"load average after: {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
 def report(results: dict[str, tuple[list[float], list[float], str]]) -> None:
-    base_wall = statistics.median(results["pytrec_eval"][0])
-    base_rss = max(results["pytrec_eval"][1])
-    print(f"{'tool':<18}{'wall s (median)':>16}{'peak RSS MB':>13}{'wall/pytrec':>13}{'RSS/pytrec':>12}")
+    """Medians and peaks per tool, as ratios to pytrec_eval's (and to trec_eval's when it ran)."""
+    bases = {"pytrec": results["pytrec_eval"]}
+    if "trec_eval -c" in results:
+        bases["trec_eval"] = results["trec_eval -c"]
+    header = f"{'tool':<18}{'wall s (median)':>16}{'peak RSS MB':>13}"
+    header += "".join(f"{'wall/' + b:>16}{'RSS/' + b:>15}" for b in bases)
+    print(header)
     for name, (walls, rss, _) in results.items():
         wall = statistics.median(walls)
-        print(
-            f"{name:<18}{wall:>16.2f}{max(rss):>13.0f}{wall / base_wall:>13.2f}{max(rss) / base_rss:>12.2f}"
-        )
+        line = f"{name:<18}{wall:>16.2f}{max(rss):>13.0f}"
+        for base_walls, base_rss, _ in bases.values():
+            line += f"{wall / statistics.median(base_walls):>16.2f}{max(rss) / max(base_rss):>15.2f}"
+        print(line)
     print("means (P@10 R@100 nDCG@10 AP RR):")
     for name, (_, _, out) in results.items():
         print(f"  {name:<16} {_means(name, out)}")

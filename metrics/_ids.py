@@ -6,15 +6,23 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-from typing import TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from metrics._lazy import lazy
 from metrics.errors import quoted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    pa = lazy("pyarrow")
+    pc = lazy("pyarrow.compute")
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -22,25 +30,66 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # _TAIL_MASK[r] keeps the first r bytes of a big-endian 8-byte word.
 _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(1, 9)], dtype=np.uint64)
 _BLOCK_ROWS = 1 << 18
+_MIN_RUN = 8  # `encode` run-end encodes a column whose runs of equal values are this long on average
 _LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
-_NUMPY_TYPES = {
-    pa.int8().id: np.int8,
-    pa.int16().id: np.int16,
-    pa.int32().id: np.int32,
-    pa.int64().id: np.int64,
-    pa.uint8().id: np.uint8,
-    pa.uint16().id: np.uint16,
-    pa.uint32().id: np.uint32,
-    pa.uint64().id: np.uint64,
-    pa.float32().id: np.float32,
-    pa.float64().id: np.float64,
-}
+_NUMPY_TYPES = (
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+)
 
 Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
+@dataclass(frozen=True, eq=False)
+class Packed:
+    """A column of ASCII strings held by numpy alone (the reader of plain TREC files builds it without
+    pyarrow): string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. `to_arrow` gives the Arrow column, sharing
+    the bytes."""
+
+    offsets: np.ndarray  # int64, one more than the rows
+    data: np.ndarray  # uint8
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def values(self, rows: np.ndarray) -> list[str]:
+        """The strings of ``rows``, as Python strings (for a few rows)."""
+        return [raw.decode() for raw in self.raw(rows)]
+
+    def raw(self, rows: np.ndarray) -> list[bytes]:
+        """The bytes of ``rows`` (for a few rows)."""
+        data, offsets = self.data, self.offsets
+        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in np.asarray(rows).tolist()]
+
+    def take(self, rows: np.ndarray) -> Packed:
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+        return Packed(offsets, self.data[at])
+
+    def to_arrow(self) -> pa.Array:
+        big = int(self.offsets[-1]) >= 1 << 31
+        offsets = self.offsets if big else self.offsets.astype(np.int32)
+        kind = pa.large_string() if big else pa.string()
+        return pa.Array.from_buffers(
+            kind, len(self), [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(self.data))]
+        )
+
+
 def as_strings(values) -> Strings:
     """A ``pa.string()`` array (chunked arrays stay chunked) from Arrow data or a Python sequence."""
+    if isinstance(values, Packed):
+        return values.to_arrow()
     if not isinstance(values, pa.Array | pa.ChunkedArray):
         values = pa.array(values, type=pa.string())
     if pa.types.is_dictionary(values.type):
@@ -75,9 +124,15 @@ def to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return _raw(column)
 
 
+@functools.cache
+def _numpy_types() -> dict[int, type]:
+    """Arrow type id → numpy type of the fixed-width numeric types (built once pyarrow is imported)."""
+    return {getattr(pa, name)().id: getattr(np, name) for name in _NUMPY_TYPES}
+
+
 def _raw(column: pa.Array) -> np.ndarray:
     """The value buffer of a fixed-width numeric array (whatever sits under null slots)."""
-    dtype = np.dtype(_NUMPY_TYPES[column.type.id])
+    dtype = np.dtype(_numpy_types()[column.type.id])
     return np.frombuffer(
         column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset * dtype.itemsize
     )
@@ -93,6 +148,45 @@ def indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
 
 
+def take(values: Strings, rows: np.ndarray) -> pa.Array:
+    """``values[rows]`` as one array. A chunked column is taken from chunk by chunk: Arrow's own ``take`` on
+    a chunked array concatenates every chunk first (a copy of the whole column for a few rows)."""
+    values = as_strings(values)
+    rows = np.asarray(rows, dtype=np.int64)
+    if not isinstance(values, pa.ChunkedArray):
+        return values.take(indices(rows))
+    chunks = [c for c in values.chunks if len(c)]
+    if len(chunks) <= 1 or not len(rows):
+        return values.take(indices(rows)).combine_chunks() if not chunks else chunks[0].take(indices(rows))
+    ends = np.cumsum([len(c) for c in chunks])
+    which = np.searchsorted(ends, rows, side="right")
+    by_chunk = np.argsort(which, kind="stable")
+    local = rows[by_chunk] - (ends - [len(c) for c in chunks])[which[by_chunk]]
+    bounds = np.searchsorted(which[by_chunk], np.arange(len(chunks) + 1))
+    parts = [
+        chunks[k].take(indices(local[bounds[k] : bounds[k + 1]]))
+        for k in range(len(chunks))
+        if bounds[k + 1] > bounds[k]
+    ]
+    back = np.empty(len(rows), dtype=np.int64)
+    back[by_chunk] = np.arange(len(rows))
+    return pa.concat_arrays(parts).take(indices(back))
+
+
+def bincount(codes: np.ndarray, minlength: int) -> np.ndarray:
+    """``np.bincount(codes, minlength=minlength)`` a block at a time (numpy first copies int32 codes to
+    int64: 8 bytes a row at once)."""
+    out = np.zeros(minlength, dtype=np.int64)
+    for lo in range(0, len(codes), _BLOCK_ROWS):
+        counts = np.bincount(codes[lo : lo + _BLOCK_ROWS], minlength=minlength)
+        if len(counts) > len(out):
+            counts[: len(out)] += out
+            out = counts
+        else:
+            out[: len(counts)] += counts
+    return out
+
+
 def _chunks(values: Strings) -> list[pa.Array]:
     values = as_strings(values)
     return list(values.chunks) if isinstance(values, pa.ChunkedArray) else [values]
@@ -100,11 +194,12 @@ def _chunks(values: Strings) -> list[pa.Array]:
 
 def _mix(h: np.ndarray) -> np.ndarray:
     """splitmix64 finalizer: spreads every input bit over the whole word (in place)."""
-    h ^= h >> np.uint64(30)
+    tmp = np.empty_like(h)
+    h ^= np.right_shift(h, np.uint64(30), out=tmp)
     h *= _M1
-    h ^= h >> np.uint64(27)
+    h ^= np.right_shift(h, np.uint64(27), out=tmp)
     h *= _M2
-    h ^= h >> np.uint64(31)
+    h ^= np.right_shift(h, np.uint64(31), out=tmp)
     return h
 
 
@@ -113,6 +208,11 @@ def _block_hash(arr: pa.Array, seed: np.ndarray) -> np.ndarray:
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
     raw = arr.buffers()[2]
     data = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    return _packed_hash(offsets, data, seed)
+
+
+def _packed_hash(offsets: np.ndarray, data: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """The hash of strings ``data[offsets[i]:offsets[i + 1]]`` (the same for Arrow and `Packed` columns)."""
     lo, hi = int(offsets[0]), int(offsets[-1])
     padded = np.concatenate([data[lo:hi], np.zeros(8, dtype=np.uint8)])
     words = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
@@ -149,9 +249,17 @@ def hash_strings(values, seed: np.ndarray | None = None) -> np.ndarray:
     ``seed`` (one integer per row, e.g. a query code) is folded in, so equal strings in different groups
     hash differently.
     """
+    seed = None if seed is None else np.asarray(seed)
+    if isinstance(values, Packed):
+        out = np.empty(len(values), dtype=np.uint64)
+        for lo in range(0, len(values), _BLOCK_ROWS):
+            offsets = values.offsets[lo : lo + _BLOCK_ROWS + 1]
+            out[lo : lo + len(offsets) - 1] = _packed_hash(
+                offsets, values.data, _block_seed(seed, lo, len(offsets) - 1)
+            )
+        return out
     chunks = _chunks(values)
     n = sum(len(c) for c in chunks)
-    seed = None if seed is None else np.asarray(seed)
     out, at = np.empty(n, dtype=np.uint64), 0
     for chunk in chunks:
         for lo in range(0, len(chunk), _BLOCK_ROWS):
@@ -166,6 +274,84 @@ def _block_seed(seed: np.ndarray | None, at: int, n: int) -> np.ndarray:
     raw = np.zeros(n, dtype=np.uint64) if seed is None else seed[at : at + n].astype(np.uint64)
     raw += _GOLDEN
     return _mix(raw)
+
+
+def pair_hashes(doc_hashes: np.ndarray, groups: np.ndarray, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """A 64-bit hash of each row's (group, document) pair, rows ``lo:hi``, from the documents' `hash_strings`
+    (equal pairs, equal hashes; a negative group is a group of its own). Built a block at a time: no
+    full-length temporaries beside the result."""
+    groups = np.asarray(groups)[lo:hi]
+    out = np.empty(len(groups), dtype=np.uint64)
+    for at in range(0, len(out), _BLOCK_ROWS):
+        block = out[at : at + _BLOCK_ROWS]
+        block[:] = groups[at : at + _BLOCK_ROWS]
+        block += _GOLDEN
+        _mix(block)
+        block ^= doc_hashes[lo + at : lo + at + len(block)]
+        _mix(block)
+    return out
+
+
+def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
+    """False when no (group, document) pair occurs twice (certain); True when one may (`duplicate_rows` then
+    says which, exactly)."""
+    key = pair_hashes(doc_hashes, groups)
+    key.sort()
+    return len(key) >= 2 and not _increasing(key)
+
+
+def hash_matches(
+    doc_hashes: np.ndarray, groups: np.ndarray, table: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows whose (group, document) pair hash (`pair_hashes`) is in ``table`` (ascending), and the
+    position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes
+    need an exact comparison of the IDs.
+
+    A direct-address table over the hashes' low bits (16 slots per entry, so most slots are empty) finds them
+    in one gather per row; the rare slot that two entries share is resolved by a binary search."""
+    order = np.argsort(table)
+    held = table[order]
+    if len(held) >= 2 and bool((held[1:] == held[:-1]).any()):
+        return None
+    bits = max(int(len(held)).bit_length() + 4, 10)
+    mask = np.uint64((1 << bits) - 1)
+    slot = (held & mask).astype(np.intp)
+    direct = np.full(1 << bits, -1, dtype=np.int32)
+    direct[slot] = np.arange(len(held), dtype=np.int32)
+    direct[np.bincount(slot, minlength=len(direct)) > 1] = -2
+    rows, at = [], []
+    for lo in range(0, len(groups), _BLOCK_ROWS):
+        key = pair_hashes(doc_hashes, groups, lo, lo + _BLOCK_ROWS)
+        got = direct[(key & mask).astype(np.intp)]
+        hit = np.flatnonzero(got >= 0)
+        hit = hit[held[got[hit]] == key[hit]]
+        shared = np.flatnonzero(got == -2)
+        pos = np.minimum(np.searchsorted(held, key[shared]), len(held) - 1)
+        found = held[pos] == key[shared]
+        both = np.concatenate([hit, shared[found]])
+        sort = np.argsort(both, kind="stable")
+        rows.append(both[sort] + lo)
+        at.append(np.concatenate([got[hit].astype(np.int64), pos[found]])[sort])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows), order[np.concatenate(at)]
+
+
+def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.ndarray:
+    """Per pair, whether ``a[rows[i]] == b[at[i]]`` (exact byte comparison)."""
+    if not len(rows):
+        return np.zeros(0, dtype=bool)
+    if isinstance(a, Packed) or isinstance(b, Packed):
+        left, right = strings_at(a, rows), strings_at(b, at)
+        return np.array([x == y for x, y in zip(left, right, strict=True)], dtype=bool)
+    return to_numpy(pc.equal(take(a, rows), take(b, at)))
+
+
+def strings_at(values: Strings | Packed, rows: np.ndarray) -> list[str]:
+    """The strings of ``rows`` as Python strings (for a few rows)."""
+    if isinstance(values, Packed):
+        return values.values(rows)
+    return take(values, rows).to_pylist()
 
 
 def duplicate_rows(groups: np.ndarray, ids: Strings) -> np.ndarray:
@@ -202,12 +388,34 @@ def encode(values: Strings) -> tuple[np.ndarray, pa.Array]:
     values = as_strings(values)
     if len(values) == 0:
         return np.zeros(0, dtype=np.int32), pa.array([], type=pa.string())
+    return _encode_runs(values) or _dictionary_codes(values)
+
+
+def _dictionary_codes(values: Strings) -> tuple[np.ndarray, pa.Array]:
     enc = values.dictionary_encode()
     if isinstance(enc, pa.ChunkedArray):
         chunks = [c for c in enc.chunks if len(c)]
         codes = np.concatenate([to_numpy(c.indices) for c in chunks])
         return codes.astype(np.int32, copy=False), chunks[-1].dictionary
     return to_numpy(enc.indices).astype(np.int32, copy=False), enc.dictionary
+
+
+def _encode_runs(values: Strings) -> tuple[np.ndarray, pa.Array] | None:
+    """`encode` through run-end encoding when rows come in long runs of one value (a run file grouped by
+    query): the dictionary is built over one value per run, not per row. None when the runs are short."""
+    ends, heads, at = [], [], 0
+    for chunk in _chunks(values):
+        if not len(chunk):
+            continue
+        ree = pc.run_end_encode(chunk)
+        if len(ree.values) * _MIN_RUN > len(chunk):
+            return None
+        ends.append(to_numpy(ree.run_ends).astype(np.int64) + at)
+        heads.append(ree.values)
+        at += len(chunk)
+    codes, distinct = _dictionary_codes(pa.chunked_array(heads, pa.string()))
+    lengths = np.diff(np.concatenate([[0], *ends]))
+    return np.repeat(codes, lengths), distinct
 
 
 def lookup(values: Strings, value_set: Strings) -> np.ndarray:
@@ -253,52 +461,162 @@ def invalid_id_rows(values: Strings) -> np.ndarray:
 
 
 def longest(values: Strings) -> int:
-    """The length in bytes of the longest ID (0 for none)."""
-    longest = pc.max(pc.binary_length(as_strings(values))).as_py()
-    return int(longest or 0)
+    """The length in bytes of the longest ID (0 for none), from the offsets, a chunk at a time."""
+    most = 0
+    for chunk in _chunks(values):
+        if len(chunk):
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+                chunk.offset : chunk.offset + len(chunk) + 1
+            ]
+            most = max(most, int(np.diff(offsets).max()))
+    return most
 
 
 # ------------------------------------------------------------------------------ trec_eval's row order
 def _descending_key(scores: np.ndarray) -> np.ndarray:
-    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0)."""
+    """uint32 keys whose ascending order is the float32 scores' descending order (-0.0 == 0.0).
+
+    A negative float's bits already grow as it falls; a positive one's are inverted (and its sign bit
+    cleared, so that every positive score sorts before every negative one). Built in place: one 4-byte array.
+    """
     with np.errstate(over="ignore"):  # beyond float32's range a score becomes ±inf, as in trec_eval
-        s32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+        s32 = np.asarray(scores, dtype=np.float32)
+        if np.may_share_memory(s32, scores):
+            s32 = s32.copy()
+    s32 += np.float32(0.0)
     bits = s32.view(np.uint32)
-    ascending = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
-    return ~ascending
+    positive = bits < np.uint32(0x80000000)
+    np.invert(bits, out=bits, where=positive)
+    np.bitwise_and(bits, np.uint32(0x7FFFFFFF), out=bits, where=positive)
+    return bits
 
 
 def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
     descending (single precision), then document ID descending (byte order)."""
+    return trec_order_sparse(groups, scores, doc_ids).full(len(scores))
+
+
+@dataclass(frozen=True)
+class Order:
+    """A row order (`trec_order`) kept small when the rows are nearly in it (a run file written in rank
+    order): ``order`` if given, else the identity except at positions ``at`` (ascending), which take rows
+    ``moved``: only the reordered ties are held, not 8 bytes per row."""
+
+    order: np.ndarray | None
+    at: np.ndarray
+    moved: np.ndarray
+
+    def full(self, n: int) -> np.ndarray:
+        if self.order is not None:
+            return self.order
+        order = np.arange(n)
+        order[self.at] = self.moved
+        return order
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """The row at each of ``positions`` of the order."""
+        if self.order is not None:
+            return self.order[positions]
+        out = np.array(positions, dtype=np.int64)
+        if len(self.at) and len(out):
+            k = np.minimum(np.searchsorted(self.at, out), len(self.at) - 1)
+            hit = self.at[k] == out
+            out[hit] = self.moved[k[hit]]
+        return out
+
+    def gather(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per row) in this order."""
+        if self.order is not None:
+            return values[self.order]
+        out = values.copy()
+        out[self.at] = values[self.moved]
+        return out
+
+
+def trec_order_sparse(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> Order:
+    """`trec_order` as an `Order`. When the rows are grouped and sorted already, the keys are only built a
+    block at a time and only the ties are reordered: no 8-byte-per-row array is made."""
     n = len(scores)
-    key = np.asarray(groups).astype(np.uint64)  # codes are >= 0; built in place: one 8-byte-per-row array
+    groups = np.asarray(groups)
+    ties, step = [], 1 << 20
+    for lo in range(0, max(n - 1, 0), step):
+        key = _order_key(groups[lo : lo + step + 1], scores[lo : lo + step + 1])
+        if not bool(np.all(key[1:] >= key[:-1])):
+            return Order(_sorted_order(groups, scores, doc_ids), _NO_ROWS, _NO_ROWS)
+        ties.append(np.flatnonzero(key[1:] == key[:-1]) + lo)
+    tied_at = np.concatenate(ties) if ties else _NO_ROWS
+    if not len(tied_at):
+        return Order(None, _NO_ROWS, _NO_ROWS)
+    tied = np.zeros(n - 1, dtype=bool)
+    tied[tied_at] = True
+    at, within = _tie_order(None, tied, doc_ids)
+    return Order(None, at, at[within])
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _order_key(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per row, group (high 32 bits) then `_descending_key` (low 32 bits): ascending = trec_eval's order."""
+    key = groups.astype(np.uint64)  # codes are >= 0
     key <<= np.uint64(32)
     key |= _descending_key(scores)
-    if n < 2 or np.all(key[1:] >= key[:-1]):
-        order, sorted_key = np.arange(n), key
-    else:
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-    tied = sorted_key[1:] == sorted_key[:-1]
-    if tied.any():
-        order = _break_ties(order, tied, doc_ids)
-    return order
+    return key
+
+
+def _sorted_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    key = _order_key(groups, scores)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    tied = key[1:] == key[:-1]
+    del key
+    return _break_ties(order, tied, doc_ids) if tied.any() else order
+
+
+def _blocks_hold(key: np.ndarray, test) -> bool:
+    """True when ``test(next, previous)`` holds for every pair of neighbours of ``key`` (a block at a time:
+    no full-length temporary)."""
+    step, last = 1 << 20, len(key) - 1
+    return all(
+        bool(np.all(test(key[lo + 1 : min(lo + step, last) + 1], key[lo : min(lo + step, last)])))
+        for lo in range(0, last, step)
+    )
+
+
+def _increasing(key: np.ndarray) -> bool:
+    return _blocks_hold(key, np.greater)
 
 
 def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """Reorder each run of equal keys by document ID descending."""
-    member = np.zeros(len(order), dtype=bool)
+    at, within = _tie_order(order, tied, doc_ids)
+    order = order.copy()
+    order[at] = order[at][within]
+    return order
+
+
+def _tie_order(
+    order: np.ndarray | None, tied: np.ndarray, doc_ids: pa.Array
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``order`` (None: the identity) in runs of equal keys, and their order within those
+    runs by document ID descending."""
+    member = np.zeros(len(tied) + 1, dtype=bool)
     member[1:] |= tied
     member[:-1] |= tied
     at = np.flatnonzero(member)
     group = np.cumsum(np.r_[True, ~tied[at[:-1]]])
-    docs = as_strings(doc_ids).take(indices(order[at]))
+    rows = at if order is None else order[at]
+    if isinstance(
+        doc_ids, Packed
+    ):  # byte order, as Arrow sorts; stable sorts: query first, then ID descending
+        docs, groups = doc_ids.raw(rows), group.tolist()
+        by_doc = sorted(range(len(at)), key=docs.__getitem__, reverse=True)
+        return at, np.array(sorted(by_doc, key=groups.__getitem__), dtype=np.int64)
+    docs = take(doc_ids, rows)
     table = pa.table({"g": indices(group), "d": docs})
     within = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
-    order = order.copy()
-    order[at] = order[at][within]
-    return order
+    return at, within
 
 
 def position_within(groups: np.ndarray) -> np.ndarray:

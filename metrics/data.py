@@ -13,11 +13,17 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from metrics import _ids
+from metrics._lazy import lazy
 from metrics.errors import FormatError, Problem, quoted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    pa = lazy("pyarrow")
+    pc = lazy("pyarrow.compute")
 
 if TYPE_CHECKING:  # pandas is imported lazily: the CLI scores without it
     import pandas as pd
@@ -53,26 +59,98 @@ def _check_id(value: Any, what: str, where: str, source: str) -> str:
 class _Rows:
     """Shared behaviour of Qrels and Run: query/doc columns and row access."""
 
-    __slots__ = ("query_id", "doc_id", "source", "_encoded")
-    query_id: _ids.Strings
-    doc_id: _ids.Strings
+    __slots__ = ("_query_id", "_doc_id", "source", "_encoded", "_query_list", "_doc_hashes")
+    _query_id: _ids.Strings | None
+    _doc_id: _ids.Strings | _ids.Packed
     source: str
     _encoded: tuple[np.ndarray, pa.Array] | None
+    _query_list: tuple[np.ndarray, list[str]] | None
+    _doc_hashes: np.ndarray | None
+
+    def _start(self, query_id: Any, doc_id: Any, source: str) -> None:
+        self.query_id = _ids.as_strings(query_id)
+        self.doc_id = _ids.as_strings(doc_id)
+        self._encoded = self._query_list = self._doc_hashes = None
+        self.source = source
+
+    @property
+    def query_id(self) -> _ids.Strings:
+        """The query ID of every row (an Arrow string column; rebuilt from the query codes on first use when
+        the reader kept only those, see `_drop_query_strings`)."""
+        if self._query_id is None:
+            codes, distinct = self.query_codes()
+            self._query_id = distinct.take(_ids.indices(codes))
+        return self._query_id
+
+    @query_id.setter
+    def query_id(self, values: _ids.Strings) -> None:
+        self._query_id = values
+
+    @property
+    def doc_id(self) -> _ids.Strings:
+        """The document ID of every row (an Arrow string column; built on first use, sharing the bytes, when
+        the numpy reader of plain TREC files made the rows)."""
+        if isinstance(self._doc_id, _ids.Packed):
+            self._doc_id = self._doc_id.to_arrow()
+        return self._doc_id
+
+    @doc_id.setter
+    def doc_id(self, values: _ids.Strings) -> None:
+        self._doc_id = values
+
+    def _docs(self) -> _ids.Strings | _ids.Packed:
+        """The document IDs as held (`_ids.Packed` or Arrow), for the code that reads both."""
+        return self._doc_id
 
     def __len__(self) -> int:
-        return len(self.query_id)
+        if self._query_id is None:
+            return len(self._query_code_list()[0])
+        return len(self._query_id)
 
     def query_codes(self) -> tuple[np.ndarray, pa.Array]:
         """Per row, the code of its query (int32), and the distinct query IDs in first-appearance order."""
         encoded = getattr(self, "_encoded", None)
         if encoded is None:
-            encoded = self._encoded = _ids.encode(self.query_id)
+            if self._query_list is not None:
+                codes, names = self._query_list
+                encoded = self._encoded = (codes, pa.array(names, type=pa.string()))
+            else:
+                encoded = self._encoded = _ids.encode(self.query_id)
         return encoded
+
+    def _query_code_list(self) -> tuple[np.ndarray, list[str]]:
+        """`query_codes` with the distinct query IDs as a list (no Arrow needed when a reader gave them)."""
+        if self._query_list is None:
+            codes, distinct = self.query_codes()
+            self._query_list = (codes, distinct.to_pylist())
+        return self._query_list
+
+    def _drop_query_strings(self) -> None:
+        """Keep the query IDs as codes only (4 bytes a row instead of the strings and their offsets): a reader
+        calls it on the rows it built, once it holds no other reference to the strings."""
+        self.query_codes()
+        self._query_id = None
+
+    def doc_hashes(self) -> np.ndarray:
+        """Per row, a 64-bit hash of its document ID (`_ids.hash_strings`), computed once."""
+        hashes = getattr(self, "_doc_hashes", None)
+        if hashes is None:
+            hashes = self._doc_hashes = _ids.hash_strings(self._doc_id)
+        return hashes
+
+    @classmethod
+    def _packed(cls, codes: np.ndarray, names: list[str], docs: _ids.Packed, source: str) -> Any:
+        """Rows from the numpy reader: query codes into ``names`` (first-appearance order) and packed document
+        IDs; the caller sets the values column (validated already)."""
+        rows = cls.__new__(cls)
+        rows._query_id, rows._doc_id, rows.source = None, docs, source
+        rows._encoded, rows._query_list, rows._doc_hashes = None, (codes, names), None
+        return rows
 
     @property
     def query_ids(self) -> list[str]:
         """The distinct query IDs, in order of first appearance."""
-        return self.query_codes()[1].to_pylist()
+        return list(self._query_code_list()[1])
 
 
 class Qrels(_Rows):
@@ -89,11 +167,8 @@ class Qrels(_Rows):
     __slots__ = ("relevance",)
 
     def __init__(self, query_id, doc_id, relevance, *, source: str = "qrels", _validated: bool = False):
-        self.query_id = _ids.as_strings(query_id)
-        self.doc_id = _ids.as_strings(doc_id)
-        self._encoded = None
+        self._start(query_id, doc_id, source)
         self.relevance = np.asarray(relevance, dtype=np.int64)
-        self.source = source
         if not _validated:
             _validate_columns(self, "relevance")
 
@@ -180,12 +255,9 @@ class Run(_Rows):
         empty_queries: Sequence[str] = (),
         _validated: bool = False,
     ):
-        self.query_id = _ids.as_strings(query_id)
-        self.doc_id = _ids.as_strings(doc_id)
-        self._encoded = None
+        self._start(query_id, doc_id, source)
         self.score = np.asarray(score, dtype=np.float64)
         self.name = name
-        self.source = source
         self.empty_queries = tuple(empty_queries)
         if not _validated:
             _validate_columns(self, "score")

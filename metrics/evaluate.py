@@ -12,14 +12,19 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from metrics import _callable, _ids
+from metrics._lazy import lazy
 from metrics._text import _few
 from metrics.data import Qrels, Run
 from metrics.errors import EvaluationError, QrelForgeError, quoted
 from metrics.measures import MIN_GEO_MEAN, Aggregate, Gain, Measure, compute, parse_measures
 from metrics.ranking import position_within, rank_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -168,37 +168,40 @@ class Ranked:
 
 def rank_run(qrels: Qrels, run: Run) -> Ranked:
     """Join a run to qrels and order it as trec_eval does."""
-    q_codes, q_ids = qrels.query_codes()
-    r_codes, r_ids = run.query_codes()
-    to_qrels = _ids.lookup(r_ids, q_ids)
+    q_codes, q_ids = qrels._query_code_list()
+    r_codes, r_ids = run._query_code_list()
+    position = {q: i for i, q in enumerate(q_ids)}
+    to_qrels = np.array([position.get(q, -1) for q in r_ids], dtype=np.int32)
     row_q = to_qrels[r_codes]
+    docs = run._docs()
     if (row_q >= 0).all():
-        order = trec_order(r_codes, run.score, run.doc_id)
+        order = _ids.trec_order_sparse(r_codes, run.score, docs)
     else:
         keep = np.flatnonzero(row_q >= 0)
-        order = keep[trec_order(r_codes[keep], run.score[keep], run.doc_id.take(_ids.indices(keep)))]
-    qidx = row_q[order]
-    doc_codes, doc_ids = _ids.encode(qrels.doc_id)
-    judged_doc = _ids.lookup(run.doc_id, doc_ids)[order]
-    judged, grade = _judged_rows(qrels, q_codes, doc_codes, len(doc_ids), qidx, judged_doc)
-    returned = np.bincount(qidx, minlength=len(q_ids))
+        kept = docs.take(keep) if isinstance(docs, _ids.Packed) else docs.take(_ids.indices(keep))
+        full = keep[trec_order(r_codes[keep], run.score[keep], kept)]
+        order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    # A sparse order only reorders ties, which never cross queries: the query of each position is unchanged.
+    qidx = row_q if order.order is None else row_q[order.order]
+    judged, judgment = _judged_rows(qrels, q_codes, run, row_q, order)
+    returned = _ids.bincount(qidx, len(q_ids))
     in_run = returned > 0
-    empty = _ids.lookup(run.empty_queries, q_ids) if run.empty_queries else np.zeros(0, np.int32)
+    empty = np.array([position.get(q, -1) for q in run.empty_queries], dtype=np.int32)
     in_run[empty[empty >= 0]] = True
-    extra = r_ids.filter(_ids.indices(to_qrels < 0)).to_pylist()
+    extra = [q for q, i in zip(r_ids, to_qrels.tolist(), strict=True) if i < 0]
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
     qj = qidx[judged]
     return Ranked(
-        query_ids=q_ids.to_pylist(),
+        query_ids=list(q_ids),
         qidx=qj,
         pos=(judged - _group_start(qidx, judged)).astype(np.int32),
-        grade=grade,
+        grade=qrels.relevance[judgment],
         returned=returned,
         in_run=in_run,
         qrels_qidx=q_codes,
         qrels_grade=qrels.relevance,
         extra_queries=extra,
-        row=order[judged],
+        row=order.rows(judged),
     )
 
 
@@ -209,25 +212,45 @@ def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _judged_rows(
-    qrels: Qrels,
-    q_codes: np.ndarray,
-    doc_codes: np.ndarray,
-    n_docs: int,
-    row_q: np.ndarray,
-    row_doc: np.ndarray,
+    qrels: Qrels, q_codes: np.ndarray, run: Run, row_q: np.ndarray, order: _ids.Order
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows whose (query, document) is judged, and their grades (``row_doc``: code among judged docs)."""
-    width = np.int64(max(n_docs, 1))
+    """The positions in ``order`` of the rows whose (query, document) is judged,
+    ascending, and the qrels row of each (``row_q``: each run row's query index in the qrels, -1 if none).
+
+    Candidates come from 64-bit hashes of the (query, document) pairs (`_ids.hash_matches`); each is confirmed
+    by comparing the IDs, so a hash collision never makes a document judged."""
+    found = _ids.hash_matches(run.doc_hashes(), row_q, _ids.pair_hashes(qrels.doc_hashes(), q_codes))
+    if found is None:  # two judgments share a hash: compare every ID
+        rows, judgment = _lookup_rows(qrels, q_codes, run, row_q)
+    else:
+        rows, judgment = found
+        exact = (row_q[rows] == q_codes[judgment]) & _ids.equal_at(run._docs(), rows, qrels._docs(), judgment)
+        rows, judgment = rows[exact], judgment[exact]
+    if order.order is None and not len(order.at):
+        return rows, judgment
+    marked = np.zeros(len(row_q), dtype=bool)
+    marked[rows] = True
+    at = np.flatnonzero(order.gather(marked))
+    return at, judgment[np.searchsorted(rows, order.rows(at))]
+
+
+def _lookup_rows(
+    qrels: Qrels, q_codes: np.ndarray, run: Run, row_q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`_judged_rows` by exact lookup of every document ID (run rows ascending, and their qrels rows)."""
+    doc_codes, doc_ids = _ids.encode(qrels.doc_id)
+    width = np.int64(max(len(doc_ids), 1))
     judged_keys = q_codes.astype(np.int64) * width + doc_codes
     sort = np.argsort(judged_keys)
-    keys, grades = judged_keys[sort], qrels.relevance[sort]
-    rows = np.flatnonzero(row_doc >= 0)
+    keys = judged_keys[sort]
+    row_doc = _ids.lookup(run.doc_id, doc_ids)
+    rows = np.flatnonzero((row_doc >= 0) & (row_q >= 0))
     if not len(keys) or not len(rows):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     wanted = row_q[rows].astype(np.int64) * width + row_doc[rows]
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     hit = keys[at] == wanted
-    return rows[hit], grades[at[hit]]
+    return rows[hit], sort[at[hit]]
 
 
 # ------------------------------------------------------------------------------------------ kernels

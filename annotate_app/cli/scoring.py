@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -313,6 +314,7 @@ COMMANDS: dict[str, AddParser] = {
 
 # -------------------------------------------------------------------------------------------------- score
 def _cmd_score(args: argparse.Namespace) -> int:
+    _lean_arrow()
     from annotate_app.cli import _reports
     from metrics import parse_measures, read_qrels, render
 
@@ -360,16 +362,23 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lean_arrow() -> None:
+    """Arrow's jemalloc pool for this process, unless the user chose one (``ARROW_DEFAULT_MEMORY_POOL``): it
+    hands freed parse buffers back sooner than the default mimalloc, a lower peak RSS (7M-line run: ~410 MB
+    against ~490 MB). Only before pyarrow is imported; the numbers are the same with any pool."""
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+
+
 def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
     from metrics import read_corpus
-    from metrics.distributed import read_partitions
     from metrics.evaluate import evaluate
 
     corpus = read_corpus(args.corpus) if args.corpus else None
     return [
         evaluate(
             qrels,
-            read_partitions(run) if _partitioned(run) else run,
+            _partitions(run) if _partitioned(run) else run,
             measures,
             corpus=corpus,
             strict=args.strict,
@@ -377,6 +386,12 @@ def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> li
         )
         for run in args.runs
     ]
+
+
+def _partitions(run: str) -> Any:
+    from metrics.distributed import read_partitions  # pyarrow: imported only for a partitioned run
+
+    return read_partitions(run)
 
 
 def _score_on_ray(args: argparse.Namespace, measures: list[Any]) -> list[Any]:

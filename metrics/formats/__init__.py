@@ -10,15 +10,19 @@ TREC layouts (fields separated by any run of spaces or tabs):
 - runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
   rank column is not read, order comes from the score).
 
-Large well-formed files take a vectorized path (Arrow's CSV reader); anything unusual, and every error, goes
-through the line-by-line reader, which is the reference for what is accepted.
+Well-formed files take a vectorized path: a plain TREC file of up to 64 MB (ASCII, single spaces, plain
+decimal scores) is split with numpy alone, without importing pyarrow (`metrics.formats._plain`); a larger one
+goes through Arrow's CSV reader. Anything unusual, and every error, goes through the line-by-line reader,
+which is the reference for what is accepted.
 
-The package may import numpy, pyarrow, the standard library, `metrics.errors`, `metrics._choice`,
-`metrics._ids` and `metrics.data` (pandas only inside the readers that return DataFrames); never the rest of
-`metrics`, never the app. Its private modules, re-exported here (import from `metrics.formats`):
+The package may import numpy, pyarrow (through `metrics._lazy`, on first use), the standard library,
+`metrics.errors`, `metrics._choice`, `metrics._lazy`, `metrics._ids` and `metrics.data` (pandas only inside
+the readers that return DataFrames); never the rest of `metrics`, never the app. Its private modules,
+re-exported here (import from `metrics.formats`):
 
 - `metrics.formats._lines`: the shared line and error machinery (sources, gzip, bad-line collection, decoding,
   writing lines, `line_of_row`);
+- `metrics.formats._plain`: the numpy-only reader of plain TREC files (tried first; None for anything else);
 - `metrics.formats._trec`: TREC qrels and runs (`read_qrels`, `read_run`, `iter_run_chunks`, `write_qrels`,
   `write_run`);
 - `metrics.formats._beir`: BEIR TSV qrels (`read_beir_qrels`, and ``read_qrels(format="beir")``);

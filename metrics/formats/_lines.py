@@ -16,11 +16,15 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pyarrow as pa
-
+from metrics._lazy import lazy
 from metrics.errors import FormatError, Problem, QrelForgeError, quoted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 Source = str | os.PathLike | IO[Any]
 MAX_PROBLEMS = 1000
@@ -34,7 +38,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # only ever grows, so other readers are not restricted by it).
 _CSV_FIELD_LIMIT = 2**31 - 1
 _SCAN = 1 << 20
-_THREADED_ABOVE = 64 << 20  # smaller files parse as fast on one thread, with less memory
+_BIG_FILE = 64 << 20  # Arrow reads bigger files in 2 MiB blocks (fewer chunks), smaller ones in 1 MiB
 _MIN_RUN_LINE = (
     11  # "q Q0 d 1 1 t": the shortest run line, so a file of n bytes holds at most n // 11 + 1 rows
 )

@@ -10,10 +10,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from metrics import _ids, _tags
 from metrics._choice import Choice
+from metrics._lazy import lazy
 from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._lines import (
     _CSV_FIELD_LIMIT,
@@ -29,6 +28,11 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 if TYPE_CHECKING:
     import pandas as pd

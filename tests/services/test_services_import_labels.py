@@ -11,7 +11,7 @@ from store_fixtures import synthetic_project
 
 from annotate_app.services import imports, labels, users
 from annotate_app.services.auth import SYSTEM, authenticate
-from annotate_app.services.errors import InvalidInput, PermissionDenied
+from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
 
 
 @pytest.fixture
@@ -138,3 +138,16 @@ def test_annotators_are_renamed_and_one_user_labels_a_pair_once(proj):
     with pytest.raises(InvalidInput) as exc:
         imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", annotators={"ext-ann": 1})
     assert str(exc.value) == "annotators must map names (str) to usernames (str); got {'ext-ann': 1}"
+
+
+def test_a_label_import_is_listed_and_cannot_be_undone(proj):
+    """Imported labels join the append-only label history: the import is listed, and undo refuses it."""
+    imports.import_labels(proj, SYSTEM, "p", _jsonl(GOOD), fmt="jsonl", filename="labels.jsonl")
+    listed = [i for i in imports.list_imports(proj, SYSTEM, "p") if i.kind == "labels"]
+    assert [i.name for i in listed] == ["labels.jsonl"]
+    with pytest.raises(Conflict) as exc:
+        imports.undo_import(proj, SYSTEM, "p", listed[0].import_id)
+    assert str(exc.value) == (
+        f"import {listed[0].import_id} (labels 'labels.jsonl') cannot be undone: imported labels are part of "
+        "the label history, which is append-only; exclude their pairs instead"
+    )

@@ -30,7 +30,15 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import ProjectRef, open_project, settings_of
 from annotate_app.services.auth import Actor, Role, audit, check_username
 from annotate_app.services.errors import InvalidInput
-from annotate_app.services.imports._common import Source, SourceFile, fail, parse, read_source, record_import
+from annotate_app.services.imports._common import (
+    Source,
+    SourceFile,
+    fail,
+    parse,
+    read_source,
+    record_import,
+    start_import,
+)
 from annotate_app.services.types import ImportReport
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
@@ -93,6 +101,7 @@ def import_labels(
         checked = _check(s, proj, file, labels, renames)
         users = _accounts(s, actor, proj, {c.username for c in checked})
         fail(_refused_claims(s, file, checked, users))
+        import_id = start_import(s, actor, proj, file, ImportKind.LABELS, Path(file.name).name)
         added, changed = _store(s, proj, checked, users)
         report = ImportReport(
             kind=ImportKind.LABELS,
@@ -102,7 +111,7 @@ def import_labels(
             changed=changed,
             unchanged=len(checked) - added - changed,
         )
-        record_import(s, actor, proj, file, report)
+        record_import(s, actor, proj, file, report, import_id)
         return report
 
 

@@ -81,6 +81,11 @@ def undo_import(
         kind = ImportKind(record.kind)
         if record.undone_at is not None:
             return UndoReport(import_id=record.id, kind=kind, name=record.source, already_undone=True)
+        if kind not in _UNDO:
+            raise Conflict(
+                f"import {record.id} ({kind} {record.source!r}) cannot be undone: imported labels are part "
+                "of the label history, which is append-only; exclude their pairs instead"
+            )
         undo = _Undo(s, actor, proj, record, exclude_dependent)
         report = _UNDO[kind](undo)
         uq.mark_undone(s, record.id, utcnow())

@@ -1,0 +1,263 @@
+"""The lean scoring path: the numpy-only reader of plain TREC files (`metrics.formats._plain`), packed
+document IDs, hashed (query, document) pairs confirmed exactly, and trec_eval's order kept sparse. Each must
+give exactly what the Arrow and line readers and the exact lookups give, and decline what they refuse."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metrics import Qrels, Run, _ids, evaluate, ranking, read_qrels, read_run
+from metrics.formats import _lines, _plain
+
+ROOT = Path(__file__).resolve().parents[2]
+MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR", "P@3", "Judged@5", "R-Prec"]
+
+
+def _src(text: str | bytes) -> _lines._Source:
+    data = text.encode() if isinstance(text, str) else text
+    return _lines._resolve(io.BytesIO(data))
+
+
+def _rows(rows) -> tuple[list[str], list[str], list[float]]:
+    values = rows.score if isinstance(rows, Run) else rows.relevance
+    return rows.query_id.to_pylist(), rows.doc_id.to_pylist(), values.tolist()
+
+
+@pytest.fixture
+def no_plain(monkeypatch):
+    """Read with the Arrow and line readers only (the reference for the plain reader)."""
+    from metrics.formats import _trec
+
+    monkeypatch.setattr(_trec, "plain_run", lambda src: None)
+    monkeypatch.setattr(_trec, "plain_qrels", lambda src: None)
+
+
+PLAIN_RUNS = {
+    "grouped": "q1 Q0 D1 1 0.9 sys\nq1 Q0 D2 2 0.5 sys\nq2 Q0 D3 1 1.5 sys\n",
+    "no final newline": "q1 Q0 D1 1 0.9 sys\nq2 Q0 D3 1 1.5 sys",
+    "signs and forms": "q1 Q0 a 1 -0.0 t\nq1 Q0 b 2 +.5 t\nq1 Q0 c 3 1. t\nq1 Q0 d 4 -2e-3 t\n"
+    "q1 Q0 e 5 1E+2 t\n",
+    "long mantissa": "q1 Q0 a 1 0.12345678901234567890123 t\nq1 Q0 b 2 123456789012345678 t\n",
+    "queries interleaved": "q2 Q0 a 1 1 t\nq1 Q0 a 1 2 t\nq2 Q0 b 2 0.5 t\nq1 Q0 b 2 0.1 t\n",
+    "long ids": f"{'q' * 40} Q0 {'d' * 512} 1 0.5 t\n{'q' * 40} Q0 {'d' * 511}x 2 0.25 t\n",
+}
+
+
+@pytest.mark.parametrize("text", PLAIN_RUNS.values(), ids=PLAIN_RUNS.keys())
+def test_plain_run_equals_the_reference_readers(text, no_plain):
+    plain = _plain.plain_run(_src(text))
+    assert plain is not None and isinstance(plain._docs(), _ids.Packed)
+    reference = read_run(io.StringIO(text))
+    assert _rows(plain) == _rows(reference)
+    assert np.array_equal(plain.score.view(np.uint64), reference.score.view(np.uint64))  # -0.0 too
+    assert plain.query_ids == reference.query_ids and len(plain) == len(reference)
+
+
+NOT_PLAIN_RUNS = {
+    "tab": "q1\tQ0 D1 1 0.9 sys\n",
+    "crlf": "q1 Q0 D1 1 0.9 sys\r\n",
+    "double space": "q1 Q0  D1 1 0.9 sys\n",
+    "leading space": " q1 Q0 D1 1 0.9 sys\n",
+    "trailing space": "q1 Q0 D1 1 0.9 sys \n",
+    "empty line": "q1 Q0 D1 1 0.9 sys\n\nq1 Q0 D2 2 0.5 sys\n",
+    "bom": "\ufeffq1 Q0 D1 1 0.9 sys\n",
+    "non-ascii": "q1 Q0 Dé 1 0.9 sys\n",
+    "nul byte": "q1 Q0 D\x001 1 0.9 sys\n",
+    "vertical tab": "q1 Q0 D\x0b1 1 0.9 sys\n",
+    "control byte as a separator": "q1 Q0 D1\x011 0.9 sys\nq1 Q0 D2 2 0.5 sys\n",
+    "control byte in an id": "q1 Q0 D\x011 1 0.9 sys\n",
+    "seven fields": "q1 Q0 D1 1 0.9 sys extra\n",
+    "five fields": "q1 Q0 D1 1 0.9\n",
+    "underscore score": "q1 Q0 D1 1 1_0 sys\n",
+    "inf score": "q1 Q0 D1 1 inf sys\n",
+    "nan score": "q1 Q0 D1 1 nan sys\n",
+    "huge score": "q1 Q0 D1 1 1e400 sys\n",
+    "bad score": "q1 Q0 D1 1 1.2.3 sys\n",
+    "sign inside": "q1 Q0 D1 1 5- sys\n",
+    "duplicate pair": "q1 Q0 D1 1 0.9 sys\nq1 Q0 D1 2 0.5 sys\n",
+    "id too long": f"q1 Q0 {'d' * 513} 1 0.9 sys\n",
+    "query too long": f"{'q' * 513} Q0 d 1 0.9 sys\n",
+}
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN_RUNS.values(), ids=NOT_PLAIN_RUNS.keys())
+def test_plain_run_declines_what_it_does_not_read_alike(text):
+    assert _plain.plain_run(_src(text)) is None
+
+
+def test_plain_reader_declines_gzip_and_long_lines():
+    import gzip
+
+    assert _plain.plain_run(_src(gzip.compress(PLAIN_RUNS["grouped"].encode()))) is None
+    src = _lines._resolve(io.BytesIO(PLAIN_RUNS["grouped"].encode()), _lines.reader_limits(max_line_mb=1e-5))
+    assert _plain.plain_run(src) is None  # 10-byte lines: the line reader reports the long line
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("q1 0 D1 2\nq1 0 D2 0\nq2 0 D1 -1\n", True),
+        ("q1 0 D1 +5\nq1 0 D2 007\n", True),
+        ("q1 0 D1 1.5\n", False),
+        ("q1 0 D1 " + "9" * 19 + "\n", False),
+        ("q1 0 D1 2 extra\n", False),
+        ("q1 0 D1 2\nq1 0 D1 3\n", False),
+    ],
+    ids=["grades", "signs-and-zeros", "fraction", "19-digits", "five-fields", "duplicate"],
+)
+def test_plain_qrels(text, plain, no_plain):
+    got = _plain.plain_qrels(_src(text))
+    assert (got is not None) == plain
+    if plain:
+        assert _rows(got) == _rows(read_qrels(io.StringIO(text)))
+
+
+def _random_files(seed: int, queries: int = 30, depth: int = 60) -> tuple[str, str]:
+    """Qrels and a run with float32 score ties, queries only in the qrels and only in the run."""
+    rng = np.random.default_rng(seed)
+    run, qrels = [], []
+    for q in range(queries):
+        docs = rng.choice(500, size=depth, replace=False)
+        scores = np.round(rng.normal(5, 1, size=depth), 1)  # many ties
+        if q % 7 != 3:  # some queries only in the qrels
+            run += [f"Q{q} Q0 d{d} {i} {s} r" for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
+        judged = rng.choice(docs, size=10, replace=False)
+        if q % 11 != 5:  # some queries only in the run
+            qrels += [f"Q{q} 0 d{d} {int(g)}" for d, g in zip(judged, rng.integers(-1, 4, 10), strict=True)]
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scores_from_plain_files_equal_the_arrow_path(seed, monkeypatch):
+    qrels_text, run_text = _random_files(seed)
+    lean = evaluate(read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text)), MEASURES)
+    assert isinstance(read_run(io.StringIO(run_text))._docs(), _ids.Packed)
+    from metrics.formats import _trec
+
+    monkeypatch.setattr(_trec, "plain_run", lambda src: None)
+    monkeypatch.setattr(_trec, "plain_qrels", lambda src: None)
+    full = evaluate(read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text)), MEASURES)
+    assert lean.to_dict() == full.to_dict()
+    assert lean.extra_queries == full.extra_queries and lean.missing_queries == full.missing_queries
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_hash_collisions_never_change_a_score(seed):
+    """Every document hashing alike makes every pair a candidate (and two judgments share a hash): the
+    exact comparisons alone decide, as without hashes."""
+    qrels_text, run_text = _random_files(seed)
+    expected = evaluate(read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text)), MEASURES)
+    qrels, run = read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text))
+    qrels._doc_hashes = np.zeros(len(qrels), dtype=np.uint64)
+    run._doc_hashes = np.zeros(len(run), dtype=np.uint64)
+    assert evaluate(qrels, run, MEASURES).to_dict() == expected.to_dict()
+    qrels, run = read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text))
+    for rows in (qrels, run):  # 64 hash values: many documents share one
+        rows._doc_hashes = rows.doc_hashes() & np.uint64(0x3F)
+    assert evaluate(qrels, run, MEASURES).to_dict() == expected.to_dict()
+
+
+def test_hash_matches_refuses_a_table_holding_a_hash_twice():
+    docs = np.array([1, 2, 3], dtype=np.uint64)
+    groups = np.zeros(3, dtype=np.int32)
+    table = _ids.pair_hashes(docs, groups)
+    rows, at = _ids.hash_matches(docs, groups, table[[2, 0]])
+    assert rows.tolist() == [0, 2] and at.tolist() == [1, 0]
+    assert _ids.hash_matches(docs, groups, table[[0, 0]]) is None
+
+
+def test_descending_key_orders_as_float32_descending():
+    scores = np.array([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 1e-40, -1e-40, 3e38, 1e300, 2.0000001, 2.0])
+    key = _ids._descending_key(scores)
+    with np.errstate(over="ignore"):
+        s32 = scores.astype(np.float32) + np.float32(0)
+    for i in range(len(scores)):
+        for j in range(len(scores)):
+            assert (key[i] < key[j]) == (s32[i] > s32[j]), (scores[i], scores[j])
+    with np.errstate(over="ignore"):
+        same = scores.astype(np.float32)
+    before = same.copy()
+    _ids._descending_key(same)
+    assert np.array_equal(same, before)  # a float32 input is not modified
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["arrow", "packed"])
+def test_sparse_order_equals_a_full_sort(packed):
+    rng = np.random.default_rng(5)
+    groups = np.repeat(np.arange(50, dtype=np.int32), 40)
+    scores = np.concatenate([np.sort(np.round(rng.normal(0, 1, 40), 1))[::-1] for _ in range(50)])
+    docs = [f"d{v}" for v in rng.integers(0, 10**6, len(scores))]
+    column = _ids.Packed(*_packed(docs)) if packed else _ids.as_strings(docs)
+    order = _ids.trec_order_sparse(groups, scores, column)
+    assert order.order is None and len(order.at)  # sorted, with ties: only those are reordered
+    shuffled = rng.permutation(len(scores))
+    full = _ids.trec_order(groups[shuffled], scores[shuffled], _ids.as_strings([docs[i] for i in shuffled]))
+    expected = shuffled[full]
+    assert order.full(len(scores)).tolist() == expected.tolist()
+    positions = np.arange(len(scores))
+    assert order.rows(positions).tolist() == expected.tolist()
+    assert order.gather(positions).tolist() == expected.tolist()
+
+
+def _packed(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    raw = [v.encode() for v in values]
+    offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in raw], out=offsets[1:])
+    return offsets, np.frombuffer(b"".join(raw), dtype=np.uint8)
+
+
+def test_packed_column_matches_arrow():
+    values = ["a", "", "héllo", "x" * 600, "b"]
+    packed = _ids.Packed(*_packed(values))
+    assert packed.to_arrow().to_pylist() == values
+    assert packed.take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
+    assert packed.values(np.array([2])) == ["héllo"]
+    assert _ids.hash_strings(packed).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+
+
+def test_rows_keep_query_codes_and_rebuild_strings_on_demand(no_plain):
+    run = read_run(io.StringIO(PLAIN_RUNS["queries interleaved"]))
+    assert run._query_id is None  # the reader kept the codes only
+    assert run.query_id.to_pylist() == ["q2", "q1", "q2", "q1"]
+    assert len(run) == 4 and run.query_ids == ["q2", "q1"]
+
+
+def test_chunked_take_and_bincount():
+    import pyarrow as pa
+
+    column = pa.chunked_array([pa.array(["a", "b"]), pa.array([], pa.string()), pa.array(["c", "d", "e"])])
+    assert _ids.take(column, np.array([4, 0, 2, 2])).to_pylist() == ["e", "a", "c", "c"]
+    codes = np.random.default_rng(0).integers(0, 9, size=600_000).astype(np.int32)
+    assert _ids.bincount(codes, 3).tolist() == np.bincount(codes, minlength=3).tolist()
+
+
+def test_scoring_plain_files_never_imports_pyarrow(tmp_path):
+    qrels_text, run_text = _random_files(4)
+    (tmp_path / "q").write_text(qrels_text)
+    (tmp_path / "r").write_text(run_text)
+    qrels, run = str(tmp_path / "q"), str(tmp_path / "r")
+    code = (
+        "import sys; from metrics import evaluate, read_qrels, read_run, render, parse_measures; "
+        f"r = evaluate(read_qrels({qrels!r}), read_run({run!r}), {MEASURES!r}); "
+        "render.score_output([r], parse_measures(" + repr(MEASURES) + "), fmt='csv', per_query=False); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pandas')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_rank_run_fallback_lookup_equals_the_hashed_one(monkeypatch):
+    qrels_text, run_text = _random_files(6)
+    qrels, run = read_qrels(io.StringIO(qrels_text)), read_run(io.StringIO(run_text))
+    hashed = ranking.rank_run(qrels, run)
+    monkeypatch.setattr(_ids, "hash_matches", lambda *args: None)
+    exact = ranking.rank_run(qrels, run)
+    for name in ("qidx", "pos", "grade", "returned", "row"):
+        assert getattr(hashed, name).tolist() == getattr(exact, name).tolist(), name
+    assert Qrels and hashed.query_ids == exact.query_ids
