@@ -217,6 +217,7 @@ def _guard_settings(s: Session, project: Project, old: ProjectSettings, new: Pro
     if new.grades != old.grades and jq.label_count(s, project.id) > 0:
         raise Conflict("the grade scale's grades cannot change once labels exist (labels may be renamed)")
     if new.annotators_per_pair < old.annotators_per_pair:
+        jq.settings_lock(s, project.id)  # waits for the claims in flight; later claims read the new N
         most = jq.max_claimed(s, project.id)
         if most > new.annotators_per_pair:
             raise Conflict(

@@ -18,6 +18,7 @@ member of the project (see `projects.assign`); a member's ``quota`` caps their l
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -56,6 +57,9 @@ __all__ = [
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
 CANDIDATES = 8
+OLD_CLAIM_ENV = (
+    "QRELFORGE_BENCH_CLAIM_PATH"  # "old": the pre-seek claim path, for benchmarks/soak_mp.py --old
+)
 
 
 # --------------------------------------------------------------------------------------------- next_pair
@@ -100,6 +104,33 @@ def _quota(s: Session, proj: Project, user: User) -> int | None:
 
 
 def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
+    """Take a slot: one seeking statement (`store.judging.seek_slot`), under the project's shared claim lock
+    so that N is the one in force until commit (a settings change lowering N waits for it: issue 16). If the
+    seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP LOCKED) are looked at once
+    more, waiting for their locks, so that None means nothing is left."""
+    if os.environ.get(OLD_CLAIM_ENV) == "old":  # benchmarks/soak_mp.py --old only: the previous claim path
+        return _claim_old(s, user, proj)
+    jq.claim_lock(s, proj.id)
+    n = jq.current_n(s, proj.id)
+    order = queue_order_by(s, proj)
+    pair_id = jq.seek_slot(s, proj.id, user.id, n, order_by=order)
+    if pair_id is None:
+        pair_id = next(
+            (
+                p
+                for p in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order)
+                if jq.take_slot(s, p, n)
+            ),
+            None,
+        )
+    if pair_id is None:
+        return None
+    slot = jq.free_slot(s, pair_id, n)
+    return s.get(Assignment, jq.insert_assignment(s, proj.id, pair_id, user.id, slot))
+
+
+def _claim_old(s: Session, user: User, proj: Project) -> Assignment | None:
+    """The claim path before the seek (kept for the benchmark's old/new comparison only)."""
     n = proj.annotators_per_pair
     for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=queue_order_by(s, proj)):
         if jq.take_slot(s, pair_id, n):

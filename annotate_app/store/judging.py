@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, exists, false, func, insert, select, true, update
+from sqlalchemy import and_, exists, false, func, insert, select, text, true, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
@@ -31,6 +31,7 @@ from annotate_app.store.models import (
     Label,
     Pair,
     PriorJudgment,
+    Project,
     Query,
     User,
     utcnow,
@@ -43,6 +44,10 @@ __all__ = [
     "open_claim",
     "candidates",
     "take_slot",
+    "seek_slot",
+    "claim_lock",
+    "settings_lock",
+    "current_n",
     "free_slot",
     "insert_assignment",
     "own_assignment",
@@ -158,6 +163,58 @@ def candidates(
         .limit(limit)
     )
     return list(s.scalars(stmt))
+
+
+_CLAIM_LOCK = 0x51F0_C1A1  # PostgreSQL advisory lock class of the claims of a project (key: the project id)
+
+
+def claim_lock(s: Session, project_id: int) -> None:
+    """Hold the project's claim lock in shared mode until the transaction ends (PostgreSQL; SQLite
+    serialises writers already). Claims share it; a settings change that lowers N takes it exclusively
+    (`settings_lock`), so no claim is in flight while N changes and every claim reads the N in force."""
+    if s.connection().dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock_shared(:c, :p)"), {"c": _CLAIM_LOCK, "p": project_id})
+
+
+def settings_lock(s: Session, project_id: int) -> None:
+    """Hold the project's claim lock exclusively until the transaction ends: waits for the claims in flight
+    to commit and keeps new ones out (see `claim_lock`)."""
+    if s.connection().dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(:c, :p)"), {"c": _CLAIM_LOCK, "p": project_id})
+
+
+def current_n(s: Session, project_id: int) -> int:
+    """The project's annotators per pair as committed now (read after `claim_lock`)."""
+    return int(s.execute(select(Project.annotators_per_pair).where(Project.id == project_id)).scalar_one())
+
+
+def seek_slot(
+    s: Session, project_id: int, annotator_id: int, n: int, *, order_by: Sequence[Any] = ()
+) -> int | None:
+    """Take a slot of the first pair in queue order that has one free and that the annotator never had, in one
+    statement: ``UPDATE pairs SET claimed = claimed + 1 WHERE id = (SELECT ... LIMIT 1) RETURNING id``.
+
+    On PostgreSQL the inner SELECT is ``FOR NO KEY UPDATE SKIP LOCKED``: a pair another claim is taking right
+    now is passed over instead of waited for, and the lock does not block the foreign-key checks
+    (``FOR KEY SHARE``) of labels and claims being written on the same pair. Skipped rows are why None is not
+    proof that nothing is left: callers then look once more without skipping (`candidates`, `take_slot`).
+    On SQLite writers are serialised, so the statement simply takes the first candidate."""
+    mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
+    pick = (
+        select(Pair.id)
+        .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
+        .order_by(Pair.claimed, *order_by, Pair.query_id, Pair.id)
+        .limit(1)
+    )
+    if s.connection().dialect.name == "postgresql":
+        pick = pick.with_for_update(skip_locked=True, key_share=True)
+    stmt = (
+        update(Pair)
+        .where(Pair.id == pick.scalar_subquery().correlate(None), Pair.claimed < n)
+        .values(claimed=Pair.claimed + 1)
+        .returning(Pair.id)
+    )
+    return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
 
 
 def take_slot(s: Session, pair_id: int, n: int) -> bool:

@@ -1,0 +1,191 @@
+"""`EXPLAIN ANALYZE` of the claim path on 200k pairs (PostgreSQL), before and after the seek.
+
+    .venv/bin/python benchmarks/claim_plans.py            # writes docs/plans/claim-path-{before,after}.txt
+
+Builds a project of 200k pairs in SQL (1 000 documents x 200 queries, N = 2, 20 annotators): 150k pairs
+complete (2 claims), 50k with one claim, a fifth of those by ann00; then ANALYZE. It runs three steps of
+the product's own code inside a transaction that is rolled back and, just before each SQL statement they
+send, runs it under ``EXPLAIN (ANALYZE, BUFFERS)`` in a savepoint that is rolled back (so every plan sees the
+state its statement sees):
+
+- take: ``queue._claim`` for ann00 (who holds 10k of the 50k open pairs, the first ones in queue order);
+- skip: the statements of ``queue.skip`` on the pair just taken;
+- nothing left: ``queue._next`` for ann00 after every open pair it never had is filled (the transaction
+  first sets their ``claimed`` to N), so only its own open pairs remain.
+
+"before" runs the old claim path (``QRELFORGE_BENCH_CLAIM_PATH=old``), "after" the new one, on the same
+database.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _pg import scratch_database  # noqa: E402
+from sqlalchemy import event, text  # noqa: E402
+
+from annotate_app.services import projects, queue, users  # noqa: E402
+from annotate_app.services._context import annotator_context  # noqa: E402
+from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
+from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
+from annotate_app.store import judging as jq  # noqa: E402
+from annotate_app.store.db import Database  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "docs" / "plans"
+PROJECT, WHO = "bench", "ann00"
+FILL = (
+    "UPDATE pairs SET claimed = :n WHERE project_id = :p AND claimed < :n AND NOT EXISTS "
+    "(SELECT 1 FROM assignments a WHERE a.pair_id = pairs.id AND a.annotator_id = :u)"
+)
+
+
+BUILD = [
+    "INSERT INTO documents (project_id, external_id, version, content_sha256, updated_at) "
+    "SELECT :p, 'D' || i, 1, md5(i::text) || md5(i::text), now() FROM generate_series(0, :docs - 1) i",
+    "INSERT INTO document_versions (document_id, version, title, text, meta, content_sha256, source, "
+    "created_at) "
+    "SELECT id, 1, 'title', 'text of ' || external_id, '{}', content_sha256, '', now() FROM documents",
+    "INSERT INTO queries (project_id, external_id, text, meta, content_sha256, created_at) "
+    "SELECT :p, 'q' || j, 'question ' || j, '{}', md5(j::text) || md5(j::text), now() "
+    "FROM generate_series(0, :queries - 1) j",
+    # pair k (in queue order: by query, then document): complete for k >= 50k, else one claim
+    "INSERT INTO pairs (project_id, query_id, document_id, origin, note, claimed, excluded, created_at) "
+    "SELECT :p, q.id, d.id, 'pool', '', CASE WHEN (q.id - 1) * :docs + d.id > :open THEN 2 ELSE 1 END, "
+    "false, now() "
+    "FROM queries q CROSS JOIN documents d ORDER BY q.id, d.id",
+    # slot 1: ann00 on a fifth of the open pairs (the first in queue order), else one of the others
+    "INSERT INTO assignments (project_id, pair_id, annotator_id, slot, status, version, grade, stale, "
+    "assigned_at, updated_at) SELECT :p, p.id, CASE WHEN p.claimed = 1 AND p.id <= :open / 5 THEN :u "
+    "ELSE :u + 1 + p.id % 19 END, 1, 'done', 1, 1, false, now(), now() FROM pairs p",
+    "INSERT INTO assignments (project_id, pair_id, annotator_id, slot, status, version, grade, stale, "
+    "assigned_at, updated_at) SELECT :p, p.id, :u + 1 + (p.id + 7) % 19, 2, 'done', 1, 1, false, now(), "
+    "now() "
+    "FROM pairs p WHERE p.claimed = 2",
+]
+
+
+def _build(db: Database) -> None:
+    from annotate_app.store.migrate import upgrade
+
+    upgrade(db.url)
+    projects.create_project(db, SYSTEM, PROJECT, annotators_per_pair=2)
+    names = [f"ann{k:02d}" for k in range(20)]
+    for name in names:
+        users.create_user(db, SYSTEM, name, f"{name}-password")
+    projects.assign(db, SYSTEM, PROJECT, names)
+    with db.write() as s:
+        p = s.execute(text("SELECT id FROM projects WHERE name = :n"), {"n": PROJECT}).scalar_one()
+        u = s.execute(text("SELECT id FROM users WHERE username = 'ann00'")).scalar_one()
+        for sql in BUILD:
+            s.execute(text(sql), {"p": p, "u": u, "docs": 1000, "queries": 200, "open": 50_000})
+    with db.engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _take(s, user, proj) -> None:
+    queue._claim(s, user, proj)
+
+
+def _skip(s, user, proj) -> None:
+    a = queue._claim(s, user, proj)
+    if a is None:
+        raise RuntimeError("nothing to take")
+    s.info["record"] = True  # only the skip's statements
+    mine = jq.own_assignment(s, a.pair_id, user.id)
+    jq.skip(s, mine.id, "cannot judge")
+    jq.release_slot(s, a.pair_id)
+
+
+def _nothing(s, user, proj) -> None:
+    s.execute(text(FILL), {"n": proj.annotators_per_pair, "p": proj.id, "u": user.id})
+    s.info["record"] = True
+    if queue._next(s, user, proj) is not None:
+        raise RuntimeError("expected nothing left")
+
+
+STEPS = {"take": (_take, True), "skip": (_skip, False), "nothing left": (_nothing, False)}
+
+
+def _explain(db: Database, me, step, record_all: bool) -> str:
+    """Run ``step`` in a transaction that is rolled back; before each statement it sends (from its start, or
+    from where it sets ``s.info['record']``), the same statement under EXPLAIN ANALYZE inside a savepoint
+    that is rolled back, so the plan sees the state the statement sees and changes nothing."""
+    out: list[str] = []
+    state: dict = {}
+
+    def listen(conn, cursor, statement, params, context, executemany):
+        s = state.get("session")
+        if (
+            s is None
+            or not (record_all or s.info.get("record"))
+            or statement.startswith(("SAVEPOINT", "EXPL"))
+        ):
+            return
+        cursor.execute("SAVEPOINT plan")
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, params)
+        plan = "\n".join(r[0] for r in cursor.fetchall())
+        cursor.execute("ROLLBACK TO SAVEPOINT plan")
+        out.append(f"-- {_oneline(statement, params)}\n{plan}\n")
+
+    event.listen(db.engine, "before_cursor_execute", listen)
+    try:
+        with db.write() as s:
+            user, proj = annotator_context(s, me, PROJECT, "judge pairs")
+            state["session"] = s
+            step(s, user, proj)
+            state["session"] = None
+            raise _Rollback
+    except _Rollback:
+        pass
+    finally:
+        event.remove(db.engine, "before_cursor_execute", listen)
+    return "\n".join(out)
+
+
+def _oneline(sql: str, params) -> str:
+    return " ".join(sql.split()) + f"   -- params {params}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    out = Path(argv[0]) if argv else OUT
+    url = scratch_database("qrelforge_plans", create=True)
+    db = Database(url, pool_size=4)
+    try:
+        print("building 200k pairs ...", flush=True)
+        _build(db)
+        me = authenticate(db, WHO, f"{WHO}-password")
+        with db.read() as s:
+            counts = s.execute(
+                text("SELECT count(*), sum(CASE WHEN claimed < 2 THEN 1 ELSE 0 END) FROM pairs")
+            ).one()
+        out.mkdir(parents=True, exist_ok=True)
+        for name, old in (("before", True), ("after", False)):
+            if old:
+                os.environ[OLD_CLAIM_ENV] = "old"
+            else:
+                os.environ.pop(OLD_CLAIM_ENV, None)
+            parts = [
+                f"# Claim path {name} the seek: EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL, {counts[0]} pairs "
+                f"({counts[1]} open), N = 2, annotator {WHO}. Written by benchmarks/claim_plans.py.\n"
+            ]
+            for title, (step, record_all) in STEPS.items():
+                parts.append(f"\n######## {title}\n\n{_explain(db, me, step, record_all)}")
+            (out / f"claim-path-{name}.txt").write_text("".join(parts))
+            print(f"wrote {out / f'claim-path-{name}.txt'}", flush=True)
+    finally:
+        db.dispose()
+        scratch_database("qrelforge_plans", create=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,335 @@
+"""Multi-process soak: annotators in separate OS processes (as app replicas are), a reviewer adjudicating and
+releasing as waves complete, on SQLite and PostgreSQL, the new claim path against the old one.
+
+    .venv/bin/python benchmarks/soak_mp.py                 # 16 processes x 3 annotators, 3 000 pairs x 2
+    .venv/bin/python benchmarks/soak_mp.py --old           # and the old claim path too, new/old ratios
+    .venv/bin/python benchmarks/soak_mp.py --processes 4 --pairs 300 --backend sqlite   # a quick look
+
+Each worker process (``multiprocessing``, spawn) opens its own `Database` (its own connection pool) and runs
+``--per-process`` annotator threads; the reviewer is one more process. The annotators take pairs
+(``queue.next_pair``: "take" when it returns one, "nothing" when it returns None), label them, now and then
+skip one and edit an earlier label; the reviewer adjudicates every disagreement and releases each complete
+wave, then pools the next (the clients and the checks are benchmarks/soak.py's). Afterwards, from the
+database: acknowledged vs stored label versions (lost, phantom), over-assigned pairs, duplicate
+(assignment, version), stale cached labels and releases whose hash is not reproducible.
+
+``--old`` runs the claim path from before the seek (``QRELFORGE_BENCH_CLAIM_PATH=old`` in the workers: the
+benchmark's switch, see `annotate_app.services.queue._claim`) on a fresh database of the same size, in the
+same run, and prints new/old ratios. `run_soak_mp(url, ...)` is the library form used by
+tests/services/test_soak_mp_short.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import soak  # noqa: E402
+from _pg import scratch_database  # noqa: E402
+
+from annotate_app.services import queue  # noqa: E402
+from annotate_app.services.auth import authenticate  # noqa: E402
+from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
+from annotate_app.store.db import Database  # noqa: E402
+from annotate_app.store.migrate import upgrade  # noqa: E402
+
+OPERATIONS = ("take", "nothing", "label", "skip", "edit", "adjudicate", "release")
+PROJECT = soak.PROJECT
+
+
+@dataclass
+class MpReport:
+    backend: str
+    path: str  # "new" or "old"
+    processes: int
+    annotators: int
+    pairs: int
+    seconds: float
+    labels: int
+    skips: int
+    releases: int
+    checks: dict[str, int]
+    latency: dict[str, dict[str, float]]
+    errors: list[str] = field(default_factory=list)
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not any(self.checks.values())
+
+
+# --------------------------------------------------------------------------------------------- workers
+def _setup_env(old: bool) -> None:
+    if old:
+        os.environ[OLD_CLAIM_ENV] = "old"
+    else:
+        os.environ.pop(OLD_CLAIM_ENV, None)
+    soak._cheap_hashing()
+
+
+def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, p_skip: float, p_edit: float) -> None:
+    rng = random.Random(seed)
+    mine: dict[int, int] = {}
+    try:
+        me = authenticate(db, name, f"{name}-password")
+        while not stop.is_set():
+            start = time.perf_counter()
+            view = queue.next_pair(db, me, PROJECT)
+            log.latency["nothing" if view is None else "take"].append(time.perf_counter() - start)
+            if view is None:  # the wave is done: wait for the next one
+                time.sleep(rng.uniform(0.05, 0.15))
+                continue
+            if view.current is None and rng.random() < p_skip:
+                soak._timed(
+                    log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge")
+                )
+                log.skips += 1
+                continue
+            soak._save(db, me, view.pair_id, mine.get(view.pair_id, 0), rng, log, "label", mine)
+            if mine and rng.random() < p_edit:
+                pair = rng.choice(list(mine))
+                soak._save(db, me, pair, mine[pair], rng, log, "edit", mine)
+    except Exception as exc:  # noqa: BLE001 - reported in the figures, and the soak stops
+        log.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        print(f"  {name} failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
+        stop.set()
+
+
+def _plain(log: soak.Log) -> dict:
+    return {
+        "acked": log.acked,
+        "skips": log.skips,
+        "conflicts": dict(log.conflicts),
+        "latency": dict(log.latency),
+        "errors": log.errors,
+    }
+
+
+def _worker(url: str, names: list[str], seed: int, stop, results, old: bool, p_skip: float, p_edit: float):
+    """One replica: its own Database and one thread per annotator; sends its logs back when stopped."""
+    _setup_env(old)
+    db = Database(url, pool_size=len(names) + 2)
+    logs = [soak.Log() for _ in names]
+    threads = [
+        threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], p_skip, p_edit))
+        for i, n in enumerate(names)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    db.dispose()
+    results.put([_plain(log) for log in logs])
+
+
+def _reviewer(url: str, stop, results, waves: int, old: bool) -> None:
+    _setup_env(old)
+    db = Database(url, pool_size=4)
+    log, released = soak.Log(), []
+    soak._reviewer(db, stop, log, waves, released)
+    db.dispose()
+    results.put([{**_plain(log), "released": released}])
+
+
+# ---------------------------------------------------------------------------------------------- the run
+def run_soak_mp(
+    url: str,
+    *,
+    processes: int = 16,
+    per_process: int = 3,
+    pairs: int = 3000,
+    n: int = 2,
+    waves: int = 6,
+    p_skip: float = 0.03,
+    p_edit: float = 0.12,
+    old: bool = False,
+    backend: str = "",
+    timeout: float = 3600,
+) -> MpReport:
+    """Run the soak on an empty, migrated database at ``url`` and check it (see the module doc)."""
+    _setup_env(old)
+    annotators = processes * per_process
+    queries_per_wave = max(1, -(-pairs // (waves * soak.DOCS_PER_QUERY)))
+    setup_db = Database(url, pool_size=4)
+    actors = soak._setup(setup_db, annotators, n, waves, queries_per_wave)
+    names = [a.username for a in actors]
+    ctx = mp.get_context("spawn")
+    stop, results = ctx.Event(), ctx.Queue()
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(url, names[i::processes], 1000 + i * per_process, stop, results, old, p_skip, p_edit),
+        )
+        for i in range(processes)
+    ]
+    procs.append(ctx.Process(target=_reviewer, args=(url, stop, results, waves, old)))
+    start = time.perf_counter()
+    for p in procs:
+        p.start()
+    stop.wait(timeout)
+    seconds = time.perf_counter() - start
+    stop.set()
+    logs = [log for _ in procs for log in results.get(timeout=300)]
+    for p in procs:
+        p.join(timeout=60)
+    acked = [tuple(a) for log in logs for a in log["acked"]]
+    checks = soak._verify(setup_db, n, acked)
+    checks["unreproducible_releases"] = soak._releases_reproducible(setup_db)
+    released = next(log["released"] for log in logs if "released" in log)
+    errors = [e for log in logs for e in log["errors"]]
+    if len(released) < waves:
+        errors.append(f"only {len(released)} of {waves} releases made in {timeout:.0f} s")
+    setup_db.dispose()
+    latency = {op: _percentiles([x for log in logs for x in log["latency"].get(op, [])]) for op in OPERATIONS}
+    conflicts = sum((Counter(log["conflicts"]) for log in logs), Counter())
+    if conflicts:
+        print(f"  conflicts: {dict(conflicts)}", flush=True)
+    return MpReport(
+        backend=backend or Database(url).dialect,
+        path="old" if old else "new",
+        processes=processes,
+        annotators=annotators,
+        pairs=queries_per_wave * waves * soak.DOCS_PER_QUERY,
+        seconds=seconds,
+        labels=len(acked),
+        skips=sum(log["skips"] for log in logs),
+        releases=len(released),
+        checks=checks,
+        latency=latency,
+        errors=errors,
+        load=os.getloadavg(),
+    )
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"n": len(ordered), "p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "max": ordered[-1]}
+
+
+# ------------------------------------------------------------------------------------------- reporting
+def render(reports: list[MpReport]) -> str:
+    """One column per (database, path); a new/old ratio column after each database's old run."""
+    columns: list[tuple[str, list]] = []
+    by_backend: dict[str, dict[str, MpReport]] = defaultdict(dict)
+    for r in reports:
+        by_backend[r.backend][r.path] = r
+    for backend, runs in by_backend.items():
+        for path in ("new", "old"):
+            if path in runs:
+                columns.append((f"{backend} {path}", _cells(runs[path])))
+        if len(runs) == 2:
+            columns.append(
+                (
+                    f"{backend} new/old",
+                    [_ratio(a, b) for a, b in zip(columns[-2][1], columns[-1][1], strict=True)],
+                )
+            )
+    labels = _row_names()
+    header = ["", *(c[0] for c in columns)]
+    rows = [[label, *(c[1][i] for c in columns)] for i, label in enumerate(labels)]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]
+    ]
+    notes = [f"{r.backend} {r.path}: errors {r.errors[:3] or 'none'}" for r in reports]
+    return "\n".join(lines + [""] + notes) + "\n"
+
+
+CHECKS = ("lost", "phantom", "over_assigned", "duplicates", "stale_cache", "unreproducible_releases")
+
+
+def _row_names() -> list[str]:
+    names = ["processes x annotators", "pairs", "labels (versions)", "skips / releases"]
+    names += [f"{c} (must be 0)" for c in CHECKS]
+    names += ["wall time", "labels / s", "load average (1 min) at the end"]
+    return names + [f"{op} p{q}" for op in OPERATIONS for q in (50, 95, 99)]
+
+
+def _cells(r: MpReport) -> list[str]:
+    cells = [f"{r.processes} x {r.annotators // r.processes}", str(r.pairs), str(r.labels)]
+    cells.append(f"{r.skips} / {r.releases}")
+    cells += [str(r.checks.get(c, "-")) for c in CHECKS]
+    cells += [f"{r.seconds:.1f} s", f"{r.labels / r.seconds:.1f}", f"{r.load[0]:.1f}"]
+    for op in OPERATIONS:
+        for q in ("p50", "p95", "p99"):
+            v = r.latency.get(op, {}).get(q)
+            cells.append(f"{v * 1000:.0f} ms" if v is not None else "-")
+    return cells
+
+
+def _ratio(new: str, old: str) -> str:
+    try:
+        x, y = (float(str(v).split()[0]) for v in (new, old))
+    except ValueError:
+        return ""
+    return f"{x / y:.2f}x" if y else ""
+
+
+def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpReport:
+    folder = tempfile.mkdtemp(prefix="qrelforge-soak-mp-")
+    url = (
+        f"sqlite:///{folder}/soak.db"
+        if backend == "sqlite"
+        else scratch_database("qrelforge_soakmp", create=True)
+    )
+    upgrade(url)
+    label = "old" if old else "new"
+    print(f"[{backend} {label}] {args.processes} processes x {args.per_process} annotators ...", flush=True)
+    try:
+        report = run_soak_mp(
+            url,
+            processes=args.processes,
+            per_process=args.per_process,
+            pairs=args.pairs,
+            n=args.n,
+            waves=args.waves,
+            old=old,
+            backend=backend,
+        )
+        print(render([report]), flush=True)
+        return report
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if backend == "postgresql":
+            scratch_database("qrelforge_soakmp", create=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", type=int, default=16)
+    parser.add_argument("--per-process", type=int, default=3, help="annotators per process")
+    parser.add_argument("--pairs", type=int, default=3000)
+    parser.add_argument("-n", type=int, default=2, help="annotators per pair")
+    parser.add_argument("--waves", type=int, default=6)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--old", action="store_true", help="also run the old claim path, print new/old")
+    args = parser.parse_args(argv)
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    reports = []
+    for backend in backends:
+        reports.append(run_backend(backend, args, old=False))
+        if args.old:
+            reports.append(run_backend(backend, args, old=True))
+    print()
+    print(render(reports))
+    return 0 if all(r.ok for r in reports) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
