@@ -120,29 +120,24 @@ def insert_versions(s: Session, rows: Sequence[dict]) -> None:
 
 def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
     """Flag the done assignments on these documents' pairs (their labels judged an older version)."""
-    total = 0
-    for start in range(0, len(document_ids), 500):
-        ids = list(document_ids[start : start + 500])
-        pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
-        stmt = (
-            update(Assignment)
-            .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.DONE)
-            .values(stale=True)
-        )
-        total += rowcount(s.execute(stmt, execution_options={"synchronize_session": False}))
-    return total
+    return _flag_assignments(s, document_ids, AssignmentStatus.DONE)
 
 
 def mark_claims_changed(s: Session, document_ids: Sequence[int]) -> int:
     """Flag the open (unlabelled) claims on these documents' pairs: their annotators were shown an older
     version (the next view of the claim says so; the first save clears the flag). Returns how many."""
+    return _flag_assignments(s, document_ids, AssignmentStatus.ACTIVE)
+
+
+def _flag_assignments(s: Session, document_ids: Sequence[int], status: AssignmentStatus) -> int:
+    """Set ``stale`` on the assignments in ``status`` on these documents' pairs, 500 documents a statement."""
     total = 0
     for start in range(0, len(document_ids), 500):
         ids = list(document_ids[start : start + 500])
         pairs = select(Pair.id).where(Pair.document_id.in_(ids)).scalar_subquery()
         stmt = (
             update(Assignment)
-            .where(Assignment.pair_id.in_(pairs), Assignment.status == AssignmentStatus.ACTIVE)
+            .where(Assignment.pair_id.in_(pairs), Assignment.status == status)
             .values(stale=True)
         )
         total += rowcount(s.execute(stmt, execution_options={"synchronize_session": False}))

@@ -3,30 +3,12 @@ an undo, a refusal naming the labelled pairs (exit 2), ``--exclude-dependent``, 
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pytest
 
-from annotate_app.cli import main
-
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
-
-
-@pytest.fixture
-def cli(db_url, fast_hashing, monkeypatch, capsys):
-    monkeypatch.setenv("QRELFORGE_DATABASE_URL", db_url)
-    monkeypatch.delenv("QRELFORGE_PROJECT", raising=False)
-
-    def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-        if stdin is not None:
-            monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-        code = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def _labelled_project(cli, db_url) -> tuple[str, str]:

@@ -3,31 +3,14 @@ export, demo-data — on SQLite and PostgreSQL; bad input prints one line and ex
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from annotate_app.cli import main
 from metrics import evaluate, read_qrels
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
-
-
-@pytest.fixture
-def cli(db_url, fast_hashing, monkeypatch, capsys):
-    monkeypatch.setenv("QRELFORGE_DATABASE_URL", db_url)
-    monkeypatch.delenv("QRELFORGE_PROJECT", raising=False)
-
-    def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
-        if stdin is not None:
-            monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-        code = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def test_demo_data_is_idempotent_and_prints_the_passwords(cli):
