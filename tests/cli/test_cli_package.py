@@ -174,7 +174,7 @@ def test_the_metrics_commands_work_without_the_app_extra(tmp_path, capsys):
         (["init", "--db", "not a url"], "database error: Could not parse SQLAlchemy URL"),
         (
             ["user", "list", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"],
-            "database error: connection failed",
+            "the database is unreachable, try again later",
         ),
     ],
 )
