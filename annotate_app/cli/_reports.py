@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -47,7 +47,8 @@ class Command(StrEnum):
 
 @dataclass(frozen=True)
 class Slicing:
-    """``--by`` and the tags it slices by: ``{query_id: tags}`` (from ``--queries FILE``)."""
+    """``--by`` and the tags it slices by: ``{query_id: tags}`` (from ``--queries FILE``, or the stored tags
+    of a project's queries)."""
 
     by: str
     tags: dict[str, tuple[str, ...]]
@@ -57,8 +58,11 @@ class Slicing:
         return {"by": self.by, "tags": {q: list(t) for q, t in self.tags.items()}, "slices": slices}
 
 
-def slicing(by: str | None, queries: str | None) -> Slicing | None:
-    """The slicing of ``--by BY --queries FILE``, or None without ``--by``."""
+def slicing(
+    by: str | None, queries: str | None, stored: Callable[[], Mapping[str, Any]] | None = None
+) -> Slicing | None:
+    """The slicing of ``--by BY --queries FILE``, or None without ``--by``. ``stored``: reads a project's
+    ``{query_id: tags}`` (``-p PROJECT``), used when there is no ``--queries``."""
     from metrics.slices import check_by, query_tags
 
     if by is None:
@@ -66,9 +70,11 @@ def slicing(by: str | None, queries: str | None) -> Slicing | None:
             raise QrelForgeError(f"--queries {queries!r} is only used with --by tag or --by tag:KEY")
         return None
     check_by(by)
-    if queries is None:
-        raise QrelForgeError(f"--by {by} needs --queries FILE (a queries file with a tags field)")
-    return Slicing(by=by, tags=query_tags(queries), queries_file=queries)
+    if queries is not None:
+        return Slicing(by=by, tags=query_tags(queries), queries_file=queries)
+    if stored is None:
+        raise QrelForgeError(f"--by {by} needs --queries FILE or -p PROJECT")
+    return Slicing(by=by, tags=query_tags(stored()))
 
 
 def _rules(strict: bool, corpus: str | None = None, chunk_map: str | None = None) -> dict[str, Any]:

@@ -189,7 +189,7 @@ def test_check_json_carries_slices_and_fingerprint(capsys, queries):
     [
         (
             ["score", QRELS, RUN_A, "--by", "tag"],
-            "--by tag needs --queries FILE (a queries file with a tags field)",
+            "--by tag needs --queries FILE or -p PROJECT",
         ),
         (
             ["score", QRELS, RUN_A, "--queries", "q.jsonl"],
