@@ -53,16 +53,25 @@ class Slicing:
     by: str
     tags: dict[str, tuple[str, ...]]
     queries_file: str | None = None
+    project: str | None = None
+
+    def source(self, fp: dict[str, Any]) -> dict[str, Any]:
+        """``fp`` with the project the tags were read from (``-p``) as its ``queries``."""
+        if self.project is not None:
+            fp["queries"] = {"project": self.project}
+        return fp
 
     def section(self, slices: list[dict[str, Any]]) -> dict[str, Any]:
         return {"by": self.by, "tags": {q: list(t) for q, t in self.tags.items()}, "slices": slices}
 
 
 def slicing(
-    by: str | None, queries: str | None, stored: Callable[[], Mapping[str, Any]] | None = None
+    by: str | None,
+    queries: str | None,
+    stored: Callable[[], tuple[str, Mapping[str, Any]]] | None = None,
 ) -> Slicing | None:
     """The slicing of ``--by BY --queries FILE``, or None without ``--by``. ``stored``: reads a project's
-    ``{query_id: tags}`` (``-p PROJECT``), used when there is no ``--queries``."""
+    name and ``{query_id: tags}`` (``-p PROJECT``), used when there is no ``--queries``."""
     from metrics.slices import check_by, query_tags
 
     if by is None:
@@ -74,7 +83,8 @@ def slicing(
         return Slicing(by=by, tags=query_tags(queries), queries_file=queries)
     if stored is None:
         raise QrelForgeError(f"--by {by} needs --queries FILE or -p PROJECT")
-    return Slicing(by=by, tags=query_tags(stored()))
+    project, tags = stored()
+    return Slicing(by=by, tags=query_tags(tags), project=project)
 
 
 def _rules(strict: bool, corpus: str | None = None, chunk_map: str | None = None) -> dict[str, Any]:
@@ -133,7 +143,7 @@ def score_fingerprint(
 ) -> dict[str, Any]:
     from metrics.fingerprint import fingerprint
 
-    return fingerprint(
+    fp = fingerprint(
         qrels,
         [(r.name or path, path) for r, path in zip(results, run_files, strict=True)],
         measures,
@@ -143,6 +153,7 @@ def score_fingerprint(
         rules=_rules(strict, corpus, chunk_map),
         queries_file=cut.queries_file if cut else None,
     )
+    return cut.source(fp) if cut else fp
 
 
 def score_document(
@@ -253,6 +264,8 @@ def compare_reports(
         rules=_rules(options.strict, corpus),
         queries_file=cut.queries_file if cut else None,
     )
+    if cut is not None:
+        cut.source(report.fingerprint)
     return report, parts
 
 
@@ -383,6 +396,8 @@ def check_document(
         rules=_rules(False),
         queries_file=cut.queries_file if cut else None,
     )
+    if cut is not None:
+        cut.source(out["fingerprint"])
     return out
 
 

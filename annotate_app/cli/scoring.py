@@ -335,12 +335,14 @@ def _slicing(args: argparse.Namespace, *, uses: str) -> Any:
     return _reports.slicing(args.by, args.queries, (lambda: _stored_tags(args)) if in_project else None)
 
 
-def _stored_tags(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """The project's name and ``{query_id: tags}`` of its stored queries."""
     from annotate_app.services import scoring
     from annotate_app.services.auth import SYSTEM
 
     db = open_db(args)
-    return scoring.query_tags(db, SYSTEM, project_of(db, args))
+    project = project_of(db, args)
+    return project, scoring.query_tags(db, SYSTEM, project)
 
 
 # -------------------------------------------------------------------------------------------------- score

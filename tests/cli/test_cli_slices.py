@@ -259,7 +259,20 @@ def test_the_project_s_stored_tags_slice_as_the_queries_file_does(cli, tagged_pr
     stored, read = json.loads(from_project[1]), json.loads(from_file[1])
     assert stored["slices"]["tags"] == {"q1": ["head", "lang:en"], "q2": ["tail", "lang:zh"], "q3": ["tail"]}
     assert _without_fingerprint(stored) == _without_fingerprint(read)
-    assert "queries" not in stored["fingerprint"] and read["fingerprint"]["queries"]["file"] == queries
+    assert stored["fingerprint"]["queries"] == {"project": "demo"}
+    assert read["fingerprint"]["queries"] == {"file": queries, "sha256": file_sha256(queries)}
+
+
+@pytest.mark.parametrize("command", [["score", QRELS, RUN_A, RUN_B], ["compare", QRELS, RUN_A, RUN_B]])
+def test_a_report_sliced_by_the_project_s_tags_verifies_without_the_database(
+    cli, tagged_project, tmp_path, monkeypatch, command
+):
+    report = tmp_path / "report.json"
+    code, out, _ = cli(*command, *M, "--by", "tag", "-p", tagged_project, "--format", "json")
+    report.write_text(out, encoding="utf-8")
+    monkeypatch.delenv("QRELFORGE_DATABASE_URL")
+    code, out, err = cli("verify", report, *command[1:])
+    assert (code, err) == (0, "") and out.endswith(" numbers hold\n")
 
 
 def test_the_only_project_of_db_and_qrelforge_project_give_the_tags_too(cli, tagged_project, monkeypatch):
