@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -47,18 +47,31 @@ class Command(StrEnum):
 
 @dataclass(frozen=True)
 class Slicing:
-    """``--by`` and the tags it slices by: ``{query_id: tags}`` (from ``--queries FILE``)."""
+    """``--by`` and the tags it slices by: ``{query_id: tags}`` (from ``--queries FILE``, or the stored tags
+    of a project's queries)."""
 
     by: str
     tags: dict[str, tuple[str, ...]]
     queries_file: str | None = None
+    project: str | None = None
+
+    def source(self, fp: dict[str, Any]) -> dict[str, Any]:
+        """``fp`` with the project the tags were read from (``-p``) as its ``queries``."""
+        if self.project is not None:
+            fp["queries"] = {"project": self.project}
+        return fp
 
     def section(self, slices: list[dict[str, Any]]) -> dict[str, Any]:
         return {"by": self.by, "tags": {q: list(t) for q, t in self.tags.items()}, "slices": slices}
 
 
-def slicing(by: str | None, queries: str | None) -> Slicing | None:
-    """The slicing of ``--by BY --queries FILE``, or None without ``--by``."""
+def slicing(
+    by: str | None,
+    queries: str | None,
+    stored: Callable[[], tuple[str, Mapping[str, Any]]] | None = None,
+) -> Slicing | None:
+    """The slicing of ``--by BY --queries FILE``, or None without ``--by``. ``stored``: reads a project's
+    name and ``{query_id: tags}`` (``-p PROJECT``), used when there is no ``--queries``."""
     from metrics.slices import check_by, query_tags
 
     if by is None:
@@ -66,9 +79,12 @@ def slicing(by: str | None, queries: str | None) -> Slicing | None:
             raise QrelForgeError(f"--queries {queries!r} is only used with --by tag or --by tag:KEY")
         return None
     check_by(by)
-    if queries is None:
-        raise QrelForgeError(f"--by {by} needs --queries FILE (a queries file with a tags field)")
-    return Slicing(by=by, tags=query_tags(queries), queries_file=queries)
+    if queries is not None:
+        return Slicing(by=by, tags=query_tags(queries), queries_file=queries)
+    if stored is None:
+        raise QrelForgeError(f"--by {by} needs --queries FILE or -p PROJECT")
+    project, tags = stored()
+    return Slicing(by=by, tags=query_tags(tags), project=project)
 
 
 def _rules(strict: bool, corpus: str | None = None, chunk_map: str | None = None) -> dict[str, Any]:
@@ -127,7 +143,7 @@ def score_fingerprint(
 ) -> dict[str, Any]:
     from metrics.fingerprint import fingerprint
 
-    return fingerprint(
+    fp = fingerprint(
         qrels,
         [(r.name or path, path) for r, path in zip(results, run_files, strict=True)],
         measures,
@@ -137,6 +153,7 @@ def score_fingerprint(
         rules=_rules(strict, corpus, chunk_map),
         queries_file=cut.queries_file if cut else None,
     )
+    return cut.source(fp) if cut else fp
 
 
 def score_document(
@@ -247,6 +264,8 @@ def compare_reports(
         rules=_rules(options.strict, corpus),
         queries_file=cut.queries_file if cut else None,
     )
+    if cut is not None:
+        cut.source(report.fingerprint)
     return report, parts
 
 
@@ -377,6 +396,8 @@ def check_document(
         rules=_rules(False),
         queries_file=cut.queries_file if cut else None,
     )
+    if cut is not None:
+        cut.source(out["fingerprint"])
     return out
 
 

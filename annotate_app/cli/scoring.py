@@ -16,6 +16,9 @@
 - ``--by tag|tag:KEY --queries FILE`` (score, compare, check): also per slice of queries, the slices taken
   from the queries file's ``tags`` (`metrics.slices`): each slice's means; compare's tests within each slice
   (its own query count); check's thresholds in every slice too (a slice that misses one fails the gate).
+  Without ``--queries``, ``-p PROJECT`` (or ``--db``'s only project, or ``$QRELFORGE_PROJECT``) gives the
+  tags stored with the project's queries (`annotate_app.services.scoring.query_tags`; needs the ``app``
+  extra). ``check --history`` records each slice too, as a row for run ``NAME[slice]``.
 - Fingerprints: every JSON report of score, compare and check, and compare's Markdown and HTML, carry what
   they were computed from (`metrics.fingerprint`: hashes of the qrels and runs, the measures, the version,
   the semantics, the options). ``verify REPORT.json QRELS RUN...`` checks the files' hashes and recomputes
@@ -101,7 +104,7 @@ def _add_slice_options(p: argparse.ArgumentParser) -> None:
         "--by",
         metavar="tag|tag:KEY",
         help="also report per slice of queries: per tag (tag), or per value of the key:value tags KEY "
-        "(tag:KEY); needs --queries",
+        "(tag:KEY); the tags come from --queries FILE or from the queries of the project (-p)",
     )
     p.add_argument(
         "--queries",
@@ -224,6 +227,7 @@ def add_compare_parser(sub: Subcommands) -> None:
         "--strict", action="store_true", help="queries missing from a run, or extra in it, are errors"
     )
     _add_slice_options(p)
+    add_project_option(p)
     p.set_defaults(handler=_cmd_compare)
 
 
@@ -260,6 +264,7 @@ def add_check_parser(sub: Subcommands) -> None:
     p.add_argument("--name", help="run name to record (default: the run's tag)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     _add_slice_options(p)
+    add_project_option(p)
     p.set_defaults(handler=_cmd_check)
 
 
@@ -312,7 +317,36 @@ COMMANDS: dict[str, AddParser] = {
 }
 
 
+# ------------------------------------------------------------------------------------------------- slices
+def _slicing(args: argparse.Namespace, *, uses: str) -> Any:
+    """``--by``'s slicing: the tags of ``--queries FILE``, or those stored with the queries of the project
+    (``-p``, ``--db``'s only project, or ``$QRELFORGE_PROJECT``); ``uses``: what else -p/--db serve."""
+    from annotate_app.cli import _reports
+
+    named = args.project is not None or args.db is not None
+    if args.by is None:
+        for flag, value in (("--project", args.project), ("--db", args.db)):
+            if value is not None:
+                raise QrelForgeError(f"{flag} {value!r} is only used with {uses}")
+        return _reports.slicing(None, args.queries)
+    if named and args.queries is not None:
+        raise QrelForgeError("--by takes its tags from --queries FILE or from -p PROJECT, not both")
+    in_project = named or bool(os.environ.get("QRELFORGE_PROJECT"))
+    return _reports.slicing(args.by, args.queries, (lambda: _stored_tags(args)) if in_project else None)
+
+
+def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """The project's name and ``{query_id: tags}`` of its stored queries."""
+    from annotate_app.services import scoring
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    project = project_of(db, args)
+    return project, scoring.query_tags(db, SYSTEM, project)
+
+
 # -------------------------------------------------------------------------------------------------- score
+@command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
     from annotate_app.cli import _reports
@@ -322,11 +356,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if args.by is not None:
             raise QrelForgeError("--by does not work with --ppi")
         return _cmd_score_ppi(args)
-    for flag, value in (("--project", args.project), ("--db", args.db)):
-        if value is not None:
-            raise QrelForgeError(f"{flag} {value!r} is only used with --ppi JUDGE")
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
-    cut = _reports.slicing(args.by, args.queries)
+    cut = _slicing(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")
     qrels = read_qrels(args.qrels)
@@ -497,12 +528,13 @@ def _ppi_table(rows: list[dict[str, Any]]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ compare
+@command
 def _cmd_compare(args: argparse.Namespace) -> int:
     from annotate_app.cli import _reports
 
     if args.max_queries < 0:
         raise QrelForgeError(f"--max-queries must be an int >= 0; got {args.max_queries}")
-    cut = _reports.slicing(args.by, args.queries)
+    cut = _slicing(args, uses="--by tag|tag:KEY")
     options = _reports.CompareOptions(
         baseline=args.baseline,
         tests=tuple(t.strip() for t in args.tests.split(",") if t.strip()),
@@ -521,6 +553,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------------------------------------- check
+@command
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.qrels is None or args.run is None:
         return _history_only(args)
@@ -531,11 +564,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from annotate_app.cli import _reports
     from metrics.history import append_history
 
-    cut = _reports.slicing(args.by, args.queries)
+    cut = _slicing(args, uses="--by tag|tag:KEY")
     outcome = _reports.check_results(
         args.qrels, args.run, args.minimum, args.maximum, name=args.name, cut=cut
     )
     if args.history:
+        for name, sliced in outcome.slices.items():  # the slices first: the last row is the check's own
+            append_history(args.history, sliced, f"{sliced.run}[{name}]", args.qrels)
         append_history(args.history, outcome.result, outcome.result.run, args.qrels)
     if args.format == "table":
         text = _reports.check_text(outcome)

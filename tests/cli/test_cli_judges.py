@@ -172,4 +172,7 @@ def test_score_ppi_over_a_release_and_a_judge(cli, world):
     code, _, err = cli("score", "--ppi", "lex", "-p", "demo", "release:x", RUN_A)
     assert code == 2 and err.startswith("qrelforge: error: QRELS must be release, release:N")
     code, _, err = cli("score", "-p", "demo", str(SAMPLE / "qrels.trec"), RUN_A)
-    assert (code, err) == (2, "qrelforge: error: --project 'demo' is only used with --ppi JUDGE\n")
+    assert (code, err) == (
+        2,
+        "qrelforge: error: --project 'demo' is only used with --ppi JUDGE or --by tag|tag:KEY\n",
+    )

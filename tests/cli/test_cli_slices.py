@@ -4,7 +4,9 @@ JSON, Markdown and HTML report; exact errors."""
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -189,7 +191,7 @@ def test_check_json_carries_slices_and_fingerprint(capsys, queries):
     [
         (
             ["score", QRELS, RUN_A, "--by", "tag"],
-            "--by tag needs --queries FILE (a queries file with a tags field)",
+            "--by tag needs --queries FILE or -p PROJECT",
         ),
         (
             ["score", QRELS, RUN_A, "--queries", "q.jsonl"],
@@ -223,3 +225,119 @@ def test_a_bad_tag_in_the_queries_file_names_its_line(capsys, tmp_path):
     code, _, err = run_cli(capsys, "score", QRELS, RUN_A, "--by", "tag", "--queries", str(path))
     assert code == 2
     assert err.startswith(f"qrelforge: error: {path}:2: tags must be a list of strings; got str 'x'")
+
+
+# ------------------------------------------------------------------------------------------- -p PROJECT
+@pytest.fixture
+def tagged_project(cli, queries) -> str:
+    """A project ``demo`` whose stored queries carry QUERIES' tags (imported from the queries file)."""
+    assert cli("init", "--project", "demo")[0] == 0
+    assert (
+        cli("import", "queries", "-p", "demo", queries)[1]
+        == "queries queries.jsonl: 3 added, 0 changed, 0 unchanged\n"
+    )
+    return "demo"
+
+
+def _without_fingerprint(document: dict) -> dict:
+    return {k: v for k, v in document.items() if k != "fingerprint"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["score", QRELS, RUN_A, RUN_B, *M],
+        ["compare", QRELS, RUN_A, RUN_B, *M],
+        ["check", QRELS, RUN_A, "--min", "RR=0.7"],
+    ],
+)
+@pytest.mark.parametrize("by", ["tag", "tag:lang"])
+def test_the_project_s_stored_tags_slice_as_the_queries_file_does(cli, tagged_project, queries, command, by):
+    from_file = cli(*command, "--by", by, "--queries", queries, "--format", "json")
+    from_project = cli(*command, "--by", by, "-p", tagged_project, "--format", "json")
+    assert (from_project[0], from_project[2]) == (from_file[0], from_file[2])
+    stored, read = json.loads(from_project[1]), json.loads(from_file[1])
+    assert stored["slices"]["tags"] == {"q1": ["head", "lang:en"], "q2": ["tail", "lang:zh"], "q3": ["tail"]}
+    assert _without_fingerprint(stored) == _without_fingerprint(read)
+    assert stored["fingerprint"]["queries"] == {"project": "demo"}
+    assert read["fingerprint"]["queries"] == {"file": queries, "sha256": file_sha256(queries)}
+
+
+@pytest.mark.parametrize("command", [["score", QRELS, RUN_A, RUN_B], ["compare", QRELS, RUN_A, RUN_B]])
+def test_a_report_sliced_by_the_project_s_tags_verifies_without_the_database(
+    cli, tagged_project, tmp_path, monkeypatch, command
+):
+    report = tmp_path / "report.json"
+    code, out, _ = cli(*command, *M, "--by", "tag", "-p", tagged_project, "--format", "json")
+    report.write_text(out, encoding="utf-8")
+    monkeypatch.delenv("QRELFORGE_DATABASE_URL")
+    code, out, err = cli("verify", report, *command[1:])
+    assert (code, err) == (0, "") and out.endswith(" numbers hold\n")
+
+
+def test_the_only_project_of_db_and_qrelforge_project_give_the_tags_too(cli, tagged_project, monkeypatch):
+    table = cli("score", QRELS, RUN_A, *M, "--by", "tag:lang", "-p", tagged_project)
+    assert table[0] == 0 and "slice zh (1 query; --by tag:lang)" in table[1]
+    assert (
+        cli("score", QRELS, RUN_A, *M, "--by", "tag:lang", "--db", os.environ["QRELFORGE_DATABASE_URL"])
+        == table
+    )
+    monkeypatch.setenv("QRELFORGE_PROJECT", tagged_project)
+    assert cli("score", QRELS, RUN_A, *M, "--by", "tag:lang") == table
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["score", QRELS, RUN_A, "--by", "tag", "--queries", "Q", "-p", "demo"],
+            "--by takes its tags from --queries FILE or from -p PROJECT, not both",
+        ),
+        (
+            ["compare", QRELS, RUN_A, RUN_B, "-p", "demo"],
+            "--project 'demo' is only used with --by tag|tag:KEY",
+        ),
+        (
+            ["check", QRELS, RUN_A, "--min", "RR=1", "-p", "demo"],
+            "--project 'demo' is only used with --by tag|tag:KEY",
+        ),
+        (
+            ["score", QRELS, RUN_A, "-p", "demo"],
+            "--project 'demo' is only used with --ppi JUDGE or --by tag|tag:KEY",
+        ),
+        (
+            ["check", QRELS, RUN_A, "--min", "RR=1", "--by", "tag", "-p", "nope"],
+            "project 'nope' does not exist",
+        ),
+        (["compare", QRELS, RUN_A, RUN_B, "--by", "tag"], "--by tag needs --queries FILE or -p PROJECT"),
+        (
+            ["check", QRELS, RUN_A, "--min", "RR=1", "--by", "tag:lang"],
+            "--by tag:lang needs --queries FILE or -p PROJECT",
+        ),
+    ],
+)
+def test_bad_project_slicing_is_one_line_exit_2(cli, tagged_project, queries, args, message):
+    args = [queries if a == "Q" else a for a in args]
+    assert cli(*args) == (2, "", f"qrelforge: error: {message}\n")
+
+
+# ------------------------------------------------------------------------------------------ check --history
+@pytest.mark.parametrize(
+    "by, runs",
+    [
+        (None, ["scheme_a"]),
+        ("tag", ["scheme_a[head]", "scheme_a[lang:en]", "scheme_a[lang:zh]", "scheme_a[tail]", "scheme_a"]),
+        ("tag:lang", ["scheme_a[en]", "scheme_a[zh]", "scheme_a[(untagged)]", "scheme_a"]),
+    ],
+)
+def test_check_history_records_each_slice_then_the_check(capsys, tmp_path, queries, by, runs):
+    history = tmp_path / "history.csv"
+    sliced = ["--by", by, "--queries", queries] if by else []
+    code, _, _ = run_cli(capsys, "check", QRELS, RUN_A, "--min", "RR=0.7", "--history", str(history), *sliced)
+    with history.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert code == (1 if by == "tag:lang" else 0)
+    assert [r["run"] for r in rows] == runs
+    assert [(r["status"], r["failed"]) for r in rows if r["run"] == "scheme_a[(untagged)]"] == (
+        [("fail", "RR")] if by == "tag:lang" else []
+    )
