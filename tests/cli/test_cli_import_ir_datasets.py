@@ -68,8 +68,8 @@ def test_import_a_registered_dataset_twice(empty_project, db, tmp_path, monkeypa
     )
     assert main(["import", "ir-datasets", "--db", empty_project, "-p", "p", name]) == 0
     assert capsys.readouterr().out == (
-        f"documents docs.jsonl: 0 added, 0 changed, 2 unchanged\n"
-        f"queries queries.jsonl: 0 added, 0 changed, 2 unchanged\n"
+        f"documents docs.jsonl: already imported (import 1); 2 unchanged\n"
+        f"queries queries.jsonl: already imported (import 2); 2 unchanged\n"
         f"qrels {name}: 0 added, 0 changed, 3 unchanged\n"
     )
 

@@ -190,6 +190,7 @@ CALLS = (
     Call("scoring", "stored_run", "reviewer", ("demo", "scheme_a")),
     Call("scoring", "bm25_baseline", "reviewer", ("demo",), {"k": 10}),
     Call("scoring", "label_table", "reviewer", ("demo",)),
+    Call("scoring", "query_tags", "reviewer", ("demo",)),
     Call("scoring", "queue_pairs", "reviewer", ("work", [("q1", "D6")]), {"note": "unjudged in scheme_a"}),
     Call("judges", "list_judges", "reviewer", ("demo",)),
     Call("judges", "calibrate", "reviewer", ("demo",)),

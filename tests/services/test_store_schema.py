@@ -134,7 +134,7 @@ def test_sqlite_connection_settings(tmp_path):
             p: s.execute(text(f"PRAGMA {p}")).scalar()
             for p in ("journal_mode", "foreign_keys", "busy_timeout")
         }
-    assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30000}
+    assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 5000}
     assert (tmp_path / "sub" / "dir" / "x.db").exists()
     db.dispose()
 
