@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.db import rowcount
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     Adjudication,
     Assignment,
@@ -227,10 +228,15 @@ def take_slot(s: Session, pair_id: int, n: int) -> bool:
 
 
 def release_slot(s: Session, pair_id: int) -> None:
-    s.execute(
-        update(Pair).where(Pair.id == pair_id, Pair.claimed > 0).values(claimed=Pair.claimed - 1),
+    """Give a slot back; the project's "nothing left" markers clear at commit (`store.exhausted`)."""
+    project_id = s.execute(
+        update(Pair)
+        .where(Pair.id == pair_id, Pair.claimed > 0)
+        .values(claimed=Pair.claimed - 1)
+        .returning(Pair.project_id),
         execution_options={"synchronize_session": False},
-    )
+    ).scalar_one_or_none()
+    queue_changed(s, project_id)
 
 
 def free_slot(s: Session, pair_id: int, n: int) -> int:
