@@ -3,11 +3,11 @@ epoch on the caller's membership row; while the epoch is unchanged (for at most 
 the moment the oldest open claim may be freed) the next
 claim answers "nothing left" from the rows it has already loaded, without scanning the caller's open pairs.
 
-Anything that can make a pair claimable again bumps the epoch, one statement on the project row
-at commit (``queue_changed``): new pairs, a pair (un)excluded, a slot released (skip, expiry), settings, membership and
-quota changes, judge settings, documents re-imported. The marker records the epoch read *before* the seek, so a
-bump committed after that read invalidates it (read committed on PostgreSQL, serialised writers on SQLite): a
-marker never hides a pair freed while the claim that set it was running.
+Anything that can make a pair claimable again bumps the epoch, one statement on the project row at commit
+(``queue_changed``): new pairs, a pair (un)excluded, a slot released (skip, expiry), settings, membership and
+quota changes, judge settings, documents re-imported. The marker records the epoch read *before* the seek, so
+a bump committed after that read invalidates it (read committed on PostgreSQL, serialised writers on SQLite):
+a marker never hides a pair freed while the claim that set it was running.
 """
 
 from __future__ import annotations

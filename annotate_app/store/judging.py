@@ -142,7 +142,9 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
         stale = [a.stale == true()] if status == AssignmentStatus.DONE else []
         return (
             select(a.id.label("id"), literal(kind).label("kind"))
-            .where(a.annotator_id == annotator_id, a.project_id == project_id, a.status == status, live, *stale)
+            .where(
+                a.annotator_id == annotator_id, a.project_id == project_id, a.status == status, live, *stale
+            )
             .order_by(a.id)
             .limit(1)
             .subquery()

@@ -261,7 +261,7 @@ class ProjectMember(Base):
     user_id: Mapped[int] = mapped_column(_fk("users.id"), primary_key=True, index=True)
     quota: Mapped[int | None] = mapped_column(Integer, nullable=True)
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # "nothing left" marker: the project's queue_epoch when a claim found nothing, and when (store/exhausted.py)
+    # "nothing left" marker: the queue_epoch at which a claim found nothing, and until when (store/exhausted)
     exhausted_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
     exhausted_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 

@@ -76,7 +76,9 @@ def test_nothing_left_is_answered_from_the_marker(actors, demo, held):
     # a slot freed behind the services' back (no event) stays hidden while the marker stands
     with demo.write() as s:
         s.execute(text("UPDATE pairs SET claimed = 0 WHERE id = :p"), {"p": held})
-        s.execute(text("UPDATE assignments SET status = 'expired', slot = NULL WHERE pair_id = :p"), {"p": held})
+        s.execute(
+            text("UPDATE assignments SET status = 'expired', slot = NULL WHERE pair_id = :p"), {"p": held}
+        )
     assert queue.next_pair(demo, bob, "demo") is None
     with demo.write() as s:  # the safety net: a marker that ran out is ignored
         s.execute(text("UPDATE project_members SET exhausted_until = :t"), {"t": _db_time(demo, -1)})
