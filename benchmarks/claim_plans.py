@@ -11,7 +11,9 @@ state its statement sees):
 - take: ``queue._claim`` for ann00 (who holds 10k of the 50k open pairs, the first ones in queue order);
 - skip: the statements of ``queue.skip`` on the pair just taken;
 - nothing left: ``queue._next`` for ann00 after every open pair it never had is filled (the transaction
-  first sets their ``claimed`` to N), so only its own open pairs remain.
+  first sets their ``claimed`` to N), so only its own open pairs remain;
+- nothing left, marked (after only): the same, a second time, answered from the "nothing left" marker the
+  first one set (`store.exhausted`).
 
 "before" runs the old claim path (``QRELFORGE_BENCH_CLAIM_PATH=old``), "after" the new one, on the same
 database.
@@ -34,7 +36,9 @@ from annotate_app.services._context import annotator_context  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
 from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
 from annotate_app.store import judging as jq  # noqa: E402
+from annotate_app.store import projects as pq  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
+from annotate_app.store.models import Project  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "plans"
 PROJECT, WHO = "bench", "ann00"
@@ -112,7 +116,26 @@ def _nothing(s, user, proj) -> None:
         raise RuntimeError("expected nothing left")
 
 
-STEPS = {"take": (_take, True), "skip": (_skip, False), "nothing left": (_nothing, False)}
+def _nothing_marked(s, user, proj) -> None:
+    """The next "nothing left" for ann00 once the first one set its marker: the transaction's rows are
+    re-read (project, membership), then `queue._next` answers from the marker."""
+    s.execute(text(FILL), {"n": proj.annotators_per_pair, "p": proj.id, "u": user.id})
+    if queue._next(s, user, proj) is not None:
+        raise RuntimeError("expected nothing left")
+    s.expire_all()
+    s.info["record"] = True
+    proj = s.get(Project, proj.id)
+    held = pq.member(s, proj.id, user.id)  # noqa: F841  (kept referenced, as annotator_context does)
+    if queue._next(s, user, proj) is not None:
+        raise RuntimeError("expected nothing left")
+
+
+STEPS = {
+    "take": (_take, True),
+    "skip": (_skip, False),
+    "nothing left": (_nothing, False),
+    "nothing left, marked (after only)": (_nothing_marked, False),
+}
 
 
 def _explain(db: Database, me, step, record_all: bool) -> str:
@@ -178,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"({counts[1]} open), N = 2, annotator {WHO}. Written by benchmarks/claim_plans.py.\n"
             ]
             for title, (step, record_all) in STEPS.items():
+                if old and "marked" in title:
+                    continue
                 parts.append(f"\n######## {title}\n\n{_explain(db, me, step, record_all)}")
             (out / f"claim-path-{name}.txt").write_text("".join(parts))
             print(f"wrote {out / f'claim-path-{name}.txt'}", flush=True)

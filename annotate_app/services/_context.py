@@ -45,7 +45,7 @@ def open_project(
         project is not None
         and user is not None
         and user.role == Role.ANNOTATOR
-        and q.member(s, project.id, user.id) is None
+        and _held_member(s, project.id, user.id) is None
     )
     if project is None or hidden:
         raise NotFound(
@@ -59,9 +59,18 @@ def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str
     user, proj = open_project(s, actor, project, Role.ANNOTATOR, action)
     if user is None:
         raise PermissionDenied(f"{action}: the system actor cannot judge pairs; log in as an annotator")
-    if q.member(s, proj.id, user.id) is None:
+    if _held_member(s, proj.id, user.id) is None:
         raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
     return user, proj
+
+
+def _held_member(s: Session, project_id: int, user_id: int) -> object | None:
+    """The membership row, kept referenced for the session's life (the identity map holds rows weakly), so
+    that later look-ups of it in this transaction (`queue.next_pair`'s marker) cost no statement."""
+    row = q.member(s, project_id, user_id)
+    if row is not None:
+        s.info.setdefault("qrelforge.members", []).append(row)
+    return row
 
 
 def settings_of(project: Project) -> ProjectSettings:

@@ -9,7 +9,9 @@
    label before any gets its second, which keeps the load balanced), then grouped by query;
 4. if none is free, claims unlabelled for longer than the project's ``claim_timeout_minutes`` are freed and
    step 3 is tried again;
-5. None: nothing left for this caller.
+5. None: nothing left for this caller. That answer is recorded (`store.exhausted`): until something makes a
+   pair claimable again (which moves the project's queue epoch on) and for at most 60 s, the next call
+   answers None after step 1 without seeking.
 
 A pair is never shown twice to the same annotator (a skipped or expired claim keeps its row), never to more
 than N annotators at once (UNIQUE slot), and the view never contains anyone else's label. The caller must be a
@@ -37,6 +39,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
+from annotate_app.store import exhausted as ex
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
@@ -82,13 +85,18 @@ def _next(s: Session, user: User, proj: Project) -> PairView | None:
     mine = jq.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _view(s, proj, mine)
+    if ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
+        return None  # "nothing left" marker stands: no pair became claimable since the last empty claim
     if _over_quota(s, proj, user) or over_budget(s, proj):
         return None
+    epoch = proj.queue_epoch  # read before the seek: a pair freed after this read moves the epoch on
     claimed = _claim(s, user, proj)
     if claimed is None:
         cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
         if jq.expire_claims(s, proj.id, older_than=cutoff):
             claimed = _claim(s, user, proj)
+    if claimed is None and os.environ.get(OLD_CLAIM_ENV) != "old":
+        ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return None if claimed is None else _view(s, proj, claimed)
 
 

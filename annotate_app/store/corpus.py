@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import rowcount
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.exhausted import queue_changed_for_documents
 from annotate_app.store.models import (
     Assignment,
     Chunk,
@@ -120,6 +121,7 @@ def insert_versions(s: Session, rows: Sequence[dict]) -> None:
 
 def mark_stale(s: Session, document_ids: Sequence[int]) -> int:
     """Flag the done assignments on these documents' pairs (their labels judged an older version)."""
+    queue_changed_for_documents(s, document_ids)  # a label to re-judge: the "nothing left" markers clear
     return _flag_assignments(s, document_ids, AssignmentStatus.DONE)
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.enums import AssignmentStatus, QueueOrder
+from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     AuditEntry,
     Document,
@@ -215,6 +216,7 @@ def upsert_settings(s: Session, project_id: int, updated_by: int | None, **field
         setattr(row, name, value)
     row.updated_by, row.updated_at = updated_by, utcnow()
     s.flush()
+    queue_changed(s, project_id)  # calibration share, budget, queue order: the "nothing left" markers clear
     return row
 
 

@@ -17,12 +17,13 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, exists, false, func, insert, select, text, true, update
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, exists, false, func, insert, literal, select, text, true, union_all, update
+from sqlalchemy.orm import Session, aliased
 
 from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.db import rowcount
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     Adjudication,
     Assignment,
@@ -132,21 +133,26 @@ def expire_claims(
 
 
 def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | None:
-    """The annotator's unfinished work: an unlabelled claim, else a label made on an outdated document."""
-    live = select(Pair.id).where(Pair.id == Assignment.pair_id, Pair.excluded == false()).exists()
-    base = select(Assignment).where(
-        Assignment.annotator_id == annotator_id, Assignment.project_id == project_id, live
-    )
-    active = s.scalar(
-        base.where(Assignment.status == AssignmentStatus.ACTIVE).order_by(Assignment.id).limit(1)
-    )
-    if active is not None:
-        return active
-    return s.scalar(
-        base.where(Assignment.status == AssignmentStatus.DONE, Assignment.stale == true())
-        .order_by(Assignment.id)
-        .limit(1)
-    )
+    """The annotator's unfinished work: an unlabelled claim, else a label made on an outdated document. One
+    statement: two index seeks (``ix_assignments_annotator_queue``) of one row each, the claim first."""
+
+    def first(status: AssignmentStatus, kind: int) -> Any:
+        a = aliased(Assignment)
+        live = select(Pair.id).where(Pair.id == a.pair_id, Pair.excluded == false()).exists()
+        stale = [a.stale == true()] if status == AssignmentStatus.DONE else []
+        return (
+            select(a.id.label("id"), literal(kind).label("kind"))
+            .where(
+                a.annotator_id == annotator_id, a.project_id == project_id, a.status == status, live, *stale
+            )
+            .order_by(a.id)
+            .limit(1)
+            .subquery()
+        )
+
+    active, stale = first(AssignmentStatus.ACTIVE, 0), first(AssignmentStatus.DONE, 1)
+    both = union_all(select(active.c.id, active.c.kind), select(stale.c.id, stale.c.kind)).subquery()
+    return s.scalar(select(Assignment).join(both, both.c.id == Assignment.id).order_by(both.c.kind).limit(1))
 
 
 def candidates(
@@ -227,10 +233,15 @@ def take_slot(s: Session, pair_id: int, n: int) -> bool:
 
 
 def release_slot(s: Session, pair_id: int) -> None:
-    s.execute(
-        update(Pair).where(Pair.id == pair_id, Pair.claimed > 0).values(claimed=Pair.claimed - 1),
+    """Give a slot back; the project's "nothing left" markers clear at commit (`store.exhausted`)."""
+    project_id = s.execute(
+        update(Pair)
+        .where(Pair.id == pair_id, Pair.claimed > 0)
+        .values(claimed=Pair.claimed - 1)
+        .returning(Pair.project_id),
         execution_options={"synchronize_session": False},
-    )
+    ).scalar_one_or_none()
+    queue_changed(s, project_id)
 
 
 def free_slot(s: Session, pair_id: int, n: int) -> int:

@@ -234,6 +234,8 @@ class Project(Base):
     min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
     allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
+    # bumped whenever a pair may become claimable: clears every "nothing left" marker (store/exhausted.py)
+    queue_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -259,6 +261,9 @@ class ProjectMember(Base):
     user_id: Mapped[int] = mapped_column(_fk("users.id"), primary_key=True, index=True)
     quota: Mapped[int | None] = mapped_column(Integer, nullable=True)
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # "nothing left" marker: the queue_epoch at which a claim found nothing, and until when (store/exhausted)
+    exhausted_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    exhausted_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 # ------------------------------------------------------------------------------------ corpus and queries

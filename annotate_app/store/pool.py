@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import unstorable
 from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     Assignment,
     Document,
@@ -68,8 +69,10 @@ def insert_pool(s: Session, **fields: Any) -> int:
 
 
 def insert_pairs(s: Session, project_id: int, rows: Sequence[dict]) -> dict[tuple[int, int], int]:
-    """Insert pairs; returns (query_id, document_id) → id of every pair of the project."""
+    """Insert pairs; returns (query_id, document_id) → id of every pair of the project. The project's
+    "nothing left" markers clear at commit."""
     bulk_insert(s, table_of(Pair), rows)
+    queue_changed(s, project_id)
     return pair_index(s, project_id)
 
 
@@ -101,12 +104,14 @@ def find_pair(s: Session, project_id: int, query_ext: str, doc_ext: str) -> Pair
 
 
 def set_excluded(s: Session, pair_id: int, excluded: bool, reason: str | None, by: int | None) -> None:
-    s.execute(
+    project_id = s.execute(
         update(Pair)
         .where(Pair.id == pair_id)
-        .values(excluded=excluded, excluded_reason=reason, excluded_by=by),
+        .values(excluded=excluded, excluded_reason=reason, excluded_by=by)
+        .returning(Pair.project_id),
         execution_options={"synchronize_session": False},
-    )
+    ).scalar_one_or_none()
+    queue_changed(s, project_id)  # un-excluded: claimable again (excluding too, to be safe)
 
 
 def pair_sources(s: Session, pair_ids: Sequence[int]) -> dict[int, list[tuple[str, int]]]:

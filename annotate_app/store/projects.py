@@ -8,6 +8,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.db import MAX_ID, MIN_ID, rowcount, unstorable
+from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import Guidelines, Project, ProjectMember, User, utcnow
 
 __all__ = [
@@ -58,6 +59,7 @@ def insert_project(s: Session, **fields: Any) -> Project:
 
 def update_project(s: Session, project_id: int, **fields: Any) -> None:
     s.execute(update(Project).where(Project.id == project_id).values(**fields))
+    queue_changed(s, project_id)  # N raised, timeout changed, ...: the "nothing left" markers clear
 
 
 def latest_guidelines(s: Session, project_id: int, version: int | None = None) -> Guidelines | None:
@@ -106,10 +108,12 @@ def upsert_member(s: Session, project_id: int, user_id: int, quota: int | None) 
     else:
         row.quota = quota
     s.flush()
+    queue_changed(s, project_id)  # a new member or a raised quota: the "nothing left" markers clear
 
 
 def remove_member(s: Session, project_id: int, user_id: int) -> int:
     stmt = delete(ProjectMember).where(
         ProjectMember.project_id == project_id, ProjectMember.user_id == user_id
     )
+    queue_changed(s, project_id)
     return rowcount(s.execute(stmt))

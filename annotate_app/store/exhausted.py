@@ -1,0 +1,105 @@
+"""The per-annotator "nothing left" marker (issue 14): a claim that finds nothing records the project's queue
+epoch on the caller's membership row; while the epoch is unchanged (for at most ``MARKER_TTL``, and never past
+the moment the oldest open claim may be freed) the next
+claim answers "nothing left" from the rows it has already loaded, without scanning the caller's open pairs.
+
+Anything that can make a pair claimable again bumps the epoch, one statement on the project row at commit
+(``queue_changed``): new pairs, a pair (un)excluded, a slot released (skip, expiry), settings, membership and
+quota changes, judge settings, documents re-imported. The marker records the epoch read *before* the seek, so
+a bump committed after that read invalidates it (read committed on PostgreSQL, serialised writers on SQLite):
+a marker never hides a pair freed while the claim that set it was running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import event, func, select, update
+from sqlalchemy.orm import Session
+
+from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.models import Assignment, Document, Project, ProjectMember, utcnow
+
+__all__ = [
+    "MARKER_TTL",
+    "queue_changed",
+    "queue_changed_for_documents",
+    "bump_now",
+    "mark_exhausted",
+    "is_exhausted",
+]
+
+MARKER_TTL = timedelta(seconds=60)  # safety net: a marker older than this is ignored
+_NO_SYNC = {"synchronize_session": False}
+
+
+_PENDING = "qrelforge.queue_changed"  # Session.info key: projects whose epoch moves on at commit
+
+
+def queue_changed(s: Session, project_id: int | None) -> None:
+    """Clear every "nothing left" marker of the project when the transaction commits: one statement, the
+    last of the transaction (`_bump_at_commit`), so the project row is never held while waiting on a pair."""
+    if project_id is not None:
+        s.info.setdefault(_PENDING, set()).add(int(project_id))
+
+
+def queue_changed_for_documents(s: Session, document_ids: Sequence[int]) -> None:
+    """`queue_changed` for the project of these documents (one import's: they share a project)."""
+    if document_ids:
+        queue_changed(s, s.scalar(select(Document.project_id).where(Document.id == document_ids[0])))
+
+
+def bump_now(s: Session) -> None:
+    """Move the epoch of the projects marked changed in this transaction on (one UPDATE each)."""
+    for project_id in sorted(s.info.pop(_PENDING, ())):
+        s.execute(
+            update(Project).where(Project.id == project_id).values(queue_epoch=Project.queue_epoch + 1),
+            execution_options=_NO_SYNC,
+        )
+
+
+@event.listens_for(Session, "before_commit")
+def _bump_at_commit(s: Session) -> None:
+    if s.info.get(_PENDING):
+        bump_now(s)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_on_rollback(s: Session) -> None:
+    s.info.pop(_PENDING, None)
+
+
+def mark_exhausted(s: Session, project_id: int, annotator_id: int, epoch: int, timeout_minutes: int) -> None:
+    """Record that a claim at queue epoch ``epoch`` found nothing for the annotator. The marker lasts
+    MARKER_TTL at most, and never beyond the moment the oldest open claim of the project becomes old enough
+    to be freed (``timeout_minutes``): time passing makes pairs claimable too."""
+    now = utcnow()
+    oldest = s.scalar(
+        select(func.min(Assignment.assigned_at)).where(
+            Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE
+        )
+    )
+    until = now + MARKER_TTL
+    if oldest is not None:
+        until = min(until, _aware(oldest) + timedelta(minutes=timeout_minutes))
+    s.execute(
+        update(ProjectMember)
+        .where(ProjectMember.project_id == project_id, ProjectMember.user_id == annotator_id)
+        .values(exhausted_epoch=epoch, exhausted_until=until),
+        execution_options=_NO_SYNC,
+    )
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def is_exhausted(member: ProjectMember | None, project: Project, now: datetime | None = None) -> bool:
+    """Whether the member's marker stands: set at the project's current epoch and not yet run out. Reads the
+    loaded rows only (no statement)."""
+    if member is None or member.exhausted_epoch is None or member.exhausted_until is None:
+        return False
+    if member.exhausted_epoch != project.queue_epoch:
+        return False
+    return (now or utcnow()) < _aware(member.exhausted_until)
