@@ -124,6 +124,17 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _settle(pid: int, *, quiet: float = 0.02, timeout: float = 20.0) -> None:
+    """Wait until process ``pid`` is idle (under ``quiet`` CPU seconds in 0.3 s): the landing page's work ends
+    before the Score page's is counted."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = _cpu_seconds(pid)
+        time.sleep(0.3)
+        if _cpu_seconds(pid) - before < quiet:
+            return
+
+
 def test_the_score_page_loads_in_under_2_seconds(browser, polish_server):
     """The first Score page of a session: under 2 s of the server's CPU (its imports are lazy; it took 7.5 s),
     and under 2 s of wall time when the machine is not overloaded (at load 60 on 2 cores wall time says
@@ -131,6 +142,7 @@ def test_the_score_page_loads_in_under_2_seconds(browser, polish_server):
     page = _page(browser, 1400)
     login(page, polish_server.url, "rita")  # the landing page (Agreement) has loaded
     pid = polish_server.process.pid
+    _settle(pid)
     cpu, started = _cpu_seconds(pid), time.perf_counter()
     page.goto(f"{polish_server.url}/score")
     expect(page.get_by_test_id("stTable").first).to_be_visible()
