@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 from app_helpers import app_db, demo_template, labelled_db, released_db  # noqa: E402, F401  (the app tests)
+from cli_fixtures import cli  # noqa: E402, F401  (the CLI tests)
 from e2e_helpers import app_server, browser_type_launch_args, servers  # noqa: E402, F401  (the browser tests)
 from store_fixtures import (  # noqa: E402, F401
     actors,

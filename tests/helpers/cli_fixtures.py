@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
-
-from annotate_app.cli import main
 
 
 @pytest.fixture
 def cli(db_url, fast_hashing, monkeypatch, capsys):
-    """``cli(*argv, stdin=None) -> (exit code, stdout, stderr)`` against ``db_url`` (no default project)."""
+    """``cli(*argv, stdin=None) -> (exit code, stdout, stderr)``: ``qrelforge ARGV...`` in-process against
+    ``db_url`` (no default project); the CLI tests' shared fixture."""
+    import io
+
+    from annotate_app.cli import main
+
     monkeypatch.setenv("QRELFORGE_DATABASE_URL", db_url)
     monkeypatch.delenv("QRELFORGE_PROJECT", raising=False)
 
