@@ -46,6 +46,17 @@ APP_EXTRA = frozenset({"sqlalchemy", "alembic", "psycopg", "argon2", "itsdangero
 """Top-level packages of the ``app`` extra (pyproject.toml): the database commands need them."""
 
 
+def positive_int(text: str) -> int:
+    """argparse ``type=`` for a count: an int >= 1, else "must be an int >= 1; got '0'"."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
+    return value
+
+
 def add_db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",

@@ -32,21 +32,12 @@ from annotate_app.cli._common import (
     emit,
     grid,
     open_db,
+    positive_int,
     project_of,
 )
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
-    return value
 
 
 def _number(text: str) -> float:
@@ -73,7 +64,9 @@ def add_judge_parser(sub: Subcommands) -> None:
         "--base-url", default="", metavar="URL", help="OpenAI-compatible API, e.g. http://host/v1"
     )
     add.add_argument("--model", default="", metavar="M")
-    add.add_argument("--samples", type=_count, default=1, metavar="N", help="replies per pair (majority)")
+    add.add_argument(
+        "--samples", type=positive_int, default=1, metavar="N", help="replies per pair (majority)"
+    )
     add.add_argument("--temperature", type=_number, default=0.0, metavar="T")
     add.add_argument("--prompt", metavar="FILE", help="prompt template ({{query}}, {{document}}, ...)")
     add.set_defaults(handler=_cmd_add)
@@ -82,7 +75,7 @@ def add_judge_parser(sub: Subcommands) -> None:
     add_project_option(run)
     run.add_argument("name", metavar="NAME")
     run.add_argument("--pairs", default="unlabelled", metavar="all|unlabelled|sample:N")
-    run.add_argument("--concurrency", type=_count, default=4, metavar="N")
+    run.add_argument("--concurrency", type=positive_int, default=4, metavar="N")
     run.add_argument("--dry-run", action="store_true", help="print what the first pair would send")
     run.set_defaults(handler=_cmd_run)
 
@@ -100,7 +93,7 @@ def add_judge_parser(sub: Subcommands) -> None:
     probe = actions.add_parser("probe", help="the keyword-stuffing probe")
     add_project_option(probe)
     probe.add_argument("name", metavar="NAME")
-    probe.add_argument("--sample", type=_count, default=20, metavar="N")
+    probe.add_argument("--sample", type=positive_int, default=20, metavar="N")
     probe.set_defaults(handler=_cmd_probe)
 
 

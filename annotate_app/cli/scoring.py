@@ -50,6 +50,7 @@ from annotate_app.cli._common import (
     command,
     emit,
     open_db,
+    positive_int,
     project_of,
 )
 from annotate_app.cli._reports import _partitioned, named_run_files
@@ -69,16 +70,6 @@ class Engine(StrEnum):
 
 
 # ------------------------------------------------------------------------------------------------ parsers
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
-    return value
-
-
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -197,13 +188,17 @@ def add_compare_parser(sub: Subcommands) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument(
         "--permutations",
-        type=_count,
+        type=positive_int,
         default=10_000,
         metavar="N",
         help="random sign flips of the randomization test (default 10000; exact when 2^n <= N)",
     )
     p.add_argument(
-        "--bootstrap", type=_count, default=10_000, metavar="N", help="bootstrap resamples (default 10000)"
+        "--bootstrap",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="bootstrap resamples (default 10000)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     p.add_argument("--alpha", type=_level, default=0.05, help="significance level (default 0.05)")
