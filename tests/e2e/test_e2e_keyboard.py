@@ -6,7 +6,10 @@ closes the card, and a double click adds one version only."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import time
 
 import pytest
 from app_helpers import PASSWORDS, judge_all, sample_grades
@@ -130,6 +133,26 @@ def test_five_pairs_are_judged_with_grade_keys_text_and_ctrl_enter_only(new_page
     finally:
         db.dispose()
     assert saved == {pair: (truth[pair], f"keyboard only, pair {n}") for n, pair in enumerate(done)}
+
+
+def test_the_focus_reaches_the_reason_box_when_the_server_is_slow_to_answer_a_grade_key(new_page, app_server):
+    """The server is stopped for 4 s right after the key (a loaded machine): the card's rerun comes late and
+    redraws the form, and the focus still ends in the reason box, where the typed reason goes."""
+    page = new_page()
+    pair = _login(page, app_server.url, "alice")
+    page.keyboard.press("2")
+    os.killpg(app_server.process.pid, signal.SIGSTOP)
+    try:
+        time.sleep(4)
+    finally:
+        os.killpg(app_server.process.pid, signal.SIGCONT)
+    expect(page.get_by_text("Chosen grade: 2 · ")).to_be_visible()
+    idle(page)
+    page.wait_for_timeout(1000)  # renders after the run
+    assert _active(page) == ["TEXTAREA", "Reason"]
+    page.keyboard.type("typed after a slow answer")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 2 · ")).to_be_visible()
 
 
 def test_esc_leaves_the_reason_box_and_the_grade_keys_work_again(new_page, app_server):

@@ -2,7 +2,9 @@
 with no user text in them, ever (`install` sends the same bytes to every browser).
 
 - A grade key (a digit whose grade button is on the page) moves the focus to the reason box, once the button's
-  click has been handled (so the digit is not typed into the box), and again if the card's rerun dropped it.
+  click has been handled (so the digit is not typed into the box), and again if the card's rerun dropped it:
+  until that rerun has finished, however long the server takes (at most ``REFOCUS_MS``), unless the user
+  clicked or pressed Esc or Enter meanwhile.
 - Esc leaves a text box (the grade keys work again); an open dropdown closes first.
 - Ctrl+Enter submits (the Submit button's shortcut); the focus is not moved to the next card's reason box.
 - After a choice in a dropdown (a selectbox), the focus returns to the page: digits press grade buttons again
@@ -37,6 +39,7 @@ LONG_DOCUMENT_CHARS = 1500  # longer documents (or more than `LONG_DOCUMENT_LINE
 LONG_DOCUMENT_LINES = 12
 DOCUMENT_HEIGHT = 300  # px: at 1400x900 the grade buttons and the reason box stay in view below the box
 NEUTRAL_FOCUS = "#8a8d98"
+REFOCUS_MS = 30_000  # a grade key's rerun that has not finished by then no longer takes the focus back
 
 _STYLE = f"""<style>
 .st-key-{DOCUMENT} span.stMarkdownColoredBackground {{ padding-left: 0; padding-right: 0; }}
@@ -52,7 +55,9 @@ _SCRIPT = """<script>
   var REASON = ".st-key-@REASON@ textarea";
   var GRADES = ".st-key-@GRADES@ button";
   var HELP = '[data-testid="stTooltipIcon"] button:not([tabindex="-1"])';
+  var APP = '[data-testid="stApp"]';
   var refocusUntil = 0;  // after a grade key: put the focus back in the reason box if a rerun drops it
+  var rerunSeen = false, settled = false;  // the grade key's rerun has started / has finished
   var releaseUntil = 0;  // after a dropdown choice: take the focus out of the dropdown
   function editable(el) {
     return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
@@ -72,9 +77,25 @@ _SCRIPT = """<script>
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
   }
+  function busy() {
+    var app = doc.querySelector(APP);
+    return !!app && app.getAttribute("data-test-script-state") !== "notRunning";
+  }
   function graded() {
-    refocusUntil = Date.now() + 3000;
+    refocusUntil = Date.now() + @REFOCUS_MS@;
+    rerunSeen = settled = false;
     setTimeout(focusReason, 0);
+  }
+  function refocus() {  // while the grade key's rerun has not finished, and once just after it has
+    if (Date.now() >= refocusUntil) return;
+    var el = doc.activeElement;
+    if (!el || el === doc.body) focusReason();
+    if (settled) return;
+    if (busy()) rerunSeen = true;
+    else if (rerunSeen) {  // finished: the last renders after the run may still drop it, for a moment
+      settled = true;
+      refocusUntil = Math.min(refocusUntil, Date.now() + 500);
+    }
   }
   function release() {
     if (Date.now() < releaseUntil && closedDropdown(doc.activeElement)) doc.activeElement.blur();
@@ -103,13 +124,17 @@ _SCRIPT = """<script>
   function tidy() {
     doc.querySelectorAll(HELP).forEach(function (b) { b.tabIndex = -1; });
     release();
-    var el = doc.activeElement;
-    if (Date.now() < refocusUntil && (!el || el === doc.body)) focusReason();
+    refocus();
   }
-  new MutationObserver(tidy).observe(doc.body, { childList: true, subtree: true });
+  new MutationObserver(tidy).observe(doc.body, {
+    childList: true, subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]
+  });
   tidy();
 })();
-</script>""".replace("@REASON@", REASON).replace("@GRADES@", GRADES)
+</script>"""
+_SCRIPT = (
+    _SCRIPT.replace("@REASON@", REASON).replace("@GRADES@", GRADES).replace("@REFOCUS_MS@", str(REFOCUS_MS))
+)
 
 
 def install() -> None:
