@@ -470,9 +470,34 @@ def _check_inputs(fp: Mapping[str, Any], qrels_file: str, run_files: Sequence[st
     _check_file("QRELS", qrels_file, fp.get("qrels") or {}, lambda: qrels_sha256(read_qrels(qrels_file)))
     for path, stored in zip(run_files, runs, strict=True):
         _check_file("RUN", path, stored, lambda p=path: run_sha256(read_run(p)))
-    rules = fp.get("semantics") or {}
-    if rules.get("chunk_map_sha256"):
-        raise QrelForgeError("the report was made with --chunk-map; verify cannot recompute it")
+
+
+def _check_side_file(rules: Mapping[str, Any], flag: str, path: str | None) -> str | None:
+    """``path`` (the value of ``--chunk-map`` or ``--corpus``) checked against the report's
+    ``{chunk_map,corpus}_sha256``: a chunk map the report was made with is required (the numbers depend on
+    it); a corpus is optional (it only refuses unknown documents), but one given must be the report's."""
+    from metrics.fingerprint import file_sha256
+
+    key = f"{flag.removeprefix('--').replace('-', '_')}_sha256"
+    stored = rules.get(key)
+    if path is None:
+        if stored and flag == "--chunk-map":
+            raise QrelForgeError(
+                f"the report was made with --chunk-map (sha256 {str(stored)[:16]}…); pass the same file "
+                "with --chunk-map FILE to recompute it"
+            )
+        return None
+    if not stored:
+        raise QrelForgeError(f"{flag} {path}: the report was made without {flag}")
+    if not os.path.exists(path):
+        raise QrelForgeError(f"{flag} {path}: no such file")
+    here = file_sha256(path)
+    if here != stored:
+        raise QrelForgeError(
+            f"{flag} {path} differs from the file the report was made from (sha256 {here[:16]}… here, "
+            f"{str(stored)[:16]}… in the report)"
+        )
+    return path
 
 
 def _cut(data: Mapping[str, Any], by: str | None) -> Slicing | None:
@@ -486,22 +511,42 @@ def _cut(data: Mapping[str, Any], by: str | None) -> Slicing | None:
     return Slicing(by=by, tags=query_tags(section["tags"]))
 
 
-def recompute(data: Mapping[str, Any], qrels_file: str, run_files: Sequence[str]) -> dict[str, Any]:
-    """The report recomputed from its fingerprint on these files (their hashes checked first)."""
-    from metrics import parse_measures, read_qrels
+def recompute(
+    data: Mapping[str, Any],
+    qrels_file: str,
+    run_files: Sequence[str],
+    *,
+    chunk_map: str | None = None,
+    corpus: str | None = None,
+) -> dict[str, Any]:
+    """The report recomputed from its fingerprint on these files (their hashes checked first); a score
+    report made with ``--chunk-map`` (``--corpus``) is recomputed with ``chunk_map`` (``corpus``), whose
+    sha256 must be the report's ``chunk_map_sha256`` (``corpus_sha256``)."""
+    from metrics import parse_measures, read_corpus, read_qrels
     from metrics.distributed import read_partitions
     from metrics.evaluate import evaluate
 
     fp = data["fingerprint"]
     _check_inputs(fp, qrels_file, run_files)
+    rules = fp.get("semantics") or {}
+    chunk_map = _check_side_file(rules, "--chunk-map", chunk_map)
+    corpus = _check_side_file(rules, "--corpus", corpus)
     params = fp.get("parameters") or {}
     cut = _cut(data, params.get("by"))
     measures = parse_measures(fp["measures"])
-    strict = bool((fp.get("semantics") or {}).get("strict"))
+    strict = bool(rules.get("strict"))
     if fp["command"] == Command.SCORE:
         qrels = read_qrels(qrels_file)
+        docs = read_corpus(corpus) if corpus else None
         results = [
-            evaluate(qrels, read_partitions(p) if _partitioned(p) else p, measures, strict=strict)
+            evaluate(
+                qrels,
+                read_partitions(p) if _partitioned(p) else p,
+                measures,
+                strict=strict,
+                corpus=docs,
+                chunk_map=chunk_map,
+            )
             for p in run_files
         ]
         return score_document(
@@ -589,10 +634,18 @@ def _same(a: Any, b: Any) -> bool:
     return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
-def verify(report_file: str, qrels_file: str, run_files: Sequence[str]) -> Verdict:
-    """Recompute ``report_file`` on the files and compare every number (see the module doc)."""
+def verify(
+    report_file: str,
+    qrels_file: str,
+    run_files: Sequence[str],
+    *,
+    chunk_map: str | None = None,
+    corpus: str | None = None,
+) -> Verdict:
+    """Recompute ``report_file`` on the files (and the chunk map or corpus the report was scored with) and
+    compare every number (see the module doc)."""
     data = _read_report(report_file)
-    fresh = recompute(data, qrels_file, run_files)
+    fresh = recompute(data, qrels_file, run_files, chunk_map=chunk_map, corpus=corpus)
     stored = dict(_numbers(data))
     again = dict(_numbers(fresh))
     diffs = []

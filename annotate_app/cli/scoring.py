@@ -293,13 +293,25 @@ def add_verify_parser(sub: Subcommands) -> None:
         "verify",
         help="recompute a JSON report of score, compare or check and say whether every number holds",
         description="Check that QRELS and each RUN are the files the report was made from (their sha256 "
-        "in its fingerprint), recompute the report and compare every number. Exit status 0 when all "
+        "in its fingerprint), recompute the report and compare every number. A score report made with "
+        "--chunk-map needs the same file (--chunk-map FILE, sha256 checked); --corpus DOCS is checked when "
+        "given. Exit status 0 when all "
         "hold, 1 when one differs (each is listed: measure, run, query or mean, stored and recomputed), "
         "2 on bad input (a file that differs from the report's is bad input).",
     )
     p.add_argument("report", metavar="REPORT.json", help="a report made with --format json")
     p.add_argument("qrels", metavar="QRELS", help="the qrels file the report was made from")
     p.add_argument("runs", nargs="+", metavar="RUN", help="the run files, in the report's order")
+    p.add_argument(
+        "--chunk-map",
+        metavar="FILE",
+        help="the chunk map a score report was made with (required for such a report; its sha256 is checked)",
+    )
+    p.add_argument(
+        "--corpus",
+        metavar="DOCS",
+        help="the corpus a score report was made with (optional; its sha256 is checked when given)",
+    )
     p.set_defaults(handler=_cmd_verify)
 
 
@@ -611,7 +623,7 @@ def _verdict(outcome: Any, fmt: str) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from annotate_app.cli._reports import verify
 
-    verdict = verify(args.report, args.qrels, args.runs)
+    verdict = verify(args.report, args.qrels, args.runs, chunk_map=args.chunk_map, corpus=args.corpus)
     if verdict.holds:
         print(f"{args.report}: all {verdict.numbers} numbers hold")
         return 0

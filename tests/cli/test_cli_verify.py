@@ -181,3 +181,97 @@ def test_bad_input_is_one_line_exit_2(capsys, tmp_path, setup, args, message):
     code, out, err = run_cli(capsys, "verify", *[report if a == "R" else a for a in args])
     assert (code, out) == (2, "")
     assert err.startswith(f"qrelforge: error: {message.replace('REPORT R', f'REPORT {report}')}")
+
+
+# ------------------------------------------------------------------------------------------- --chunk-map
+CHUNK_RUN = (
+    "q1 Q0 c1a 1 0.9 chunked\nq1 Q0 c3a 2 0.8 chunked\nq1 Q0 c1b 3 0.7 chunked\nq1 Q0 c2a 4 0.6 chunked\n"
+    "q2 Q0 c3a 1 0.9 chunked\nq2 Q0 c1a 2 0.5 chunked\n"
+)
+CHUNKS = "chunk_id\tdoc_id\nc1a\tD1\nc1b\tD1\nc2a\tD2\nc3a\tD3\n"
+
+
+def _chunk_report(capsys, tmp_path) -> tuple[str, str, str]:
+    """A score report of a chunk-level run made with --chunk-map: (report, run, chunk map)."""
+    run, chunks = tmp_path / "chunked.trec", tmp_path / "chunks.tsv"
+    run.write_text(CHUNK_RUN, encoding="utf-8")
+    chunks.write_text(CHUNKS, encoding="utf-8")
+    report = _report(
+        capsys, tmp_path, "score", QRELS, str(run), *M, "--per-query", "--chunk-map", str(chunks)
+    )
+    return report, str(run), str(chunks)
+
+
+def test_a_chunk_map_report_verifies_with_its_chunk_map(capsys, tmp_path):
+    report, run, chunks = _chunk_report(capsys, tmp_path)
+    code, out, err = run_cli(capsys, "verify", report, QRELS, run, "--chunk-map", chunks)
+    assert (code, out, err) == (0, f"{report}: all 14 numbers hold\n", "")
+
+
+def test_a_chunk_map_report_recomputed_without_the_map_would_differ(capsys, tmp_path):
+    """The map matters: the same run scored without it gives other numbers (so verify must use it)."""
+    report, run, _ = _chunk_report(capsys, tmp_path)
+    (tmp_path / "plain").mkdir()
+    plain = _report(capsys, tmp_path / "plain", "score", QRELS, run, *M, "--per-query")
+    assert json.loads(Path(plain).read_text())["runs"] != json.loads(Path(report).read_text())["runs"]
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        (
+            "changed map",
+            "--chunk-map {changed} differs from the file the report was made from (sha256 {here}… here, "
+            "{stored}… in the report)",
+        ),
+        (
+            "no map given",
+            "the report was made with --chunk-map (sha256 {stored}…); pass the same file with "
+            "--chunk-map FILE to recompute it",
+        ),
+        ("missing map", "--chunk-map {missing}: no such file"),
+        ("map for a plain report", "--chunk-map {chunks}: the report was made without --chunk-map"),
+        ("corpus for a plain report", "--corpus {docs}: the report was made without --corpus"),
+    ],
+)
+def test_a_chunk_map_that_is_not_the_reports_is_bad_input(capsys, tmp_path, case, message):
+    report, run, chunks = _chunk_report(capsys, tmp_path)
+    changed, missing, docs = tmp_path / "changed.tsv", tmp_path / "missing.tsv", str(SAMPLE / "docs.jsonl")
+    changed.write_text(CHUNKS.replace("c2a\tD2", "c2a\tD4"), encoding="utf-8")
+    args = {
+        "changed map": [report, QRELS, run, "--chunk-map", str(changed)],
+        "no map given": [report, QRELS, run],
+        "missing map": [report, QRELS, run, "--chunk-map", str(missing)],
+        "map for a plain report": ["PLAIN", QRELS, RUN_A, RUN_B, "--chunk-map", chunks],
+        "corpus for a plain report": ["PLAIN", QRELS, RUN_A, RUN_B, "--corpus", docs],
+    }[case]
+    if args[0] == "PLAIN":
+        (tmp_path / "plain").mkdir()
+        args[0] = _report(capsys, tmp_path / "plain", *REPORTS["score"])
+    code, out, err = run_cli(capsys, "verify", *args)
+    assert (code, out) == (2, "")
+    expected = message.format(
+        changed=changed,
+        missing=missing,
+        chunks=chunks,
+        docs=docs,
+        here=file_sha256(changed)[:16],
+        stored=file_sha256(chunks)[:16],
+    )
+    assert err == f"qrelforge: error: {expected}\n"
+
+
+def test_a_corpus_report_verifies_with_or_without_its_corpus(capsys, tmp_path):
+    docs = str(SAMPLE / "docs.jsonl")
+    report = _report(capsys, tmp_path, *REPORTS["score"], "--corpus", docs)
+    for extra in ([], ["--corpus", docs]):
+        code, out, err = run_cli(capsys, "verify", report, QRELS, RUN_A, RUN_B, *extra)
+        assert (code, out, err) == (0, f"{report}: all 28 numbers hold\n", "")
+    other = tmp_path / "docs.jsonl"
+    other.write_text(Path(docs).read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "verify", report, QRELS, RUN_A, RUN_B, "--corpus", str(other))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"qrelforge: error: --corpus {other} differs from the file the report was made from (sha256 "
+        f"{file_sha256(other)[:16]}… here, {file_sha256(docs)[:16]}… in the report)\n"
+    )
