@@ -34,6 +34,8 @@ __all__ = [
     "GuidelinesInfo",
     "MemberInfo",
     "ImportPreview",
+    "AnnotatorLabels",
+    "LabelImportPreview",
     "ImportReport",
     "ImportInfo",
     "UndoReport",
@@ -148,6 +150,37 @@ class ImportPreview:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+@dataclass(frozen=True)
+class AnnotatorLabels:
+    """What a label import would do for one annotator (the username the labels go to): how many labels,
+    how many are new, change the annotator's current label (a new version) or equal it; ``new_account``:
+    the import creates this user, deactivated and without a password."""
+
+    username: str
+    labels: int
+    added: int
+    changed: int
+    unchanged: int
+    new_account: bool
+
+
+@dataclass(frozen=True)
+class LabelImportPreview:
+    """What a label file would import (`imports.preview_labels`; nothing written): its labels per annotator
+    (sorted by username)."""
+
+    source: str
+    annotators: tuple[AnnotatorLabels, ...]
+
+    @property
+    def n_labels(self) -> int:
+        return sum(a.labels for a in self.annotators)
+
+    @property
+    def new_accounts(self) -> tuple[str, ...]:
+        return tuple(a.username for a in self.annotators if a.new_account)
 
 
 @dataclass(frozen=True)

@@ -332,16 +332,14 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
     return dict(zip(keys, row, strict=True))
 
 
-def current_doc_version(s: Session, pair_id: int) -> int:
+def current_doc_version(s: Session, pair_id: int, *, lock: bool = True) -> int:
     """The pair's current document version, share-locked on PostgreSQL until the transaction ends: a
     concurrent re-import (which updates the document, then flags its claims) waits for a save that read the
-    version, or the save waits for the re-import and reads the new version."""
-    stmt = (
-        select(Document.version)
-        .join(Pair, Pair.document_id == Document.id)
-        .where(Pair.id == pair_id)
-        .with_for_update(read=True, of=Document)
-    )
+    version, or the save waits for the re-import and reads the new version. ``lock=False``: a plain read
+    (a read-only transaction, e.g. a preview, cannot lock)."""
+    stmt = select(Document.version).join(Pair, Pair.document_id == Document.id).where(Pair.id == pair_id)
+    if lock:
+        stmt = stmt.with_for_update(read=True, of=Document)
     return int(s.execute(stmt).scalar_one())
 
 

@@ -151,3 +151,51 @@ def test_a_label_import_is_listed_and_cannot_be_undone(proj):
         f"import {listed[0].import_id} (labels 'labels.jsonl') cannot be undone: imported labels are part of "
         "the label history, which is append-only; exclude their pairs instead"
     )
+
+
+def _preview(db, data: bytes, **kwargs):
+    found = imports.preview_labels(db, SYSTEM, "p", data, fmt="jsonl", filename="labels.jsonl", **kwargs)
+    return [(a.username, a.labels, a.added, a.changed, a.unchanged, a.new_account) for a in found.annotators]
+
+
+SECOND = {**GOOD, "doc_id": "D1", "annotator": "rita", "grade": 1}
+# what is imported first, the file previewed -> per annotator (user, labels, added, changed, unchanged, new)
+PREVIEWS = [
+    (None, [GOOD, SECOND], [("ext-ann", 1, 1, 0, 0, True), ("rita", 1, 1, 0, 0, False)]),
+    ([GOOD, SECOND], [GOOD, SECOND], [("ext-ann", 1, 0, 0, 1, False), ("rita", 1, 0, 0, 1, False)]),
+    ([GOOD], [{**GOOD, "grade": 3}, SECOND], [("ext-ann", 1, 0, 1, 0, False), ("rita", 1, 1, 0, 0, False)]),
+    ([GOOD], [{**GOOD, "reason": "other"}], [("ext-ann", 1, 0, 1, 0, False)]),
+]
+
+
+@pytest.mark.parametrize(("before", "rows", "expected"), PREVIEWS)
+def test_a_preview_counts_what_the_import_would_do_and_writes_nothing(proj, before, rows, expected):
+    users.create_user(proj, SYSTEM, "rita", "rita-password", role="annotator")
+    if before:
+        imports.import_labels(proj, SYSTEM, "p", _jsonl(*before), fmt="jsonl", filename="first.jsonl")
+    n_imports = len(imports.list_imports(proj, SYSTEM, "p"))
+    assert _preview(proj, _jsonl(*rows)) == expected
+    assert len(imports.list_imports(proj, SYSTEM, "p")) == n_imports
+    assert {u.username for u in users.list_users(proj, SYSTEM)} == {"rita"} | (
+        {"ext-ann"} if before else set()
+    )
+    report = imports.import_labels(proj, SYSTEM, "p", _jsonl(*rows), fmt="jsonl", filename="labels.jsonl")
+    totals = [sum(row[k] for row in expected) for k in (2, 3, 4)]
+    assert [report.added, report.changed, report.unchanged] == totals
+
+
+@pytest.mark.parametrize(("change", "message"), BAD[:4])
+def test_a_preview_refuses_a_bad_file_as_the_import_does(proj, change, message):
+    with pytest.raises(InvalidInput) as exc:
+        _preview(proj, _jsonl(GOOD, {**GOOD, "doc_id": "D1", **change}))
+    first = exc.value.problems[0]
+    assert f"{first.source}:{first.line}: {first.reason}" == message
+    assert users.list_users(proj, SYSTEM) == []
+
+
+def test_only_admins_preview(proj):
+    users.create_user(proj, SYSTEM, "rita", "rita-password", role="reviewer")
+    with pytest.raises(PermissionDenied):
+        imports.preview_labels(
+            proj, authenticate(proj, "rita", "rita-password"), "p", _jsonl(GOOD), fmt="jsonl"
+        )

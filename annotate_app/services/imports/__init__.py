@@ -12,7 +12,9 @@ Rules:
   annotators get the pair back to re-judge. A query's text may change only while it has no labels.
 - A run or prior-qrels name (default: the run's tag / the file name) is imported once; the same content again
   is a no-op, different content under the same name is a Conflict.
-- `preview` parses a file and returns its first rows and all its problems without writing anything.
+- `preview` parses a file and returns its first rows and all its problems without writing anything;
+  `preview_labels` runs every check of `import_labels` and returns its labels per annotator (and the accounts
+  it would create) without writing anything.
 - The imports of one project wait for each other (a per-project lock): two concurrent imports of one file end
   as one import and one "already imported" (`ImportReport.already_imported`), never a unique-key error.
 - `list_imports` lists a project's imports; `undo_import` removes what one added, in one transaction, unless
@@ -40,7 +42,7 @@ from __future__ import annotations
 from annotate_app.services.imports._common import MAX_ID, Source
 from annotate_app.services.imports.chunks import import_chunk_map
 from annotate_app.services.imports.documents import import_documents
-from annotate_app.services.imports.labels import LABEL_FORMATS, import_labels
+from annotate_app.services.imports.labels import LABEL_FORMATS, import_labels, preview_labels
 from annotate_app.services.imports.preview import preview
 from annotate_app.services.imports.qrels import import_qrels
 from annotate_app.services.imports.queries import import_queries
@@ -54,6 +56,7 @@ __all__ = [
     "import_qrels",
     "import_chunk_map",
     "import_labels",
+    "preview_labels",
     "LABEL_FORMATS",
     "preview",
     "list_runs",

@@ -17,12 +17,17 @@ then append-only label versions), in one transaction:
   so importing the same file twice adds nothing; a different one adds a new version (append-only).
 
 A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
+`preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
+change and leave unchanged, and which accounts it would create (the Data page shows it before its Import
+button). Label imports of one project wait for each other (`lock_imports`): a double click imports once and
+then finds every label unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -34,12 +39,13 @@ from annotate_app.services.imports._common import (
     Source,
     SourceFile,
     fail,
+    lock_imports,
     parse,
     read_source,
     record_import,
     start_import,
 )
-from annotate_app.services.types import ImportReport
+from annotate_app.services.types import AnnotatorLabels, ImportReport, LabelImportPreview
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
 from annotate_app.store import label_import as lq
@@ -50,7 +56,7 @@ from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Project, User
 from metrics.errors import FormatError, Problem, QrelForgeError
 
-__all__ = ["import_labels", "LABEL_FORMATS"]
+__all__ = ["import_labels", "preview_labels", "LABEL_FORMATS"]
 
 LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")
 _NO_SLOT_LIMIT = 2**31 - 1
@@ -85,19 +91,10 @@ def import_labels(
     import would give, e.g. ``label-studio-3`` or an Argilla user id → a username). Returns how many labels
     were added, changed (a new version) and unchanged."""
     renames = _check_renames(annotators)
-    from metrics.formats import read_labels
-
-    if fmt not in LABEL_FORMATS:
-        raise InvalidInput(f"fmt must be one of {', '.join(map(repr, LABEL_FORMATS))}; got {fmt!r}")
-    file = read_source(source, filename)
-    try:
-        labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
-    except (FormatError, InvalidInput):
-        raise
-    except QrelForgeError as exc:  # a bad argument, not a bad file
-        raise InvalidInput(str(exc)) from None
+    file, labels = _read(source, filename, fmt, annotator, grade_map)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
+        lock_imports(s, proj)  # a double click: the second import waits, then finds every label unchanged
         checked = _check(s, proj, file, labels, renames)
         users = _accounts(s, actor, proj, {c.username for c in checked})
         fail(_refused_claims(s, file, checked, users))
@@ -113,6 +110,84 @@ def import_labels(
         )
         record_import(s, actor, proj, file, report, import_id)
         return report
+
+
+def preview_labels(
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    source: Source,
+    *,
+    fmt: str,
+    annotator: str | None = None,
+    grade_map: Mapping[str, int] | None = None,
+    annotators: Mapping[str, str] | None = None,
+    filename: str | None = None,
+) -> LabelImportPreview:
+    """What `import_labels` with these arguments would import, nothing written (admin): every check of the
+    import runs (a bad file raises the same `InvalidInput`, every bad line named), then each annotator's
+    labels are counted as the import would count them (added, changed, unchanged) and a username no user has
+    yet is marked ``new_account`` (the import creates it deactivated, without a password)."""
+    renames = _check_renames(annotators)
+    file, labels = _read(source, filename, fmt, annotator, grade_map)
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.ADMIN, "preview label imports")
+        checked = _check(s, proj, file, labels, renames)
+        users = uq.by_names(s, sorted({c.username for c in checked}))
+        fail(_refused_claims(s, file, [c for c in checked if c.username in users], users))
+        outcomes = [(c.username, _outcome(s, c, users.get(c.username))) for c in checked]
+    rows = []
+    for name in sorted({name for name, _ in outcomes}):
+        mine = [outcome for who, outcome in outcomes if who == name]
+        rows.append(
+            AnnotatorLabels(
+                username=name,
+                labels=len(mine),
+                added=mine.count(_Outcome.ADDED),
+                changed=mine.count(_Outcome.CHANGED),
+                unchanged=mine.count(_Outcome.UNCHANGED),
+                new_account=name not in users,
+            )
+        )
+    return LabelImportPreview(source=file.name, annotators=tuple(rows))
+
+
+class _Outcome(StrEnum):
+    ADDED = "added"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+
+
+def _outcome(s: Session, c: _Checked, user: User | None) -> _Outcome:
+    """What storing ``c`` would do (as `_store` does it): a first label of the user on the pair is added; one
+    equal to the current label (grade, reason, document version) is unchanged; another is a change."""
+    a = None if user is None else jq.own_assignment(s, c.pair_id, user.id)
+    if a is None or a.label_id is None:
+        return _Outcome.ADDED
+    current = jq.label_by_id(s, a.label_id)
+    if current is None:
+        return _Outcome.ADDED
+    doc_version = jq.current_doc_version(s, c.pair_id, lock=False)
+    same = (current.grade, current.reason, current.doc_version) == (c.grade, c.reason, doc_version)
+    return _Outcome.UNCHANGED if same else _Outcome.CHANGED
+
+
+def _read(
+    source: Source, filename: str | None, fmt: str, annotator: str | None, grade_map: object
+) -> tuple[SourceFile, list]:
+    """The file and its labels (`metrics.formats.read_labels`), or InvalidInput naming every bad line."""
+    from metrics.formats import read_labels
+
+    if fmt not in LABEL_FORMATS:
+        raise InvalidInput(f"fmt must be one of {', '.join(map(repr, LABEL_FORMATS))}; got {fmt!r}")
+    file = read_source(source, filename)
+    try:
+        labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
+    except (FormatError, InvalidInput):
+        raise
+    except QrelForgeError as exc:  # a bad argument, not a bad file
+        raise InvalidInput(str(exc)) from None
+    return file, labels
 
 
 def _check_renames(annotators: object) -> dict[str, str]:
