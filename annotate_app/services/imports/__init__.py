@@ -42,7 +42,14 @@ from __future__ import annotations
 from annotate_app.services.imports._common import MAX_ID, Source
 from annotate_app.services.imports.chunks import import_chunk_map
 from annotate_app.services.imports.documents import import_documents
-from annotate_app.services.imports.labels import LABEL_FORMATS, import_labels, preview_labels
+from annotate_app.services.imports.labels import (
+    LABEL_FORMAT_HELP,
+    LABEL_FORMATS,
+    annotator_map_from_text,
+    grade_map_from_text,
+    import_labels,
+    preview_labels,
+)
 from annotate_app.services.imports.preview import preview
 from annotate_app.services.imports.qrels import import_qrels
 from annotate_app.services.imports.queries import import_queries
@@ -57,7 +64,10 @@ __all__ = [
     "import_chunk_map",
     "import_labels",
     "preview_labels",
+    "grade_map_from_text",
+    "annotator_map_from_text",
     "LABEL_FORMATS",
+    "LABEL_FORMAT_HELP",
     "preview",
     "list_runs",
     "list_imports",

@@ -56,9 +56,24 @@ from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Project, User
 from metrics.errors import FormatError, Problem, QrelForgeError
 
-__all__ = ["import_labels", "preview_labels", "LABEL_FORMATS"]
+__all__ = [
+    "import_labels",
+    "preview_labels",
+    "grade_map_from_text",
+    "annotator_map_from_text",
+    "LABEL_FORMATS",
+    "LABEL_FORMAT_HELP",
+]
 
 LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")
+LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" has the whole table
+    "jsonl": "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
+    "label-studio": "Label Studio JSON export: data.query_id, data.doc_id; annotator label-studio-N; "
+    "the choices or rating result",
+    "argilla": "Argilla 2 records (records.to_json): metadata query_id, doc_id; annotator user_id",
+    "prodigy": "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; accept/reject or the option",
+    "quepid": "Quepid ratings CSV query,docid,rating (query by its text); needs the annotator",
+}
 _NO_SLOT_LIMIT = 2**31 - 1
 
 
@@ -150,6 +165,43 @@ def preview_labels(
             )
         )
     return LabelImportPreview(source=file.name, annotators=tuple(rows))
+
+
+def grade_map_from_text(text: str) -> dict[str, int]:
+    """A grade map typed one ``LABEL=GRADE`` a line (``Highly relevant=3``; blank lines are skipped; the last
+    ``=`` splits, so a label may hold one), or InvalidInput naming the line."""
+    out = {}
+    for number, label, value in _assignments(
+        text, "grade map", "LABEL=GRADE with an integer GRADE", last=True
+    ):
+        try:
+            out[label] = int(value)
+        except ValueError:
+            raise InvalidInput(
+                f"grade map line {number}: expected LABEL=GRADE with an integer GRADE; got {value!r:.80}"
+            ) from None
+    return out
+
+
+def annotator_map_from_text(text: str) -> dict[str, str]:
+    """Annotator renames typed one ``NAME=USER`` a line (``label-studio-3=alice``; blank lines are skipped),
+    or InvalidInput naming the line."""
+    return {name: user for _, name, user in _assignments(text, "annotator map", "NAME=USER", last=False)}
+
+
+def _assignments(text: str, what: str, form: str, *, last: bool) -> list[tuple[int, str, str]]:
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be text; got {type(text).__name__}")
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        key, sep, value = line.rpartition("=") if last else line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise InvalidInput(f"{what} line {number}: expected {form}; got {line.strip()!r:.80}")
+        out.append((number, key, value))
+    return out
 
 
 class _Outcome(StrEnum):

@@ -1,14 +1,21 @@
-"""Data (admin): imports with a preview and line-numbered errors, the project's imports with an Undo button
+"""Data (admin): imports with a preview and line-numbered errors (labels made in another tool too: the
+tool's format, grade and annotator maps, a preview of the labels per annotator and of the accounts the
+import creates disabled), the project's imports with an Undo button
 each (a confirm step names the project and the import), pooling (depth, runs, per-query budget),
 pairs added or excluded by hand, and the pool itself, `widgets.PAGE_ROWS` pairs at a time (a pool may hold
 100 000 pairs of one query). Uploads are limited to ``AppSettings.import_max_mb``."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from annotate_app.services import imports, pooling
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.types import ImportInfo, ImportPreview
+from annotate_app.services.errors import InvalidInput
+from annotate_app.services.types import ImportInfo, ImportPreview, LabelImportPreview
 from annotate_app.ui import auth, cache, errors, nav, settings, state
 from annotate_app.ui.components import widgets
 from annotate_app.ui.escape import escape_markdown
@@ -19,6 +26,7 @@ KINDS = {
     "run": "Run (TREC: qid Q0 docid rank score tag)",
     "qrels": "Prior qrels (TREC or BEIR TSV)",
     "chunks": "Chunk map (chunk_id, doc_id)",
+    "labels": "Labels from another tool (JSONL, Label Studio, Argilla, Prodigy, Quepid)",
 }
 ROWS = {  # what a row of each kind is: (one, several)
     "documents": ("document", "documents"),
@@ -28,6 +36,10 @@ ROWS = {  # what a row of each kind is: (one, several)
     "chunks": ("chunk mapping", "chunk mappings"),
 }
 HINT = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
+LABELS_DOCS = (
+    "Formats, grade maps and annotator names: the README's section *Labels from other tools* "
+    "(`qrelforge import labels --help`); examples of every format: `tests/fixtures/labels/`."
+)
 
 
 def done(message: str) -> None:
@@ -72,9 +84,112 @@ def _confirm(
             st.rerun()
 
 
+@dataclass(frozen=True)
+class LabelOptions:
+    """What the admin chose for a label import (the maps as typed)."""
+
+    fmt: str
+    annotator: str
+    grade_map: str
+    annotator_map: str
+
+    def arguments(self) -> dict[str, Any]:
+        """Keyword arguments of `imports.preview_labels` and `imports.import_labels`."""
+        return {
+            "fmt": self.fmt,
+            "annotator": self.annotator or None,
+            "grade_map": imports.grade_map_from_text(self.grade_map) or None,
+            "annotators": imports.annotator_map_from_text(self.annotator_map) or None,
+        }
+
+
+def _label_options() -> LabelOptions:
+    """The tool's format (each with its one-line description) and the options of `imports.import_labels`."""
+    fmt = str(
+        st.selectbox(
+            "Format",
+            list(imports.LABEL_FORMATS),
+            format_func=lambda f: f"{f}: {imports.LABEL_FORMAT_HELP[f]}",
+            key=state.IMPORT_LABEL_FORMAT,
+        )
+    )
+    st.caption(LABELS_DOCS)
+    cols = st.columns(3)
+    annotator = cols[0].text_input(
+        "Annotator (labels whose file names none; required for quepid)", key=state.IMPORT_LABEL_ANNOTATOR
+    )
+    grades = cols[1].text_area(
+        "Grade map: LABEL=GRADE a line",
+        placeholder="Highly relevant=3\nNot relevant=0",
+        key=state.IMPORT_GRADE_MAP,
+    )
+    names = cols[2].text_area(
+        "Annotator map: NAME=USER a line", placeholder="label-studio-3=alice", key=state.IMPORT_ANNOTATOR_MAP
+    )
+    return LabelOptions(fmt=fmt, annotator=annotator.strip(), grade_map=grades, annotator_map=names)
+
+
+def _show_problems(filename: str, problems: Sequence[str]) -> None:
+    st.error(escape_markdown(f"{filename}: {len(problems)} problem(s); nothing can be imported."))
+    st.code("\n".join(problems[:100]), language=None)
+
+
+def _labels(actor: Actor, project: str, options: LabelOptions, data: bytes, filename: str) -> None:
+    """A label file's preview (every check of the import, nothing written): labels per annotator, the
+    accounts it creates; then the Import button. A second click imports nothing more (every label is then
+    unchanged)."""
+    db = cache.database()
+    with errors.shown():
+        arguments = options.arguments()
+        try:
+            preview = imports.preview_labels(db, actor, project, data, filename=filename, **arguments)
+        except InvalidInput as exc:
+            if not exc.problems:
+                raise
+            _show_problems(filename, [str(p) for p in exc.problems])
+            return
+        _confirm_labels(preview, project)
+        if st.button("Import", type="primary"):
+            with errors.shown() as outcome:
+                report = imports.import_labels(db, actor, project, data, filename=filename, **arguments)
+            if not outcome.failed:
+                done(f"Imported {report}.")
+                st.rerun()
+
+
+def _confirm_labels(preview: LabelImportPreview, project: str) -> None:
+    n, who = preview.n_labels, len(preview.annotators)
+    st.success(
+        escape_markdown(
+            f"{preview.source}: {n} label{'s' if n != 1 else ''} by {who} annotator{'s' if who != 1 else ''}."
+        )
+    )
+    rows = [
+        {
+            "annotator": a.username,
+            "labels": a.labels,
+            "new": a.added,
+            "changed": a.changed,
+            "unchanged": a.unchanged,
+            "account": "new (disabled)" if a.new_account else "exists",
+        }
+        for a in preview.annotators
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if preview.new_accounts:
+        st.info(
+            escape_markdown(
+                f"New accounts, created disabled (no password): {', '.join(preview.new_accounts)}. "
+                "Enable one on the Users page (reactivate, then set its password)."
+            )
+        )
+    nav.confirm(f"Import {n} label{'s' if n != 1 else ''} into {project}.")
+
+
 def _import(actor: Actor, project: str) -> None:
     st.subheader("Import")
     kind = str(st.selectbox("What", list(KINDS), format_func=KINDS.__getitem__, key=state.IMPORT_KIND))
+    options = _label_options() if kind == "labels" else None
     limit = settings.app_settings().import_max_mb
     upload = st.file_uploader(
         "File",
@@ -85,15 +200,13 @@ def _import(actor: Actor, project: str) -> None:
     if upload is None or not widgets.within_limit(upload, limit, HINT):
         return
     data = upload.getvalue()
+    if options is not None:
+        _labels(actor, project, options, data, upload.name)
+        return
     with errors.shown():
         preview = imports.preview(cache.database(), actor, kind, data, filename=upload.name)
         if preview.problems:
-            st.error(
-                escape_markdown(
-                    f"{upload.name}: {len(preview.problems)} problem(s); nothing can be imported."
-                )
-            )
-            st.code("\n".join(preview.problems[:100]), language=None)
+            _show_problems(upload.name, preview.problems)
         else:
             _confirm(actor, project, kind, data, upload.name, preview)
 
