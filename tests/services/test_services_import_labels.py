@@ -199,3 +199,43 @@ def test_only_admins_preview(proj):
         imports.preview_labels(
             proj, authenticate(proj, "rita", "rita-password"), "p", _jsonl(GOOD), fmt="jsonl"
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {}),
+        ("Highly relevant=3\n\n Not relevant = 0 \n", {"Highly relevant": 3, "Not relevant": 0}),
+        ("a=b=2", {"a=b": 2}),  # the last '=' splits
+    ],
+)
+def test_a_typed_grade_map(text, expected):
+    assert imports.grade_map_from_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (
+            "grade",
+            "Relevant=2\nRelevant",
+            "grade map line 2: expected LABEL=GRADE with an integer GRADE; got 'Relevant'",
+        ),
+        ("grade", "=2", "grade map line 1: expected LABEL=GRADE with an integer GRADE; got '=2'"),
+        ("grade", "Relevant=two", "grade map line 1: expected LABEL=GRADE with an integer GRADE; got 'two'"),
+        ("annotator", "\nlabel-studio-3", "annotator map line 2: expected NAME=USER; got 'label-studio-3'"),
+        ("annotator", "x=", "annotator map line 1: expected NAME=USER; got 'x='"),
+        ("annotator", 3, "annotator map must be text; got int"),
+    ],
+)
+def test_a_bad_typed_map_names_its_line(parse, text, message):
+    with pytest.raises(InvalidInput) as exc:
+        (imports.grade_map_from_text if parse == "grade" else imports.annotator_map_from_text)(text)
+    assert str(exc.value) == message
+
+
+def test_a_typed_annotator_map():
+    assert imports.annotator_map_from_text("label-studio-3=alice\n a = b=c ") == {
+        "label-studio-3": "alice",
+        "a": "b=c",
+    }
