@@ -302,6 +302,32 @@ def test_packed_column_matches_arrow():
     assert _ids.hash_strings(packed).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
 
 
+EQUAL_AT = {
+    "equal": ("d17", "d17", True),
+    "same length": ("d17", "d18", False),
+    "first byte": ("x17", "d17", False),
+    "prefix": ("d1", "d17", False),
+    "longer": ("d170", "d17", False),
+    "both empty": ("", "", True),
+    "one empty": ("", "d", False),
+    "long equal": ("y" * 600, "y" * 600, True),
+    "long last byte": ("y" * 599 + "a", "y" * 600, False),
+}
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["arrow-right", "packed-both"])
+def test_equal_at_compares_ids_exactly(packed):
+    """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized)."""
+    left = ["pad"] + [a for a, _, _ in EQUAL_AT.values()] + ["tail"]
+    right = ["tail"] + [b for _, b, _ in EQUAL_AT.values()][::-1]
+    rows = np.arange(1, len(EQUAL_AT) + 1)
+    at = np.arange(len(EQUAL_AT), 0, -1)
+    b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
+    got = _ids.equal_at(_ids.Packed(*_packed(left)), rows, b, at)
+    assert dict(zip(EQUAL_AT, got.tolist(), strict=True)) == {k: v[2] for k, v in EQUAL_AT.items()}
+    assert _ids.equal_at(_ids.Packed(*_packed(left)), rows[:0], b, at[:0]).tolist() == []
+
+
 def test_rows_keep_query_codes_and_rebuild_strings_on_demand(no_plain):
     run = read_run(io.StringIO(PLAIN_RUNS["queries interleaved"]))
     assert run._query_id is None  # the reader kept the codes only
