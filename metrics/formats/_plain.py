@@ -2,8 +2,8 @@
 
 A file qualifies when it is ASCII, not gzip, without BOM, tabs, carriage returns or other line-breaking bytes,
 and every line holds exactly the expected fields (six for a run, four for qrels) separated by single spaces,
-with a final newline optional; and it is at most 64 MB (above that, Arrow's single-pass C++ parser is about
-twice as fast, and pyarrow's fixed memory cost matters less). Its scores must be plain decimals
+with a final newline optional; and it is at most 48 MB (above that, Arrow's single-pass C++ parser is faster,
+and pyarrow's fixed memory cost matters less). Its scores must be plain decimals
 (``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of at most 16
 characters, IDs at most `_ids.MAX_ID_BYTES` long, and no (query, document) pair may repeat. Anything else
 returns None, and the Arrow reader or the line reader (the reference for what is accepted, and for every
@@ -25,9 +25,10 @@ from metrics.formats._lines import _BOM, _Source
 
 _BLOCK = 4 << 20  # bytes of the file split at once (whole lines)
 # Files up to this size are read here, without importing pyarrow; bigger ones go to Arrow's reader. Measured
-# (`qrelforge score`, 5 measures, 2026-12-01): 100k lines (3.7 MB) 0.30 s / 72 MB here against 0.32 s / 128 MB
-# through Arrow; 1M lines (37 MB) 1.00 s / 130 MB here against 0.60 s / 186 MB through Arrow.
-_PLAIN_MAX = 8 << 20
+# (`qrelforge score`, 5 measures, CPU seconds of the whole process, 2026-12-01, load 15): 1M lines (37 MB)
+# 0.37-0.47 s / 123 MB here against 0.37-0.44 s / 159 MB through Arrow; 1.7M lines (63 MB) 0.67-0.78 s /
+# 171 MB here against 0.61-0.62 s / 181-196 MB. The two cross at about 1M lines.
+_PLAIN_MAX = 48 << 20
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow
 _FAST_DIGITS = 15  # digits of a score `_decimals` parses (10**15 < 2**53: exact as a double)
 _POWERS_OF_TEN = 10.0 ** np.arange(_FAST_DIGITS + 1)
