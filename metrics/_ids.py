@@ -341,10 +341,25 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
     """Per pair, whether ``a[rows[i]] == b[at[i]]`` (exact byte comparison)."""
     if not len(rows):
         return np.zeros(0, dtype=bool)
+    if isinstance(a, Packed) and isinstance(b, Packed):
+        return _packed_equal_at(a, np.asarray(rows, dtype=np.int64), b, np.asarray(at, dtype=np.int64))
     if isinstance(a, Packed) or isinstance(b, Packed):
         left, right = strings_at(a, rows), strings_at(b, at)
         return np.array([x == y for x, y in zip(left, right, strict=True)], dtype=bool)
     return to_numpy(pc.equal(take(a, rows), take(b, at)))
+
+
+def _packed_equal_at(a: Packed, rows: np.ndarray, b: Packed, at: np.ndarray) -> np.ndarray:
+    """`equal_at` for two packed columns, without Python strings: equal lengths, then every byte of the
+    pairs of equal length compared at once (a pair is equal when none of its bytes differs)."""
+    length = a.offsets[rows + 1] - a.offsets[rows]
+    equal = length == b.offsets[at + 1] - b.offsets[at]
+    same = np.flatnonzero(equal)
+    left, right = a.take(rows[same]), b.take(at[same])
+    differ = np.zeros(len(left.data) + 1, dtype=np.int64)
+    np.cumsum(left.data != right.data, out=differ[1:])
+    equal[same] = differ[left.offsets[1:]] == differ[left.offsets[:-1]]
+    return equal
 
 
 def strings_at(values: Strings | Packed, rows: np.ndarray) -> list[str]:

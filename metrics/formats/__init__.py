@@ -10,7 +10,7 @@ TREC layouts (fields separated by any run of spaces or tabs):
 - runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
   rank column is not read, order comes from the score).
 
-Well-formed files take a vectorized path: a plain TREC file of up to 64 MB (ASCII, single spaces, plain
+Well-formed files take a vectorized path: a plain TREC file of up to 48 MB (ASCII, single spaces, plain
 decimal scores) is split with numpy alone, without importing pyarrow (`metrics.formats._plain`); a larger one
 goes through Arrow's CSV reader. Anything unusual, and every error, goes through the line-by-line reader,
 which is the reference for what is accepted.

@@ -2,8 +2,8 @@
 
 A file qualifies when it is ASCII, not gzip, without BOM, tabs, carriage returns or other line-breaking bytes,
 and every line holds exactly the expected fields (six for a run, four for qrels) separated by single spaces,
-with a final newline optional; and it is at most 64 MB (above that, Arrow's single-pass C++ parser is about
-twice as fast, and pyarrow's fixed memory cost matters less). Its scores must be plain decimals
+with a final newline optional; and it is at most 48 MB (above that, Arrow's single-pass C++ parser is faster,
+and pyarrow's fixed memory cost matters less). Its scores must be plain decimals
 (``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of at most 16
 characters, IDs at most `_ids.MAX_ID_BYTES` long, and no (query, document) pair may repeat. Anything else
 returns None, and the Arrow reader or the line reader (the reference for what is accepted, and for every
@@ -21,23 +21,21 @@ import numpy as np
 
 from metrics import _ids
 from metrics.data import Qrels, Run
-from metrics.formats._lines import _BOM, _ODD_ASCII, _Source
+from metrics.formats._lines import _BOM, _Source
 
 _BLOCK = 4 << 20  # bytes of the file split at once (whole lines)
 # Files up to this size are read here, without importing pyarrow; bigger ones go to Arrow's reader. Measured
-# (`qrelforge score`, 5 measures, 2026-12-01): 100k lines (3.7 MB) 0.30 s / 72 MB here against 0.32 s / 128 MB
-# through Arrow; 1M lines (37 MB) 1.00 s / 130 MB here against 0.60 s / 186 MB through Arrow.
-_PLAIN_MAX = 8 << 20
+# (`qrelforge score`, 5 measures, CPU seconds of the whole process, 2026-12-01, load 15): 1M lines (37 MB)
+# 0.37-0.47 s / 123 MB here against 0.37-0.44 s / 159 MB through Arrow; 1.7M lines (63 MB) 0.67-0.78 s /
+# 171 MB here against 0.61-0.62 s / 181-196 MB. The two cross at about 1M lines.
+_PLAIN_MAX = 48 << 20
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow
+_FAST_DIGITS = 15  # digits of a score `_decimals` parses (10**15 < 2**53: exact as a double)
+_POWERS_OF_TEN = 10.0 ** np.arange(_FAST_DIGITS + 1)
 _SCORE_BYTES = np.zeros(256, dtype=bool)
 _SCORE_BYTES[list(b"0123456789.eE+-\x00")] = True
 _GRADE_BYTES = np.zeros(256, dtype=bool)
 _GRADE_BYTES[list(b"0123456789+-\x00")] = True
-
-
-# Byte pairs that make an empty field or an empty line (in a file not starting with a space or a newline,
-# their absence means that every field holds at least one byte).
-_EMPTY_FIELD = (b"  ", b" \n", b"\n ", b"\n\n")
 
 
 class _NotPlain(Exception):
@@ -76,13 +74,7 @@ def _content(src: _Source) -> bytes:
             data = f.read()
     if data and not data.endswith(b"\n"):
         data += b"\n"
-    if not data or data.startswith(_BOM) or not data.isascii() or b"\t" in data or b"\r" in data:
-        raise _NotPlain
-    if b"\x00" in data:
-        raise _NotPlain
-    if any(odd in data for odd in _ODD_ASCII) or any(empty in data for empty in _EMPTY_FIELD):
-        raise _NotPlain
-    if data.startswith((b" ", b"\n")):
+    if not data or data.startswith(_BOM) or not data.isascii():
         raise _NotPlain
     return data
 
@@ -141,14 +133,18 @@ def _blocks(data: bytes) -> list[tuple[int, int]]:
 
 def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.ndarray:
     """Per line, the positions of its ``fields - 1`` spaces and its newline; raises unless every one of the
-    block's ``lines`` lines has exactly ``fields`` fields (`_content` made sure that no field is empty).
+    block's ``lines`` lines has exactly ``fields`` fields, none of them empty.
 
     The block holds ``lines`` newlines and ``spaces`` spaces: when every byte up to the space is one of
-    them and each line's ``fields``-th such byte is its newline, the lines are as expected."""
+    them (so no tab, carriage return, NUL, vertical tab, form feed or other control byte), each line's
+    ``fields``-th such byte is its newline, the block does not start with one and no two of them are
+    adjacent, the lines are as expected."""
     if spaces != (fields - 1) * lines:
         raise _NotPlain
     sep = np.flatnonzero(block <= 32)
-    if len(sep) != fields * lines:  # another control byte
+    if len(sep) != fields * lines or sep[0] == 0:  # another control byte, or an empty first field
+        raise _NotPlain
+    if not (np.diff(sep) > 1).all():  # an empty field or an empty line
         raise _NotPlain
     sep = sep.reshape((-1, fields))
     if not (block[sep[:, -1]] == 10).all():
@@ -214,6 +210,10 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
     for j in range(words):
         cells[:, j] = _words(block, start, length, j)
     raw = cells.view(np.uint8)
+    if not grade:
+        fast = _decimals(raw.reshape(len(start), 8 * words), length)
+        if fast is not None:
+            return fast
     allowed = _GRADE_BYTES if grade else _SCORE_BYTES
     if not allowed[raw].all():
         raise _NotPlain
@@ -224,4 +224,42 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
         raise _NotPlain from None
     if not grade and not np.isfinite(values).all():
         raise _NotPlain  # 1e400: the line reader says why
+    return values
+
+
+def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:
+    """The scores ``raw[i, :length[i]]`` (one NUL-padded field per row) when every one is a short decimal,
+    ``[+-]digits[.digits]`` or ``[+-].digits`` with 1 to `_FAST_DIGITS` digits; None when one is not (the
+    caller's general parse takes the block).
+
+    Each is ``M / 10**k`` (``M`` its digits as an integer, ``k`` the digits after the point, the sign applied
+    last, so ``-0.0`` stays negative): ``M < 10**15 < 2**53`` and ``10**k`` are exact doubles and IEEE
+    division rounds their exact quotient correctly, so the result is bit for bit what ``float()`` gives."""
+    rows = len(length)
+    mantissa = np.zeros(rows, dtype=np.int64)
+    digits = np.zeros(rows, dtype=np.int64)  # digits seen so far
+    after = np.zeros(rows, dtype=np.int64)  # digits seen after the point
+    point = np.zeros(rows, dtype=bool)
+    first = raw[:, 0]
+    negative = first == ord("-")
+    bad = np.zeros(rows, dtype=bool)
+    for col in range(int(length.max())):
+        byte = raw[:, col]
+        digit = byte - np.uint8(ord("0"))
+        is_digit = digit < 10
+        is_point = byte == ord(".")
+        inside = length > col
+        other = inside & ~is_digit
+        if col == 0:
+            other &= ~(negative | (first == ord("+")))
+        bad |= (other & ~is_point) | (is_point & point)  # a foreign byte, or a second point
+        point |= is_point
+        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
+        np.add(mantissa, digit, out=mantissa, where=is_digit)
+        digits += is_digit
+        after += is_digit & point
+    if bad.any() or not ((digits >= 1) & (digits <= _FAST_DIGITS)).all():
+        return None
+    values = mantissa / _POWERS_OF_TEN[after]
+    np.negative(values, out=values, where=negative)
     return values

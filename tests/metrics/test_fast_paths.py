@@ -43,6 +43,8 @@ PLAIN_RUNS = {
     "no final newline": "q1 Q0 D1 1 0.9 sys\nq2 Q0 D3 1 1.5 sys",
     "signs and forms": "q1 Q0 a 1 -0.0 t\nq1 Q0 b 2 +.5 t\nq1 Q0 c 3 1. t\nq1 Q0 d 4 -2e-3 t\n"
     "q1 Q0 e 5 1E+2 t\n",
+    "short decimals": "q1 Q0 a 1 -0.0 t\nq1 Q0 b 2 +.5 t\nq1 Q0 c 3 1. t\nq1 Q0 d 4 -12.345678 t\n"
+    "q1 Q0 e 5 007 t\nq1 Q0 f 6 999999999999999 t\nq1 Q0 g 7 0.000000000000001 t\nq1 Q0 h 8 -.1 t\n",
     "long mantissa": "q1 Q0 a 1 0.12345678901234567890123 t\nq1 Q0 b 2 123456789012345678 t\n",
     "queries interleaved": "q2 Q0 a 1 1 t\nq1 Q0 a 1 2 t\nq2 Q0 b 2 0.5 t\nq1 Q0 b 2 0.1 t\n",
     "long ids": f"{'q' * 40} Q0 {'d' * 512} 1 0.5 t\n{'q' * 40} Q0 {'d' * 511}x 2 0.25 t\n",
@@ -64,6 +66,7 @@ NOT_PLAIN_RUNS = {
     "crlf": "q1 Q0 D1 1 0.9 sys\r\n",
     "double space": "q1 Q0  D1 1 0.9 sys\n",
     "leading space": " q1 Q0 D1 1 0.9 sys\n",
+    "empty first field": " Q0 D1 1 0.9 sys\n",
     "trailing space": "q1 Q0 D1 1 0.9 sys \n",
     "empty line": "q1 Q0 D1 1 0.9 sys\n\nq1 Q0 D2 2 0.5 sys\n",
     "bom": "\ufeffq1 Q0 D1 1 0.9 sys\n",
@@ -80,6 +83,9 @@ NOT_PLAIN_RUNS = {
     "huge score": "q1 Q0 D1 1 1e400 sys\n",
     "bad score": "q1 Q0 D1 1 1.2.3 sys\n",
     "sign inside": "q1 Q0 D1 1 5- sys\n",
+    "lone point": "q1 Q0 D1 1 . sys\n",
+    "lone sign": "q1 Q0 D1 1 - sys\n",
+    "two signs": "q1 Q0 D1 1 +-1 sys\n",
     "duplicate pair": "q1 Q0 D1 1 0.9 sys\nq1 Q0 D1 2 0.5 sys\n",
     "id too long": f"q1 Q0 {'d' * 513} 1 0.9 sys\n",
     "query too long": f"{'q' * 513} Q0 d 1 0.9 sys\n",
@@ -97,6 +103,81 @@ def test_plain_reader_declines_gzip_and_long_lines():
     assert _plain.plain_run(_src(gzip.compress(PLAIN_RUNS["grouped"].encode()))) is None
     src = _lines._resolve(io.BytesIO(PLAIN_RUNS["grouped"].encode()), _lines.reader_limits(max_line_mb=1e-5))
     assert _plain.plain_run(src) is None  # 10-byte lines: the line reader reports the long line
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("q1 Q0 D1 1 0.9 sys\n Q0 D2 2 0.5 sys\n", "empty first field"),
+        ("q1 Q0 D1 1 0.9 sys\n\nq1 Q0 D2 2 0.5 sys\n", "empty line"),
+    ],
+)
+def test_plain_run_declines_an_empty_field_at_a_block_start(text, where, monkeypatch):
+    """With 19-byte blocks the second line starts a block, with 4 MB ones it is inside the first: its empty
+    first field (five more fields, so the counts of spaces and newlines are right) is found either way."""
+    monkeypatch.setattr(_plain, "_BLOCK", 19)
+    assert _plain._blocks(text.encode())[0] == (0, 19)
+    assert _plain.plain_run(_src(text)) is None, where
+    monkeypatch.setattr(_plain, "_BLOCK", 4 << 20)
+    assert _plain.plain_run(_src(text)) is None, where
+
+
+DECIMALS = {
+    "0.9": 0.9,
+    "-0.0": -0.0,
+    "+.5": 0.5,
+    "1.": 1.0,
+    "-.1": -0.1,
+    "007": 7.0,
+    "12.345678": 12.345678,
+    "999999999999999": 999999999999999.0,  # 15 digits
+    "0.00000000000001": 1e-14,  # 15 digits, the leading zero too
+    "-9.99999999999999": -9.99999999999999,
+    "0.000000000000001": None,  # 16 digits: the general parse
+    "1e5": None,
+    "1E5": None,
+    "1.2.3": None,
+    "5-": None,
+    "+-1": None,
+    ".": None,
+    "-": None,
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), DECIMALS.items(), ids=DECIMALS.keys())
+def test_short_decimals_parse_bit_for_bit_as_float(text, expected):
+    """None: the field is not a short decimal (the general parse takes its block)."""
+    raw, length = _cells([text])
+    got = _plain._decimals(raw, length)
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert got.view(np.uint64).tolist() == np.array([expected]).view(np.uint64).tolist()
+
+
+def test_random_short_decimals_equal_float():
+    rng = np.random.default_rng(5)
+    signs, wholes, fracs = (
+        rng.choice(["", "-", "+"], 20_000),
+        rng.integers(0, 8, 20_000),
+        rng.integers(1, 8, 20_000),
+    )
+    texts = [
+        f"{sign}{int(rng.integers(0, 10**whole)) if whole else ''}.{int(rng.integers(0, 10**frac)):0{frac}d}"
+        for sign, whole, frac in zip(signs, wholes, fracs, strict=True)
+    ]
+    raw, length = _cells(texts)
+    got = _plain._decimals(raw, length)
+    assert got is not None
+    assert got.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
+
+
+def _cells(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The fields NUL-padded to a multiple of 8 bytes, one row each (as `_plain._numbers` lays them out)."""
+    width = max(len(t) for t in texts) + 7 >> 3 << 3
+    raw = np.frombuffer(b"".join(t.encode().ljust(width, b"\0") for t in texts), dtype=np.uint8)
+    return raw.reshape(len(texts), width), np.array([len(t) for t in texts])
 
 
 @pytest.mark.parametrize(
@@ -219,6 +300,32 @@ def test_packed_column_matches_arrow():
     assert packed.take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
     assert packed.values(np.array([2])) == ["héllo"]
     assert _ids.hash_strings(packed).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+
+
+EQUAL_AT = {
+    "equal": ("d17", "d17", True),
+    "same length": ("d17", "d18", False),
+    "first byte": ("x17", "d17", False),
+    "prefix": ("d1", "d17", False),
+    "longer": ("d170", "d17", False),
+    "both empty": ("", "", True),
+    "one empty": ("", "d", False),
+    "long equal": ("y" * 600, "y" * 600, True),
+    "long last byte": ("y" * 599 + "a", "y" * 600, False),
+}
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["arrow-right", "packed-both"])
+def test_equal_at_compares_ids_exactly(packed):
+    """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized)."""
+    left = ["pad"] + [a for a, _, _ in EQUAL_AT.values()] + ["tail"]
+    right = ["tail"] + [b for _, b, _ in EQUAL_AT.values()][::-1]
+    rows = np.arange(1, len(EQUAL_AT) + 1)
+    at = np.arange(len(EQUAL_AT), 0, -1)
+    b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
+    got = _ids.equal_at(_ids.Packed(*_packed(left)), rows, b, at)
+    assert dict(zip(EQUAL_AT, got.tolist(), strict=True)) == {k: v[2] for k, v in EQUAL_AT.items()}
+    assert _ids.equal_at(_ids.Packed(*_packed(left)), rows[:0], b, at[:0]).tolist() == []
 
 
 def test_rows_keep_query_codes_and_rebuild_strings_on_demand(no_plain):
