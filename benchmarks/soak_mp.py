@@ -8,10 +8,13 @@ releasing as waves complete, on SQLite and PostgreSQL, the new claim path agains
 Each worker process (``multiprocessing``, spawn) opens its own `Database` (its own connection pool) and runs
 ``--per-process`` annotator threads; the reviewer is one more process. The annotators take pairs
 (``queue.next_pair``: "take" when it returns one, "nothing" when it returns None), label them, now and then
-skip one and edit an earlier label; the reviewer adjudicates every disagreement and releases each complete
-wave, then pools the next (the clients and the checks are benchmarks/soak.py's). Afterwards, from the
-database: acknowledged vs stored label versions (lost, phantom), over-assigned pairs, duplicate
-(assignment, version), stale cached labels and releases whose hash is not reproducible.
+skip one and edit an earlier label; after "nothing left" an annotator asks again after a pause
+(``--recheck``, 1 s on average, as a person pressing "Check again"; the first version of this soak polled
+every 0.1 s, and 48 pollers took most of the CPU of the 2 cores while waves changed); the reviewer
+adjudicates every disagreement and releases each complete wave, then pools the next (the clients and the
+checks are benchmarks/soak.py's). Afterwards, from the database: acknowledged vs stored label versions
+(lost, phantom), over-assigned pairs, duplicate (assignment, version), stale cached labels and releases
+whose hash is not reproducible.
 
 ``--old`` runs the claim path from before the seek (``QRELFORGE_BENCH_CLAIM_PATH=old`` in the workers: the
 benchmark's switch, see `annotate_app.services.queue._claim`) on a fresh database of the same size, in the
@@ -80,7 +83,19 @@ def _setup_env(old: bool) -> None:
     soak._cheap_hashing()
 
 
-def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, p_skip: float, p_edit: float) -> None:
+@dataclass(frozen=True)
+class Client:
+    """How the simulated annotators behave: the chance to skip a new pair, to edit an earlier label after a
+    save, and the mean pause (seconds, drawn uniformly from 0.5x to 1.5x) before asking again after "nothing
+    left" — the app shows "Nothing left to judge ... Check again", which a person presses now and then, not
+    ten times a second."""
+
+    p_skip: float = 0.03
+    p_edit: float = 0.12
+    recheck: float = 1.0
+
+
+def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: Client) -> None:
     rng = random.Random(seed)
     mine: dict[int, int] = {}
     try:
@@ -90,16 +105,16 @@ def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, p_skip: f
             view = queue.next_pair(db, me, PROJECT)
             log.latency["nothing" if view is None else "take"].append(time.perf_counter() - start)
             if view is None:  # the wave is done: wait for the next one
-                time.sleep(rng.uniform(0.05, 0.15))
+                time.sleep(rng.uniform(0.5, 1.5) * client.recheck)
                 continue
-            if view.current is None and rng.random() < p_skip:
+            if view.current is None and rng.random() < client.p_skip:
                 soak._timed(
                     log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge")
                 )
                 log.skips += 1
                 continue
             soak._save(db, me, view.pair_id, mine.get(view.pair_id, 0), rng, log, "label", mine)
-            if mine and rng.random() < p_edit:
+            if mine and rng.random() < client.p_edit:
                 pair = rng.choice(list(mine))
                 soak._save(db, me, pair, mine[pair], rng, log, "edit", mine)
     except Exception as exc:  # noqa: BLE001 - reported in the figures, and the soak stops
@@ -118,13 +133,13 @@ def _plain(log: soak.Log) -> dict:
     }
 
 
-def _worker(url: str, names: list[str], seed: int, stop, results, old: bool, p_skip: float, p_edit: float):
+def _worker(url: str, names: list[str], seed: int, stop, results, old: bool, client: Client):
     """One replica: its own Database and one thread per annotator; sends its logs back when stopped."""
     _setup_env(old)
     db = Database(url, pool_size=len(names) + 2)
     logs = [soak.Log() for _ in names]
     threads = [
-        threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], p_skip, p_edit))
+        threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], client))
         for i, n in enumerate(names)
     ]
     for t in threads:
@@ -153,8 +168,7 @@ def run_soak_mp(
     pairs: int = 3000,
     n: int = 2,
     waves: int = 6,
-    p_skip: float = 0.03,
-    p_edit: float = 0.12,
+    client: Client = Client(),
     old: bool = False,
     backend: str = "",
     timeout: float = 3600,
@@ -171,7 +185,7 @@ def run_soak_mp(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(url, names[i::processes], 1000 + i * per_process, stop, results, old, p_skip, p_edit),
+            args=(url, names[i::processes], 1000 + i * per_process, stop, results, old, client),
         )
         for i in range(processes)
     ]
@@ -290,7 +304,11 @@ def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpRepor
     )
     upgrade(url)
     label = "old" if old else "new"
-    print(f"[{backend} {label}] {args.processes} processes x {args.per_process} annotators ...", flush=True)
+    print(
+        f"[{backend} {label}] {args.processes} processes x {args.per_process} annotators, recheck "
+        f"{args.recheck} s ...",
+        flush=True,
+    )
     try:
         report = run_soak_mp(
             url,
@@ -301,6 +319,7 @@ def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpRepor
             waves=args.waves,
             old=old,
             backend=backend,
+            client=Client(recheck=args.recheck),
         )
         print(render([report]), flush=True)
         return report
@@ -319,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--waves", type=int, default=6)
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
     parser.add_argument("--old", action="store_true", help="also run the old claim path, print new/old")
+    parser.add_argument(
+        "--recheck",
+        type=float,
+        default=Client.recheck,
+        help="mean pause in seconds before asking again after 'nothing left' (0.1: the first soak's polling)",
+    )
     args = parser.parse_args(argv)
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     reports = []

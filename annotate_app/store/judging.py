@@ -17,7 +17,20 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, exists, false, func, insert, literal, select, text, true, union_all, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    exists,
+    false,
+    func,
+    insert,
+    literal,
+    select,
+    text,
+    true,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import Session, aliased
 
 from annotate_app.store.bulk import fetch_rows
@@ -132,9 +145,9 @@ def expire_claims(
     return freed
 
 
-def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | None:
-    """The annotator's unfinished work: an unlabelled claim, else a label made on an outdated document. One
-    statement: two index seeks (``ix_assignments_annotator_queue``) of one row each, the claim first."""
+def _open_claim_statement() -> Any:
+    """`open_claim`'s statement, built once (its annotator and project are bound parameters): building the
+    aliases and the union cost more Python time than running it."""
 
     def first(status: AssignmentStatus, kind: int) -> Any:
         a = aliased(Assignment)
@@ -143,7 +156,11 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
         return (
             select(a.id.label("id"), literal(kind).label("kind"))
             .where(
-                a.annotator_id == annotator_id, a.project_id == project_id, a.status == status, live, *stale
+                a.annotator_id == bindparam("annotator_id"),
+                a.project_id == bindparam("project_id"),
+                a.status == status,
+                live,
+                *stale,
             )
             .order_by(a.id)
             .limit(1)
@@ -152,7 +169,16 @@ def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | N
 
     active, stale = first(AssignmentStatus.ACTIVE, 0), first(AssignmentStatus.DONE, 1)
     both = union_all(select(active.c.id, active.c.kind), select(stale.c.id, stale.c.kind)).subquery()
-    return s.scalar(select(Assignment).join(both, both.c.id == Assignment.id).order_by(both.c.kind).limit(1))
+    return select(Assignment).join(both, both.c.id == Assignment.id).order_by(both.c.kind).limit(1)
+
+
+_OPEN_CLAIM = _open_claim_statement()
+
+
+def open_claim(s: Session, project_id: int, annotator_id: int) -> Assignment | None:
+    """The annotator's unfinished work: an unlabelled claim, else a label made on an outdated document. One
+    statement: two index seeks (``ix_assignments_annotator_queue``) of one row each, the claim first."""
+    return s.scalar(_OPEN_CLAIM, {"annotator_id": annotator_id, "project_id": project_id})
 
 
 def candidates(
