@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -36,6 +37,7 @@ A00 |= {("q1", "D0"): 1, ("q1", "D1"): 0, ("q1", "D2"): 2, ("q1", "D3"): 3}
 A01 = dict(A00) | {("q0", "D3"): 1, ("q1", "D0"): 0}
 MACHINE = {("q0", "D0"): 0, ("q0", "D1"): 3, ("q0", "D2"): 3, ("q0", "D3"): 1}
 MACHINE |= {("q1", "D0"): 0, ("q1", "D1"): 1, ("q1", "D2"): 2, ("q1", "D3"): 2}
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 NEW = {("q0", "D4"): 2, ("q1", "D4"): 0}  # pairs no human judged
 
 
@@ -366,3 +368,40 @@ def test_a_calibration_share_of_one_shuffles_the_queue(db):
     claims = _first_claims(db, "shuffle", person, 10)
     # sorted by query and document otherwise; 10 random draws come out sorted with odds 1 in 10!
     assert claims != sorted(claims)
+
+
+# ------------------------------------------------------------------------------------------------ probe
+def _review(db):
+    from annotate_app.services.demo import load_demo
+
+    load_demo(db, labelled=True)
+    return "demo-review"
+
+
+def test_the_lexical_judge_is_fooled_by_stuffing(db):
+    project = _review(db)
+    judges.add_judge(db, SYSTEM, project, "lex", backend="lexical")
+    report = judges.probe(db, SYSTEM, project, "lex", sample=20)
+    assert report.n_pairs > 0 and report.failed == 0
+    assert report.n_raised > 0 and report.share_raised > 0 and report.mean_rise > 0
+
+
+def test_the_openai_judge_is_sent_the_stuffed_text(db):
+    from llm_server import LLMServer, reply
+
+    from metrics.calibration import stuff_query_terms
+
+    project = _review(db)
+    with LLMServer(script=lambda body, attempt: reply('{"grade": 0, "reason": "fake"}')) as llm:
+        prompt = "{{query}}\n=====\n{{document}}"
+        judges.add_judge(
+            db, SYSTEM, project, "gpt", backend="openai", base_url=llm.url, model="m", prompt=prompt
+        )
+        report = judges.probe(db, SYSTEM, project, "gpt", sample=3, seed=5)
+        sent = [tuple(p.split("\n=====\n")) for p in llm.prompts()]
+    texts = {d["doc_id"]: d for d in map(json.loads, (SAMPLE / "docs.jsonl").read_text().splitlines())}
+    originals = {f"{d['title']}\n\n{d['text']}" for d in texts.values()}
+    plain = [(q, doc) for q, doc in sent if doc in originals]
+    stuffed = {(q, stuff_query_terms(doc, q, seed=5)) for q, doc in plain}
+    assert (report.n_pairs, len(sent), len(plain)) == (3, 6, 3)
+    assert set(sent) - set(plain) == stuffed
