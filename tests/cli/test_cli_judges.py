@@ -133,10 +133,15 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
     code, out, _ = cli("judge", "calibrate", "-p", "demo", "--format", "json")
     figures = {f["name"]: f for f in json.loads(out)["judges"]}
     assert set(figures) == {"copycat", "lex"} and figures["copycat"]["n_pairs"] == len(lines)
+    assert figures["copycat"]["n_random_pairs"] == len(lines)  # the queue was never steered: all count
     service = {c.name: c for c in judges.calibrate(world, SYSTEM, "demo")}
     assert figures["copycat"]["kappa"] == pytest.approx(service["copycat"].kappa)
     assert figures["copycat"]["tau"] is None  # the demo has two stored runs
     code, out, _ = cli("judge", "calibrate", "-p", "demo")
+    kappa = f"{service['copycat'].kappa:.3f}"
+    assert out.splitlines()[-2] == (
+        f"judge copycat has kappa {kappa} on 12 randomly sampled human pairs; it needs >= 30"
+    )
     assert code == 0 and out.splitlines()[0].split() == [
         "judge",
         "pairs",
@@ -146,6 +151,8 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
         "leniency",
         "tau",
         "tau@5",
+        "random",
+        "kappa@random",
         "fills",
     ]
     code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
