@@ -46,7 +46,6 @@ __all__ = [
     "build_judge",
     "settings_info",
     "calibrations",
-    "fill_rows",
     "fill_state",
     "source_of",
     "queue_order_by",
@@ -375,11 +374,6 @@ _FILL_COLUMNS = (
     "source",
     "judge_label_id",
 )
-
-
-def fill_rows(s: Session, project: Project) -> pd.DataFrame:
-    """The qrels a calibrated judge fills (`fill_state` without its message)."""
-    return fill_state(s, project)[0]
 
 
 def fill_state(s: Session, project: Project) -> tuple[pd.DataFrame, str]:
