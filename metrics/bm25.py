@@ -10,6 +10,7 @@ picked at once with numpy, ties broken exactly as trec_eval orders them.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import unicodedata
@@ -110,7 +111,13 @@ class BM25Index:
         doc_ids, texts = _corpus_texts(corpus, fields)
         self.doc_ids = pa.array(doc_ids, type=pa.string())
         self._vocab: dict[str, int] = {}
-        self._matrix = self._build([self._term_ids(tokenize(x)) for x in texts])
+        token_ids = [self._term_ids(tokenize(x)) for x in texts]
+        self._matrix = self._build(token_ids)
+        self._df = np.bincount(
+            np.fromiter((t for ids in token_ids for t in set(ids)), dtype=np.int64),
+            minlength=len(self._vocab),
+        )
+        self._avgdl = float(np.mean([len(ids) for ids in token_ids])) if token_ids else 0.0
         order = pc.array_sort_indices(self.doc_ids, order="descending").to_numpy()
         self._tie_rank = np.empty(len(doc_ids), dtype=np.int64)
         self._tie_rank[order] = np.arange(len(doc_ids))
@@ -166,6 +173,38 @@ class BM25Index:
             (np.ones(len(rows), np.float32), (rows, cols)), shape=(len(queries), self._matrix.shape[0])
         )
         return (counts @ self._matrix).tocsr()
+
+    def score_text(self, query: str, text: str) -> float:
+        """The BM25 score of ``text`` for ``query`` as if ``text`` were a document of the corpus: the
+        formula of the class doc with the corpus's N, document frequencies and avgdl (a term the corpus lacks
+        has df = 0, so idf = ln(1 + (N + 0.5) / 0.5)); ``|d|`` is the number of terms of ``text``. The text of
+        an indexed document scores what `scores` gives it (up to float32 rounding). 0 for an empty corpus.
+
+        >>> index = BM25Index({"D1": "更换电池之前先关机", "D2": "退货需要订单号"})
+        >>> round(index.score_text("怎么换电池", "更换电池之前先关机"), 4)
+        0.521
+        >>> round(index.score_text("怎么换电池", "电池 电池 电池"), 4) > 0.521
+        True
+        """
+        if not isinstance(query, str) or not isinstance(text, str):
+            raise QrelForgeError(
+                f"query and text must be str; got {type(query).__name__}, {type(text).__name__}"
+            )
+        n, terms = len(self), tokenize(text)
+        if n == 0 or not terms:
+            return 0.0
+        counts: dict[str, int] = {}
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+        norm = self.k1 * (1 - self.b + self.b * len(terms) / self._avgdl) if self._avgdl else self.k1
+        total = 0.0
+        for term in tokenize(query):  # repeated query terms count again, as in `scores`
+            tf = counts.get(term, 0)
+            if tf:
+                i = self._vocab.get(term)
+                df = int(self._df[i]) if i is not None else 0
+                total += math.log(1 + (n - df + 0.5) / (df + 0.5)) * tf / (tf + norm)
+        return total
 
     def top_k(self, queries: list[str], *, k: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query position, document position, float32 score) of every query's top ``k``, in trec order."""

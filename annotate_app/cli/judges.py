@@ -9,7 +9,9 @@
   optional reason, confidence, model, prompt);
 - ``judge calibrate -p P [--format json]``: each judge against the human labels (kappa in the project's
   agreement mode, linear weighted kappa, ordinal alpha, leniency, Kendall's tau of the stored runs,
-  confusion); the JSON is ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
+  confusion), and the pairs and kappa the fill-in gate reads: on the randomly sampled human pairs
+  (``n_random_pairs``, ``random_kappa``; below the table, why a judge may not fill); the JSON is
+  ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
 - ``judge probe -p P NAME [--sample N]``: the keyword-stuffing probe.
 
 Machine labels never enter ``qrelforge agreement``, which reports the human figures only. The commands act
@@ -173,17 +175,24 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(json.dumps({"judges": [f.to_dict() for f in figures]}, indent=2, allow_nan=False) + "\n")
         return 0
-    header = ["judge", "pairs", "kappa", "weighted", "alpha", "leniency", "tau", "tau@5", "fills"]
+    header = ["judge", "pairs", "kappa", "weighted", "alpha", "leniency", "tau", "tau@5"]
+    header += ["random", "kappa@random", "fills"]
     rows = [
         [
             f.name,
             f.n_pairs,
             *(_shown(v) for v in (f.kappa, f.weighted_kappa, f.alpha_ordinal, f.leniency, f.tau, f.tau_top5)),
+            f.n_random_pairs,
+            _shown(f.random_kappa),
             "yes" if f.passed else "no",
         ]
         for f in figures
     ]
-    emit(grid(header, rows) if rows else "no judges yet (qrelforge judge add)\n")
+    if not rows:
+        emit("no judges yet (qrelforge judge add)\n")
+        return 0
+    notes = [f"{f.gate_message}\n" for f in figures if not f.passed]
+    emit(grid(header, rows) + "".join(notes))
     return 0
 
 

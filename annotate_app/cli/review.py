@@ -210,7 +210,16 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"release {r.version} of {r.project}: {r.n_qrels} qrels ({counts}), "
         f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}"
     )
+    print(_sources_line(r.sources))
     return 0
+
+
+def _sources_line(sources: dict[str, int]) -> str:
+    """Where a release's qrels came from, e.g. ``sources: 8 from humans, 2 from judge machine`` (the release
+    records them: ``human`` and ``judge:NAME``); humans come first, then the judges by name."""
+    human = int(sources.get("human", 0))
+    judged = sorted((k.removeprefix("judge:"), int(v)) for k, v in sources.items() if k != "human")
+    return "sources: " + ", ".join([f"{human} from humans", *(f"{v} from judge {k}" for k, v in judged)])
 
 
 def _release_list(infos: Sequence[Any]) -> str:

@@ -10,6 +10,12 @@ The confidence is the distance from r to the nearest threshold, relative to how 
 grade's interval: 0 on a threshold, 1 at the interval's middle (inner grades), or at r = 0 (lowest grade)
 and r = 1 (top grade).
 
+The pair's document text is what is scored: the corpus's score of that document when the text is the one
+indexed (or empty), else the text itself against the corpus's statistics
+(`metrics.bm25.BM25Index.score_text`), with r relative to max(the query's best in the corpus, that score).
+So the stuffing probe's text, the query's terms inserted into the document, is scored as sent and its grade
+rises: BM25 is fooled by stuffing, which is what the probe shows.
+
 No network: the feature works in the demo and in tests. Pairs are best sent grouped by query: the scores of
 the last few queries are kept.
 """
@@ -89,6 +95,7 @@ class LexicalJudge:
         from metrics.bm25 import BM25Index  # numpy, scipy and bm25s load only when a lexical judge is built
 
         self._index = BM25Index(corpus, k1=k1, b=b)
+        self._texts = {str(d): str(t) for d, t in corpus.items()}
         self._position = {d: i for i, d in enumerate(self._index.doc_ids.to_pylist())}
         self._name, self._thresholds, self._cached = name, thresholds, cached_queries
         digest = sha256_text(json.dumps(sorted(corpus.items()), ensure_ascii=False))
@@ -150,7 +157,12 @@ class LexicalJudge:
                 samples=0,
             )
         row = self._scores(pair.query)
-        best, score = float(row.max(initial=0.0)), float(row[position])
+        best = float(row.max(initial=0.0))
+        if pair.document in ("", self._texts.get(pair.doc_id)):
+            score = float(row[position])
+        else:  # a text the corpus does not hold (the stuffing probe's): scored itself
+            score = self._index.score_text(pair.query, pair.document)
+            best = max(best, score)
         r = score / best if best > 0 else 0.0
         grade, confidence = grade_of(r, self.thresholds(task.scale), task.scale)
         return JudgeResult(

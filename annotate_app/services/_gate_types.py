@@ -108,7 +108,8 @@ class Disagreement:
 @dataclass(frozen=True)
 class Blockers:
     """Why a release cannot be made yet. ``hard`` blockers always stop it; a low agreement only stops it
-    without a written justification."""
+    without a written justification. ``unfilled``: why the project's fill judge fills none of the missing
+    pairs ("" when none is set or it passes calibration)."""
 
     missing_labels: int
     stale_labels: int
@@ -117,6 +118,7 @@ class Blockers:
     agreement: float
     threshold: float
     statistic: Statistic
+    unfilled: str = ""
 
     @property
     def below_threshold(self) -> bool:
@@ -128,7 +130,8 @@ class Blockers:
         if self.no_pairs:
             out.append("no pairs to release")
         if self.missing_labels:
-            out.append(f"{self.missing_labels} pairs lack their labels (label them or exclude them)")
+            why = f"; no judge fills them: {self.unfilled}" if self.unfilled else ""
+            out.append(f"{self.missing_labels} pairs lack their labels (label them or exclude them){why}")
         if self.stale_labels:
             out.append(
                 f"{self.stale_labels} labels were made on an older document version (re-judge or exclude)"

@@ -29,7 +29,7 @@ from annotate_app.store import judges as q
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store import scoring as sq
-from annotate_app.store.enums import AgreementMode, JudgeBackend, QrelKind, QueueOrder
+from annotate_app.store.enums import AgreementMode, ClaimDraw, JudgeBackend, QrelKind, QueueOrder
 from annotate_app.store.models import MachineJudge, Project
 from metrics.calibration import calibrate_judges, ranking_agreement_from_qrels
 from metrics.data import Run
@@ -46,7 +46,7 @@ __all__ = [
     "build_judge",
     "settings_info",
     "calibrations",
-    "fill_rows",
+    "fill_state",
     "source_of",
     "queue_order_by",
     "over_budget",
@@ -64,9 +64,9 @@ class JudgeSettingsInfo:
 
     ``fill_judge``: the judge whose labels fill pairs no human judged (None: a qrel needs a human label), in
     effect only while it passes calibration: kappa against the humans >= the project's threshold on at least
-    ``min_calibration_pairs`` shared pairs. ``queue_order``, ``calibration_share`` (the share of every
-    annotator's queue kept uniformly random) and ``human_budget`` (human judgments the project may spend;
-    None: no cap)."""
+    ``min_calibration_pairs`` randomly sampled human pairs (`JudgeCalibrationInfo.n_random_pairs`).
+    ``queue_order``, ``calibration_share`` (the share of every annotator's queue kept uniformly random) and
+    ``human_budget`` (human judgments the project may spend; None: no cap)."""
 
     fill_judge: str | None = None
     min_calibration_pairs: int = DEFAULT_MIN_CALIBRATION_PAIRS
@@ -97,7 +97,13 @@ class JudgeCalibrationInfo:
     ``alpha_ordinal``; ``leniency`` (mean judge − human grade); ``tau`` and ``tau_top5``: Kendall's tau
     between the stored runs ranked by `TAU_MEASURE` with human and with judge qrels (None with fewer than 3
     runs, or undefined; ``n_runs``: the stored runs); ``confusion``: human grade → judge grade → count.
-    ``passed``: the judge may fill pairs (at least ``min_pairs`` shared pairs and kappa >= ``threshold``).
+    ``n_random_pairs`` and ``random_kappa``: the same on the randomly sampled human pairs only, which the
+    fill-in gate reads: once the project's queue has drawn a human label in an order steered by the judges or
+    the runs (``steered``: `ClaimDraw.steered`), the pairs with a human label from a uniformly random draw
+    (the calibration share); otherwise (the queue never steered: every claim in the default order, imported
+    labels) every shared pair, so ``n_random_pairs == n_pairs`` and ``random_kappa == kappa``.
+    ``passed``: the judge may fill pairs (at least ``min_pairs`` randomly sampled pairs and ``random_kappa``
+    >= ``threshold``); ``gate_message`` says why not.
     ``mode``: the agreement mode of ``kappa``; ``leniency_by_grade``: human grade → mean judge − human grade
     among the human labels of that grade; ``per_query``: one `QueryAgreement` per query with a shared pair.
     Undefined figures are None."""
@@ -118,12 +124,35 @@ class JudgeCalibrationInfo:
     n_runs: int = 0
     leniency_by_grade: dict[str, float | None] = field(default_factory=dict)
     per_query: tuple[QueryAgreement, ...] = ()
+    n_random_pairs: int = 0
+    random_kappa: float | None = None
+    steered: bool = False
+
+    @property
+    def gate_message(self) -> str:
+        """Why the judge may not fill pairs ("" when it passed), e.g. ``judge gpt has kappa 0.710 on 12
+        randomly sampled human pairs; it needs >= 30``; the kappa clause reads ``kappa >= 0.700`` when the
+        kappa is short (or undefined)."""
+        if self.passed:
+            return ""
+        kappa = "undefined" if self.random_kappa is None else f"{self.random_kappa:.3f}"
+        needs = []
+        if self.n_random_pairs < self.min_pairs:
+            needs.append(f">= {self.min_pairs}")
+        if self.random_kappa is None or self.random_kappa < self.threshold:
+            needs.append(f"kappa >= {self.threshold:.3f}")
+        return (
+            f"judge {self.name} has kappa {kappa} on {self.n_random_pairs} randomly sampled human pairs; "
+            f"it needs {' and '.join(needs)}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``qrelforge judge calibrate --format json`` (one judge)."""
         keys = ("name", "n_pairs", "kappa", "weighted_kappa", "alpha_ordinal", "leniency", "tau", "tau_top5")
         out: dict[str, Any] = {k: getattr(self, k) for k in keys}
         out["confusion"] = self.confusion
+        out["n_random_pairs"] = self.n_random_pairs
+        out["random_kappa"] = self.random_kappa
         out["passed"] = self.passed
         return out
 
@@ -194,15 +223,12 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
     grades = pd.DataFrame(q.current_grades(s, project.id, [j.id for j in judges]), columns=list(columns))
     grades = grades.rename(columns=columns)
     mode = AgreementMode(settings.agreement_mode)
+    steered, random_pairs = q.calibration_draws(s, project.id)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        figures = calibrate_judges(
-            humans[["item", "query", "annotator", "grade"]],
-            grades[["item", "query", "judge", "grade"]],
-            labels=list(settings.grades),
-            mode="binary" if mode == AgreementMode.BINARY else "graded",
-            cutoff=settings.relevance_cutoff,
-        )
+        figures = _figures(humans, grades, settings, mode)
+        drawn_humans = humans[humans["item"].isin(random_pairs)]
+        sampled = _figures(drawn_humans, grades, settings, mode) if steered and random_pairs else {}
         runs = _stored_runs(s, project)
         taus = _taus(runs, humans, grades, [j.name for j in judges])
     out = []
@@ -210,6 +236,11 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
         cal = figures.get(judge.name)
         n_pairs = 0 if cal is None else int(cal.n_pairs)
         kappa = None if cal is None else _number(cal.kappa)
+        n_random, random_kappa = n_pairs, kappa
+        if steered:
+            drawn = sampled.get(judge.name)
+            n_random = 0 if drawn is None else int(drawn.n_pairs)
+            random_kappa = None if drawn is None else _number(drawn.kappa)
         out.append(
             JudgeCalibrationInfo(
                 name=judge.name,
@@ -221,18 +252,32 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
                 tau=taus[judge.name][0],
                 tau_top5=taus[judge.name][1],
                 confusion=_confusion(cal.confusion if cal is not None else None, settings.grades),
-                passed=n_pairs >= rules.min_calibration_pairs
-                and kappa is not None
-                and kappa >= settings.threshold,
+                passed=n_random >= rules.min_calibration_pairs
+                and random_kappa is not None
+                and random_kappa >= settings.threshold,
                 threshold=settings.threshold,
                 min_pairs=rules.min_calibration_pairs,
                 mode=mode,
                 n_runs=len(runs),
                 leniency_by_grade=_by_grade(None if cal is None else cal.leniency_by_grade, settings.grades),
                 per_query=_per_query(cal.per_query if cal is not None else None),
+                n_random_pairs=n_random,
+                random_kappa=random_kappa,
+                steered=steered,
             )
         )
     return out
+
+
+def _figures(humans: pd.DataFrame, grades: pd.DataFrame, settings: Any, mode: AgreementMode) -> dict:
+    """`metrics.calibration.calibrate_judges` of the judges' ``grades`` against these human labels."""
+    return calibrate_judges(
+        humans[["item", "query", "annotator", "grade"]],
+        grades[["item", "query", "judge", "grade"]],
+        labels=list(settings.grades),
+        mode="binary" if mode == AgreementMode.BINARY else "graded",
+        cutoff=settings.relevance_cutoff,
+    )
 
 
 def _by_grade(series: pd.Series | None, grades: tuple[int, ...]) -> dict[str, float | None]:
@@ -331,22 +376,26 @@ _FILL_COLUMNS = (
 )
 
 
-def fill_rows(s: Session, project: Project) -> pd.DataFrame:
-    """The qrels a calibrated judge fills: the live pairs no human judged that the project's fill judge
-    graded, when it passes calibration now; none by default (the project setting is off) or when it does not.
-    Columns as a release's qrels (kind ``judge``) plus ``source`` and ``judge_label_id``."""
+def fill_state(s: Session, project: Project) -> tuple[pd.DataFrame, str]:
+    """(the qrels a calibrated judge fills, why it fills none): the live pairs no human judged that the
+    project's fill judge graded, when it passes calibration now; none by default (the project setting is off:
+    message "") or when it does not (message: `JudgeCalibrationInfo.gate_message`). Columns as a release's
+    qrels (kind ``judge``) plus ``source`` and ``judge_label_id``."""
     empty = pd.DataFrame({c: [] for c in _FILL_COLUMNS})
     rules = q.settings_row(s, project.id)
     if rules is None or rules.fill_judge_id is None:
-        return empty
+        return empty, ""
     judge = next((j for j in q.judges_of(s, project.id) if j.id == rules.fill_judge_id), None)
-    if judge is None or not calibrations(s, project, [judge])[0].passed:
-        return empty
+    if judge is None:
+        return empty, ""
+    calibration = calibrations(s, project, [judge])[0]
+    if not calibration.passed:
+        return empty, calibration.gate_message
     unjudged = {p["pair_id"] for p in q.pair_inputs(s, project.id) if not p["excluded"] and p["n_human"] == 0}
     rows = [g for g in q.current_grades(s, project.id, [judge.id]) if g["pair_id"] in unjudged]
     if not rows:
-        return empty
-    return pd.DataFrame(
+        return empty, ""
+    filled = pd.DataFrame(
         {
             "query_id": [r["query_id"] for r in rows],
             "doc_id": [r["doc_id"] for r in rows],
@@ -359,18 +408,21 @@ def fill_rows(s: Session, project: Project) -> pd.DataFrame:
             "judge_label_id": [int(r["label_id"]) for r in rows],
         }
     )
+    return filled, ""
 
 
 # ------------------------------------------------------------------------------------------------ queue
-def queue_order_by(s: Session, project: Project) -> list[Any]:
-    """The ORDER BY terms of the next claim of the project's queue: its ``queue_order`` setting, except for
-    a uniformly random claim with probability ``calibration_share`` (so a set share of every annotator's
-    queue stays a uniformly random calibration sample). No setting: the default order."""
+def queue_order_by(s: Session, project: Project) -> tuple[list[Any], ClaimDraw]:
+    """The ORDER BY terms of the next claim of the project's queue and the draw it is (recorded on the claim,
+    `ClaimDraw`): its ``queue_order`` setting, except for a uniformly random claim with probability
+    ``calibration_share`` (so a set share of every annotator's queue stays a uniformly random calibration
+    sample). No setting: the default order."""
     row = q.settings_row(s, project.id)
     if row is None:
-        return []
+        return [], ClaimDraw.DEFAULT
     shuffled = row.calibration_share > 0 and random.random() < row.calibration_share  # noqa: S311 - sampling
-    return q.candidate_order(QueueOrder(row.queue_order), shuffled=shuffled)
+    order = QueueOrder(row.queue_order)
+    return q.candidate_order(order, shuffled=shuffled), ClaimDraw.RANDOM if shuffled else ClaimDraw(order)
 
 
 def over_budget(s: Session, project: Project) -> bool:

@@ -15,9 +15,10 @@ Never trusted blind: machine labels live apart from the human ones and never ent
 the release gate (`gate`), so a project's human kappa is the same before and after a judge runs. By default a
 qrel needs a human label; `update_judge_settings` may name a judge whose labels fill the pairs no human
 judged, which takes effect only while that judge passes calibration (`calibrate`: kappa against the humans
-at least the project's threshold, on at least ``min_calibration_pairs`` shared pairs; run it on a uniformly
-random sample of the human pairs with ``pairs="sample:N"``). Releases record how many qrels came from humans
-and from each judge. `probe` is the keyword-stuffing probe.
+at least the project's threshold, on at least ``min_calibration_pairs`` randomly sampled human pairs: those
+labelled from the calibration share's uniformly random claims once the queue has been ordered by uncertainty
+or run weight, else every shared pair; see `JudgeCalibrationInfo`). Releases record how many qrels came from
+humans and from each judge. `probe` is the keyword-stuffing probe.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
         return _claim_old(s, user, proj)
     jq.claim_lock(s, proj.id)
     n = jq.current_n(s, proj.id)
-    order = queue_order_by(s, proj)
+    order, draw = queue_order_by(s, proj)
     pair_id = jq.seek_slot(s, proj.id, user.id, n, order_by=order)
     if pair_id is None:
         pair_id = next(
@@ -149,16 +149,17 @@ def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
     if pair_id is None:
         return None
     slot = jq.free_slot(s, pair_id, n)
-    return s.get(Assignment, jq.insert_assignment(s, proj.id, pair_id, user.id, slot))
+    return s.get(Assignment, jq.insert_assignment(s, proj.id, pair_id, user.id, slot, draw=draw))
 
 
 def _claim_old(s: Session, user: User, proj: Project) -> Assignment | None:
     """The claim path before the seek (kept for the benchmark's old/new comparison only)."""
     n = proj.annotators_per_pair
-    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=queue_order_by(s, proj)):
+    order, draw = queue_order_by(s, proj)
+    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order):
         if jq.take_slot(s, pair_id, n):
             slot = jq.free_slot(s, pair_id, n)
-            assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot)
+            assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot, draw=draw)
             return s.get(Assignment, assignment_id)
     return None
 

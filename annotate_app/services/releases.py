@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
 from annotate_app.services._gate_types import Blockers
-from annotate_app.services._judge_state import fill_rows
+from annotate_app.services._judge_state import fill_state
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_text
@@ -189,9 +189,11 @@ def create_release(
             _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
             state = load_state(s, proj, all_states=True)
             summary = summarize(state)
-            filled = fill_rows(s, proj)
+            filled, unfilled = fill_state(s, proj)
             block = compute_blockers(state, summary)
-            block = dataclasses.replace(block, missing_labels=block.missing_labels - len(filled))
+            block = dataclasses.replace(
+                block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+            )
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
             frozen = _frozen(s, proj, state, filled)
@@ -223,9 +225,11 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
     with db.read(snapshot=True) as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
         state = load_state(s, proj, all_states=True)
-        filled = fill_rows(s, proj)
+        filled, unfilled = fill_state(s, proj)
         block = compute_blockers(state, summarize(state))
-        block = dataclasses.replace(block, missing_labels=block.missing_labels - len(filled))
+        block = dataclasses.replace(
+            block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+        )
         frozen = _frozen(s, proj, state, filled)
         existing = q.find_by_content(s, proj.id, frozen.content_hash)
         return ReleasePreview(

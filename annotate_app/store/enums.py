@@ -24,6 +24,7 @@ __all__ = [
     "LoginMethod",
     "JudgeBackend",
     "QueueOrder",
+    "ClaimDraw",
 ]
 
 
@@ -167,3 +168,21 @@ class QueueOrder(StrEnum):
     DEFAULT = "default"
     UNCERTAINTY = "uncertainty"
     RUN_WEIGHT = "run_weight"
+
+
+class ClaimDraw(StrEnum):
+    """How a claim's pair was drawn from the queue (``assignments.draw``, set at claim time): ``random``
+    (the calibration share's uniformly random draw), else the `QueueOrder` in force: ``default``,
+    ``uncertainty`` or ``run_weight``. NULL in the table: not a claim of the queue (imported labels) or a
+    claim made before the column existed. ``uncertainty`` and ``run_weight`` are steered by the judges'
+    labels or the runs."""
+
+    RANDOM = "random"
+    DEFAULT = "default"
+    UNCERTAINTY = "uncertainty"
+    RUN_WEIGHT = "run_weight"
+
+    @classmethod
+    def steered(cls) -> tuple[ClaimDraw, ...]:
+        """The draws that choose pairs by what the judges or the runs say (a biased calibration sample)."""
+        return (cls.UNCERTAINTY, cls.RUN_WEIGHT)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from annotate_app.store.bulk import fetch_rows
-from annotate_app.store.enums import AssignmentStatus, QueueOrder
+from annotate_app.store.enums import AssignmentStatus, ClaimDraw, QueueOrder
 from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     AuditEntry,
@@ -43,6 +43,7 @@ __all__ = [
     "current_grades",
     "human_labels",
     "human_label_count",
+    "calibration_draws",
     "settings_row",
     "upsert_settings",
     "qrel_sources",
@@ -194,6 +195,21 @@ def human_labels(s: Session, project_id: int) -> list[tuple[int, str, str, str, 
         "ORDER BY p.id, u.username"
     )
     return fetch_rows(s, sql, project_id)
+
+
+def calibration_draws(s: Session, project_id: int) -> tuple[bool, set[int]]:
+    """(steered, random pairs) of the project's current human labels on pairs not excluded: ``steered``
+    whether any of them comes from a claim the queue drew in an order steered by the judges or the runs
+    (`ClaimDraw.steered`); ``random pairs`` the pair ids with one from a uniformly random draw."""
+    draws = (ClaimDraw.RANDOM, *ClaimDraw.steered())
+    sql = (
+        "SELECT a.pair_id, a.draw FROM assignments a JOIN pairs p ON p.id = a.pair_id "
+        f"WHERE a.project_id = %s AND a.status = '{AssignmentStatus.DONE}' AND NOT p.excluded "
+        f"AND a.draw IN ({', '.join(repr(str(d)) for d in draws)})"
+    )
+    rows = fetch_rows(s, sql, project_id)
+    steered = any(draw in ClaimDraw.steered() for _, draw in rows)
+    return steered, {int(pair_id) for pair_id, draw in rows if draw == ClaimDraw.RANDOM}
 
 
 def human_label_count(s: Session, project_id: int) -> int:

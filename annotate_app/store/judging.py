@@ -279,7 +279,10 @@ def free_slot(s: Session, pair_id: int, n: int) -> int:
     return next(i for i in range(1, n + 2) if i not in held)
 
 
-def insert_assignment(s: Session, project_id: int, pair_id: int, annotator_id: int, slot: int) -> int:
+def insert_assignment(
+    s: Session, project_id: int, pair_id: int, annotator_id: int, slot: int, *, draw: str | None = None
+) -> int:
+    """A new claim; ``draw``: how the queue drew the pair (`enums.ClaimDraw`; None: not a queue claim)."""
     now = utcnow()
     stmt = insert(Assignment).values(
         project_id=project_id,
@@ -289,6 +292,7 @@ def insert_assignment(s: Session, project_id: int, pair_id: int, annotator_id: i
         status=AssignmentStatus.ACTIVE,
         version=0,
         stale=False,
+        draw=draw,
         assigned_at=now,
         updated_at=now,
     )

@@ -480,6 +480,8 @@ class Assignment(Base):
     grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
     stale: Mapped[bool] = mapped_column(Boolean, default=False)
     skip_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # how the queue drew the pair (`enums.ClaimDraw`); NULL: imported, or claimed before migration 0007
+    draw: Mapped[str | None] = mapped_column(String(16), nullable=True)
     assigned_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -617,7 +619,8 @@ class JudgeSettings(Base):
     """A project's rules for machine judges (one row per project; absent: the defaults).
 
     ``fill_judge_id``: the judge whose labels may fill pairs no human judged, only while it passes calibration
-    (kappa against the humans >= the project's threshold on at least ``min_calibration_pairs`` pairs);
+    (kappa against the humans >= the project's threshold on at least ``min_calibration_pairs`` randomly
+    sampled human pairs, see ``assignments.draw``);
     ``queue_order`` and ``calibration_share`` (share of every annotator's queue kept uniformly random);
     ``human_budget``: human judgments the project may spend (None: no cap)."""
 

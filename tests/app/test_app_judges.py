@@ -63,11 +63,12 @@ def test_the_judges_section_shows_the_calibration_and_leaves_the_human_figures_a
     # 24 human labels; copycat is +3 on q2 D4 (both 0) and -1 on q3 D6 (alice 2, bob 3 -> -1, -2),
     # and bob's flips q1 D1 (0 vs 2: +2) and q1 D3 (1 vs 0: -1): (6 - 1 - 2 + 2 - 1) / 24
     assert shown["Leniency"] == f"{(6 - 1 - 2 + 2 - 1) / 24:+.3f}"
+    assert shown["Randomly sampled"] == "12"  # the queue was never steered: every shared pair counts
     assert shown["Kendall's τ (runs)"] == "needs ≥ 3 runs"  # the demo has two stored runs
     assert shown["Kendall's τ (top 5 runs)"] == "needs ≥ 3 runs"
     assert plain(at.warning[-1].value) == (
-        f"Calibration not passed: κ {cal.kappa:.3f} on 12 shared pairs; it needs κ ≥ 0.700 on at least "
-        "30 shared pairs. Its labels fill no pair."
+        f"Calibration not passed: κ {cal.kappa:.3f} on 12 randomly sampled human pairs; it needs κ ≥ 0.700 "
+        "on at least 30 randomly sampled human pairs. Its labels fill no pair."
     )
     assert len(at.get("vega_lite_chart")) == 4  # kappa heatmap, per query, human confusion, judge confusion
     assert any("Rows: the human labels' grades" in c.value for c in at.main.caption)
@@ -106,7 +107,8 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     cal = {c.name: c for c in judges.calibrate(labelled_db, SYSTEM, "demo")}
     assert cal["copycat"].kappa >= 0.7
     assert plain(at.success[-1].value).startswith(
-        f"Calibration passed: κ {cal['copycat'].kappa:.3f} on 12 shared pairs (κ ≥ 0.700 on at least 10"
+        f"Calibration passed: κ {cal['copycat'].kappa:.3f} on 12 randomly sampled human pairs (κ ≥ 0.700 "
+        "on at least 10"
     )
     at.selectbox(key=state.AGREE_JUDGE).select("lex").run()
     assert _metrics(at)["Cohen's κ (binary, relevant ≥ 1)"] == f"{cal['lex'].kappa:.3f}"

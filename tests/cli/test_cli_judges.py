@@ -133,10 +133,15 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
     code, out, _ = cli("judge", "calibrate", "-p", "demo", "--format", "json")
     figures = {f["name"]: f for f in json.loads(out)["judges"]}
     assert set(figures) == {"copycat", "lex"} and figures["copycat"]["n_pairs"] == len(lines)
+    assert figures["copycat"]["n_random_pairs"] == len(lines)  # the queue was never steered: all count
     service = {c.name: c for c in judges.calibrate(world, SYSTEM, "demo")}
     assert figures["copycat"]["kappa"] == pytest.approx(service["copycat"].kappa)
     assert figures["copycat"]["tau"] is None  # the demo has two stored runs
     code, out, _ = cli("judge", "calibrate", "-p", "demo")
+    kappa = f"{service['copycat'].kappa:.3f}"
+    assert out.splitlines()[-2] == (
+        f"judge copycat has kappa {kappa} on 12 randomly sampled human pairs; it needs >= 30"
+    )
     assert code == 0 and out.splitlines()[0].split() == [
         "judge",
         "pairs",
@@ -146,6 +151,8 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
         "leniency",
         "tau",
         "tau@5",
+        "random",
+        "kappa@random",
         "fills",
     ]
     code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
@@ -176,3 +183,21 @@ def test_score_ppi_over_a_release_and_a_judge(cli, world):
         2,
         "qrelforge: error: --project 'demo' is only used with --ppi JUDGE or --by tag|tag:KEY\n",
     )
+
+
+def test_a_release_prints_its_sources(cli, world, tmp_path):
+    from annotate_app.services import pooling
+
+    released = releases.release_qrels(world, SYSTEM, "demo").to_dict()
+    pooling.add_pair(world, SYSTEM, "demo", "q1", "D6", note="no human judged it")
+    grades = [(q, d, g) for q, docs in released.items() for d, g in docs.items()] + [("q1", "D6", 2)]
+    path = tmp_path / "machine.jsonl"
+    path.write_text(
+        "".join(json.dumps({"query_id": q, "doc_id": d, "grade": g}) + "\n" for q, d, g in grades)
+    )
+    assert cli("judge", "import", "-p", "demo", "copycat", path)[0] == 0
+    judges.update_judge_settings(world, SYSTEM, "demo", fill_judge="copycat", min_calibration_pairs=1)
+    code, out, _ = cli("release", "-p", "demo", "--yes", "--justification", "x" * 30)
+    assert code == 0 and out.splitlines()[1:] == ["sources: 12 from humans, 1 from judge copycat"]
+    code, out, _ = cli("release", "-p", "demo", "--yes", "--justification", "x" * 30)
+    assert (code, out) == (0, "unchanged: identical to v2\n")

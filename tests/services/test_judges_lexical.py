@@ -127,3 +127,25 @@ def test_bad_thresholds(thresholds, message):
 )
 def test_grade_of(r, grade, confidence):
     assert grade_of(r, (0.25, 0.5, 0.75), GradeScale.default()) == (grade, confidence)
+
+
+@pytest.mark.parametrize("doc", sorted(CORPUS))
+def test_an_indexed_text_scores_as_the_index_scores_it(doc):
+    index = BM25Index(CORPUS)
+    row = index.scores([QUERY]).toarray()[0]
+    position = index.doc_ids.to_pylist().index(doc)
+    assert index.score_text(QUERY, CORPUS[doc]) == pytest.approx(float(row[position]), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("document", "grade", "reason"),
+    [
+        (CORPUS["d2"], 0, "BM25 0, 0% of the query's best (0.5685)"),
+        # by hand: N = 5, df = 3 for both terms, avgdl = 19 / 5; |d| = 6 with tf 1, |d| = 8 with tf 2
+        (CORPUS["d2"] + " replace battery", 2, "BM25 0.3421, 60% of the query's best (0.5685)"),
+        (CORPUS["d2"] + " replace battery" * 2, 3, "BM25 0.4545, 80% of the query's best (0.5685)"),
+    ],
+)
+def test_a_stuffed_text_is_scored_as_sent(document, grade, reason):
+    result = LexicalJudge(CORPUS).judge(Pair(query_id="q", query=QUERY, doc_id="d2", document=document), TASK)
+    assert (result.grade, result.reason) == (grade, reason)

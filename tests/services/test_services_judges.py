@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -36,6 +37,7 @@ A00 |= {("q1", "D0"): 1, ("q1", "D1"): 0, ("q1", "D2"): 2, ("q1", "D3"): 3}
 A01 = dict(A00) | {("q0", "D3"): 1, ("q1", "D0"): 0}
 MACHINE = {("q0", "D0"): 0, ("q0", "D1"): 3, ("q0", "D2"): 3, ("q0", "D3"): 1}
 MACHINE |= {("q1", "D0"): 0, ("q1", "D1"): 1, ("q1", "D2"): 2, ("q1", "D3"): 2}
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 NEW = {("q0", "D4"): 2, ("q1", "D4"): 0}  # pairs no human judged
 
 
@@ -244,10 +246,12 @@ def test_a_judge_does_not_fill_once_it_fails_calibration(hand):
     judges.update_judge_settings(db, SYSTEM, "hand", fill_judge="contrary", min_calibration_pairs=1)
     assert not judges.calibrate(db, SYSTEM, "hand")[0].passed
     _adjudicate(db)
-    with pytest.raises(
-        Conflict, match=r"^release blocked: 2 pairs lack their labels \(label them or exclude them\)$"
-    ):
+    with pytest.raises(Conflict) as blocked:
         releases.create_release(db, SYSTEM, "hand", justification="x" * 30)
+    assert str(blocked.value) == (
+        "release blocked: 2 pairs lack their labels (label them or exclude them); no judge fills them: judge "
+        "contrary has kappa -0.429 on 8 randomly sampled human pairs; it needs kappa >= 0.700"
+    )
 
 
 def test_labels_csv_carries_every_source(hand):
@@ -366,3 +370,158 @@ def test_a_calibration_share_of_one_shuffles_the_queue(db):
     claims = _first_claims(db, "shuffle", person, 10)
     # sorted by query and document otherwise; 10 random draws come out sorted with odds 1 in 10!
     assert claims != sorted(claims)
+
+
+# ------------------------------------------------------------------------------------------------ probe
+def _review(db):
+    from annotate_app.services.demo import load_demo
+
+    load_demo(db, labelled=True)
+    return "demo-review"
+
+
+def test_the_lexical_judge_is_fooled_by_stuffing(db):
+    project = _review(db)
+    judges.add_judge(db, SYSTEM, project, "lex", backend="lexical")
+    report = judges.probe(db, SYSTEM, project, "lex", sample=20)
+    assert report.n_pairs > 0 and report.failed == 0
+    assert report.n_raised > 0 and report.share_raised > 0 and report.mean_rise > 0
+
+
+def test_the_openai_judge_is_sent_the_stuffed_text(db):
+    from llm_server import LLMServer, reply
+
+    from metrics.calibration import stuff_query_terms
+
+    project = _review(db)
+    with LLMServer(script=lambda body, attempt: reply('{"grade": 0, "reason": "fake"}')) as llm:
+        prompt = "{{query}}\n=====\n{{document}}"
+        judges.add_judge(
+            db, SYSTEM, project, "gpt", backend="openai", base_url=llm.url, model="m", prompt=prompt
+        )
+        report = judges.probe(db, SYSTEM, project, "gpt", sample=3, seed=5)
+        sent = [tuple(p.split("\n=====\n")) for p in llm.prompts()]
+    texts = {d["doc_id"]: d for d in map(json.loads, (SAMPLE / "docs.jsonl").read_text().splitlines())}
+    originals = {f"{d['title']}\n\n{d['text']}" for d in texts.values()}
+    plain = [(q, doc) for q, doc in sent if doc in originals]
+    stuffed = {(q, stuff_query_terms(doc, q, seed=5)) for q, doc in plain}
+    assert (report.n_pairs, len(sent), len(plain)) == (3, 6, 3)
+    assert set(sent) - set(plain) == stuffed
+
+
+# ----------------------------------------------------------------------------------- the fill-in gate
+MIX = {f"D{i}": g for i, g in enumerate((0, 2, 0, 3, 0))}  # grade by document, for both queries
+
+
+def _steered_then_random(db) -> dict:
+    """'mix': 2 queries x 5 documents, one annotator; the judge ``machine`` grades as the annotator does. The
+    first 3 claims come in the uncertainty order (steered), the next 5 are uniformly random draws; 2 pairs
+    stay unjudged. Of the 7 pairs left after the first 3, four are graded 0: any 5 hold both classes."""
+    (person,) = synthetic_project(db, "mix", queries=2, docs=5, n=1, annotators=1)
+    grades = {(f"q{j}", d): g for j in range(2) for d, g in MIX.items()}
+    judges.import_labels(db, SYSTEM, "mix", "machine", _jsonl(grades))
+    judges.update_judge_settings(
+        db, SYSTEM, "mix", queue_order="uncertainty", fill_judge="machine", min_calibration_pairs=6
+    )
+    for share, k in ((0.0, 3), (1.0, 5)):
+        judges.update_judge_settings(db, SYSTEM, "mix", calibration_share=share)
+        for _ in range(k):
+            view = queue.next_pair(db, person, "mix")
+            grade = grades[(view.query_id, view.doc_id)]
+            labels.save_label(db, person, "mix", view.pair_id, grade=grade, reason="as planned")
+    return grades
+
+
+def _draws(db, project: str) -> dict:
+    with db.read() as s:
+        rows = s.execute(
+            text(
+                "SELECT a.draw, count(*) FROM assignments a JOIN projects p ON p.id = a.project_id "
+                "WHERE p.name = :p GROUP BY a.draw"
+            ),
+            {"p": project},
+        )
+        return dict(rows.all())
+
+
+def test_the_gate_counts_only_randomly_drawn_human_pairs_once_the_queue_is_steered(db):
+    _steered_then_random(db)
+    assert _draws(db, "mix") == {"uncertainty": 3, "random": 5}
+    (cal,) = judges.calibrate(db, SYSTEM, "mix")
+    assert (cal.n_pairs, cal.kappa, cal.n_random_pairs, cal.random_kappa) == (8, 1.0, 5, 1.0)
+    assert cal.steered and not cal.passed
+    message = "judge machine has kappa 1.000 on 5 randomly sampled human pairs; it needs >= 6"
+    assert cal.gate_message == message
+    assert cal.to_dict()["n_random_pairs"] == 5 and cal.to_dict()["random_kappa"] == 1.0
+    with pytest.raises(Conflict) as blocked:
+        releases.create_release(db, SYSTEM, "mix", justification="x" * 30)
+    assert str(blocked.value) == (
+        "release blocked: 2 pairs lack their labels (label them or exclude them); no judge fills them: "
+        + message
+    )
+    judges.update_judge_settings(db, SYSTEM, "mix", min_calibration_pairs=5)
+    (cal,) = judges.calibrate(db, SYSTEM, "mix")
+    assert cal.passed and cal.gate_message == ""
+    info = releases.create_release(db, SYSTEM, "mix", justification="x" * 30)
+    assert info.sources == {"human": 8, "judge:machine": 2}
+
+
+def test_a_never_steered_queue_counts_every_shared_pair(hand):
+    db, _ = hand
+    assert _draws(db, "hand") == {"default": 16}  # no judge settings while a00 and a01 labelled
+    judges.import_labels(db, SYSTEM, "hand", "machine", _jsonl(MACHINE | NEW))
+    (cal,) = judges.calibrate(db, SYSTEM, "hand")
+    assert (cal.n_random_pairs, cal.random_kappa, cal.steered) == (cal.n_pairs, cal.kappa, False)
+    assert cal.n_pairs == 8
+
+
+@pytest.mark.parametrize(
+    ("n_random", "kappa", "message"),
+    [
+        (12, 0.71, "judge gpt has kappa 0.710 on 12 randomly sampled human pairs; it needs >= 30"),
+        (40, 0.55, "judge gpt has kappa 0.550 on 40 randomly sampled human pairs; it needs kappa >= 0.700"),
+        (
+            3,
+            None,
+            "judge gpt has kappa undefined on 3 randomly sampled human pairs; "
+            "it needs >= 30 and kappa >= 0.700",
+        ),
+        (30, 0.70, ""),
+    ],
+)
+def test_the_gate_message_says_what_is_short(n_random, kappa, message):
+    from annotate_app.services._judge_state import JudgeCalibrationInfo
+
+    passed = n_random >= 30 and kappa is not None and kappa >= 0.7
+    info = JudgeCalibrationInfo(
+        name="gpt",
+        n_pairs=50,
+        kappa=0.9,
+        weighted_kappa=None,
+        alpha_ordinal=None,
+        leniency=None,
+        tau=None,
+        tau_top5=None,
+        passed=passed,
+        threshold=0.7,
+        min_pairs=30,
+        n_random_pairs=n_random,
+        random_kappa=kappa,
+        steered=True,
+    )
+    assert info.gate_message == message
+
+
+def test_migration_0007_marks_the_old_claims_of_steered_projects_as_steered(db, db_url):
+    from alembic import command
+
+    from annotate_app.store import migrate
+
+    for project, order, prefix in (("steer", "uncertainty", "s"), ("plain", "default", "p")):
+        (person,) = synthetic_project(db, project, queries=1, docs=2, n=1, annotators=1, prefix=prefix)
+        judges.update_judge_settings(db, SYSTEM, project, queue_order=order, calibration_share=0.0)
+        assert queue.next_pair(db, person, project) is not None
+    db.dispose()
+    migrate._run(db_url, lambda cfg: command.downgrade(cfg, "0006_queue_exhausted"))
+    assert migrate.upgrade(db_url) == "0007_claim_draw"
+    assert (_draws(db, "steer"), _draws(db, "plain")) == ({"uncertainty": 1}, {None: 1})

@@ -50,9 +50,14 @@ def tau_text(value: float | None, n_runs: int) -> str:
 
 
 def calibration_text(info: JudgeCalibrationInfo) -> tuple[bool, str]:
-    """(passed, the sentence saying why) of a judge's calibration."""
-    rule = f"κ ≥ {info.threshold:.3f} on at least {names.plural(info.min_pairs, 'shared pair')}"
-    figures = f"κ {_fmt(info.kappa)} on {names.plural(info.n_pairs, 'shared pair')}"
+    """(passed, the sentence saying why) of a judge's calibration: the figures the fill-in gate reads, on the
+    randomly sampled human pairs (`JudgeCalibrationInfo.n_random_pairs`)."""
+    rule = (
+        f"κ ≥ {info.threshold:.3f} on at least {names.plural(info.min_pairs, 'randomly sampled human pair')}"
+    )
+    figures = (
+        f"κ {_fmt(info.random_kappa)} on {names.plural(info.n_random_pairs, 'randomly sampled human pair')}"
+    )
     if info.passed:
         return True, f"Calibration passed: {figures} ({rule}); the judge may fill pairs no human judged."
     return False, f"Calibration not passed: {figures}; it needs {rule}. Its labels fill no pair."
@@ -71,6 +76,7 @@ def confusion_table(info: JudgeCalibrationInfo) -> pd.DataFrame:
 def _figures(info: JudgeCalibrationInfo, cutoff: int | None) -> None:
     with st.container(horizontal=True, gap="medium"):
         st.metric("Shared pairs", info.n_pairs, width="content")
+        st.metric("Randomly sampled", info.n_random_pairs, width="content")
         st.metric(kappa_label(info, cutoff), _fmt(info.kappa), width="content")
         st.metric("Weighted κ (linear)", _fmt(info.weighted_kappa), width="content")
         st.metric("Krippendorff's α (ordinal)", _fmt(info.alpha_ordinal), width="content")
