@@ -174,6 +174,31 @@ def test_a_grade_key_is_not_lost_when_streamlits_shortcut_handler_holds_a_stale_
     expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 1 · ")).to_be_visible()
 
 
+GRADE_BUTTONS = f".st-key-{keyboard.GRADES} button"
+DISABLE = "([sel, on]) => document.querySelectorAll(sel).forEach(b => { b.disabled = on; })"
+
+
+def test_a_grade_key_pressed_while_the_buttons_are_disabled_is_pressed_once_they_are_enabled(
+    new_page, app_server
+):
+    """Streamlit disables the widgets while the websocket reconnects (a replica lost): a grade key pressed
+    then is kept and pressed once the buttons are enabled again (here disabled and enabled by hand)."""
+    page = new_page()
+    pair = _login(page, app_server.url, "alice")
+    page.evaluate(DISABLE, [GRADE_BUTTONS, True])
+    page.keyboard.press("2")
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
+    idle(page)
+    expect(page.get_by_text("Chosen grade: 2 · ")).to_have_count(0)  # nothing was sent: the key waits
+    page.evaluate(DISABLE, [GRADE_BUTTONS, False])
+    expect(page.get_by_text("Chosen grade: 2 · ")).to_be_visible()
+    idle(page)
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
+    page.keyboard.type("pressed after the reconnection")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 2 · ")).to_be_visible()
+
+
 def test_esc_leaves_the_reason_box_and_the_grade_keys_work_again(new_page, app_server):
     page = new_page()
     _login(page, app_server.url, "alice")
