@@ -97,9 +97,12 @@ def _login(page, url: str, username: str):
 
 
 def _grade_key(page, grade: int, label: str) -> None:
-    """Press a grade key (nothing else): the grade is chosen and the focus is in the reason box."""
+    """Press a grade key (nothing else): the grade is chosen and, once the key's rerun is over, the focus is
+    in the reason box (waited for: on a loaded machine the last renders come after the chosen grade)."""
     page.keyboard.press(str(grade))
     expect(page.get_by_text(f"{label}: {grade} · ")).to_be_visible()
+    idle(page)
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
     assert _active(page) == ["TEXTAREA", "Reason"]
 
 
@@ -151,6 +154,47 @@ def test_the_focus_reaches_the_reason_box_when_the_server_is_slow_to_answer_a_gr
     page.wait_for_timeout(1000)  # renders after the run
     assert _active(page) == ["TEXTAREA", "Reason"]
     page.keyboard.type("typed after a slow answer")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 2 · ")).to_be_visible()
+
+
+STALE_KEY = "() => document.dispatchEvent(new KeyboardEvent('keydown', {key: 'x', bubbles: true}))"
+
+
+def test_a_grade_key_is_not_lost_when_streamlits_shortcut_handler_holds_a_stale_key(new_page, app_server):
+    """Streamlit's shortcuts (hotkeys-js) match the keys they saw pressed and not released; one whose keyup
+    they missed (their listeners unbound during a rerun) made every digit a combination that matched no grade
+    button. The keydown of "x" without its keyup is that state: the grade key still chooses its grade."""
+    page = new_page()
+    pair = _login(page, app_server.url, "alice")
+    page.evaluate(STALE_KEY)
+    _grade_key(page, 1, "Chosen grade")
+    page.keyboard.type("a stale key held")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 1 · ")).to_be_visible()
+
+
+GRADE_BUTTONS = f".st-key-{keyboard.GRADES} button"
+DISABLE = "([sel, on]) => document.querySelectorAll(sel).forEach(b => { b.disabled = on; })"
+
+
+def test_a_grade_key_pressed_while_the_buttons_are_disabled_is_pressed_once_they_are_enabled(
+    new_page, app_server
+):
+    """Streamlit disables the widgets while the websocket reconnects (a replica lost): a grade key pressed
+    then is kept and pressed once the buttons are enabled again (here disabled and enabled by hand)."""
+    page = new_page()
+    pair = _login(page, app_server.url, "alice")
+    page.evaluate(DISABLE, [GRADE_BUTTONS, True])
+    page.keyboard.press("2")
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
+    idle(page)
+    expect(page.get_by_text("Chosen grade: 2 · ")).to_have_count(0)  # nothing was sent: the key waits
+    page.evaluate(DISABLE, [GRADE_BUTTONS, False])
+    expect(page.get_by_text("Chosen grade: 2 · ")).to_be_visible()
+    idle(page)
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
+    page.keyboard.type("pressed after the reconnection")
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade 2 · ")).to_be_visible()
 

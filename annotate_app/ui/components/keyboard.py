@@ -1,10 +1,17 @@
 """The keyboard flow of the labelling pages, and the look of their form: one constant script and style sheet,
 with no user text in them, ever (`install` sends the same bytes to every browser).
 
-- A grade key (a digit whose grade button is on the page) moves the focus to the reason box, once the button's
-  click has been handled (so the digit is not typed into the box), and again if the card's rerun dropped it:
-  until that rerun has finished, however long the server takes (at most ``REFOCUS_MS``), unless the user
-  clicked or pressed Esc or Enter meanwhile.
+- A grade key (a digit whose grade button is on the page) is handled here, not by Streamlit's shortcut
+  (hotkeys-js): the script clicks the grade button itself and stops the key event, so one handler owns grade
+  keys. Streamlit's binding loses keys: it is unbound while the button is re-rendered or disabled, and a
+  key whose keyup it missed stays in its pressed-key list, so that a digit is then seen as a combination and
+  matches no shortcut. A key pressed while the button is disabled (the websocket reconnecting) is pressed
+  once the button is enabled again (within ``PENDING_MS``; another key, a click or Esc cancels it).
+- A grade key moves the focus to the reason box, once the button's click has been handled (so the digit is
+  not typed into the box), and again if the card's rerun dropped it: until that rerun has finished and the
+  page has been still for ``QUIET_MS`` (however long the server takes, at most ``REFOCUS_MS``), unless the
+  user clicked or pressed Esc or Enter meanwhile. The box chosen is the current one, never a stale copy
+  left from the previous run (Streamlit removes those at the end of the run).
 - Esc leaves a text box (the grade keys work again); an open dropdown closes first.
 - Ctrl+Enter submits (the Submit button's shortcut); the focus is not moved to the next card's reason box.
 - After a choice in a dropdown (a selectbox), the focus returns to the page: digits press grade buttons again
@@ -40,6 +47,8 @@ LONG_DOCUMENT_LINES = 12
 DOCUMENT_HEIGHT = 300  # px: at 1400x900 the grade buttons and the reason box stay in view below the box
 NEUTRAL_FOCUS = "#8a8d98"
 REFOCUS_MS = 30_000  # a grade key's rerun that has not finished by then no longer takes the focus back
+QUIET_MS = 500  # after the grade key's rerun: the focus is kept until the page has not changed for this long
+PENDING_MS = 10_000  # a grade key pressed while its button is disabled is pressed if enabled within this time
 
 _STYLE = f"""<style>
 .st-key-{DOCUMENT} span.stMarkdownColoredBackground {{ padding-left: 0; padding-right: 0; }}
@@ -53,48 +62,76 @@ _SCRIPT = """<script>
   window.__qrelforgeKeyboard = true;
   var doc = window.document;
   var REASON = ".st-key-@REASON@ textarea";
+  var STALE = '[data-stale="true"]';
   var GRADES = ".st-key-@GRADES@ button";
   var HELP = '[data-testid="stTooltipIcon"] button:not([tabindex="-1"])';
   var APP = '[data-testid="stApp"]';
   var refocusUntil = 0;  // after a grade key: put the focus back in the reason box if a rerun drops it
+  var refocusLimit = 0;  // ... never after REFOCUS_MS
   var rerunSeen = false, settled = false;  // the grade key's rerun has started / has finished
   var releaseUntil = 0;  // after a dropdown choice: take the focus out of the dropdown
+  var pending = null, pendingUntil = 0;  // a grade key whose button was disabled when it was pressed
   function editable(el) {
     return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   }
   function closedDropdown(el) {
     return !!el && el.getAttribute("role") === "combobox" && el.getAttribute("aria-expanded") !== "true";
   }
+  function current(selector) {  // the last match outside the stale copies of the previous run, or null
+    var found = Array.prototype.filter.call(doc.querySelectorAll(selector), function (el) {
+      return !el.closest(STALE);
+    });
+    return found.length ? found[found.length - 1] : null;
+  }
+  function gradeButton(key) {  // the current grade button of a digit key, or null
+    var found = null;
+    doc.querySelectorAll(GRADES).forEach(function (b) {
+      if (b.innerText.trim().indexOf(key + " ") === 0 && (!found || !b.closest(STALE))) found = b;
+    });
+    return found;
+  }
   function isGradeKey(e) {
     if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return false;
-    return Array.prototype.some.call(doc.querySelectorAll(GRADES), function (b) {
-      return b.innerText.trim().indexOf(e.key + " ") === 0;
-    });
+    return !!gradeButton(e.key);
   }
   function focusReason() {
-    var box = doc.querySelector(REASON);
-    if (!box || doc.activeElement === box) return;
+    var box = current(REASON);
+    if (!box || box.disabled || doc.activeElement === box) return;
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
   }
-  function busy() {
+  function state(name) {
     var app = doc.querySelector(APP);
-    return !!app && app.getAttribute("data-test-script-state") !== "notRunning";
+    return app ? app.getAttribute("data-test-" + name + "-state") : null;
   }
-  function graded() {
-    refocusUntil = Date.now() + @REFOCUS_MS@;
+  function busy() { var s = state("script"); return s !== null && s !== "notRunning"; }
+  function press(key) {  // click the grade button if it is enabled and the app connected; true if clicked
+    var button = gradeButton(key);
+    if (!button || button.disabled || state("connection") !== "CONNECTED") return false;
+    button.click();
+    return true;
+  }
+  function pressPending() {  // a pending key is pressed once its button is enabled again
+    if (pending !== null && (Date.now() >= pendingUntil || press(pending))) pending = null;
+  }
+  function graded(key) {
+    if (!press(key)) { pending = key; pendingUntil = Date.now() + @PENDING_MS@; }
+    refocusUntil = refocusLimit = Date.now() + @REFOCUS_MS@;
     rerunSeen = settled = false;
     setTimeout(focusReason, 0);
   }
-  function refocus() {  // while the grade key's rerun has not finished, and once just after it has
+  function refocus() {  // while the grade key's rerun has not finished, and until the page is still after it
     if (Date.now() >= refocusUntil) return;
     var el = doc.activeElement;
     if (!el || el === doc.body) focusReason();
-    if (settled) return;
+    if (settled) {  // the renders after the run (stale copies removed) may still drop it
+      refocusUntil = Math.min(refocusLimit, Math.max(refocusUntil, Date.now() + @QUIET_MS@));
+      return;
+    }
     if (busy()) rerunSeen = true;
-    else if (rerunSeen) {  // finished: the last renders after the run may still drop it, for a moment
+    else if (rerunSeen) {
       settled = true;
-      refocusUntil = Math.min(refocusUntil, Date.now() + 500);
+      refocusUntil = Math.min(refocusLimit, Date.now() + @QUIET_MS@);
     }
   }
   function release() {
@@ -106,6 +143,7 @@ _SCRIPT = """<script>
   }
   doc.addEventListener("keydown", function (e) {
     var el = doc.activeElement;
+    if (!/^(Control|Shift|Alt|Meta)$/.test(e.key)) pending = null;
     if (e.key === "Escape") {
       refocusUntil = 0;
       var open = el && el.getAttribute("aria-expanded") === "true";  // an open dropdown closes first
@@ -114,26 +152,34 @@ _SCRIPT = """<script>
       refocusUntil = 0;
       if (el && el.getAttribute("role") === "combobox") chosen();
     } else if (!editable(el) && isGradeKey(e)) {
-      graded();  // Streamlit's shortcut presses the button
+      e.preventDefault();
+      e.stopImmediatePropagation();  // Streamlit's shortcut (hotkeys-js, on the document) never sees it
+      graded(e.key);
     }
   }, true);
-  doc.addEventListener("pointerdown", function () { refocusUntil = 0; }, true);
+  doc.addEventListener("pointerdown", function () { refocusUntil = 0; pending = null; }, true);
   doc.addEventListener("pointerup", function (e) {
     if (e.target.closest && e.target.closest('[role="option"]')) chosen();
   }, true);
   function tidy() {
     doc.querySelectorAll(HELP).forEach(function (b) { b.tabIndex = -1; });
     release();
+    pressPending();
     refocus();
   }
   new MutationObserver(tidy).observe(doc.body, {
-    childList: true, subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]
+    childList: true, subtree: true, attributes: true,
+    attributeFilter: ["data-test-script-state", "data-test-connection-state", "disabled"]
   });
   tidy();
 })();
 </script>"""
 _SCRIPT = (
-    _SCRIPT.replace("@REASON@", REASON).replace("@GRADES@", GRADES).replace("@REFOCUS_MS@", str(REFOCUS_MS))
+    _SCRIPT.replace("@REASON@", REASON)
+    .replace("@GRADES@", GRADES)
+    .replace("@REFOCUS_MS@", str(REFOCUS_MS))
+    .replace("@QUIET_MS@", str(QUIET_MS))
+    .replace("@PENDING_MS@", str(PENDING_MS))
 )
 
 
