@@ -47,7 +47,7 @@ _SHOWN_PAIRS = 5
 
 
 def list_imports(db: Database, actor: Actor, project: ProjectRef) -> list[ImportInfo]:
-    """Every import of the project, newest first (admin)."""
+    """Every finished import of the project, newest first (admin)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "list imports")
         return [
@@ -61,6 +61,7 @@ def list_imports(db: Database, actor: Actor, project: ProjectRef) -> list[Import
                 undone_at=undone,
             )
             for i, kind, name, counts, by, at, undone in uq.import_rows(s, proj.id)
+            if counts  # not one still being staged (SQLite documents)
         ]
 
 
@@ -81,6 +82,11 @@ def undo_import(
         kind = ImportKind(record.kind)
         if record.undone_at is not None:
             return UndoReport(import_id=record.id, kind=kind, name=record.source, already_undone=True)
+        if not record.counts:  # SQLite: a document import staged in short transactions (its rows unseen)
+            raise Conflict(
+                f"import {record.id} ({kind} {record.source!r}) has not finished: it is still running, or "
+                "it died and the next document import clears what it staged"
+            )
         if kind not in _UNDO:
             raise Conflict(
                 f"import {record.id} ({kind} {record.source!r}) cannot be undone: imported labels are part "
