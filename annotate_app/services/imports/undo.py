@@ -23,6 +23,7 @@ chunk map) must be undone first. Undoing an import twice changes nothing ("alrea
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from annotate_app.services.imports._common import lock_imports
 from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportInfo, UndoReport
 from annotate_app.store import corpus as q
+from annotate_app.store import doc_staging as ds
 from annotate_app.store import judging as jq
 from annotate_app.store import undo as uq
 from annotate_app.store.db import Database
@@ -73,6 +75,13 @@ def undo_import(
     check_count(import_id, "import_id")
     if not isinstance(exclude_dependent, bool):
         raise InvalidInput(f"exclude_dependent must be True or False; got {exclude_dependent!r}")
+    with ds.hold_imports(db) if db.is_sqlite else contextlib.nullcontext():  # not amid a staged import
+        return _undo(db, actor, project, import_id, exclude_dependent)
+
+
+def _undo(
+    db: Database, actor: Actor, project: ProjectRef, import_id: int, exclude_dependent: bool
+) -> UndoReport:
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "undo imports")
         lock_imports(s, proj)
