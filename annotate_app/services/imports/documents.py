@@ -95,7 +95,7 @@ def import_documents(
             _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
             lock_imports(s, proj)
             import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
-            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id)
+            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id)  # published at the end too
             for records in itertools.chain([first], batches):
                 writer.add(s, proj.id, records)
             counts = writer.counts
@@ -118,12 +118,14 @@ def _finish(s: Session, actor: Actor, proj, file: SourceFile, counts: dict, impo
 
 
 class _DocWriter:
-    """Writes a document import batch by batch (in the caller's transaction, one or one per batch): a new
-    document with its version 1, a changed one's next version. ``staged``: new documents wait unpublished
-    (`doc_staging.STAGED`) and current versions stay until `publish`."""
+    """Writes a document import batch by batch (in the caller's transaction: one, or one per batch), staged:
+    a new document waits unpublished (`doc_staging.STAGED`) with its version 1, a changed one gets its next
+    version while its current one stays current, until `publish`. On PostgreSQL too, so that the rows of
+    the documents a re-import changes are locked (and a save on one of them waits) only from the last
+    step to the commit, not for the whole import."""
 
-    def __init__(self, existing: dict, source: str, import_id: int, *, staged: bool = False):
-        self.existing, self.source, self.import_id, self.staged = existing, source, import_id, staged
+    def __init__(self, existing: dict, source: str, import_id: int):
+        self.existing, self.source, self.import_id = existing, source, import_id
         self.counts = {"added": 0, "changed": 0, "rows": 0, "stale": 0}
         self.changed_ids: list[int] = []
 
@@ -133,17 +135,16 @@ class _DocWriter:
         changed = [
             r for r in records if r["external_id"] in existing and existing[r["external_id"]][2] != r["sha"]
         ]
-        _add_documents(s, project_id, new, self.source, self.import_id, staged=self.staged)
-        self.changed_ids += _change_documents(s, changed, existing, self.source, self.import_id, self.staged)
+        _add_documents(s, project_id, new, self.source, self.import_id)
+        self.changed_ids += _change_documents(s, changed, existing, self.source, self.import_id)
         self.counts["added"] += len(new)
         self.counts["changed"] += len(changed)
         self.counts["rows"] += len(records)
 
     def publish(self, s: Session) -> int:
-        """Make what was written current (staged: the pointers move now); flag the claims and labels on the
-        changed documents. Returns the number of labels now stale."""
-        if self.staged:
-            ds.publish(s, self.import_id, utcnow())
+        """Make what was written current (every pointer moves now); flag the claims and labels on the changed
+        documents. Returns the number of labels now stale."""
+        ds.publish(s, self.import_id, utcnow())
         if not self.changed_ids:
             return 0
         q.mark_claims_changed(s, self.changed_ids)  # open claims show the new version, with a warning
@@ -174,7 +175,7 @@ def _import_staged(
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
             import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
-            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id, staged=True)
+            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id)
         try:
             for records in batches:
                 with db.write() as s:
@@ -213,9 +214,7 @@ def _version_row(doc_id: int, version: int, rec: dict, source: str, now, import_
     }
 
 
-def _add_documents(
-    s: Session, project_id: int, records: list[dict], source: str, import_id: int, *, staged: bool
-) -> None:
+def _add_documents(s: Session, project_id: int, records: list[dict], source: str, import_id: int) -> None:
     if not records:
         return
     now = utcnow()
@@ -226,7 +225,7 @@ def _add_documents(
             {
                 "project_id": project_id,
                 "external_id": r["external_id"],
-                "version": ds.STAGED if staged else 1,
+                "version": ds.STAGED,  # published by `_DocWriter.publish`
                 "content_sha256": r["sha"],
                 "updated_at": now,
             }
@@ -237,21 +236,17 @@ def _add_documents(
 
 
 def _change_documents(
-    s: Session, records: list[dict], existing: dict, source: str, import_id: int, staged: bool
+    s: Session, records: list[dict], existing: dict, source: str, import_id: int
 ) -> list[int]:
-    """Add each changed document's next version (and, unless ``staged``, make it current); returns their
+    """Add each changed document's next version (`_DocWriter.publish` makes it current); returns their
     ids."""
     if not records:
         return []
     now = utcnow()
-    updates, versions = [], []
+    versions, ids = [], []
     for r in records:
         doc_id, version, _ = existing[r["external_id"]]
-        updates.append(
-            {"b_id": doc_id, "version": version + 1, "content_sha256": r["sha"], "updated_at": now}
-        )
         versions.append(_version_row(doc_id, version + 1, r, source, now, import_id))
-    if not staged:
-        q.update_documents(s, updates)
+        ids.append(doc_id)
     q.insert_versions(s, versions)
-    return [u["b_id"] for u in updates]
+    return ids
