@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
 from annotate_app.store.db import rowcount
+from annotate_app.store.doc_staging import STAGED
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.exhausted import queue_changed_for_documents
 from annotate_app.store.models import (
@@ -75,9 +76,10 @@ def _batches(rows: Sequence[dict], size: int = BATCH) -> Iterable[Sequence[dict]
 
 
 def doc_index(s: Session, project_id: int) -> dict[str, tuple[int, int, str]]:
-    """external_id → (id, current version, content sha256) of every document of the project."""
+    """external_id → (id, current version, content sha256) of every document of the project (not those of a
+    document import still being staged: see `store.doc_staging`)."""
     stmt = select(Document.external_id, Document.id, Document.version, Document.content_sha256).where(
-        Document.project_id == project_id
+        Document.project_id == project_id, Document.version > STAGED
     )
     return {e: (i, v, h) for e, i, v, h in s.execute(stmt)}
 
@@ -312,8 +314,9 @@ def find_import(s: Session, project_id: int, kind: str, name: str) -> ImportReco
 
 
 def corpus_rows(s: Session, project_id: int) -> list[tuple[str, int, str]]:
-    """(external_id, version, content sha256) of every document: what the corpus version hash covers."""
+    """(external_id, version, content sha256) of every document (not a staged one): what the corpus version
+    hash covers."""
     stmt = select(Document.external_id, Document.version, Document.content_sha256).where(
-        Document.project_id == project_id
+        Document.project_id == project_id, Document.version > STAGED
     )
     return list(s.execute(stmt))

@@ -23,6 +23,7 @@ chunk map) must be undone first. Undoing an import twice changes nothing ("alrea
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from annotate_app.services.imports._common import lock_imports
 from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportInfo, UndoReport
 from annotate_app.store import corpus as q
+from annotate_app.store import doc_staging as ds
 from annotate_app.store import judging as jq
 from annotate_app.store import undo as uq
 from annotate_app.store.db import Database
@@ -47,7 +49,7 @@ _SHOWN_PAIRS = 5
 
 
 def list_imports(db: Database, actor: Actor, project: ProjectRef) -> list[ImportInfo]:
-    """Every import of the project, newest first (admin)."""
+    """Every finished import of the project, newest first (admin)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "list imports")
         return [
@@ -61,6 +63,7 @@ def list_imports(db: Database, actor: Actor, project: ProjectRef) -> list[Import
                 undone_at=undone,
             )
             for i, kind, name, counts, by, at, undone in uq.import_rows(s, proj.id)
+            if counts  # not one still being staged (SQLite documents)
         ]
 
 
@@ -72,6 +75,13 @@ def undo_import(
     check_count(import_id, "import_id")
     if not isinstance(exclude_dependent, bool):
         raise InvalidInput(f"exclude_dependent must be True or False; got {exclude_dependent!r}")
+    with ds.hold_imports(db) if db.is_sqlite else contextlib.nullcontext():  # not amid a staged import
+        return _undo(db, actor, project, import_id, exclude_dependent)
+
+
+def _undo(
+    db: Database, actor: Actor, project: ProjectRef, import_id: int, exclude_dependent: bool
+) -> UndoReport:
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "undo imports")
         lock_imports(s, proj)
@@ -81,6 +91,11 @@ def undo_import(
         kind = ImportKind(record.kind)
         if record.undone_at is not None:
             return UndoReport(import_id=record.id, kind=kind, name=record.source, already_undone=True)
+        if not record.counts:  # SQLite: a document import staged in short transactions (its rows unseen)
+            raise Conflict(
+                f"import {record.id} ({kind} {record.source!r}) has not finished: it is still running, or "
+                "it died and the next document import clears what it staged"
+            )
         if kind not in _UNDO:
             raise Conflict(
                 f"import {record.id} ({kind} {record.source!r}) cannot be undone: imported labels are part "
