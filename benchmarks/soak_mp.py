@@ -45,6 +45,7 @@ from _pg import scratch_database  # noqa: E402
 
 from annotate_app.services import queue  # noqa: E402
 from annotate_app.services.auth import authenticate  # noqa: E402
+from annotate_app.services.errors import DatabaseBusy  # noqa: E402
 from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
@@ -68,6 +69,7 @@ class MpReport:
     latency: dict[str, dict[str, float]]
     errors: list[str] = field(default_factory=list)
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    busy: int = 0  # "the database is busy, try again" answers (SQLite's lock held > 5 s); the client retries
 
     @property
     def ok(self) -> bool:
@@ -101,26 +103,33 @@ def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: C
     try:
         me = authenticate(db, name, f"{name}-password")
         while not stop.is_set():
-            start = time.perf_counter()
-            view = queue.next_pair(db, me, PROJECT)
-            log.latency["nothing" if view is None else "take"].append(time.perf_counter() - start)
-            if view is None:  # the wave is done: wait for the next one
+            try:
+                _step(db, me, rng, log, client, mine)
+            except DatabaseBusy:  # the page says "the database is busy, try again": the person does
+                log.conflicts["busy: try again"] += 1
                 time.sleep(rng.uniform(0.5, 1.5) * client.recheck)
-                continue
-            if view.current is None and rng.random() < client.p_skip:
-                soak._timed(
-                    log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge")
-                )
-                log.skips += 1
-                continue
-            soak._save(db, me, view.pair_id, mine.get(view.pair_id, 0), rng, log, "label", mine)
-            if mine and rng.random() < client.p_edit:
-                pair = rng.choice(list(mine))
-                soak._save(db, me, pair, mine[pair], rng, log, "edit", mine)
     except Exception as exc:  # noqa: BLE001 - reported in the figures, and the soak stops
         log.errors.append(f"{name}: {type(exc).__name__}: {exc}")
         print(f"  {name} failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
         stop.set()
+
+
+def _step(db: Database, me, rng: random.Random, log: soak.Log, client: Client, mine: dict[int, int]) -> None:
+    """One turn of an annotator: take a pair (or hear that nothing is left), then skip or label it."""
+    start = time.perf_counter()
+    view = queue.next_pair(db, me, PROJECT)
+    log.latency["nothing" if view is None else "take"].append(time.perf_counter() - start)
+    if view is None:  # the wave is done: wait for the next one
+        time.sleep(rng.uniform(0.5, 1.5) * client.recheck)
+        return
+    if view.current is None and rng.random() < client.p_skip:
+        soak._timed(log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge"))
+        log.skips += 1
+        return
+    soak._save(db, me, view.pair_id, mine.get(view.pair_id, 0), rng, log, "label", mine)
+    if mine and rng.random() < client.p_edit:
+        pair = rng.choice(list(mine))
+        soak._save(db, me, pair, mine[pair], rng, log, "edit", mine)
 
 
 def _plain(log: soak.Log) -> dict:
@@ -225,6 +234,7 @@ def run_soak_mp(
         latency=latency,
         errors=errors,
         load=os.getloadavg(),
+        busy=conflicts.pop("busy: try again", 0),
     )
 
 
@@ -271,7 +281,7 @@ CHECKS = ("lost", "phantom", "over_assigned", "duplicates", "stale_cache", "unre
 def _row_names() -> list[str]:
     names = ["processes x annotators", "pairs", "labels (versions)", "skips / releases"]
     names += [f"{c} (must be 0)" for c in CHECKS]
-    names += ["wall time", "labels / s", "load average (1 min) at the end"]
+    names += ["busy, try again (retried)", "wall time", "labels / s", "load average (1 min) at the end"]
     return names + [f"{op} p{q}" for op in OPERATIONS for q in (50, 95, 99)]
 
 
@@ -279,7 +289,7 @@ def _cells(r: MpReport) -> list[str]:
     cells = [f"{r.processes} x {r.annotators // r.processes}", str(r.pairs), str(r.labels)]
     cells.append(f"{r.skips} / {r.releases}")
     cells += [str(r.checks.get(c, "-")) for c in CHECKS]
-    cells += [f"{r.seconds:.1f} s", f"{r.labels / r.seconds:.1f}", f"{r.load[0]:.1f}"]
+    cells += [str(r.busy), f"{r.seconds:.1f} s", f"{r.labels / r.seconds:.1f}", f"{r.load[0]:.1f}"]
     for op in OPERATIONS:
         for q in ("p50", "p95", "p99"):
             v = r.latency.get(op, {}).get(q)
