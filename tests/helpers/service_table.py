@@ -221,6 +221,13 @@ CALLS = (
         {"fmt": "jsonl", "filename": "h.jsonl"},
     ),
     Call(
+        "imports",
+        "preview_labels",
+        "admin",
+        ("demo", _HUMAN.encode()),
+        {"fmt": "jsonl", "filename": "h.jsonl"},
+    ),
+    Call(
         "imports.irdatasets",
         "import_ir_dataset",
         "admin",

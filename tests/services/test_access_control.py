@@ -54,6 +54,8 @@ NOT_SERVICE_MODULES = {
 # touch no database and need no caller.
 PURE_HELPERS = {
     "backup.read_manifest": "checks an archive file before anything touches the database",
+    "imports.annotator_map_from_text": "parses the Data page's typed annotator map (one A=B per line)",
+    "imports.grade_map_from_text": "parses the Data page's typed grade map (one A=B per line)",
     "projects.check_settings": "validates ProjectSettings values",
     "releases.canonical_trec": "the canonical TREC text a release hashes",
     "releases.corpus_hash": "the corpus version hash a release records",
