@@ -35,6 +35,7 @@ from annotate_app.services import projects, queue, users  # noqa: E402
 from annotate_app.services._context import annotator_context  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
 from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
+from annotate_app.store import judges as jdq  # noqa: E402
 from annotate_app.store import judging as jq  # noqa: E402
 from annotate_app.store import projects as pq  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
@@ -96,11 +97,11 @@ class _Rollback(Exception):
 
 
 def _take(s, user, proj) -> None:
-    queue._claim(s, user, proj)
+    queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
 
 
 def _skip(s, user, proj) -> None:
-    a = queue._claim(s, user, proj)
+    a = queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
     if a is None:
         raise RuntimeError("nothing to take")
     s.info["record"] = True  # only the skip's statements

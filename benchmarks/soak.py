@@ -35,8 +35,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, also when loaded by a test
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _pg, _code, also when loaded by a test
+from _code import code_root  # noqa: E402
+
+sys.path.insert(0, str(code_root()))  # this checkout, or the old code of soak_mp.py --old
 
 from _pg import scratch_database  # noqa: E402
 from sqlalchemy import text  # noqa: E402
@@ -194,8 +196,11 @@ def _save(db: Database, me, pair: int, seen: int, rng: random.Random, log: Log, 
     mine[pair] = info.version
 
 
-def _reviewer(db: Database, stop: threading.Event, log: Log, waves: int, released: list) -> None:
-    """Adjudicate every open disagreement; release each complete wave, then pool the next one."""
+def _reviewer(
+    db: Database, stop: threading.Event, log: Log, waves: int, released: list, *, pause: float = 0.1
+) -> None:
+    """Adjudicate every open disagreement; release each complete wave, then pool the next one. ``pause``:
+    seconds before looking again while the wave is not complete."""
     rev = authenticate(db, "rev", "rev-password")
     wave = 0
     pooling.pool(db, SYSTEM, PROJECT, depth=DOCS_PER_QUERY, runs=["wave0"])
@@ -215,7 +220,7 @@ def _reviewer(db: Database, stop: threading.Event, log: Log, waves: int, release
                     log.conflicts["adjudicate: no longer a disagreement"] += 1
             block = gate.blockers(db, rev, PROJECT)
             if block.hard:
-                time.sleep(0.1)
+                time.sleep(pause)
                 continue
             try:
                 info = _timed(

@@ -2,7 +2,8 @@
 releasing as waves complete, on SQLite and PostgreSQL, the new claim path against the old one.
 
     .venv/bin/python benchmarks/soak_mp.py                 # 16 processes x 3 annotators, 3 000 pairs x 2
-    .venv/bin/python benchmarks/soak_mp.py --old           # and the old claim path too, new/old ratios
+    .venv/bin/python benchmarks/soak_mp.py --old           # and the old code too, new/old ratios
+    .venv/bin/python benchmarks/soak_mp.py --old --read 0.5   # annotators reading 0.5 s per pair
     .venv/bin/python benchmarks/soak_mp.py --processes 4 --pairs 300 --backend sqlite   # a quick look
 
 Each worker process (``multiprocessing``, spawn) opens its own `Database` (its own connection pool) and runs
@@ -16,40 +17,51 @@ checks are benchmarks/soak.py's). Afterwards, from the database: acknowledged vs
 (lost, phantom), over-assigned pairs, duplicate (assignment, version), stale cached labels and releases
 whose hash is not reproducible.
 
-``--old`` runs the claim path from before the seek (``QRELFORGE_BENCH_CLAIM_PATH=old`` in the workers: the
-benchmark's switch, see `annotate_app.services.queue._claim`) on a fresh database of the same size, in the
-same run, and prints new/old ratios. `run_soak_mp(url, ...)` is the library form used by
-tests/services/test_soak_mp_short.py.
+``--old`` runs the old code — git revision ``--old-revision`` (default `OLD_REVISION`: the code when issue 14
+was filed), exported into a temporary folder — in a child process (``QRELFORGE_BENCH_CODE``, see
+benchmarks/_code.py) on a fresh database of the same size, in the same run, and prints new/old ratios.
+``--read`` gives the annotators a reading time per pair (0 by default: back to back, which finds the
+capacity; with a reading time the latencies are those of a team at that pace). `run_soak_mp(url, ...)` is
+the library form used by tests/services/test_soak_mp_short.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import soak  # noqa: E402
+import soak  # noqa: E402  (puts the checkout of `_code.code_root` on the path)
+from _code import CODE_ENV, export_revision  # noqa: E402
 from _pg import scratch_database  # noqa: E402
 
 from annotate_app.services import queue  # noqa: E402
 from annotate_app.services.auth import authenticate  # noqa: E402
-from annotate_app.services.errors import DatabaseBusy  # noqa: E402
-from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
 
+try:
+    from annotate_app.services.errors import DatabaseBusy
+except ImportError:  # the old code (--old) had no such error: a busy database stopped the soak
+
+    class DatabaseBusy(Exception):  # type: ignore[no-redef]
+        """Never raised by the old code."""
+
+
+OLD_REVISION = "df636bc"  # the code when issue 14 was filed: the claim path before the seek
 OPERATIONS = ("take", "nothing", "label", "skip", "edit", "adjudicate", "release")
 PROJECT = soak.PROJECT
 
@@ -77,24 +89,24 @@ class MpReport:
 
 
 # --------------------------------------------------------------------------------------------- workers
-def _setup_env(old: bool) -> None:
-    if old:
-        os.environ[OLD_CLAIM_ENV] = "old"
-    else:
-        os.environ.pop(OLD_CLAIM_ENV, None)
+def _setup_env() -> None:
     soak._cheap_hashing()
 
 
 @dataclass(frozen=True)
 class Client:
-    """How the simulated annotators behave: the chance to skip a new pair, to edit an earlier label after a
-    save, and the mean pause (seconds, drawn uniformly from 0.5x to 1.5x) before asking again after "nothing
-    left" — the app shows "Nothing left to judge ... Check again", which a person presses now and then, not
-    ten times a second."""
+    """How the simulated people behave: the chance to skip a new pair, to edit an earlier label after a save;
+    the mean pause (seconds, drawn uniformly from 0.5x to 1.5x) before asking again after "nothing left" —
+    the app shows "Nothing left to judge ... Check again", which a person presses now and then, not ten
+    times a second; the mean time spent reading a pair before judging it (``read``; 0: back to back, the
+    load that finds the capacity); and the reviewer's pause before looking again while a wave is not
+    complete (``review``)."""
 
     p_skip: float = 0.03
     p_edit: float = 0.12
     recheck: float = 1.0
+    read: float = 0.0
+    review: float = 1.0
 
 
 def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: Client) -> None:
@@ -122,6 +134,8 @@ def _step(db: Database, me, rng: random.Random, log: soak.Log, client: Client, m
     if view is None:  # the wave is done: wait for the next one
         time.sleep(rng.uniform(0.5, 1.5) * client.recheck)
         return
+    if client.read:
+        time.sleep(rng.uniform(0.5, 1.5) * client.read)  # reading the query and the document
     if view.current is None and rng.random() < client.p_skip:
         soak._timed(log, "skip", lambda v=view: queue.skip(db, me, PROJECT, v.pair_id, reason="cannot judge"))
         log.skips += 1
@@ -142,9 +156,9 @@ def _plain(log: soak.Log) -> dict:
     }
 
 
-def _worker(url: str, names: list[str], seed: int, stop, results, old: bool, client: Client):
+def _worker(url: str, names: list[str], seed: int, stop, results, client: Client):
     """One replica: its own Database and one thread per annotator; sends its logs back when stopped."""
-    _setup_env(old)
+    _setup_env()
     db = Database(url, pool_size=len(names) + 2)
     logs = [soak.Log() for _ in names]
     threads = [
@@ -159,11 +173,11 @@ def _worker(url: str, names: list[str], seed: int, stop, results, old: bool, cli
     results.put([_plain(log) for log in logs])
 
 
-def _reviewer(url: str, stop, results, waves: int, old: bool) -> None:
-    _setup_env(old)
+def _reviewer(url: str, stop, results, waves: int, client: Client) -> None:
+    _setup_env()
     db = Database(url, pool_size=4)
     log, released = soak.Log(), []
-    soak._reviewer(db, stop, log, waves, released)
+    soak._reviewer(db, stop, log, waves, released, pause=client.review)
     db.dispose()
     results.put([{**_plain(log), "released": released}])
 
@@ -178,12 +192,12 @@ def run_soak_mp(
     n: int = 2,
     waves: int = 6,
     client: Client = Client(),
-    old: bool = False,
+    path: str = "new",
     backend: str = "",
     timeout: float = 3600,
 ) -> MpReport:
     """Run the soak on an empty, migrated database at ``url`` and check it (see the module doc)."""
-    _setup_env(old)
+    _setup_env()
     annotators = processes * per_process
     queries_per_wave = max(1, -(-pairs // (waves * soak.DOCS_PER_QUERY)))
     setup_db = Database(url, pool_size=4)
@@ -194,11 +208,11 @@ def run_soak_mp(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(url, names[i::processes], 1000 + i * per_process, stop, results, old, client),
+            args=(url, names[i::processes], 1000 + i * per_process, stop, results, client),
         )
         for i in range(processes)
     ]
-    procs.append(ctx.Process(target=_reviewer, args=(url, stop, results, waves, old)))
+    procs.append(ctx.Process(target=_reviewer, args=(url, stop, results, waves, client)))
     start = time.perf_counter()
     for p in procs:
         p.start()
@@ -222,7 +236,7 @@ def run_soak_mp(
         print(f"  conflicts: {dict(conflicts)}", flush=True)
     return MpReport(
         backend=backend or Database(url).dialect,
-        path="old" if old else "new",
+        path=path,
         processes=processes,
         annotators=annotators,
         pairs=queries_per_wave * waves * soak.DOCS_PER_QUERY,
@@ -305,7 +319,8 @@ def _ratio(new: str, old: str) -> str:
     return f"{x / y:.2f}x" if y else ""
 
 
-def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpReport:
+def run_backend(backend: str, args: argparse.Namespace) -> MpReport:
+    """The soak on a fresh database, with this process's code (`_code.code_root`)."""
     folder = tempfile.mkdtemp(prefix="qrelforge-soak-mp-")
     url = (
         f"sqlite:///{folder}/soak.db"
@@ -313,10 +328,9 @@ def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpRepor
         else scratch_database("qrelforge_soakmp", create=True)
     )
     upgrade(url)
-    label = "old" if old else "new"
     print(
-        f"[{backend} {label}] {args.processes} processes x {args.per_process} annotators, recheck "
-        f"{args.recheck} s ...",
+        f"[{backend} {args.label}] {args.processes} processes x {args.per_process} annotators, read "
+        f"{args.read} s, recheck {args.recheck} s, reviewer pause {args.review_pause} s ...",
         flush=True,
     )
     try:
@@ -327,9 +341,9 @@ def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpRepor
             pairs=args.pairs,
             n=args.n,
             waves=args.waves,
-            old=old,
+            path=args.label,
             backend=backend,
-            client=Client(recheck=args.recheck),
+            client=Client(recheck=args.recheck, read=args.read, review=args.review_pause),
         )
         print(render([report]), flush=True)
         return report
@@ -339,7 +353,27 @@ def run_backend(backend: str, args: argparse.Namespace, *, old: bool) -> MpRepor
             scratch_database("qrelforge_soakmp", create=False)
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_old(backend: str, args: argparse.Namespace, code: Path) -> MpReport:
+    """The same soak in a child process that imports the old code exported at ``code``."""
+    out = Path(tempfile.mkdtemp(prefix="qrelforge-soak-old-")) / "report.json"
+    argv = [sys.executable, str(Path(__file__).resolve()), "--backend", backend, "--label", "old"]
+    argv += ["--json", str(out), *_shared_flags(args)]
+    subprocess.run(argv, env={**os.environ, CODE_ENV: str(code)}, check=False)
+    if not out.exists():
+        raise SystemExit(f"the old code's soak on {backend} wrote no report (see its output above)")
+    fields = json.loads(out.read_text())
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return MpReport(**{**fields, "load": tuple(fields["load"])})
+
+
+def _shared_flags(args: argparse.Namespace) -> list[str]:
+    flags = {"--processes": args.processes, "--per-process": args.per_process, "--pairs": args.pairs}
+    flags |= {"-n": args.n, "--waves": args.waves, "--recheck": args.recheck, "--read": args.read}
+    flags |= {"--review-pause": args.review_pause}
+    return [str(x) for item in flags.items() for x in item]
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=16)
     parser.add_argument("--per-process", type=int, default=3, help="annotators per process")
@@ -347,20 +381,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=2, help="annotators per pair")
     parser.add_argument("--waves", type=int, default=6)
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--old", action="store_true", help="also run the old claim path, print new/old")
+    parser.add_argument(
+        "--old",
+        action="store_true",
+        help=f"also run the old code (git revision --old-revision, default {OLD_REVISION}), print new/old",
+    )
+    parser.add_argument("--old-revision", default=OLD_REVISION, help="the git revision --old measures")
     parser.add_argument(
         "--recheck",
         type=float,
         default=Client.recheck,
         help="mean pause in seconds before asking again after 'nothing left' (0.1: the first soak's polling)",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--read",
+        type=float,
+        default=Client.read,
+        help="mean seconds an annotator reads a pair before judging it (default 0: back to back)",
+    )
+    parser.add_argument(
+        "--review-pause",
+        type=float,
+        default=Client.review,
+        help="seconds before the reviewer looks again while a wave is incomplete (0.1: the first soak's)",
+    )
+    parser.add_argument("--label", default="new", help=argparse.SUPPRESS)  # set for the old code's child
+    parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)  # the child's report, for its parent
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    code = export_revision(args.old_revision) if args.old else None
     reports = []
-    for backend in backends:
-        reports.append(run_backend(backend, args, old=False))
-        if args.old:
-            reports.append(run_backend(backend, args, old=True))
+    try:
+        for backend in backends:
+            reports.append(run_backend(backend, args))
+            if code is not None:
+                reports.append(run_old(backend, args, code))
+    finally:
+        if code is not None:
+            shutil.rmtree(code, ignore_errors=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(asdict(reports[0])))
+        return 0
     print()
     print(render(reports))
     return 0 if all(r.ok for r in reports) else 1

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from annotate_app.services.auth import Actor, Role, authorize
+from annotate_app.services.auth import SYSTEM, Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_int
 from annotate_app.services.types import ProjectSettings
@@ -39,8 +39,10 @@ def open_project(
 ) -> tuple[User | None, Project]:
     """Authorise ``actor`` for ``action`` on project ``ref`` (id or name). Annotators must be members; a
     project an annotator may not see is reported as missing."""
+    project, prefetched = _prefetch(s, actor, ref)
     user = authorize(s, actor, minimum, action)
-    project = q.find(s, ref)
+    if not prefetched:
+        project = q.find(s, ref)
     hidden = (
         project is not None
         and user is not None
@@ -52,6 +54,16 @@ def open_project(
             f"project {ref!r} does not exist" + (" or you are not a member" if user is not None else "")
         )
     return user, project
+
+
+def _prefetch(s: Session, actor: Actor, ref: ProjectRef) -> tuple[Project | None, bool]:
+    """Project ``ref``, loaded in one statement with the caller's user row and membership
+    (`store.projects.caller_rows`), so that `authorize` and the membership checks then cost no statement;
+    (None, False) when there is no logged-in caller to load."""
+    if actor is SYSTEM or not isinstance(actor, Actor) or actor.user_id is None:
+        return None, False
+    user, project, _ = q.caller_rows(s, actor.user_id, ref)
+    return project, user is not None
 
 
 def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str) -> tuple[User, Project]:
@@ -109,9 +121,10 @@ def load_release(s: Session, project: Project, version: int | None) -> Release:
     return release
 
 
-def pair_content(s: Session, pair_id: int) -> dict[str, Any]:
-    """The query and current document version of a pair that exists (NotFound otherwise)."""
-    content = jq.pair_content(s, pair_id)
+def pair_content(s: Session, pair_id: int, *, guidelines: bool = False) -> dict[str, Any]:
+    """The query and current document version of a pair that exists (NotFound otherwise); ``guidelines``: with
+    the project's latest guidelines (`store.judging.pair_content`)."""
+    content = jq.pair_content(s, pair_id, guidelines=guidelines)
     if content is None:
         raise NotFound(f"pair {pair_id} does not exist")
     return content

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -41,7 +42,7 @@ from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
-from annotate_app.store.models import Assignment, Label, User
+from annotate_app.store.models import Label, User
 
 __all__ = ["save_label", "my_labels", "count_my_labels", "pair_history", "MAX_SECONDS"]
 
@@ -139,8 +140,8 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
     earlier = _earlier(s, user, req)
     if earlier is not None:
         return earlier
-    a = _live_assignment(s, req.pair_id, user, proj.id)
-    doc_version = _shown_version(s, req)
+    target = _live_target(s, req.pair_id, user, proj.id)
+    a, doc_version = target.assignment, _shown_version(req, target.doc_version)
     current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
     if current is not None and _same(current, value, text, req.unsure, doc_version):
         return _label_info(s, current, user.username)  # nothing new to save
@@ -154,22 +155,36 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
             f"pair {req.pair_id}: your claim changed meanwhile (edited elsewhere, skipped or expired); "
             "reload it"
         )
-    label = jq.insert_label(
+    judged: dict[str, Any] = {  # what the label stores and the answer shows
+        "version": version,
+        "grade": value,
+        "reason": text,
+        "unsure": req.unsure,
+        "seconds": req.seconds,
+        "doc_version": doc_version,
+    }
+    label_id, created_at = jq.add_label(
         s,
+        project_id=proj.id,
         assignment_id=a.id,
         pair_id=req.pair_id,
         annotator_id=user.id,
-        version=version,
-        grade=value,
-        reason=text,
-        unsure=req.unsure,
-        seconds=req.seconds,
-        doc_version=doc_version,
-        guidelines_version=pq.guidelines_version(s, proj.id),
         request_id=req.request_id,
+        **judged,
     )
-    jq.set_label_id(s, a.id, label.id)
-    return _label_info(s, label, user.username)
+    jq.set_label_id(s, a.id, label_id)
+    title = target.doc_title if target.doc_title is not None else pair_content(s, req.pair_id)["doc_title"]
+    return LabelInfo(
+        pair_id=req.pair_id,
+        query_id=target.query_id,
+        doc_id=target.doc_id,
+        annotator=user.username,
+        stale=False,  # judged on the current version, share-locked until commit
+        created_at=created_at,
+        doc_title=title,
+        label_id=label_id,
+        **judged,
+    )
 
 
 def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
@@ -178,9 +193,8 @@ def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
     return None if label is None else _replay(s, label, req, user.username)
 
 
-def _shown_version(s: Session, req: _Save) -> int:
-    """The document version the label records: the one shown, which must still be the current one."""
-    current = jq.current_doc_version(s, req.pair_id)
+def _shown_version(req: _Save, current: int) -> int:
+    """The document version the label records: the one shown, which must still be the ``current`` one."""
     if req.doc_version is None:
         return current
     if req.doc_version < current:
@@ -202,15 +216,16 @@ def _same(label: Label, grade: int, reason: str, unsure: bool, doc_version: int)
     )
 
 
-def _live_assignment(s: Session, pair_id: int, user: User, project_id: int) -> Assignment:
-    a = jq.own_assignment(s, pair_id, user.id)
-    if a is None or a.project_id != project_id:
+def _live_target(s: Session, pair_id: int, user: User, project_id: int) -> jq.SaveTarget:
+    target = jq.save_target(s, pair_id, user.id)
+    if target is None or target.assignment.project_id != project_id:
         raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-    if a.status not in AssignmentStatus.live():
+    if target.assignment.status not in AssignmentStatus.live():
         raise Conflict(
-            f"pair {pair_id} is no longer assigned to {user.username} ({a.status}); ask for the next pair"
+            f"pair {pair_id} is no longer assigned to {user.username} ({target.assignment.status}); "
+            "ask for the next pair"
         )
-    return a
+    return target
 
 
 def _replay(s: Session, label: Label, req: _Save, username: str) -> LabelInfo:

@@ -21,6 +21,7 @@ member of the project (see `projects.assign`); a member's ``quota`` caps their l
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -40,11 +41,12 @@ from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
 from annotate_app.store import exhausted as ex
+from annotate_app.store import judges as jdq
 from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
-from annotate_app.store.models import Assignment, Project, User, utcnow
+from annotate_app.store.models import Assignment, JudgeSettings, Project, User, utcnow
 
 __all__ = [
     "next_pair",
@@ -66,12 +68,35 @@ OLD_CLAIM_ENV = (
 
 
 # --------------------------------------------------------------------------------------------- next_pair
+@dataclass(frozen=True, kw_only=True)
+class _Claim:
+    """What the view needs of a claim: a new claim's fields are known without reading its row back."""
+
+    id: int
+    pair_id: int
+    annotator_id: int
+    version: int
+    doc_changed: bool  # an unlabelled claim whose document a re-import replaced
+
+    @classmethod
+    def of(cls, a: Assignment) -> _Claim:
+        return cls(
+            id=a.id,
+            pair_id=a.pair_id,
+            annotator_id=a.annotator_id,
+            version=a.version,
+            doc_changed=a.status == AssignmentStatus.ACTIVE and bool(a.stale),
+        )
+
+
 def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | None:
     """The next pair for the caller to judge, or None when there is nothing left (see the module doc).
 
-    The claim commits before the pair's contents are read (in a read transaction of their own), so the
-    claim's row locks (PostgreSQL) and SQLite's write lock are held for the claim's few statements only.
-    Should that read fail, the claim stands, and the next call returns it (step 1)."""
+    On SQLite the claim commits before the pair's contents are read (in a read transaction of their own), so
+    the database's one write lock is held for the claim's few statements only. On PostgreSQL the contents
+    are read in the claim's transaction: two indexed reads while the claimed pair's row stays locked (other
+    claims skip it) cost less than a second transaction's round trips. Should the separate read fail, the
+    claim stands, and the next call returns it (step 1)."""
     for _ in range(MAX_ATTEMPTS):
         try:
             with db.write() as s:
@@ -79,9 +104,9 @@ def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | Non
                 claim = _next(s, user, proj)
                 if claim is None:
                     return None
-                if os.environ.get(OLD_CLAIM_ENV) == "old":  # the benchmark's old path: contents read inside
-                    return _view(s, proj, claim)
-                project_id, assignment_id = proj.id, claim.id
+                if not db.is_sqlite or os.environ.get(OLD_CLAIM_ENV) == "old":
+                    return _view(s, proj, claim)  # (the benchmark's old path read the contents inside)
+                project_id = proj.id
             break
         except IntegrityError:
             continue  # a concurrent claim took the slot first: look again
@@ -91,25 +116,25 @@ def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | Non
     else:
         raise Conflict(f"could not claim a pair after {MAX_ATTEMPTS} attempts (heavy contention); try again")
     with db.read() as s:
-        proj, claim = s.get_one(Project, project_id), s.get_one(Assignment, assignment_id)
-        return _view(s, proj, claim)
+        return _view(s, s.get_one(Project, project_id), claim)
 
 
-def _next(s: Session, user: User, proj: Project) -> Assignment | None:
+def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     """The caller's claim to show: their open one, else a new one; None when nothing is left."""
     mine = jq.open_claim(s, proj.id, user.id)
     if mine is not None:
-        return mine
+        return _Claim.of(mine)
     if ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
         return None  # "nothing left" marker stands: no pair became claimable since the last empty claim
-    if _over_quota(s, proj, user) or over_budget(s, proj):
+    rules = jdq.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
+    if _over_quota(s, proj, user) or over_budget(s, proj, row=rules):
         return None
     epoch = proj.queue_epoch  # read before the seek: a pair freed after this read moves the epoch on
-    claimed = _claim(s, user, proj)
+    claimed = _claim(s, user, proj, rules)
     if claimed is None:
         cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
         if jq.expire_claims(s, proj.id, older_than=cutoff):
-            claimed = _claim(s, user, proj)
+            claimed = _claim(s, user, proj, rules)
     if claimed is None and os.environ.get(OLD_CLAIM_ENV) != "old":
         ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return claimed
@@ -126,18 +151,19 @@ def _quota(s: Session, proj: Project, user: User) -> int | None:
     return None if member is None else member.quota
 
 
-def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
+def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -> _Claim | None:
     """Take a slot: one seeking statement (`store.judging.seek_slot`), under the project's shared claim lock
-    so that N is the one in force until commit (a settings change lowering N waits for it: issue 16). If the
-    seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP LOCKED) are looked at once
-    more, waiting for their locks, so that None means nothing is left."""
+    so that N is the one in force until commit (a settings change lowering N waits for it: issue 16; the seek
+    reads N itself). If the seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP
+    LOCKED) are looked at once more, waiting for their locks, so that None means nothing is left. The claim
+    row then takes the pair's lowest free slot in its INSERT (`store.judging.insert_claim`)."""
     if os.environ.get(OLD_CLAIM_ENV) == "old":  # benchmarks/soak_mp.py --old only: the previous claim path
         return _claim_old(s, user, proj)
     jq.claim_lock(s, proj.id)
-    n = jq.current_n(s, proj.id)
-    order, draw = queue_order_by(s, proj)
-    pair_id = jq.seek_slot(s, proj.id, user.id, n, order_by=order)
+    order, draw = queue_order_by(s, proj, row=rules)
+    pair_id = jq.seek_slot(s, proj.id, user.id, order_by=order)
     if pair_id is None:
+        n = jq.current_n(s, proj.id)
         pair_id = next(
             (
                 p
@@ -148,11 +174,11 @@ def _claim(s: Session, user: User, proj: Project) -> Assignment | None:
         )
     if pair_id is None:
         return None
-    slot = jq.free_slot(s, pair_id, n)
-    return s.get(Assignment, jq.insert_assignment(s, proj.id, pair_id, user.id, slot, draw=draw))
+    claim_id = jq.insert_claim(s, proj.id, pair_id, user.id, draw=draw)
+    return _Claim(id=claim_id, pair_id=pair_id, annotator_id=user.id, version=0, doc_changed=False)
 
 
-def _claim_old(s: Session, user: User, proj: Project) -> Assignment | None:
+def _claim_old(s: Session, user: User, proj: Project) -> _Claim | None:
     """The claim path before the seek (kept for the benchmark's old/new comparison only)."""
     n = proj.annotators_per_pair
     order, draw = queue_order_by(s, proj)
@@ -160,14 +186,13 @@ def _claim_old(s: Session, user: User, proj: Project) -> Assignment | None:
         if jq.take_slot(s, pair_id, n):
             slot = jq.free_slot(s, pair_id, n)
             assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot, draw=draw)
-            return s.get(Assignment, assignment_id)
+            return _Claim.of(s.get_one(Assignment, assignment_id))
     return None
 
 
-def _view(s: Session, proj: Project, a: Assignment) -> PairView:
-    content = pair_content(s, a.pair_id)
+def _view(s: Session, proj: Project, a: _Claim) -> PairView:
+    content = pair_content(s, a.pair_id, guidelines=True)
     settings = settings_of(proj)
-    guidelines = pq.latest_guidelines(s, proj.id)
     current = None
     if a.version > 0:
         rows = jq.label_rows(s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1)
@@ -185,10 +210,10 @@ def _view(s: Session, proj: Project, a: Assignment) -> PairView:
         doc_version=content["doc_version"],
         grade_scale=settings.grade_scale,
         min_reason_length=settings.min_reason_length,
-        guidelines_version=guidelines.version if guidelines else None,
-        guidelines=guidelines.markdown if guidelines else "",
+        guidelines_version=content["guidelines_version"],
+        guidelines=content["guidelines"] or "",
         current=current,
-        doc_changed=a.status == AssignmentStatus.ACTIVE and bool(a.stale),
+        doc_changed=a.doc_changed,
     )
 
 
@@ -200,7 +225,7 @@ def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> P
         a = jq.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id or a.status not in AssignmentStatus.live():
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
-        return _view(s, proj, a)
+        return _view(s, proj, _Claim.of(a))
 
 
 # ------------------------------------------------------------------------------------------------- skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ import numpy as np
 from sqlalchemy import (
     and_,
     bindparam,
+    case,
     exists,
     false,
     func,
@@ -42,6 +44,7 @@ from annotate_app.store.models import (
     Assignment,
     Document,
     DocumentVersion,
+    Guidelines,
     Label,
     Pair,
     PriorJudgment,
@@ -64,6 +67,10 @@ __all__ = [
     "current_n",
     "free_slot",
     "insert_assignment",
+    "insert_claim",
+    "SaveTarget",
+    "save_target",
+    "add_label",
     "own_assignment",
     "pair_content",
     "current_doc_version",
@@ -198,6 +205,7 @@ def candidates(
 
 
 _CLAIM_LOCK = 0x51F0_C1A1  # PostgreSQL advisory lock class of the claims of a project (key: the project id)
+_SHARED_LOCK = text("SELECT pg_advisory_xact_lock_shared(:c, :p)")
 
 
 def claim_lock(s: Session, project_id: int) -> None:
@@ -205,7 +213,7 @@ def claim_lock(s: Session, project_id: int) -> None:
     serialises writers already). Claims share it; a settings change that lowers N takes it exclusively
     (`settings_lock`), so no claim is in flight while N changes and every claim reads the N in force."""
     if s.connection().dialect.name == "postgresql":
-        s.execute(text("SELECT pg_advisory_xact_lock_shared(:c, :p)"), {"c": _CLAIM_LOCK, "p": project_id})
+        s.execute(_SHARED_LOCK, {"c": _CLAIM_LOCK, "p": project_id})
 
 
 def settings_lock(s: Session, project_id: int) -> None:
@@ -221,32 +229,51 @@ def current_n(s: Session, project_id: int) -> int:
 
 
 def seek_slot(
-    s: Session, project_id: int, annotator_id: int, n: int, *, order_by: Sequence[Any] = ()
+    s: Session, project_id: int, annotator_id: int, n: int | None = None, *, order_by: Sequence[Any] = ()
 ) -> int | None:
     """Take a slot of the first pair in queue order that has one free and that the annotator never had, in one
     statement: ``UPDATE pairs SET claimed = claimed + 1 WHERE id = (SELECT ... LIMIT 1) RETURNING id``.
+    ``n``: the annotators per pair; None reads the project's as committed when the statement starts (a
+    subquery: after `claim_lock`, that is the N in force, with no statement of its own).
 
     On PostgreSQL the inner SELECT is ``FOR NO KEY UPDATE SKIP LOCKED``: a pair another claim is taking right
     now is passed over instead of waited for, and the lock does not block the foreign-key checks
     (``FOR KEY SHARE``) of labels and claims being written on the same pair. Skipped rows are why None is not
     proof that nothing is left: callers then look once more without skipping (`candidates`, `take_slot`).
     On SQLite writers are serialised, so the statement simply takes the first candidate."""
-    mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator_id)
+    postgresql = s.connection().dialect.name == "postgresql"
+    prebuilt = n is None and not order_by
+    stmt = _SEEK[postgresql] if prebuilt else _seek_statement(postgresql, n, order_by)
+    params = {"b_project": project_id, "b_annotator": annotator_id}
+    return s.execute(stmt, params, execution_options={"synchronize_session": False}).scalar()
+
+
+def _seek_statement(postgresql: bool, n: int | None, order_by: Sequence[Any]) -> Any:
+    """`seek_slot`'s UPDATE (project and annotator as bound parameters)."""
+    project_id = bindparam("b_project", type_=Pair.__table__.c.project_id.type)
+    if n is None:
+        limit: Any = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
+    else:
+        limit = n
+    annotator = bindparam("b_annotator", type_=Assignment.__table__.c.annotator_id.type)
+    mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator)
     pick = (
         select(Pair.id)
-        .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n, ~mine)
+        .where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < limit, ~mine)
         .order_by(Pair.claimed, *order_by, Pair.query_id, Pair.id)
         .limit(1)
     )
-    if s.connection().dialect.name == "postgresql":
+    if postgresql:
         pick = pick.with_for_update(skip_locked=True, key_share=True)
-    stmt = (
+    return (
         update(Pair)
-        .where(Pair.id == pick.scalar_subquery().correlate(None), Pair.claimed < n)
+        .where(Pair.id == pick.scalar_subquery().correlate(None), Pair.claimed < limit)
         .values(claimed=Pair.claimed + 1)
         .returning(Pair.id)
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
+
+
+_SEEK = {pg: _seek_statement(pg, None, ()) for pg in (False, True)}  # the default order, N read in SQL
 
 
 def take_slot(s: Session, pair_id: int, n: int) -> bool:
@@ -299,6 +326,53 @@ def insert_assignment(
     return int(s.execute(stmt.returning(Assignment.id)).scalar_one())
 
 
+def _lowest_free_slot(pair_id: Any) -> Any:
+    """The lowest slot number >= 1 not held on the pair, as a scalar subquery (`free_slot` in SQL): 1 if it is
+    free, else one past the lowest held slot whose successor is free (an index range of uq(pair_id, slot))."""
+    held, after = aliased(Assignment), aliased(Assignment)
+    one_held = exists().where(held.pair_id == pair_id, held.slot == 1)
+    successor_held = exists().where(after.pair_id == pair_id, after.slot == held.slot + 1)
+    gap = (
+        select(func.min(held.slot + 1))
+        .where(held.pair_id == pair_id, held.slot.is_not(None), ~successor_held)
+        .scalar_subquery()
+    )
+    return select(case((one_held, gap), else_=1)).scalar_subquery()
+
+
+def insert_claim(s: Session, project_id: int, pair_id: int, annotator_id: int, *, draw: str | None) -> int:
+    """A new queue claim on the lowest free slot of the pair (chosen in the INSERT itself, so it costs one
+    statement; UNIQUE(pair_id, slot) rejects a slot a concurrent claim took first: IntegrityError, retry).
+    Call after taking a slot of the pair's count (`seek_slot`, `take_slot`). Returns the claim's id."""
+    now = utcnow()
+    params = {"b_project": project_id, "b_pair": pair_id, "b_annotator": annotator_id, "b_draw": draw}
+    return int(s.execute(_INSERT_CLAIM, params | {"b_now": now}).scalar_one())
+
+
+def _insert_claim_statement() -> Any:
+    columns = Assignment.__table__.c
+    now = bindparam("b_now", type_=columns.assigned_at.type)
+    return (
+        insert(Assignment)
+        .values(
+            project_id=bindparam("b_project", type_=columns.project_id.type),
+            pair_id=bindparam("b_pair", type_=columns.pair_id.type),
+            annotator_id=bindparam("b_annotator", type_=columns.annotator_id.type),
+            slot=_lowest_free_slot(bindparam("b_pair", type_=columns.pair_id.type)),
+            status=AssignmentStatus.ACTIVE,
+            version=0,
+            stale=False,
+            draw=bindparam("b_draw", type_=columns.draw.type),
+            assigned_at=now,
+            updated_at=now,
+        )
+        .returning(Assignment.id)
+    )
+
+
+_INSERT_CLAIM = _insert_claim_statement()
+
+
 def own_assignment(s: Session, pair_id: int, annotator_id: int) -> Assignment | None:
     return s.scalar(
         select(Assignment).where(Assignment.pair_id == pair_id, Assignment.annotator_id == annotator_id)
@@ -319,9 +393,39 @@ def own_count(s: Session, project_id: int, annotator_id: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------- contents
-def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
-    """Query and current document version of a pair, in one query."""
-    stmt = (
+def pair_content(s: Session, pair_id: int, *, guidelines: bool = False) -> dict[str, Any] | None:
+    """Query and current document version of a pair, in one query. ``guidelines``: also the project's latest
+    guidelines (``guidelines_version`` and ``guidelines``, None when it has none), as two subqueries of
+    the same statement."""
+    row = s.execute(_PAIR_CONTENT[guidelines], {"pair_id": pair_id}).first()
+    if row is None:
+        return None
+    keys = _CONTENT_KEYS + (("guidelines_version", "guidelines") if guidelines else ())
+    return dict(zip(keys, row, strict=True))
+
+
+_CONTENT_KEYS = (
+    "pair_id",
+    "project_id",
+    "excluded",
+    "query_id",
+    "query_text",
+    "query_meta",
+    "doc_id",
+    "doc_version",
+    "doc_title",
+    "doc_text",
+    "doc_meta",
+)
+
+
+def _pair_content_statement(guidelines: bool) -> Any:
+    def latest(column: Any) -> Any:
+        newest = select(column).where(Guidelines.project_id == Pair.project_id)
+        return newest.order_by(Guidelines.version.desc()).limit(1).scalar_subquery()
+
+    extra = [latest(Guidelines.version), latest(Guidelines.markdown)] if guidelines else []
+    return (
         select(
             Pair.id,
             Pair.project_id,
@@ -334,6 +438,7 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
             DocumentVersion.title,
             DocumentVersion.text,
             DocumentVersion.meta,
+            *extra,
         )
         .join(Query, Query.id == Pair.query_id)
         .join(Document, Document.id == Pair.document_id)
@@ -341,25 +446,11 @@ def pair_content(s: Session, pair_id: int) -> dict[str, Any] | None:
             DocumentVersion,
             and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version),
         )
-        .where(Pair.id == pair_id)
+        .where(Pair.id == bindparam("pair_id"))
     )
-    row = s.execute(stmt).first()
-    if row is None:
-        return None
-    keys = (
-        "pair_id",
-        "project_id",
-        "excluded",
-        "query_id",
-        "query_text",
-        "query_meta",
-        "doc_id",
-        "doc_version",
-        "doc_title",
-        "doc_text",
-        "doc_meta",
-    )
-    return dict(zip(keys, row, strict=True))
+
+
+_PAIR_CONTENT = {guidelines: _pair_content_statement(guidelines) for guidelines in (False, True)}
 
 
 def current_doc_version(s: Session, pair_id: int, *, lock: bool = True) -> int:
@@ -374,25 +465,103 @@ def current_doc_version(s: Session, pair_id: int, *, lock: bool = True) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- labels
+@dataclass(frozen=True, kw_only=True)
+class SaveTarget:
+    """What a save needs to know of the annotator's claim of a pair, read in one statement (`save_target`)."""
+
+    assignment: Assignment
+    doc_version: int  # the pair's current document version, share-locked (as `current_doc_version`)
+    query_id: str
+    doc_id: str
+    doc_title: str | None  # None only if a re-import changed the version while the lock was awaited
+
+
+def _save_target_statement() -> Any:
+    shown = and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version)
+    return (
+        select(Assignment, Document.version, Query.external_id, Document.external_id, DocumentVersion.title)
+        .join(Pair, Pair.id == Assignment.pair_id)
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .outerjoin(DocumentVersion, shown)
+        .where(
+            Assignment.pair_id == bindparam("pair_id"),
+            Assignment.annotator_id == bindparam("annotator_id"),
+        )
+    )
+
+
+_SAVE_TARGET = _save_target_statement()
+_SAVE_TARGET_LOCKED = _SAVE_TARGET.with_for_update(read=True, of=Document)
+
+
+def save_target(s: Session, pair_id: int, annotator_id: int) -> SaveTarget | None:
+    """The annotator's claim of the pair (None: they have none) with the pair's current document version,
+    share-locked on PostgreSQL until the transaction ends (``FOR SHARE OF documents``, see
+    `current_doc_version`), and the query's, document's and title's text a label shows. The title comes from
+    an outer join: if the lock waited for a re-import, PostgreSQL re-checks the locked row only, and the
+    title of the new version is then None (read it with `pair_content`)."""
+    stmt = _SAVE_TARGET_LOCKED if s.connection().dialect.name == "postgresql" else _SAVE_TARGET
+    row = s.execute(stmt, {"pair_id": pair_id, "annotator_id": annotator_id}).first()
+    if row is None:
+        return None
+    a, version, query_id, doc_id, title = row
+    return SaveTarget(assignment=a, doc_version=version, query_id=query_id, doc_id=doc_id, doc_title=title)
+
+
+_LABEL_FIELDS = tuple(c.name for c in Label.__table__.c if c.name not in ("id", "guidelines_version"))
+
+
+def _add_label_statement() -> Any:
+    columns = Label.__table__.c
+    project = bindparam("b_project", type_=Guidelines.__table__.c.project_id.type)
+    latest = select(func.max(Guidelines.version)).where(Guidelines.project_id == project).scalar_subquery()
+    values = {name: bindparam(f"b_{name}", type_=columns[name].type) for name in _LABEL_FIELDS}
+    return insert(Label).values(guidelines_version=latest, **values).returning(Label.id)
+
+
+_ADD_LABEL = _add_label_statement()
+
+
+def add_label(s: Session, *, project_id: int, **fields: Any) -> tuple[int, datetime]:
+    """Insert a label (one statement: its ``guidelines_version`` is the project's latest, read in the INSERT);
+    ``fields``: every column but ``id``, ``guidelines_version`` and ``created_at``. Returns its id and
+    creation time."""
+    now = utcnow()
+    params = {f"b_{name}": value for name, value in (fields | {"created_at": now}).items()}
+    if len(params) != len(_LABEL_FIELDS):
+        raise TypeError(f"add_label needs the fields {_LABEL_FIELDS[:-1]}; got {sorted(fields)}")
+    return int(s.execute(_ADD_LABEL, params | {"b_project": project_id}).scalar_one()), now
+
+
 def mark_done(s: Session, assignment_id: int, grade: int, expected_version: int | None) -> int | None:
     """Flip a live claim to done with the next label version; None if it is no longer live (or the version is
     not the expected one)."""
-    cond = [Assignment.id == assignment_id, Assignment.slot.is_not(None)]
-    if expected_version is not None:
-        cond.append(Assignment.version == expected_version)
-    stmt = (
+    params = {"b_id": assignment_id, "b_grade": grade, "b_now": utcnow(), "b_expected": expected_version}
+    stmt = _MARK_DONE[expected_version is not None]
+    return s.execute(stmt, params, execution_options={"synchronize_session": False}).scalar()
+
+
+def _mark_done_statement(expected: bool) -> Any:
+    columns = Assignment.__table__.c
+    cond = [Assignment.id == bindparam("b_id", type_=columns.id.type), Assignment.slot.is_not(None)]
+    if expected:
+        cond.append(Assignment.version == bindparam("b_expected", type_=columns.version.type))
+    return (
         update(Assignment)
         .where(*cond)
         .values(
             status=AssignmentStatus.DONE,
             version=Assignment.version + 1,
-            grade=grade,
+            grade=bindparam("b_grade", type_=columns.grade.type),
             stale=False,
-            updated_at=utcnow(),
+            updated_at=bindparam("b_now", type_=columns.updated_at.type),
         )
         .returning(Assignment.version)
     )
-    return s.execute(stmt, execution_options={"synchronize_session": False}).scalar()
+
+
+_MARK_DONE = {expected: _mark_done_statement(expected) for expected in (False, True)}
 
 
 def insert_label(s: Session, **fields: Any) -> Label:
@@ -418,10 +587,15 @@ def has_labelled(s: Session, pair_id: int, user_id: int) -> bool:
 
 
 def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
-    s.execute(
-        update(Assignment).where(Assignment.id == assignment_id).values(label_id=label_id),
-        execution_options={"synchronize_session": False},
-    )
+    s.execute(_SET_LABEL_ID, {"b_id": assignment_id, "b_label": label_id}, execution_options=_NO_SYNC)
+
+
+_SET_LABEL_ID = (
+    update(Assignment)
+    .where(Assignment.id == bindparam("b_id", type_=Assignment.__table__.c.id.type))
+    .values(label_id=bindparam("b_label", type_=Assignment.__table__.c.label_id.type))
+)
+_NO_SYNC = {"synchronize_session": False}
 
 
 def skip(s: Session, assignment_id: int, reason: str) -> bool:

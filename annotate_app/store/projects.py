@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.db import MAX_ID, MIN_ID, rowcount, unstorable
@@ -13,6 +13,7 @@ from annotate_app.store.models import Guidelines, Project, ProjectMember, User, 
 
 __all__ = [
     "find",
+    "caller_rows",
     "all_projects",
     "member_projects",
     "insert_project",
@@ -34,6 +35,40 @@ def find(s: Session, ref: int | str) -> Project | None:
         return s.get(Project, ref) if MIN_ID <= ref <= MAX_ID else None
     name = str(ref)
     return None if unstorable(name) else s.scalar(select(Project).where(Project.name == name))
+
+
+def _caller_statement(by_name: bool) -> Any:
+    """`caller_rows`' statement, built once: the user, outer-joined to the project and the membership."""
+    match = Project.name == bindparam("ref") if by_name else Project.id == bindparam("ref")
+    member = and_(ProjectMember.project_id == Project.id, ProjectMember.user_id == User.id)
+    return (
+        select(User, Project, ProjectMember)
+        .select_from(User)
+        .outerjoin(Project, match)
+        .outerjoin(ProjectMember, member)
+        .where(User.id == bindparam("user_id"))
+    )
+
+
+_CALLER_BY_ID, _CALLER_BY_NAME = _caller_statement(False), _caller_statement(True)
+_HELD = "qrelforge.held_rows"  # Session.info key: rows kept referenced for the transaction's life
+
+
+def caller_rows(
+    s: Session, user_id: int, ref: int | str
+) -> tuple[User | None, Project | None, ProjectMember | None]:
+    """The user, the project ``ref`` (id or name, as `find`) and the user's membership of it, in one
+    statement; each is None when missing. The rows stay referenced for the session's life (the identity map
+    holds rows weakly), so `users.get`, `member` and `find` by id then cost no statement."""
+    key: int | str = ref if isinstance(ref, int) and not isinstance(ref, bool) else str(ref)
+    if (isinstance(key, int) and not MIN_ID <= key <= MAX_ID) or (isinstance(key, str) and unstorable(key)):
+        return s.get(User, user_id), None, None  # no project can have this reference
+    stmt = _CALLER_BY_NAME if isinstance(key, str) else _CALLER_BY_ID
+    row = s.execute(stmt, {"user_id": user_id, "ref": key}).first()
+    if row is None:
+        return None, None, None
+    s.info.setdefault(_HELD, []).append(tuple(row))
+    return row[0], row[1], row[2]
 
 
 def all_projects(s: Session) -> list[Project]:

@@ -79,14 +79,14 @@ def _over_assigned(db, project_id: int, n: int) -> list[tuple]:
 
 
 def test_lowering_n_while_24_annotators_claim_never_over_assigns(db, monkeypatch):
-    insert = judging.insert_assignment
+    insert = judging.insert_claim
 
     def slow_insert(*args, **kwargs):  # a claim stays in flight 30 ms after taking its slot (a loaded server)
         time.sleep(0.03)
         return insert(*args, **kwargs)
 
     if not db.is_sqlite:  # SQLite serialises writers: holding its one write lock would only slow the test
-        monkeypatch.setattr(judging, "insert_assignment", slow_insert)
+        monkeypatch.setattr(judging, "insert_claim", slow_insert)
     people = [f"r{k:02d}" for k in range(ANNOTATORS)]
     for person in people:
         users.create_user(db, SYSTEM, person, f"{person}-password")

@@ -1,0 +1,111 @@
+"""The annotator's clicks are a fixed, small number of SQL statements (issue 14 item 1), on both databases,
+whatever the project's size: the statements each one sends, counted on the engine (BEGIN, COMMIT and
+ROLLBACK left out), with what each is for. A statement added to the hot path must be added here, on
+purpose: every round trip to PostgreSQL costs the app's CPU and the database's."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import event
+
+from annotate_app.services import labels, queue
+
+CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
+
+
+@contextlib.contextmanager
+def _statements(db) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if not statement.lstrip().upper().startswith(CONTROL):
+            seen.append(" ".join(statement.split())[:60])
+
+    event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(db.engine, "before_cursor_execute", record)
+
+
+def _take(db, alice) -> None:
+    queue.next_pair(db, alice, "demo")
+
+
+def _reload(db, alice) -> None:
+    queue.next_pair(db, alice, "demo")  # the claim held: shown again
+
+
+def _save(db, alice) -> None:
+    labels.save_label(db, alice, "demo", _held(db, alice), grade=1, reason="on topic")
+
+
+def _save_with_key(db, alice) -> None:
+    labels.save_label(db, alice, "demo", _held(db, alice), grade=1, reason="on topic", request_id="k1")
+
+
+def _skip(db, alice) -> None:
+    queue.skip(db, alice, "demo", _held(db, alice), reason="cannot judge")
+
+
+def _nothing_left(db, alice) -> None:
+    assert queue.next_pair(db, alice, "demo") is None  # answered from the "nothing left" marker
+
+
+_HELD: dict[int, int] = {}
+
+
+def _held(db, alice) -> int:
+    return _HELD[id(db)]
+
+
+def _prepare(step: str, db, alice) -> None:
+    """Bring alice to the state the step starts from (not counted)."""
+    if step == "nothing left":
+        while (view := queue.next_pair(db, alice, "demo")) is not None:
+            labels.save_label(db, alice, "demo", view.pair_id, grade=1, reason="judged it")
+        queue.next_pair(db, alice, "demo")  # the first "nothing left" sets the marker
+    elif step != "take":
+        _HELD[id(db)] = queue.next_pair(db, alice, "demo").pair_id
+
+
+# step, the call, statements on SQLite, on PostgreSQL, and what they are
+STEPS: list[tuple[str, Callable, int, int, str]] = [
+    (
+        "take",
+        _take,
+        7,
+        7,
+        "caller+project+membership, own open claim, judge settings, [PG: claim lock], seek UPDATE, "
+        "INSERT claim (slot chosen inside), contents+guidelines [SQLite: after COMMIT, with the project row]",
+    ),
+    ("reload", _reload, 4, 3, "caller+project+membership, own open claim, [SQLite: project row], contents"),
+    (
+        "save",
+        _save,
+        5,
+        5,
+        "caller+project+membership, claim+locked doc version, UPDATE, INSERT label, label id",
+    ),
+    ("save with request_id", _save_with_key, 6, 6, "the same, and the key's earlier label"),
+    ("skip", _skip, 5, 5, "caller+project+membership, own claim, UPDATE claim, UPDATE pair, queue epoch"),
+    (
+        "nothing left",
+        _nothing_left,
+        2,
+        2,
+        "caller+project+membership (it carries the marker), own open claim",
+    ),
+]
+
+
+@pytest.mark.parametrize(("step", "call", "sqlite", "postgresql", "why"), STEPS, ids=[s[0] for s in STEPS])
+def test_statements_per_click(demo, actors, step, call, sqlite, postgresql, why):
+    alice = actors["alice"]
+    _prepare(step, demo, alice)
+    with _statements(demo) as seen:
+        call(demo, alice)
+    assert len(seen) == (sqlite if demo.is_sqlite else postgresql), seen
