@@ -32,7 +32,9 @@ __all__ = [
     "command",
     "emit",
     "grid",
+    "int_at_least",
     "open_db",
+    "positive_int",
     "project_of",
     "read_password",
 ]
@@ -46,15 +48,25 @@ APP_EXTRA = frozenset({"sqlalchemy", "alembic", "psycopg", "argon2", "itsdangero
 """Top-level packages of the ``app`` extra (pyproject.toml): the database commands need them."""
 
 
-def positive_int(text: str) -> int:
-    """argparse ``type=`` for a count: an int >= 1, else "must be an int >= 1; got '0'"."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
-    return value
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """argparse ``type=`` for an int >= ``minimum``; else "must be an int >= 0; got '-2'" (for 0), which
+    argparse prefixes with the option: "argument --seed: must be an int >= 0; got '-2'"."""
+
+    def parse(text: str) -> int:
+        message = f"must be an int >= {minimum}; got {text!r}"
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(message) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(message)
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+"""argparse ``type=`` for a count: an int >= 1, else "must be an int >= 1; got '0'"."""
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:

@@ -49,6 +49,7 @@ from annotate_app.cli._common import (
     add_project_option,
     command,
     emit,
+    int_at_least,
     open_db,
     positive_int,
     project_of,
@@ -70,16 +71,6 @@ class Engine(StrEnum):
 
 
 # ------------------------------------------------------------------------------------------------ parsers
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an int >= 0; got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an int >= 0; got {text!r}")
-    return value
-
-
 def _level(text: str) -> float:
     try:
         value = float(text)
@@ -200,7 +191,7 @@ def add_compare_parser(sub: Subcommands) -> None:
         metavar="N",
         help="bootstrap resamples (default 10000)",
     )
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
     p.add_argument("--alpha", type=_level, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm")
     p.add_argument(

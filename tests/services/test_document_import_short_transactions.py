@@ -7,13 +7,10 @@ bad imports nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import pytest
+from import_load import saves_during
 from service_table import fingerprint
 from sqlalchemy import text
 from store_fixtures import synthetic_project
@@ -23,20 +20,8 @@ from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.store import corpus as cq
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCS = 60_000
 SAVE_BOUND_S = 2.5  # a save's bound: ~1 s asked, with margin (load 16 on 2 cores: max 1.1-1.9 s)
-IMPORTER = """
-import sys, time
-from annotate_app.services import imports
-from annotate_app.services.auth import SYSTEM
-from annotate_app.store.db import Database
-
-db = Database(sys.argv[1])
-t0 = time.monotonic()
-report = imports.import_documents(db, SYSTEM, "team", sys.argv[2])
-print(report, f"in {time.monotonic() - t0:.1f} s", flush=True)
-"""
 
 
 def _docs_file(path: Path, n: int = DOCS, last: str | None = None) -> Path:
@@ -62,31 +47,14 @@ def _visible_docs(db) -> int:
 def test_label_saves_get_in_during_a_big_document_import(db, tmp_path):
     (alice,) = synthetic_project(db, "team", queries=20, docs=30, annotators=1)
     docs = _docs_file(tmp_path / "big.jsonl")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", IMPORTER, str(db.url.render_as_string(hide_password=False)), str(docs)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    saves = saves_during(
+        db, alice, "team", ("import_documents", "team", docs), probe=lambda: _visible_docs(db)
     )
-    seconds, visible = [], []
-    while proc.poll() is None and len(seconds) < 600:
-        t0 = time.monotonic()
-        view = queue.next_pair(db, alice, "team")
-        labels.save_label(db, alice, "team", view.pair_id, grade=1, reason="related only")
-        seconds.append(time.monotonic() - t0)
-        visible.append(_visible_docs(db))
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-2000:]
-    assert out.startswith(f"documents big.jsonl: {DOCS} added"), out
-    p50, p99 = np.percentile(seconds, [50, 99])
-    print(
-        f"\n{db.dialect}: {len(seconds)} label saves during the import ({out.strip()}): p50 "
-        f"{p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms"
-    )
-    assert len(seconds) >= 10
-    assert max(seconds) < SAVE_BOUND_S
-    assert set(visible) <= {30, 30 + DOCS}  # before, then all: never a half-imported corpus in between
+    assert saves.out.startswith(f"documents big.jsonl: {DOCS} added"), saves.out
+    print(f"\n{db.dialect}: {saves.summary()}")
+    assert len(saves.seconds) >= 10
+    assert max(saves.seconds) < SAVE_BOUND_S
+    assert set(saves.visible) <= {30, 30 + DOCS}  # before, then all: never a half-imported corpus in between
     assert _visible_docs(db) == 30 + DOCS
     assert _count(db, "SELECT count(*) FROM document_versions") == 30 + DOCS
 
@@ -139,6 +107,7 @@ def test_a_reimport_of_changed_documents_publishes_at_once_or_not_at_all(db):
     claims); without it every document gets version 2 and the label made on version 1 is stale."""
     (alice,) = synthetic_project(db, "team", queries=1, docs=3, n=1, annotators=1)
     view = queue.next_pair(db, alice, "team")
+    assert view is not None
     labels.save_label(db, alice, "team", view.pair_id, grade=1, reason="related only")
     before = fingerprint(db)
     with pytest.raises(InvalidInput) as info:

@@ -5,33 +5,19 @@ run appears at once, complete, and a run whose last line is bad leaves nothing b
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import pytest
+from import_load import saves_during
 from sqlalchemy import text
 from store_fixtures import synthetic_project
 
-from annotate_app.services import imports, labels, projects, queue
+from annotate_app.services import imports, projects
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store.db import Database
 
-ROOT = Path(__file__).resolve().parents[2]
 QUERIES, DOCS = 300, 1000
-IMPORTER = """
-import sys, time
-from annotate_app.services import imports
-from annotate_app.services.auth import SYSTEM
-from annotate_app.store.db import Database
-
-db = Database(sys.argv[1])
-t0 = time.monotonic()
-print(imports.import_run(db, SYSTEM, "big", sys.argv[2]), f"in {time.monotonic() - t0:.1f} s", flush=True)
-"""
 
 
 def _big_project(db: Database) -> None:
@@ -53,7 +39,7 @@ def _run_file(path: Path, last: str | None = None) -> Path:
 
 def _count(db: Database, table: str) -> int:
     with db.read() as s:
-        return s.execute(text(f"SELECT count(*) FROM {table}")).scalar()
+        return int(s.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
 
 
 @pytest.fixture
@@ -72,31 +58,12 @@ def test_label_saves_from_another_process_get_in_during_a_big_run_import(sqlite_
     (alice,) = synthetic_project(db, "team", queries=20, docs=30, annotators=1)
     _big_project(db)
     run = _run_file(tmp_path / "big.trec")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", IMPORTER, str(db.url), str(run)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    seconds, visible = [], []
-    while proc.poll() is None and len(seconds) < 600:
-        t0 = time.monotonic()
-        view = queue.next_pair(db, alice, "team")
-        labels.save_label(db, alice, "team", view.pair_id, grade=1, reason="related only")
-        seconds.append(time.monotonic() - t0)
-        visible.append(_count(db, "runs"))
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-2000:]
-    assert out.startswith(f"run big: {QUERIES * DOCS} added")
-    p50, p99 = np.percentile(seconds, [50, 99])
-    print(
-        f"\n{len(seconds)} label saves during the import ({out.strip()}): p50 {p50 * 1000:.0f} ms, "
-        f"p99 {p99 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms"
-    )
-    assert len(seconds) >= 10
-    assert p99 < 2.0
-    assert set(visible) <= {1, 2}  # the team's run, then both: never a half-imported run in between
+    saves = saves_during(db, alice, "team", ("import_run", "big", run), probe=lambda: _count(db, "runs"))
+    assert saves.out.startswith(f"run big: {QUERIES * DOCS} added")
+    print(f"\n{saves.summary()}")
+    assert len(saves.seconds) >= 10
+    assert saves.p99 < 2.0
+    assert set(saves.visible) <= {1, 2}  # the team's run, then both: never a half-imported run in between
     assert [name for name, _ in imports.list_runs(db, SYSTEM, "big")] == ["big"]
     assert _count(db, "run_entries") == QUERIES * DOCS + 20 * 30
 
