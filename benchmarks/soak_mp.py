@@ -156,10 +156,19 @@ def _plain(log: soak.Log) -> dict:
     }
 
 
-def _worker(url: str, names: list[str], seed: int, stop, results, client: Client):
+def _started(ready, go) -> None:
+    """Say this process is up (code imported, pool made) and wait until every process is: the clock starts
+    then, as replicas are running before anyone logs in (importing the app costs ~1.5-2.7 s of CPU per
+    process, which 17 processes starting at once would otherwise add to the first wave)."""
+    ready.put(os.getpid())
+    go.wait()
+
+
+def _worker(url: str, names: list[str], seed: int, stop, results, client: Client, ready, go):
     """One replica: its own Database and one thread per annotator; sends its logs back when stopped."""
     _setup_env()
     db = Database(url, pool_size=len(names) + 2)
+    _started(ready, go)
     logs = [soak.Log() for _ in names]
     threads = [
         threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], client))
@@ -173,9 +182,10 @@ def _worker(url: str, names: list[str], seed: int, stop, results, client: Client
     results.put([_plain(log) for log in logs])
 
 
-def _reviewer(url: str, stop, results, waves: int, client: Client) -> None:
+def _reviewer(url: str, stop, results, waves: int, client: Client, ready, go) -> None:
     _setup_env()
     db = Database(url, pool_size=4)
+    _started(ready, go)
     log, released = soak.Log(), []
     soak._reviewer(db, stop, log, waves, released, pause=client.review)
     db.dispose()
@@ -204,18 +214,21 @@ def run_soak_mp(
     actors = soak._setup(setup_db, annotators, n, waves, queries_per_wave)
     names = [a.username for a in actors]
     ctx = mp.get_context("spawn")
-    stop, results = ctx.Event(), ctx.Queue()
+    stop, results, ready, go = ctx.Event(), ctx.Queue(), ctx.Queue(), ctx.Event()
     procs = [
         ctx.Process(
             target=_worker,
-            args=(url, names[i::processes], 1000 + i * per_process, stop, results, client),
+            args=(url, names[i::processes], 1000 + i * per_process, stop, results, client, ready, go),
         )
         for i in range(processes)
     ]
-    procs.append(ctx.Process(target=_reviewer, args=(url, stop, results, waves, client)))
-    start = time.perf_counter()
+    procs.append(ctx.Process(target=_reviewer, args=(url, stop, results, waves, client, ready, go)))
     for p in procs:
         p.start()
+    for _ in procs:
+        ready.get(timeout=300)  # every process up: the clock starts
+    start = time.perf_counter()
+    go.set()
     stop.wait(timeout)
     seconds = time.perf_counter() - start
     stop.set()

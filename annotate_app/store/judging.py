@@ -213,7 +213,7 @@ def claim_lock(s: Session, project_id: int) -> None:
     serialises writers already). Claims share it; a settings change that lowers N takes it exclusively
     (`settings_lock`), so no claim is in flight while N changes and every claim reads the N in force."""
     if s.connection().dialect.name == "postgresql":
-        s.execute(_SHARED_LOCK, {"c": _CLAIM_LOCK, "p": project_id})
+        s.connection().execute(_SHARED_LOCK, {"c": _CLAIM_LOCK, "p": project_id})
 
 
 def settings_lock(s: Session, project_id: int) -> None:
@@ -245,7 +245,7 @@ def seek_slot(
     prebuilt = n is None and not order_by
     stmt = _SEEK[postgresql] if prebuilt else _seek_statement(postgresql, n, order_by)
     params = {"b_project": project_id, "b_annotator": annotator_id}
-    return s.execute(stmt, params, execution_options={"synchronize_session": False}).scalar()
+    return s.connection().execute(stmt, params).scalar()  # Core: the ORM's bulk-DML path costs more
 
 
 def _seek_statement(postgresql: bool, n: int | None, order_by: Sequence[Any]) -> Any:
@@ -346,7 +346,7 @@ def insert_claim(s: Session, project_id: int, pair_id: int, annotator_id: int, *
     Call after taking a slot of the pair's count (`seek_slot`, `take_slot`). Returns the claim's id."""
     now = utcnow()
     params = {"b_project": project_id, "b_pair": pair_id, "b_annotator": annotator_id, "b_draw": draw}
-    return int(s.execute(_INSERT_CLAIM, params | {"b_now": now}).scalar_one())
+    return int(s.connection().execute(_INSERT_CLAIM, params | {"b_now": now}).scalar_one())
 
 
 def _insert_claim_statement() -> Any:
@@ -531,15 +531,14 @@ def add_label(s: Session, *, project_id: int, **fields: Any) -> tuple[int, datet
     params = {f"b_{name}": value for name, value in (fields | {"created_at": now}).items()}
     if len(params) != len(_LABEL_FIELDS):
         raise TypeError(f"add_label needs the fields {_LABEL_FIELDS[:-1]}; got {sorted(fields)}")
-    return int(s.execute(_ADD_LABEL, params | {"b_project": project_id}).scalar_one()), now
+    return int(s.connection().execute(_ADD_LABEL, params | {"b_project": project_id}).scalar_one()), now
 
 
 def mark_done(s: Session, assignment_id: int, grade: int, expected_version: int | None) -> int | None:
     """Flip a live claim to done with the next label version; None if it is no longer live (or the version is
     not the expected one)."""
     params = {"b_id": assignment_id, "b_grade": grade, "b_now": utcnow(), "b_expected": expected_version}
-    stmt = _MARK_DONE[expected_version is not None]
-    return s.execute(stmt, params, execution_options={"synchronize_session": False}).scalar()
+    return s.connection().execute(_MARK_DONE[expected_version is not None], params).scalar()
 
 
 def _mark_done_statement(expected: bool) -> Any:
@@ -587,7 +586,7 @@ def has_labelled(s: Session, pair_id: int, user_id: int) -> bool:
 
 
 def set_label_id(s: Session, assignment_id: int, label_id: int) -> None:
-    s.execute(_SET_LABEL_ID, {"b_id": assignment_id, "b_label": label_id}, execution_options=_NO_SYNC)
+    s.connection().execute(_SET_LABEL_ID, {"b_id": assignment_id, "b_label": label_id})
 
 
 _SET_LABEL_ID = (
@@ -595,7 +594,6 @@ _SET_LABEL_ID = (
     .where(Assignment.id == bindparam("b_id", type_=Assignment.__table__.c.id.type))
     .values(label_id=bindparam("b_label", type_=Assignment.__table__.c.label_id.type))
 )
-_NO_SYNC = {"synchronize_session": False}
 
 
 def skip(s: Session, assignment_id: int, reason: str) -> bool:
