@@ -149,11 +149,70 @@ def test_short_decimals_parse_bit_for_bit_as_float(text, expected):
     """None: the field is not a short decimal (the general parse takes its block)."""
     raw, length = _cells([text])
     got = _plain._decimals(raw, length)
-    if expected is None:
-        assert got is None
-    else:
-        assert got is not None
-        assert got.view(np.uint64).tolist() == np.array([expected]).view(np.uint64).tolist()
+    _same_bits(got, expected)
+
+
+POINTED = {
+    "12.345678": 12.345678,
+    "-0.0": -0.0,
+    "+.5": 0.5,
+    "-.1": -0.1,
+    "1.": 1.0,
+    "12345678.1234567": 12345678.1234567,  # 15 digits, 8 before the point
+    "0.00000001": 1e-8,  # 8 after the point
+    "007.50": 7.5,
+    "12345678.12345678": None,  # 16 digits
+    "123456789.5": None,  # 9 digits before the point
+    "0.123456789": None,  # 9 after it
+    "007": None,  # no point: `_decimals` takes it
+    "1.5e3": None,
+    "1.-5": None,
+    "+-1.5": None,
+    "1.2/": None,
+    ".": None,
+    "-.": None,
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), POINTED.items(), ids=POINTED.keys())
+def test_pointed_decimals_parse_bit_for_bit_as_float(text, expected):
+    """`_plain._pointed` reads the score field of a line as the reader lays it out; None: `_decimals` then."""
+    line = f"q1 Q0 d 1 {text} t\n".encode()
+    block = np.frombuffer(line, dtype=np.uint8)
+    start = np.array([line.index(text.encode(), 9)])
+    got = _plain._pointed(block, start, start + len(text))
+    _same_bits(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ("q1 Q0 d.1 1 0.5 t\nq1 Q0 d2 2 0.25 t\n", "a point outside the scores"),
+        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 5 t\nq1 Q0 d.3 3 0.5 t\n", "one score without its point"),
+    ],
+)
+def test_pointed_declines_a_block_whose_points_are_not_one_per_score(lines, why):
+    block = np.frombuffer(lines.encode(), dtype=np.uint8)
+    sep = _plain._separators(block, 6, lines.count("\n"), lines.count(" "))
+    assert _plain._pointed(block, sep[:, 3] + 1, sep[:, 4]) is None, why
+
+
+def test_random_pointed_decimals_equal_float():
+    rng = np.random.default_rng(6)
+    n = 20_000
+    signs, wholes, fracs = rng.choice(["", "-", "+"], n), rng.integers(0, 9, n), rng.integers(0, 8, n)
+    texts = [
+        f"{sign}{int(rng.integers(0, 10**whole)) if whole else ''}.{int(rng.integers(0, 10**frac)):0{frac}d}"
+        if whole or frac
+        else "0.5"
+        for sign, whole, frac in zip(signs, wholes, fracs, strict=True)
+    ]
+    lines = "".join(f"q1 Q0 d{i} {i + 1} {t} t\n" for i, t in enumerate(texts))
+    block = np.frombuffer(lines.encode(), dtype=np.uint8)
+    sep = _plain._separators(block, 6, n, 5 * n)
+    got = _plain._pointed(block, sep[:, 3] + 1, sep[:, 4])
+    assert got is not None
+    assert got.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
 
 
 def test_random_short_decimals_equal_float():
@@ -171,6 +230,15 @@ def test_random_short_decimals_equal_float():
     got = _plain._decimals(raw, length)
     assert got is not None
     assert got.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
+
+
+def _same_bits(got: np.ndarray | None, expected: float | None) -> None:
+    """``got`` is None when ``expected`` is, else exactly ``[expected]`` (-0.0 apart from 0.0)."""
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert got.view(np.uint64).tolist() == np.array([expected]).view(np.uint64).tolist()
 
 
 def _cells(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
