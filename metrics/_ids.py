@@ -218,18 +218,37 @@ def _packed_hash(offsets: np.ndarray, data: np.ndarray, seed: np.ndarray) -> np.
     words = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
     start = offsets[:-1] - lo
     length = offsets[1:] - offsets[:-1]
-    h = (seed ^ length.astype(np.uint64)) * _GOLDEN
     shortest = int(length.min(initial=0))
+    h = _word_hash(length, seed)
     for j in range(min(int(length.max(initial=0)), _LONG) + 7 >> 3):
         w = words[np.minimum(start + 8 * j, len(padded) - 8)].astype(np.uint64)
         if 8 * j + 8 > shortest:
             w &= _TAIL_MASK[np.clip(length - 8 * j, 0, 8)]
-        h ^= w
-        h *= _M1
-        h ^= h >> np.uint64(29)
+        _fold_word(h, w)
     long = np.flatnonzero(length > _LONG)
     if len(long):  # the word loop stops at _LONG bytes: a 300 KB ID costs one digest, not 40 000 passes
         h[long] = _long_hash(data, offsets[long], length[long], seed[long] if seed.ndim else seed)
+    return _mix(h)
+
+
+def _word_hash(length: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """The start of `_packed_hash` for strings of ``length`` bytes: `_fold_word` then takes each 8-byte word
+    (big-endian, zero past the string's end), `_mix` ends it."""
+    return (seed ^ length.astype(np.uint64)) * _GOLDEN
+
+
+def _fold_word(h: np.ndarray, word: np.ndarray) -> None:
+    h ^= word
+    h *= _M1
+    h ^= h >> np.uint64(29)
+
+
+def hash_words(words: list[np.ndarray], length: np.ndarray) -> np.ndarray:
+    """`hash_strings` (no seed) of strings of ``length`` bytes (at most `_LONG`) given as their 8-byte
+    big-endian words, zero past each string's end (as `metrics.formats._plain` cuts them)."""
+    h = _word_hash(length, _block_seed(None, 0, 1))
+    for word in words:
+        _fold_word(h, word)
     return _mix(h)
 
 

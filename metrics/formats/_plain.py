@@ -29,6 +29,7 @@ _BLOCK = 4 << 20  # bytes of the file split at once (whole lines)
 # 0.37-0.47 s / 123 MB here against 0.37-0.44 s / 159 MB through Arrow; 1.7M lines (63 MB) 0.67-0.78 s /
 # 171 MB here against 0.61-0.62 s / 181-196 MB. The two cross at about 1M lines.
 _PLAIN_MAX = 48 << 20
+_WORDS_DOC = 64  # document IDs up to this long are cut from their 8-byte words (`_doc_ids`)
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow
 _FAST_DIGITS = 15  # digits of a score `_decimals` parses (10**15 < 2**53: exact as a double)
 _POWERS_OF_TEN = 10.0 ** np.arange(_FAST_DIGITS + 1)
@@ -36,17 +37,6 @@ _SCORE_BYTES = np.zeros(256, dtype=bool)
 _SCORE_BYTES[list(b"0123456789.eE+-\x00")] = True
 _GRADE_BYTES = np.zeros(256, dtype=bool)
 _GRADE_BYTES[list(b"0123456789+-\x00")] = True
-_INT_POWERS_OF_TEN = 10 ** np.arange(9, dtype=np.uint64)
-# _LOW_BYTES[k]: the low k bytes of a little-endian word, the first k bytes in memory
-_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-_ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
-_HIGH_NIBBLES, _SIXES = np.uint64(0xF0F0F0F0F0F0F0F0), np.uint64(0x0606060606060606)
-_ALL_THREES = np.uint64(0x3333333333333333)
-_SWAR = [  # (mask, multiplier, shift): eight digits to their value in three steps (simdjson's unrolled parse)
-    (np.uint64(0x0F0F0F0F0F0F0F0F), np.uint64(2561), np.uint64(8)),
-    (np.uint64(0x00FF00FF00FF00FF), np.uint64(6553601), np.uint64(16)),
-    (np.uint64(0x0000FFFF0000FFFF), np.uint64(42949672960001), np.uint64(32)),
-]
 
 
 class _NotPlain(Exception):
@@ -56,10 +46,10 @@ class _NotPlain(Exception):
 def plain_run(src: _Source) -> Run | None:
     """The run, or None when the file is not plain (see the module)."""
     try:
-        codes, names, docs, values = _read(src, fields=6, value_field=4, grade=False)
+        codes, names, docs, hashes, values = _read(src, fields=6, value_field=4, grade=False)
     except _NotPlain:
         return None
-    run: Run = Run._packed(codes, names, docs, src.name)
+    run: Run = Run._packed(codes, names, docs, src.name, hashes)
     run.score, run.name, run.empty_queries = values, None, ()
     return run if not _ids.may_repeat_pairs(codes, run.doc_hashes()) else None
 
@@ -67,10 +57,10 @@ def plain_run(src: _Source) -> Run | None:
 def plain_qrels(src: _Source) -> Qrels | None:
     """The qrels, or None when the file is not plain."""
     try:
-        codes, names, docs, values = _read(src, fields=4, value_field=3, grade=True)
+        codes, names, docs, hashes, values = _read(src, fields=4, value_field=3, grade=True)
     except _NotPlain:
         return None
-    qrels: Qrels = Qrels._packed(codes, names, docs, src.name)
+    qrels: Qrels = Qrels._packed(codes, names, docs, src.name, hashes)
     qrels.relevance = values
     return qrels if not _ids.may_repeat_pairs(codes, qrels.doc_hashes()) else None
 
@@ -100,6 +90,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
     doc_lengths = np.empty(rows, dtype=np.int64)
     doc_parts: list[np.ndarray] = []
+    hash_parts: list[np.ndarray | None] = []
     names: dict[str, int] = {}
     at = 0
     for (lo, hi), count in zip(blocks, lines, strict=True):
@@ -114,7 +105,9 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
         _query_codes(block, starts, sep[:, 0], names, codes[at : at + n])
         doc_start, doc_end = sep[:, 1] + 1, sep[:, 2]
         doc_lengths[at : at + n] = doc_end - doc_start
-        doc_parts.append(_gather(block, doc_start, doc_end))
+        doc_bytes, doc_hashes = _doc_ids(block, doc_start, doc_end)
+        doc_parts.append(doc_bytes)
+        hash_parts.append(doc_hashes)
         values[at : at + n] = _numbers(block, sep[:, value_field - 1] + 1, sep[:, value_field], grade)
         at += n
     if at != rows:
@@ -127,7 +120,9 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     offsets = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(doc_lengths, out=offsets[1:])
     docs = _ids.Packed(offsets, np.concatenate(doc_parts) if doc_parts else np.zeros(0, np.uint8))
-    return codes, list(names), docs, values
+    known = [h for h in hash_parts if h is not None]
+    hashes = np.concatenate(known) if len(known) == len(hash_parts) and known else None
+    return codes, list(names), docs, hashes, values
 
 
 def _blocks(data: bytes) -> list[tuple[int, int]]:
@@ -203,6 +198,22 @@ def _query_codes(
     out[:] = np.repeat(head_codes, np.diff(np.append(heads, len(start))))
 
 
+def _doc_ids(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The bytes of the document IDs ``block[start:end]``, end to end, and their `_ids.hash_strings`; for IDs
+    of at most `_WORDS_DOC` bytes both come from their 8-byte words (one gather per word, no index per byte),
+    else the bytes are gathered one by one and the hashes left to `_ids.hash_strings` (None)."""
+    length = end - start
+    longest = int(length.max())
+    if longest > _WORDS_DOC:
+        return _gather(block, start, end), None
+    words = [_words(block, start, length, j) for j in range(longest + 7 >> 3)]
+    cells = np.empty((len(start), len(words)), dtype=">u8")
+    for j, word in enumerate(words):
+        cells[:, j] = word
+    keep = np.arange(8 * len(words)) < length[:, None]
+    return cells.view(np.uint8).reshape(len(start), -1)[keep], _ids.hash_words(words, length)
+
+
 def _gather(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """The bytes of fields ``block[start:end]``, end to end."""
     length = end - start
@@ -222,10 +233,6 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
         cells[:, j] = _words(block, start, length, j)
     raw = cells.view(np.uint8)
     if not grade:
-        pointed = _pointed(block, start, end)
-        if pointed is not None:
-            return pointed
-    if not grade:
         fast = _decimals(raw.reshape(len(start), 8 * words), length)
         if fast is not None:
             return fast
@@ -240,60 +247,6 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
     if not grade and not np.isfinite(values).all():
         raise _NotPlain  # 1e400: the line reader says why
     return values
-
-
-def _pointed(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
-    """The scores ``block[start:end]`` when every one is ``[+-]digits.digits`` with one point, at most 8
-    digits on each side and 1 to `_FAST_DIGITS` in all (``12.345678``, what runs hold most); None when one is
-    not (`_decimals` then tries). The block's only points must be the scores' (one each).
-
-    Each side is read as one 8-byte word ending at its last byte, the bytes before it set to ``'0'``, and
-    parsed eight digits at once (SWAR); the value is ``M / 10**k`` as in `_decimals`, so bit for bit what
-    ``float()`` gives."""
-    points = np.flatnonzero(block == ord("."))
-    if len(points) != len(start) or not len(start) or points[0] < 8:
-        return None
-    first = block[start]
-    negative = first == ord("-")
-    whole_start = start + (negative | (first == ord("+")))
-    whole, frac = points - whole_start, end - points - 1
-    digits = whole + frac
-    if not (
-        (points >= start).all()
-        and (points < end).all()
-        and (whole >= 0).all()
-        and (whole <= 8).all()
-        and (frac <= 8).all()
-        and ((digits >= 1) & (digits <= _FAST_DIGITS)).all()
-    ):
-        return None
-    words = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
-    high = _eight_digits(words, points, whole)
-    low = _eight_digits(words, end, frac)
-    if high is None or low is None:
-        return None
-    high *= _INT_POWERS_OF_TEN[frac]
-    high += low
-    values = high / _POWERS_OF_TEN[frac]
-    np.negative(values, out=values, where=negative)
-    return values
-
-
-def _eight_digits(words: np.ndarray, end: np.ndarray, length: np.ndarray) -> np.ndarray | None:
-    """The ``length`` (0 to 8) digits before ``end`` as integers; None when a byte among them is no digit."""
-    pad = _LOW_BYTES[8 - length]
-    word = words[end - 8]
-    word &= ~pad
-    word |= _ZEROS & pad
-    shifted = (word + _SIXES) & _HIGH_NIBBLES
-    shifted >>= np.uint64(4)
-    if not ((word & _HIGH_NIBBLES | shifted) == _ALL_THREES).all():  # simdjson's eight-digit test
-        return None
-    for mask, multiplier, shift in _SWAR:
-        word &= mask
-        word *= multiplier
-        word >>= shift
-    return word
 
 
 def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:

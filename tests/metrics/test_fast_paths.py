@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from metrics import Qrels, Run, _ids, evaluate, ranking, read_qrels, read_run
@@ -59,6 +60,23 @@ def test_plain_run_equals_the_reference_readers(text, no_plain):
     assert _rows(plain) == _rows(reference)
     assert np.array_equal(plain.score.view(np.uint64), reference.score.view(np.uint64))  # -0.0 too
     assert plain.query_ids == reference.query_ids and len(plain) == len(reference)
+
+
+@pytest.mark.parametrize(
+    ("doc", "from_words"),
+    [("D1", True), ("d" * 8, True), ("d" * 9, True), ("d" * 64, True), ("d" * 65, False), ("d" * 512, False)],
+)
+def test_plain_reader_hashes_document_ids_as_hash_strings(doc, from_words):
+    """IDs of at most 64 bytes are cut from their words, and hashed there exactly as `_ids.hash_strings`
+    hashes the packed column; longer ones are gathered byte by byte and hashed later."""
+    text = f"q1 Q0 {doc} 1 0.5 t\nq1 Q0 x{doc[1:]} 2 0.25 t\nq2 Q0 {doc[:-1]} 1 1.5 t\n"
+    hashes = _plain._read(_src(text), fields=6, value_field=4, grade=False)[3]
+    assert (hashes is not None) == from_words
+    plain = _plain.plain_run(_src(text))
+    assert plain is not None
+    assert plain._docs().values(np.arange(3)) == [doc, f"x{doc[1:]}", doc[:-1]]
+    assert plain.doc_hashes().tolist() == _ids.hash_strings(plain._docs()).tolist()
+    assert plain.doc_hashes().tolist() == _ids.hash_strings(pa.array([doc, f"x{doc[1:]}", doc[:-1]])).tolist()
 
 
 NOT_PLAIN_RUNS = {
@@ -150,69 +168,6 @@ def test_short_decimals_parse_bit_for_bit_as_float(text, expected):
     raw, length = _cells([text])
     got = _plain._decimals(raw, length)
     _same_bits(got, expected)
-
-
-POINTED = {
-    "12.345678": 12.345678,
-    "-0.0": -0.0,
-    "+.5": 0.5,
-    "-.1": -0.1,
-    "1.": 1.0,
-    "12345678.1234567": 12345678.1234567,  # 15 digits, 8 before the point
-    "0.00000001": 1e-8,  # 8 after the point
-    "007.50": 7.5,
-    "12345678.12345678": None,  # 16 digits
-    "123456789.5": None,  # 9 digits before the point
-    "0.123456789": None,  # 9 after it
-    "007": None,  # no point: `_decimals` takes it
-    "1.5e3": None,
-    "1.-5": None,
-    "+-1.5": None,
-    "1.2/": None,
-    ".": None,
-    "-.": None,
-}
-
-
-@pytest.mark.parametrize(("text", "expected"), POINTED.items(), ids=POINTED.keys())
-def test_pointed_decimals_parse_bit_for_bit_as_float(text, expected):
-    """`_plain._pointed` reads the score field of a line as the reader lays it out; None: `_decimals` then."""
-    line = f"q1 Q0 d 1 {text} t\n".encode()
-    block = np.frombuffer(line, dtype=np.uint8)
-    start = np.array([line.index(text.encode(), 9)])
-    got = _plain._pointed(block, start, start + len(text))
-    _same_bits(got, expected)
-
-
-@pytest.mark.parametrize(
-    ("lines", "why"),
-    [
-        ("q1 Q0 d.1 1 0.5 t\nq1 Q0 d2 2 0.25 t\n", "a point outside the scores"),
-        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 5 t\nq1 Q0 d.3 3 0.5 t\n", "one score without its point"),
-    ],
-)
-def test_pointed_declines_a_block_whose_points_are_not_one_per_score(lines, why):
-    block = np.frombuffer(lines.encode(), dtype=np.uint8)
-    sep = _plain._separators(block, 6, lines.count("\n"), lines.count(" "))
-    assert _plain._pointed(block, sep[:, 3] + 1, sep[:, 4]) is None, why
-
-
-def test_random_pointed_decimals_equal_float():
-    rng = np.random.default_rng(6)
-    n = 20_000
-    signs, wholes, fracs = rng.choice(["", "-", "+"], n), rng.integers(0, 9, n), rng.integers(0, 8, n)
-    texts = [
-        f"{sign}{int(rng.integers(0, 10**whole)) if whole else ''}.{int(rng.integers(0, 10**frac)):0{frac}d}"
-        if whole or frac
-        else "0.5"
-        for sign, whole, frac in zip(signs, wholes, fracs, strict=True)
-    ]
-    lines = "".join(f"q1 Q0 d{i} {i + 1} {t} t\n" for i, t in enumerate(texts))
-    block = np.frombuffer(lines.encode(), dtype=np.uint8)
-    sep = _plain._separators(block, 6, n, 5 * n)
-    got = _plain._pointed(block, sep[:, 3] + 1, sep[:, 4])
-    assert got is not None
-    assert got.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
 
 
 def test_random_short_decimals_equal_float():
