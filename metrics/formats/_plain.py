@@ -257,21 +257,23 @@ def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:
     Each is ``M / 10**k`` (``M`` its digits as an integer, ``k`` the digits after the point, the sign applied
     last, so ``-0.0`` stays negative): ``M < 10**15 < 2**53`` and ``10**k`` are exact doubles and IEEE
     division rounds their exact quotient correctly, so the result is bit for bit what ``float()`` gives."""
-    rows = len(length)
+    rows, width = len(length), int(length.max())
     mantissa = np.zeros(rows, dtype=np.int64)
-    digits = np.zeros(rows, dtype=np.int64)  # digits seen so far
-    after = np.zeros(rows, dtype=np.int64)  # digits seen after the point
+    digits = np.zeros(rows, dtype=np.int8)  # digits seen so far (counts of at most 40: int8 passes are short)
+    after = np.zeros(rows, dtype=np.int8)  # digits seen after the point
     point = np.zeros(rows, dtype=bool)
-    first = raw[:, 0]
+    columns = np.ascontiguousarray(raw[:, :width].T)  # one contiguous row per byte position
+    short = length.astype(np.int8)
+    first = columns[0]
     negative = first == ord("-")
     bad = np.zeros(rows, dtype=bool)
-    for col in range(int(length.max())):
-        byte = raw[:, col]
+    for col in range(width):
+        byte = columns[col]
         digit = byte - np.uint8(ord("0"))
         is_digit = digit < 10
         is_point = byte == ord(".")
-        inside = length > col
-        other = inside & ~is_digit
+        other = short > col
+        other &= ~is_digit
         if col == 0:
             other &= ~(negative | (first == ord("+")))
         bad |= (other & ~is_point) | (is_point & point)  # a foreign byte, or a second point
