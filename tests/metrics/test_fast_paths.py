@@ -267,6 +267,35 @@ def test_hash_collisions_never_change_a_score(seed):
     assert evaluate(qrels, run, MEASURES).to_dict() == expected.to_dict()
 
 
+REPEATS = {  # (groups, documents, a pair repeats); stretches of 2 rows of whole groups
+    "none": ([0, 0, 1, 1, 2], [1, 2, 1, 2, 1], False),
+    "within a group": ([0, 0, 1, 1, 1], [1, 2, 3, 4, 3], True),
+    "a group longer than a stretch": ([0, 0, 0, 0, 0, 1], [1, 2, 3, 4, 1, 1], True),
+    "first and last row": ([0, 0, 0, 0, 0], [9, 2, 3, 4, 9], True),
+    "a group in two places": ([0, 1, 0, 1], [1, 1, 2, 2], False),
+    "a group in two places, repeating": ([0, 1, 0, 1], [1, 1, 1, 2], True),
+    "one row": ([0], [1], False),
+    "no row": ([], [], False),
+}
+
+
+@pytest.mark.parametrize(("groups", "docs", "repeats"), REPEATS.values(), ids=REPEATS.keys())
+@pytest.mark.parametrize("stretch", [2, 4096])
+def test_may_repeat_pairs_sorts_stretches_of_whole_groups(groups, docs, repeats, stretch, monkeypatch):
+    monkeypatch.setattr(_ids, "_SORT_ROWS", stretch)
+    hashes = _ids.hash_strings(pa.array([str(d) for d in docs], type=pa.string()))
+    assert _ids.may_repeat_pairs(np.array(groups, dtype=np.int32), hashes) is repeats
+
+
+def test_group_cuts_keep_groups_whole(monkeypatch):
+    monkeypatch.setattr(_ids, "_SORT_ROWS", 3)
+    groups = np.array([0, 0, 1, 1, 1, 1, 1, 2, 3, 3], dtype=np.int32)
+    assert _ids._group_cuts(groups) == [0, 7, 10]
+    monkeypatch.setattr(_ids, "_SORT_ROWS", 2)
+    assert _ids._group_cuts(groups) == [0, 2, 7, 8, 10]
+    assert _ids._group_cuts(np.array([0, 1, 0], dtype=np.int32)) is None
+
+
 def test_hash_matches_refuses_a_table_holding_a_hash_twice():
     docs = np.array([1, 2, 3], dtype=np.uint64)
     groups = np.zeros(3, dtype=np.int32)
