@@ -337,11 +337,12 @@ def _group_cuts(groups: np.ndarray) -> list[int] | None:
     first, the length last); None when a group's rows are not contiguous."""
     starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
     starts = np.concatenate([[0], starts, [len(groups)]]) if len(groups) else np.zeros(1, np.int64)
-    heads = groups[starts[:-1]]
-    if len(np.unique(heads)) != len(heads):
+    heads = np.sort(groups[starts[:-1]])
+    if not (heads[1:] != heads[:-1]).all():  # (not np.unique: it imports numpy.ma, ~10 ms)
         return None
     at = np.searchsorted(starts, np.arange(_SORT_ROWS, len(groups), _SORT_ROWS))
-    return np.unique(np.concatenate([[0], starts[at], starts[-1:]])).tolist()
+    cuts = np.concatenate([[0], starts[at], starts[-1:]])  # non-decreasing
+    return cuts[np.append(True, cuts[1:] != cuts[:-1])].tolist()
 
 
 def hash_matches(
