@@ -7,7 +7,6 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
@@ -255,6 +254,8 @@ def hash_words(words: list[np.ndarray], length: np.ndarray) -> np.ndarray:
 
 def _long_hash(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """The pre-mix hash of each long string (a digest of its bytes, with its length and seed folded in)."""
+    import hashlib  # only for IDs over `_LONG` bytes: the scoring path of usual files never imports it
+
     digests = [
         int.from_bytes(hashlib.blake2b(data[a : a + n].tobytes(), digest_size=8).digest(), "big")
         for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)

@@ -33,6 +33,7 @@ __all__ = [
     "emit",
     "grid",
     "open_db",
+    "partitioned",
     "project_of",
     "read_password",
 ]
@@ -55,6 +56,13 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
     return value
+
+
+def partitioned(run: str) -> bool:
+    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
+    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
+        return True
+    return not os.path.exists(run) and any(c in run for c in "*?[")
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:

@@ -117,6 +117,7 @@ NOT_FOR_SCORE = (
     "annotate_app.cli.judges",
     "annotate_app.cli.retrieval",
     "annotate_app.cli.review",
+    "annotate_app.cli._reports",
     "annotate_app.services",
     "annotate_app.store",
     "pyarrow",
@@ -124,7 +125,11 @@ NOT_FOR_SCORE = (
     "scipy",
     "sqlalchemy",
     "streamlit",
+    "metrics.formats._tables",
+    "metrics.formats._labels",
+    "metrics.slices",
     "numpy.ma",
+    "hashlib",
 )
 
 
