@@ -37,6 +37,8 @@ _SCORE_BYTES = np.zeros(256, dtype=bool)
 _SCORE_BYTES[list(b"0123456789.eE+-\x00")] = True
 _GRADE_BYTES = np.zeros(256, dtype=bool)
 _GRADE_BYTES[list(b"0123456789+-\x00")] = True
+# _LOW_BYTES[r] keeps the first r bytes of a little-endian 8-byte word (its low r bytes)
+_LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 
 
 class _NotPlain(Exception):
@@ -84,7 +86,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     data = _content(src)
     buf = np.frombuffer(data, dtype=np.uint8)
     blocks = _blocks(data)
-    lines = [data.count(b"\n", lo, hi) for lo, hi in blocks]
+    lines = [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
@@ -95,7 +97,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     at = 0
     for (lo, hi), count in zip(blocks, lines, strict=True):
         block = buf[lo:hi]
-        sep = _separators(block, fields, count, data.count(b" ", lo, hi))
+        sep = _separators(block, fields, count, _count(block, ord(" ")))
         n = len(sep)
         starts = np.empty(n, dtype=np.int64)
         starts[0] = 0
@@ -123,6 +125,11 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     known = [h for h in hash_parts if h is not None]
     hashes = np.concatenate(known) if len(known) == len(hash_parts) and known else None
     return codes, list(names), docs, hashes, values
+
+
+def _count(block: np.ndarray, byte: int) -> int:
+    """How many times ``byte`` occurs in ``block`` (numpy's SIMD compare: ~4x faster than `bytes.count`)."""
+    return int(np.count_nonzero(block == byte))
 
 
 def _blocks(data: bytes) -> list[tuple[int, int]]:
@@ -183,18 +190,24 @@ def _query_codes(
         raise _NotPlain
     new = np.ones(len(start), dtype=bool)
     same = length[1:] == length[:-1]
+    shortest = int(length.min())
+    native = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
     for j in range(longest + 7 >> 3):
-        word = _words(block, start, length, j)
+        if int(start[-1]) + 8 * j + 8 <= len(block):  # every row's word j lies in the block: read it as is
+            word = native[start + 8 * j if j else start]
+            if 8 * j + 8 > shortest:
+                word &= _LOW_BYTES[np.clip(length - 8 * j, 0, 8)]
+        else:
+            word = _words(block, start, length, j)
         same &= word[1:] == word[:-1]
     new[1:] = ~same
     heads = np.flatnonzero(new)
     if len(heads) * _MIN_QUERY_RUN > len(start) and len(start) > 1000:
         raise _NotPlain
-    raw = block.tobytes() if len(heads) > 64 else None
+    raw = memoryview(block)  # ASCII (checked): each ID is decoded from its bytes, no copy of the block
     head_codes = np.empty(len(heads), dtype=np.int32)
     for k, (a, b) in enumerate(zip(start[heads].tolist(), end[heads].tolist(), strict=True)):
-        name = (raw[a:b] if raw is not None else block[a:b].tobytes()).decode()
-        head_codes[k] = names.setdefault(name, len(names))
+        head_codes[k] = names.setdefault(str(raw[a:b], "ascii"), len(names))
     out[:] = np.repeat(head_codes, np.diff(np.append(heads, len(start))))
 
 

@@ -79,6 +79,18 @@ def test_plain_reader_hashes_document_ids_as_hash_strings(doc, from_words):
     assert plain.doc_hashes().tolist() == _ids.hash_strings(pa.array([doc, f"x{doc[1:]}", doc[:-1]])).tolist()
 
 
+def test_plain_reader_tells_query_ids_apart_byte_by_byte():
+    """IDs sharing their first 8 bytes, prefixes of each other, of every length to 20 bytes, coming back
+    later: the plain reader's query codes are those of the reference reader."""
+    rng = np.random.default_rng(8)
+    pool = ["q", "q1", "q10", "abcdefgh", "abcdefgi", "abcdefghi", "abcdefghij" * 2, "x" * 16, "x" * 17]
+    ids = [pool[i] for i in rng.integers(0, len(pool), 300)]
+    text = "".join(f"{q} Q0 d{i} {i} {i / 7:.4f} t\n" for i, q in enumerate(ids))
+    plain = _plain.plain_run(_src(text))
+    assert plain is not None
+    assert plain.query_id.to_pylist() == ids
+
+
 NOT_PLAIN_RUNS = {
     "tab": "q1\tQ0 D1 1 0.9 sys\n",
     "crlf": "q1 Q0 D1 1 0.9 sys\r\n",
