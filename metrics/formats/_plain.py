@@ -166,7 +166,10 @@ def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.n
 
 
 def _words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> np.ndarray:
-    """Bytes ``8j .. 8j + 7`` of each field as one big-endian word, zero past the field's end."""
+    """Bytes ``8j .. 8j + 7`` of each field as one big-endian word, zero past the field's end (``start``
+    ascending, as the fields of successive lines are)."""
+    if int(start[-1]) + 8 * j + 8 <= len(block):
+        return _native_words(block, start, length, j).byteswap()
     padded_end = len(block) - 8
     at = np.minimum(start + 8 * j, padded_end)
     shift = start + 8 * j - at  # > 0 only within the last 8 bytes of the block
@@ -174,6 +177,18 @@ def _words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> 
     word <<= (8 * shift).astype(np.uint64)
     keep = np.clip(length - 8 * j, 0, 8)
     return word & _ids._TAIL_MASK[keep]
+
+
+def _native_words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> np.ndarray:
+    """`_words` as native (little-endian) words: stored as such, their bytes are the fields' bytes, NUL past
+    each field's end. Read as they lie when every row's word is in the block (no byteswap, no shift)."""
+    if int(start[-1]) + 8 * j + 8 > len(block):
+        return _words(block, start, length, j).byteswap()
+    native = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
+    word = native[start + 8 * j if j else start]
+    if 8 * j + 8 > int(length.min()):
+        word &= _LOW_BYTES[np.clip(length - 8 * j, 0, 8)]
+    return word
 
 
 def _query_codes(
@@ -190,15 +205,8 @@ def _query_codes(
         raise _NotPlain
     new = np.ones(len(start), dtype=bool)
     same = length[1:] == length[:-1]
-    shortest = int(length.min())
-    native = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
     for j in range(longest + 7 >> 3):
-        if int(start[-1]) + 8 * j + 8 <= len(block):  # every row's word j lies in the block: read it as is
-            word = native[start + 8 * j if j else start]
-            if 8 * j + 8 > shortest:
-                word &= _LOW_BYTES[np.clip(length - 8 * j, 0, 8)]
-        else:
-            word = _words(block, start, length, j)
+        word = _native_words(block, start, length, j)
         same &= word[1:] == word[:-1]
     new[1:] = ~same
     heads = np.flatnonzero(new)
@@ -219,12 +227,13 @@ def _doc_ids(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.
     longest = int(length.max())
     if longest > _WORDS_DOC:
         return _gather(block, start, end), None
-    words = [_words(block, start, length, j) for j in range(longest + 7 >> 3)]
-    cells = np.empty((len(start), len(words)), dtype=">u8")
-    for j, word in enumerate(words):
-        cells[:, j] = word
-    keep = np.arange(8 * len(words)) < length[:, None]
-    return cells.view(np.uint8).reshape(len(start), -1)[keep], _ids.hash_words(words, length)
+    words = longest + 7 >> 3
+    cells = np.empty((len(start), words), dtype="<u8")
+    for j in range(words):
+        cells[:, j] = _native_words(block, start, length, j)
+    keep = np.arange(8 * words) < length[:, None]
+    hashes = _ids.hash_words([cells[:, j].byteswap() for j in range(words)], length)
+    return cells.view(np.uint8).reshape(len(start), -1)[keep], hashes
 
 
 def _gather(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -241,9 +250,9 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
     words = int(length.max()) + 7 >> 3
     if words > (2 if grade else 5):
         raise _NotPlain
-    cells = np.empty((len(start), words), dtype=">u8")  # each field's bytes, NUL-padded, as 8-byte words
+    cells = np.empty((len(start), words), dtype="<u8")  # each field's bytes, NUL-padded, as 8-byte words
     for j in range(words):
-        cells[:, j] = _words(block, start, length, j)
+        cells[:, j] = _native_words(block, start, length, j)
     raw = cells.view(np.uint8)
     if not grade:
         fast = _decimals(raw.reshape(len(start), 8 * words), length)
