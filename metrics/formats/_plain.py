@@ -212,7 +212,7 @@ def _query_codes(
     heads = np.flatnonzero(new)
     if len(heads) * _MIN_QUERY_RUN > len(start) and len(start) > 1000:
         raise _NotPlain
-    raw = memoryview(block)  # ASCII (checked): each ID is decoded from its bytes, no copy of the block
+    raw = block.data  # ASCII (checked): each ID is decoded from its bytes, no copy of the block
     head_codes = np.empty(len(heads), dtype=np.int32)
     for k, (a, b) in enumerate(zip(start[heads].tolist(), end[heads].tolist(), strict=True)):
         head_codes[k] = names.setdefault(str(raw[a:b], "ascii"), len(names))
