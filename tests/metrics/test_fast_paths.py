@@ -143,12 +143,12 @@ def test_plain_reader_declines_gzip_and_long_lines():
     ],
 )
 def test_plain_run_declines_an_empty_field_at_a_block_start(text, where, monkeypatch):
-    """With 19-byte blocks the second line starts a block, with 4 MB ones it is inside the first: its empty
+    """With 19-byte blocks the second line starts a block, with 1 MB ones it is inside the first: its empty
     first field (five more fields, so the counts of spaces and newlines are right) is found either way."""
     monkeypatch.setattr(_plain, "_BLOCK", 19)
     assert _plain._blocks(text.encode())[0] == (0, 19)
     assert _plain.plain_run(_src(text)) is None, where
-    monkeypatch.setattr(_plain, "_BLOCK", 4 << 20)
+    monkeypatch.setattr(_plain, "_BLOCK", 1 << 20)
     assert _plain.plain_run(_src(text)) is None, where
 
 
