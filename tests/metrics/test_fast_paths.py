@@ -286,6 +286,10 @@ REPEATS = {  # (groups, documents, a pair repeats); stretches of 2 rows of whole
     "first and last row": ([0, 0, 0, 0, 0], [9, 2, 3, 4, 9], True),
     "a group in two places": ([0, 1, 0, 1], [1, 1, 2, 2], False),
     "a group in two places, repeating": ([0, 1, 0, 1], [1, 1, 1, 2], True),
+    "groups of one size": ([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2], False),
+    "groups of one size, repeating": ([0, 0, 1, 1, 2, 2], [1, 2, 3, 4, 5, 5], True),
+    "groups of one row": ([0, 1, 2], [1, 1, 1], False),
+    "one group": ([0, 0, 0], [1, 2, 1], True),
     "one row": ([0], [1], False),
     "no row": ([], [], False),
 }
