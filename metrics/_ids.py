@@ -48,14 +48,39 @@ _NUMPY_TYPES = (
 Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
-@dataclass(frozen=True, eq=False)
 class Packed:
     """A column of ASCII strings held by numpy alone (the reader of plain TREC files builds it without
     pyarrow): string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. `to_arrow` gives the Arrow column, sharing
-    the bytes."""
+    the bytes.
 
-    offsets: np.ndarray  # int64, one more than the rows
-    data: np.ndarray  # uint8
+    `from_cells` holds the strings as one row of 8-byte words each instead, NUL past each string's end (as
+    the reader cuts them): ``data`` is then packed on first use, and `take` (hence `raw`, `values` and
+    `equal_at`) works on the rows it is asked for, so scoring a run never packs all its IDs."""
+
+    __slots__ = ("offsets", "_data", "_cells")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray):
+        self.offsets = offsets  # int64, one more than the rows
+        self._data = data  # uint8; empty while `_cells` holds the strings
+        self._cells: np.ndarray | None = None
+
+    @classmethod
+    def from_cells(cls, cells: np.ndarray, lengths: np.ndarray) -> Packed:
+        """Strings of ``lengths`` bytes, string ``i`` the first bytes of row ``i`` of ``cells`` (uint8, one
+        row per string, zero past its end)."""
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        packed = cls.__new__(cls)
+        packed.offsets, packed._data, packed._cells = offsets, np.zeros(0, np.uint8), cells
+        return packed
+
+    @property
+    def data(self) -> np.ndarray:
+        """The strings' bytes end to end (uint8)."""
+        if self._cells is not None:
+            keep = np.arange(self._cells.shape[1]) < np.diff(self.offsets)[:, None]
+            self._data, self._cells = self._cells[keep], None
+        return self._data
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -66,12 +91,16 @@ class Packed:
 
     def raw(self, rows: np.ndarray) -> list[bytes]:
         """The bytes of ``rows`` (for a few rows)."""
-        data, offsets = self.data, self.offsets
-        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in np.asarray(rows).tolist()]
+        part = self.take(rows) if self._cells is not None else None  # (packs these rows only)
+        data, offsets = (part.data, part.offsets) if part is not None else (self.data, self.offsets)
+        at = range(len(part)) if part is not None else np.asarray(rows).tolist()
+        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in at]
 
     def take(self, rows: np.ndarray) -> Packed:
         rows = np.asarray(rows, dtype=np.int64)
         starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
+        if self._cells is not None:
+            return Packed.from_cells(self._cells[rows], lengths)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))

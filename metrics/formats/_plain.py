@@ -93,7 +93,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
     doc_lengths = np.empty(rows, dtype=np.int64)
-    doc_parts: list[np.ndarray] = []
+    doc_parts: list[np.ndarray] = []  # per block: the IDs' bytes end to end, or their cells (2-D)
     hash_parts: list[np.ndarray | None] = []
     names: dict[str, int] = {}
     at = 0
@@ -121,9 +121,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     del buf, data, block
     if int(doc_lengths.max(initial=0)) > _ids.MAX_ID_BYTES:
         raise _NotPlain
-    offsets = np.zeros(rows + 1, dtype=np.int64)
-    np.cumsum(doc_lengths, out=offsets[1:])
-    docs = _ids.Packed(offsets, np.concatenate(doc_parts) if doc_parts else np.zeros(0, np.uint8))
+    docs = _packed_docs(doc_parts, lines, doc_lengths)
     known = [h for h in hash_parts if h is not None]
     hashes = np.concatenate(known) if len(known) == len(hash_parts) and known else None
     return codes, list(names), docs, hashes, values
@@ -222,9 +220,9 @@ def _query_codes(
 
 
 def _doc_ids(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """The bytes of the document IDs ``block[start:end]``, end to end, and their `_ids.hash_strings`; for IDs
-    of at most `_WORDS_DOC` bytes both come from their 8-byte words (one gather per word, no index per byte),
-    else the bytes are gathered one by one and the hashes left to `_ids.hash_strings` (None)."""
+    """The document IDs ``block[start:end]`` and their `_ids.hash_strings`. IDs of at most `_WORDS_DOC` bytes
+    come as their cells (one row of 8-byte words each, NUL past its end: `_ids.Packed.from_cells`), hashed
+    from those words; longer ones as their bytes end to end, hashes left to `_ids.hash_strings` (None)."""
     length = end - start
     longest = int(length.max())
     if longest > _WORDS_DOC:
@@ -233,9 +231,25 @@ def _doc_ids(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.
     cells = np.empty((len(start), words), dtype="<u8")
     for j in range(words):
         cells[:, j] = _native_words(block, start, length, j)
-    keep = np.arange(8 * words) < length[:, None]
     hashes = _ids.hash_words([cells[:, j].byteswap() for j in range(words)], length)
-    return cells.view(np.uint8).reshape(len(start), -1)[keep], hashes
+    return cells.view(np.uint8).reshape(len(start), -1), hashes
+
+
+def _packed_docs(parts: list[np.ndarray], counts: list[int], lengths: np.ndarray) -> _ids.Packed:
+    """The document IDs of the blocks (`_doc_ids`; ``counts`` rows each, ``lengths`` bytes a row): kept as
+    cells when every block gave cells (rows widened to the widest block's), else packed end to end."""
+    if all(p.ndim == 2 for p in parts):
+        width = max((p.shape[1] for p in parts), default=8)
+        parts = [np.pad(p, ((0, 0), (0, width - p.shape[1]))) if p.shape[1] < width else p for p in parts]
+        return _ids.Packed.from_cells(np.concatenate(parts) if parts else np.zeros((0, 8), np.uint8), lengths)
+    ends = np.cumsum(counts)
+    flat = [
+        p if p.ndim == 1 else _ids.Packed.from_cells(p, lengths[end - len(p) : end]).data
+        for p, end in zip(parts, ends.tolist(), strict=True)
+    ]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return _ids.Packed(offsets, np.concatenate(flat))
 
 
 def _gather(block: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -361,13 +361,33 @@ def _packed(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.frombuffer(b"".join(raw), dtype=np.uint8)
 
 
-def test_packed_column_matches_arrow():
+def _cell_column(values: list[str]) -> _ids.Packed:
+    """The column held as cells (one row of 8-byte words a string, zero past its end), as the reader does."""
+    raw = [v.encode() for v in values]
+    width = max((len(r) for r in raw), default=0) + 7 >> 3 << 3
+    cells = np.frombuffer(b"".join(r.ljust(width, b"\0") for r in raw), dtype=np.uint8)
+    return _ids.Packed.from_cells(cells.reshape(len(raw), width), np.array([len(r) for r in raw]))
+
+
+@pytest.mark.parametrize("held", ["bytes", "cells"])
+def test_packed_column_matches_arrow(held):
     values = ["a", "", "héllo", "x" * 600, "b"]
-    packed = _ids.Packed(*_packed(values))
-    assert packed.to_arrow().to_pylist() == values
-    assert packed.take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
-    assert packed.values(np.array([2])) == ["héllo"]
-    assert _ids.hash_strings(packed).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+    column = (lambda: _ids.Packed(*_packed(values))) if held == "bytes" else (lambda: _cell_column(values))
+    assert column().to_arrow().to_pylist() == values
+    assert column().take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
+    assert column().values(np.array([2, 1])) == ["héllo", ""]
+    assert column().raw(np.array([3])) == [b"x" * 600]
+    assert _ids.hash_strings(column()).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+    assert column().data.tobytes() == "".join(values).encode()
+
+
+def test_the_plain_reader_never_packs_the_ids_it_scores():
+    """A run's IDs stay cells through scoring: only the rows compared with judgments are packed."""
+    qrels_text, run_text = _random_files(2)
+    run = read_run(io.StringIO(run_text))
+    evaluate(read_qrels(io.StringIO(qrels_text)), run, MEASURES)
+    assert run._docs()._cells is not None
+    assert run.doc_id.to_pylist() == [line.split()[2] for line in run_text.splitlines()]
 
 
 EQUAL_AT = {
@@ -383,17 +403,22 @@ EQUAL_AT = {
 }
 
 
-@pytest.mark.parametrize("packed", [False, True], ids=["arrow-right", "packed-both"])
-def test_equal_at_compares_ids_exactly(packed):
+@pytest.mark.parametrize(
+    ("packed", "held"),
+    [(False, "bytes"), (True, "bytes"), (False, "cells"), (True, "cells")],
+    ids=["arrow-right", "packed-both", "arrow-right-cells", "packed-both-cells"],
+)
+def test_equal_at_compares_ids_exactly(packed, held):
     """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized)."""
     left = ["pad"] + [a for a, _, _ in EQUAL_AT.values()] + ["tail"]
     right = ["tail"] + [b for _, b, _ in EQUAL_AT.values()][::-1]
     rows = np.arange(1, len(EQUAL_AT) + 1)
     at = np.arange(len(EQUAL_AT), 0, -1)
     b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
-    got = _ids.equal_at(_ids.Packed(*_packed(left)), rows, b, at)
+    a = _ids.Packed(*_packed(left)) if held == "bytes" else _cell_column(left)
+    got = _ids.equal_at(a, rows, b, at)
     assert dict(zip(EQUAL_AT, got.tolist(), strict=True)) == {k: v[2] for k, v in EQUAL_AT.items()}
-    assert _ids.equal_at(_ids.Packed(*_packed(left)), rows[:0], b, at[:0]).tolist() == []
+    assert _ids.equal_at(a, rows[:0], b, at[:0]).tolist() == []
 
 
 def test_rows_keep_query_codes_and_rebuild_strings_on_demand(no_plain):
