@@ -69,25 +69,25 @@ def plain_qrels(src: _Source) -> Qrels | None:
     return qrels if not _ids.may_repeat_pairs(codes, qrels.doc_hashes()) else None
 
 
-def _content(src: _Source) -> bytes:
+def _content(src: _Source) -> np.ndarray:
+    """The file's bytes (a final newline added), read straight into numpy (``np.fromfile``: about half the
+    time of ``f.read()``, which copies through a growing buffer); raises unless ASCII without BOM."""
     if src.gzipped or src.size() > _PLAIN_MAX:
         raise _NotPlain
     if src.path is None:
-        data = src.data or b""
+        buf = np.frombuffer(src.data or b"", dtype=np.uint8)
     else:
-        with open(src.path, "rb") as f:
-            data = f.read()
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
-    if not data or data.startswith(_BOM) or not data.isascii():
+        buf = np.fromfile(src.path, dtype=np.uint8)
+    if len(buf) and buf[-1] != ord("\n"):
+        buf = np.append(buf, np.uint8(ord("\n")))
+    if not len(buf) or buf[:3].tobytes() == _BOM or int(buf.max()) > 127:
         raise _NotPlain
-    return data
+    return buf
 
 
 def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[Any, ...]:
-    data = _content(src)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    blocks = _blocks(data)
+    buf = _content(src)
+    blocks = _blocks(buf)
     lines = [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
@@ -118,7 +118,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
         raise _NotPlain
     if len(names) * _MIN_QUERY_RUN > max(rows, 1) and rows > 1000:
         raise _NotPlain
-    del buf, data, block
+    del buf, block
     if int(doc_lengths.max(initial=0)) > _ids.MAX_ID_BYTES:
         raise _NotPlain
     docs = _packed_docs(doc_parts, lines, doc_lengths)
@@ -132,16 +132,26 @@ def _count(block: np.ndarray, byte: int) -> int:
     return int(np.count_nonzero(block == byte))
 
 
-def _blocks(data: bytes) -> list[tuple[int, int]]:
+def _blocks(data: bytes | np.ndarray) -> list[tuple[int, int]]:
     """(start, end) of blocks of about `_BLOCK` bytes, each ending just after a newline."""
+    buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
     out, lo = [], 0
-    while lo < len(data):
-        hi = data.rfind(b"\n", lo, lo + _BLOCK) + 1 if lo + _BLOCK < len(data) else len(data)
+    while lo < len(buf):
+        hi = _last_newline(buf, lo, lo + _BLOCK) + 1 if lo + _BLOCK < len(buf) else len(buf)
         if hi <= lo:  # a line longer than a block: not plain (the line readers apply the line limit)
             raise _NotPlain
         out.append((lo, hi))
         lo = hi
     return out
+
+
+def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
+    """The position of the last newline in ``buf[lo:hi]``, or -1 (its last 4 KB are searched first)."""
+    for start in dict.fromkeys((max(lo, hi - 4096), lo)):
+        found = np.flatnonzero(buf[start:hi] == ord("\n"))
+        if len(found):
+            return start + int(found[-1])
+    return -1
 
 
 def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.ndarray:
