@@ -130,6 +130,7 @@ NOT_FOR_SCORE = (
     "metrics.slices",
     "numpy.ma",
     "hashlib",
+    "html",
 )
 
 
