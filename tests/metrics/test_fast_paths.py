@@ -461,3 +461,12 @@ def test_rank_run_fallback_lookup_equals_the_hashed_one(monkeypatch):
     for name in ("qidx", "pos", "grade", "returned", "row"):
         assert getattr(hashed, name).tolist() == getattr(exact, name).tolist(), name
     assert Qrels and hashed.query_ids == exact.query_ids
+
+
+@pytest.mark.parametrize(
+    ("block", "end"),
+    [(b"", 0), (b"a\nb\n", 3), (b"a\nb\n", 4), (b"\n\n\n", 2), (b"x" * 100 + b"\n", 101), (b"a\r\nb", 4)],
+)
+def test_newlines_counts_as_bytes_count(block, end):
+    """The line numbering of the block scan (`_lines._newlines`, numpy's compare) is `bytes.count`'s."""
+    assert _lines._newlines(block, end) == block.count(b"\n", 0, end)
