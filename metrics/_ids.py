@@ -7,7 +7,6 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
@@ -31,6 +30,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(1, 9)], dtype=np.uint64)
 _BLOCK_ROWS = 1 << 18
 _MIN_RUN = 8  # `encode` run-end encodes a column whose runs of equal values are this long on average
+_SORT_ROWS = 4096  # rows sorted at once by `may_repeat_pairs` (whole groups: a stretch may be longer)
 _LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
 _NUMPY_TYPES = (
     "int8",
@@ -48,14 +48,39 @@ _NUMPY_TYPES = (
 Strings: TypeAlias = "pa.Array | pa.ChunkedArray"  # pyarrow has no type stubs: both are Any to mypy
 
 
-@dataclass(frozen=True, eq=False)
 class Packed:
     """A column of ASCII strings held by numpy alone (the reader of plain TREC files builds it without
     pyarrow): string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. `to_arrow` gives the Arrow column, sharing
-    the bytes."""
+    the bytes.
 
-    offsets: np.ndarray  # int64, one more than the rows
-    data: np.ndarray  # uint8
+    `from_cells` holds the strings as one row of 8-byte words each instead, NUL past each string's end (as
+    the reader cuts them): ``data`` is then packed on first use, and `take` (hence `raw`, `values` and
+    `equal_at`) works on the rows it is asked for, so scoring a run never packs all its IDs."""
+
+    __slots__ = ("offsets", "_data", "_cells")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray):
+        self.offsets = offsets  # int64, one more than the rows
+        self._data = data  # uint8; empty while `_cells` holds the strings
+        self._cells: np.ndarray | None = None
+
+    @classmethod
+    def from_cells(cls, cells: np.ndarray, lengths: np.ndarray) -> Packed:
+        """Strings of ``lengths`` bytes, string ``i`` the first bytes of row ``i`` of ``cells`` (uint8, one
+        row per string, zero past its end)."""
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        packed = cls.__new__(cls)
+        packed.offsets, packed._data, packed._cells = offsets, np.zeros(0, np.uint8), cells
+        return packed
+
+    @property
+    def data(self) -> np.ndarray:
+        """The strings' bytes end to end (uint8)."""
+        if self._cells is not None:
+            keep = np.arange(self._cells.shape[1]) < np.diff(self.offsets)[:, None]
+            self._data, self._cells = self._cells[keep], None
+        return self._data
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -66,12 +91,16 @@ class Packed:
 
     def raw(self, rows: np.ndarray) -> list[bytes]:
         """The bytes of ``rows`` (for a few rows)."""
-        data, offsets = self.data, self.offsets
-        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in np.asarray(rows).tolist()]
+        part = self.take(rows) if self._cells is not None else None  # (packs these rows only)
+        data, offsets = (part.data, part.offsets) if part is not None else (self.data, self.offsets)
+        at = range(len(part)) if part is not None else np.asarray(rows).tolist()
+        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in at]
 
     def take(self, rows: np.ndarray) -> Packed:
         rows = np.asarray(rows, dtype=np.int64)
         starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
+        if self._cells is not None:
+            return Packed.from_cells(self._cells[rows], lengths)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
@@ -218,23 +247,44 @@ def _packed_hash(offsets: np.ndarray, data: np.ndarray, seed: np.ndarray) -> np.
     words = np.ndarray(shape=(len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
     start = offsets[:-1] - lo
     length = offsets[1:] - offsets[:-1]
-    h = (seed ^ length.astype(np.uint64)) * _GOLDEN
     shortest = int(length.min(initial=0))
+    h = _word_hash(length, seed)
     for j in range(min(int(length.max(initial=0)), _LONG) + 7 >> 3):
         w = words[np.minimum(start + 8 * j, len(padded) - 8)].astype(np.uint64)
         if 8 * j + 8 > shortest:
             w &= _TAIL_MASK[np.clip(length - 8 * j, 0, 8)]
-        h ^= w
-        h *= _M1
-        h ^= h >> np.uint64(29)
+        _fold_word(h, w)
     long = np.flatnonzero(length > _LONG)
     if len(long):  # the word loop stops at _LONG bytes: a 300 KB ID costs one digest, not 40 000 passes
         h[long] = _long_hash(data, offsets[long], length[long], seed[long] if seed.ndim else seed)
     return _mix(h)
 
 
+def _word_hash(length: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """The start of `_packed_hash` for strings of ``length`` bytes: `_fold_word` then takes each 8-byte word
+    (big-endian, zero past the string's end), `_mix` ends it."""
+    return (seed ^ length.astype(np.uint64)) * _GOLDEN
+
+
+def _fold_word(h: np.ndarray, word: np.ndarray) -> None:
+    h ^= word
+    h *= _M1
+    h ^= h >> np.uint64(29)
+
+
+def hash_words(words: list[np.ndarray], length: np.ndarray) -> np.ndarray:
+    """`hash_strings` (no seed) of strings of ``length`` bytes (at most `_LONG`) given as their 8-byte
+    big-endian words, zero past each string's end (as `metrics.formats._plain` cuts them)."""
+    h = _word_hash(length, _block_seed(None, 0, 1))
+    for word in words:
+        _fold_word(h, word)
+    return _mix(h)
+
+
 def _long_hash(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """The pre-mix hash of each long string (a digest of its bytes, with its length and seed folded in)."""
+    import hashlib  # only for IDs over `_LONG` bytes: the scoring path of usual files never imports it
+
     digests = [
         int.from_bytes(hashlib.blake2b(data[a : a + n].tobytes(), digest_size=8).digest(), "big")
         for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)
@@ -294,10 +344,52 @@ def pair_hashes(doc_hashes: np.ndarray, groups: np.ndarray, lo: int = 0, hi: int
 
 def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
     """False when no (group, document) pair occurs twice (certain); True when one may (`duplicate_rows` then
-    says which, exactly)."""
+    says which, exactly).
+
+    When each group's rows are contiguous (a run or qrels file written query by query), a pair can only
+    repeat within a group: groups all of one size (a run of fixed depth) are sorted as the rows of one
+    matrix, others a stretch of about `_SORT_ROWS` rows of whole groups at a time (sorts that fit the CPU's
+    cache: ~2-4x faster than one sort of them all); a column whose groups are not contiguous, all at once."""
     key = pair_hashes(doc_hashes, groups)
-    key.sort()
-    return len(key) >= 2 and not _increasing(key)
+    starts = _group_starts(np.asarray(groups))
+    if starts is None:
+        key.sort()
+        return len(key) >= 2 and not _increasing(key)
+    sizes = np.diff(starts)
+    if len(sizes) and (sizes == sizes[0]).all():
+        rows = key.reshape(len(sizes), int(sizes[0]))
+        rows.sort(axis=1)
+        return not (rows[:, 1:] > rows[:, :-1]).all()
+    cuts = _group_cuts_of(starts)
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        part = key[lo:hi]
+        part.sort()
+        if not (part[1:] > part[:-1]).all():
+            return True
+    return False
+
+
+def _group_starts(groups: np.ndarray) -> np.ndarray | None:
+    """Where each group's rows start, then the length; None when a group's rows are not contiguous."""
+    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    starts = np.concatenate([[0], starts, [len(groups)]]) if len(groups) else np.zeros(1, np.int64)
+    heads = np.sort(groups[starts[:-1]])
+    if not (heads[1:] != heads[:-1]).all():  # (not np.unique: it imports numpy.ma, ~10 ms)
+        return None
+    return starts
+
+
+def _group_cuts(groups: np.ndarray) -> list[int] | None:
+    """Row positions cutting ``groups`` into stretches of whole groups, about `_SORT_ROWS` rows each (0
+    first, the length last); None when a group's rows are not contiguous."""
+    starts = _group_starts(groups)
+    return None if starts is None else _group_cuts_of(starts)
+
+
+def _group_cuts_of(starts: np.ndarray) -> list[int]:
+    at = np.searchsorted(starts, np.arange(_SORT_ROWS, int(starts[-1]), _SORT_ROWS))
+    cuts = np.concatenate([[0], starts[at], starts[-1:]])  # non-decreasing
+    return cuts[np.append(True, cuts[1:] != cuts[:-1])].tolist()
 
 
 def hash_matches(

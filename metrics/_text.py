@@ -15,7 +15,6 @@ every module may use it; nothing here knows a report.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -168,6 +167,8 @@ def _tex(text: Any) -> str:
 
 def _e(text: Any) -> str:
     """HTML-escaped text (quotes too), safe in element content and attribute values."""
+    import html  # (HTML reports only: the scoring path never imports it)
+
     return html.escape(str(text), quote=True)
 
 

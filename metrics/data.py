@@ -139,12 +139,20 @@ class _Rows:
         return hashes
 
     @classmethod
-    def _packed(cls, codes: np.ndarray, names: list[str], docs: _ids.Packed, source: str) -> Any:
+    def _packed(
+        cls,
+        codes: np.ndarray,
+        names: list[str],
+        docs: _ids.Packed,
+        source: str,
+        doc_hashes: np.ndarray | None = None,
+    ) -> Any:
         """Rows from the numpy reader: query codes into ``names`` (first-appearance order) and packed document
-        IDs; the caller sets the values column (validated already)."""
+        IDs (with their `doc_hashes` when the reader computed them); the caller sets the values column
+        (validated already)."""
         rows = cls.__new__(cls)
         rows._query_id, rows._doc_id, rows.source = None, docs, source
-        rows._encoded, rows._query_list, rows._doc_hashes = None, (codes, names), None
+        rows._encoded, rows._query_list, rows._doc_hashes = None, (codes, names), doc_hashes
         return rows
 
     @property

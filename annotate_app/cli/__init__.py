@@ -19,63 +19,88 @@ module         commands
 ``_common``    shared options, the database commands' wrapper, output
 ============== ======================================================
 
-Bad input prints one line, ``qrelforge: error: ...``, and exits with status 2; never a traceback. Heavy
-modules are imported inside the commands, so ``qrelforge score`` starts fast.
+Bad input prints one line, ``qrelforge: error: ...``, and exits with status 2; never a traceback. A command
+imports only its own module (`HOMES`), and heavy modules are imported inside the commands, so ``qrelforge
+score`` starts fast.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
-from annotate_app.cli import admin, backup, data, judges, retrieval, review, scoring
 from annotate_app.cli._common import AddParser
 from metrics.errors import QrelForgeError
 
 __all__ = ["build_parser", "main"]
 
-GROUPS = (scoring, retrieval, admin, data, review, judges, backup)
-HELP_ORDER = (
-    "score",
-    "baseline",
-    "fuse",
-    "compare",
-    "check",
-    "verify",
-    "ab",
-    "init",
-    "user",
-    "project",
-    "demo-data",
-    "import",
-    "pool",
-    "assign",
-    "status",
-    "agreement",
-    "release",
-    "export",
-    "judge",
-    "backup",
-    "restore",
-)
+HOMES = {
+    "score": "scoring",
+    "baseline": "retrieval",
+    "fuse": "retrieval",
+    "compare": "scoring",
+    "check": "scoring",
+    "verify": "scoring",
+    "ab": "scoring",
+    "init": "admin",
+    "user": "admin",
+    "project": "admin",
+    "demo-data": "admin",
+    "import": "data",
+    "pool": "data",
+    "assign": "data",
+    "status": "review",
+    "agreement": "review",
+    "release": "review",
+    "export": "review",
+    "judge": "judges",
+    "backup": "backup",
+    "restore": "backup",
+}
+"""Each command, in the order ``qrelforge --help`` lists them, and the module of this package adding it: a
+command imports its own module only (``qrelforge score`` never imports the database commands' modules)."""
+HELP_ORDER = tuple(HOMES)
 """The commands in the order ``qrelforge --help`` lists them."""
+GROUP_NAMES = ("scoring", "retrieval", "admin", "data", "review", "judges", "backup")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GROUPS":  # the command modules, imported on first use
+        return tuple(_group(g) for g in GROUP_NAMES)
+    if name in GROUP_NAMES:
+        return _group(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _group(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 def _commands() -> dict[str, AddParser]:
     commands: dict[str, AddParser] = {}
-    for group in GROUPS:
-        commands.update(group.COMMANDS)
-    if sorted(commands) != sorted(HELP_ORDER):
-        raise RuntimeError(f"HELP_ORDER must list the commands {sorted(commands)}; got {sorted(HELP_ORDER)}")
+    for group in GROUP_NAMES:
+        registered = _group(group).COMMANDS
+        homed = sorted(c for c, home in HOMES.items() if home == group)
+        if sorted(registered) != homed:
+            raise RuntimeError(f"HOMES must give {group} the commands {sorted(registered)}; got {homed}")
+        commands.update(registered)
     return commands
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``qrelforge`` parser with every command; with ``command`` (one of `HOMES`), with that one only,
+    which parses that command's arguments alike."""
     parser = argparse.ArgumentParser(
         prog="qrelforge", description="Relevance judgments and retrieval metrics."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    if command in HOMES:
+        _group(HOMES[command]).COMMANDS[command](sub)
+        return parser
     commands = _commands()
     for name in HELP_ORDER:
         commands[name](sub)
@@ -84,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``qrelforge`` with ``argv`` (default: the process's arguments); returns the exit status."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

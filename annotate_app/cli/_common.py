@@ -34,6 +34,7 @@ __all__ = [
     "grid",
     "int_at_least",
     "open_db",
+    "partitioned",
     "positive_int",
     "project_of",
     "read_password",
@@ -67,6 +68,13 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
 
 positive_int = int_at_least(1)
 """argparse ``type=`` for a count: an int >= 1, else "must be an int >= 1; got '0'"."""
+
+
+def partitioned(run: str) -> bool:
+    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
+    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
+        return True
+    return not os.path.exists(run) and any(c in run for c in "*?[")
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:

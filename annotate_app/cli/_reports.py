@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from annotate_app.cli._common import partitioned as _partitioned
 from metrics.errors import QrelForgeError
 
 __all__ = [
@@ -106,13 +107,6 @@ def _dumps(payload: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
-def _partitioned(run: str) -> bool:
-    """A run held as partitions: a directory, Parquet, or a glob pattern that is not itself a file name."""
-    if os.path.isdir(run) or run.lower().endswith((".parquet", ".pq")):
-        return True
-    return not os.path.exists(run) and any(c in run for c in "*?[")
-
-
 def named_run_files(paths: list[str]) -> dict[str, Any]:
     """Read run files, naming each by its tag; runs sharing a tag are named by their file names instead."""
     from metrics import read_run

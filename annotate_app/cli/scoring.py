@@ -41,7 +41,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotate_app.cli._common import (
     AddParser,
@@ -51,11 +51,14 @@ from annotate_app.cli._common import (
     emit,
     int_at_least,
     open_db,
+    partitioned,
     positive_int,
     project_of,
 )
-from annotate_app.cli._reports import _partitioned, named_run_files
 from metrics.errors import QrelForgeError
+
+if TYPE_CHECKING:
+    from annotate_app.cli._reports import named_run_files
 
 __all__ = ["COMMANDS", "DEFAULT_MEASURES", "Engine", "named_run_files"]
 
@@ -306,6 +309,14 @@ def add_verify_parser(sub: Subcommands) -> None:
     p.set_defaults(handler=_cmd_verify)
 
 
+def __getattr__(name: str) -> Any:
+    if name == "named_run_files":  # re-exported, imported on first use (plain scoring never needs it)
+        from annotate_app.cli._reports import named_run_files
+
+        return named_run_files
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 COMMANDS: dict[str, AddParser] = {
     "score": add_score_parser,
     "compare": add_compare_parser,
@@ -319,13 +330,16 @@ COMMANDS: dict[str, AddParser] = {
 def _slicing(args: argparse.Namespace, *, uses: str) -> Any:
     """``--by``'s slicing: the tags of ``--queries FILE``, or those stored with the queries of the project
     (``-p``, ``--db``'s only project, or ``$QRELFORGE_PROJECT``); ``uses``: what else -p/--db serve."""
-    from annotate_app.cli import _reports
-
     named = args.project is not None or args.db is not None
     if args.by is None:
         for flag, value in (("--project", args.project), ("--db", args.db)):
             if value is not None:
                 raise QrelForgeError(f"{flag} {value!r} is only used with {uses}")
+        if args.queries is None:
+            return None  # (not through _reports: plain scoring never imports it)
+    from annotate_app.cli import _reports
+
+    if args.by is None:
         return _reports.slicing(None, args.queries)
     if named and args.queries is not None:
         raise QrelForgeError("--by takes its tags from --queries FILE or from -p PROJECT, not both")
@@ -347,7 +361,6 @@ def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ..
 @command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
-    from annotate_app.cli import _reports
     from metrics import parse_measures, read_qrels, render
 
     if args.ppi is not None:
@@ -365,6 +378,20 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if args.address is not None:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
         results = _score_here(args, qrels, measures)
+    if args.format == "json" or cut is not None:
+        text = _report_text(args, qrels, results, measures, cut)
+    else:
+        text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
+    emit(text, args.output)
+    return 0
+
+
+def _report_text(
+    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any
+) -> str:
+    """``score``'s JSON report, or its table or CSV with slices (``--by``)."""
+    from annotate_app.cli import _reports
+
     if args.format == "json":
         fp = _reports.score_fingerprint(
             qrels,
@@ -381,14 +408,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
         document = _reports.score_document(
             results, measures, per_query=args.per_query, cut=cut, fingerprint=fp
         )
-        text = json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    elif cut is not None:
-        document = _reports.score_document(results, measures, per_query=False, cut=cut, fingerprint=None)
-        text = _reports.score_text(document, results, measures, args.format)
-    else:
-        text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
-    emit(text, args.output)
-    return 0
+        return json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    document = _reports.score_document(results, measures, per_query=False, cut=cut, fingerprint=None)
+    return _reports.score_text(document, results, measures, args.format)
 
 
 def _lean_arrow() -> None:
@@ -400,14 +422,13 @@ def _lean_arrow() -> None:
 
 
 def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
-    from metrics import read_corpus
     from metrics.evaluate import evaluate
 
-    corpus = read_corpus(args.corpus) if args.corpus else None
+    corpus = _corpus(args.corpus) if args.corpus else None
     return [
         evaluate(
             qrels,
-            _partitions(run) if _partitioned(run) else run,
+            _partitions(run) if partitioned(run) else run,
             measures,
             corpus=corpus,
             strict=args.strict,
@@ -415,6 +436,12 @@ def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> li
         )
         for run in args.runs
     ]
+
+
+def _corpus(path: str) -> Any:
+    from metrics import read_corpus  # (only with --corpus: plain scoring never imports the table readers)
+
+    return read_corpus(path)
 
 
 def _partitions(run: str) -> Any:

@@ -32,17 +32,13 @@ re-exported here (import from `metrics.formats`):
   Prodigy, Quepid).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from metrics.formats._beir import read_beir_qrels
-from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
 from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
-from metrics.formats._tables import (
-    TableFormat,
-    iter_corpus,
-    read_chunk_map,
-    read_corpus,
-    read_queries,
-    write_jsonl,
-)
 from metrics.formats._trec import (
     QrelsFormat,
     iter_run_chunks,
@@ -51,6 +47,25 @@ from metrics.formats._trec import (
     write_qrels,
     write_run,
 )
+
+if TYPE_CHECKING:
+    from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
+    from metrics.formats._tables import (
+        TableFormat,
+        iter_corpus,
+        read_chunk_map,
+        read_corpus,
+        read_queries,
+        write_jsonl,
+    )
+
+_LAZY = {  # imported on first use: the scoring path of TREC files needs neither
+    **dict.fromkeys(["ForeignLabel", "LabelFormat", "read_labels"], "metrics.formats._labels"),
+    **dict.fromkeys(
+        ["TableFormat", "iter_corpus", "read_chunk_map", "read_corpus", "read_queries", "write_jsonl"],
+        "metrics.formats._tables",
+    ),
+}
 
 __all__ = [
     "read_qrels",
@@ -73,3 +88,16 @@ __all__ = [
     "Source",
     "MAX_PROBLEMS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

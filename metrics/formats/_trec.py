@@ -24,6 +24,7 @@ from metrics.formats._lines import (
     Source,
     _Collector,
     _grade_problem,
+    _newlines,
     _Pairs,
     _parse_score,
     _plain_layout,
@@ -268,7 +269,7 @@ def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
     first, parts, count = 1, [], 0
     for block in src.blocks():
         parts.append(block)
-        count += block.count(b"\n")
+        count += _newlines(block, len(block))
         if count < lines:
             continue
         data = b"".join(parts)

@@ -91,6 +91,61 @@ def test_every_group_module_registers_its_commands():
     assert sorted(registered) == sorted(COMMANDS) and len(registered) == len(set(registered))
 
 
+def test_each_command_is_homed_in_the_module_that_registers_it():
+    homes = {name: group.__name__.rpartition(".")[2] for group in cli.GROUPS for name in group.COMMANDS}
+    assert homes == cli.HOMES
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_alone_parses_as_with_every_command(command):
+    """`build_parser(command)` adds that command only: its help (and so its options) is the same."""
+    alone, full = cli.build_parser(command), cli.build_parser()
+    assert _sub(alone).choices[command].format_help() == _sub(full).choices[command].format_help()
+    assert list(_sub(alone).choices) == [command]
+
+
+def _sub(parser):
+    return next(a for a in parser._actions if a.dest == "command")
+
+
+# What `qrelforge score` on plain TREC files must not import: the other commands' modules, and the libraries
+# of other paths (each costs tens of milliseconds to import, some ~100 MB of memory).
+NOT_FOR_SCORE = (
+    "annotate_app.cli.admin",
+    "annotate_app.cli.backup",
+    "annotate_app.cli.data",
+    "annotate_app.cli.judges",
+    "annotate_app.cli.retrieval",
+    "annotate_app.cli.review",
+    "annotate_app.cli._reports",
+    "annotate_app.services",
+    "annotate_app.store",
+    "pyarrow",
+    "pandas",
+    "scipy",
+    "sqlalchemy",
+    "streamlit",
+    "metrics.formats._tables",
+    "metrics.formats._labels",
+    "metrics.slices",
+    "numpy.ma",
+    "hashlib",
+    "html",
+)
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv"])
+def test_score_on_trec_files_imports_only_what_it_needs(fmt):
+    code = (
+        "import sys; from annotate_app.cli import main; "
+        f"main(['score', {QRELS!r}, {RUN_A!r}, '-m', 'P@3', '-m', 'nDCG@10', '--format', {fmt!r}]); "
+        f"heavy = {NOT_FOR_SCORE!r}; "
+        "print(sorted(m for m in sys.modules if any(m == x or m.startswith(x + '.') for x in heavy)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_no_cli_module_imports_the_store_sqlalchemy_or_streamlit():
     imported = {}
     for path in sorted((ROOT / "annotate_app" / "cli").glob("*.py")):

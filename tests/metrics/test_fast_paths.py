@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from metrics import Qrels, Run, _ids, evaluate, ranking, read_qrels, read_run
@@ -59,6 +60,35 @@ def test_plain_run_equals_the_reference_readers(text, no_plain):
     assert _rows(plain) == _rows(reference)
     assert np.array_equal(plain.score.view(np.uint64), reference.score.view(np.uint64))  # -0.0 too
     assert plain.query_ids == reference.query_ids and len(plain) == len(reference)
+
+
+@pytest.mark.parametrize(
+    ("doc", "from_words"),
+    [("D1", True), ("d" * 8, True), ("d" * 9, True), ("d" * 64, True), ("d" * 65, False), ("d" * 512, False)],
+)
+def test_plain_reader_hashes_document_ids_as_hash_strings(doc, from_words):
+    """IDs of at most 64 bytes are cut from their words, and hashed there exactly as `_ids.hash_strings`
+    hashes the packed column; longer ones are gathered byte by byte and hashed later."""
+    text = f"q1 Q0 {doc} 1 0.5 t\nq1 Q0 x{doc[1:]} 2 0.25 t\nq2 Q0 {doc[:-1]} 1 1.5 t\n"
+    hashes = _plain._read(_src(text), fields=6, value_field=4, grade=False)[3]
+    assert (hashes is not None) == from_words
+    plain = _plain.plain_run(_src(text))
+    assert plain is not None
+    assert plain._docs().values(np.arange(3)) == [doc, f"x{doc[1:]}", doc[:-1]]
+    assert plain.doc_hashes().tolist() == _ids.hash_strings(plain._docs()).tolist()
+    assert plain.doc_hashes().tolist() == _ids.hash_strings(pa.array([doc, f"x{doc[1:]}", doc[:-1]])).tolist()
+
+
+def test_plain_reader_tells_query_ids_apart_byte_by_byte():
+    """IDs sharing their first 8 bytes, prefixes of each other, of every length to 20 bytes, coming back
+    later: the plain reader's query codes are those of the reference reader."""
+    rng = np.random.default_rng(8)
+    pool = ["q", "q1", "q10", "abcdefgh", "abcdefgi", "abcdefghi", "abcdefghij" * 2, "x" * 16, "x" * 17]
+    ids = [pool[i] for i in rng.integers(0, len(pool), 300)]
+    text = "".join(f"{q} Q0 d{i} {i} {i / 7:.4f} t\n" for i, q in enumerate(ids))
+    plain = _plain.plain_run(_src(text))
+    assert plain is not None
+    assert plain.query_id.to_pylist() == ids
 
 
 NOT_PLAIN_RUNS = {
@@ -113,12 +143,12 @@ def test_plain_reader_declines_gzip_and_long_lines():
     ],
 )
 def test_plain_run_declines_an_empty_field_at_a_block_start(text, where, monkeypatch):
-    """With 19-byte blocks the second line starts a block, with 4 MB ones it is inside the first: its empty
+    """With 19-byte blocks the second line starts a block, with 1 MB ones it is inside the first: its empty
     first field (five more fields, so the counts of spaces and newlines are right) is found either way."""
     monkeypatch.setattr(_plain, "_BLOCK", 19)
     assert _plain._blocks(text.encode())[0] == (0, 19)
     assert _plain.plain_run(_src(text)) is None, where
-    monkeypatch.setattr(_plain, "_BLOCK", 4 << 20)
+    monkeypatch.setattr(_plain, "_BLOCK", 1 << 20)
     assert _plain.plain_run(_src(text)) is None, where
 
 
@@ -149,11 +179,7 @@ def test_short_decimals_parse_bit_for_bit_as_float(text, expected):
     """None: the field is not a short decimal (the general parse takes its block)."""
     raw, length = _cells([text])
     got = _plain._decimals(raw, length)
-    if expected is None:
-        assert got is None
-    else:
-        assert got is not None
-        assert got.view(np.uint64).tolist() == np.array([expected]).view(np.uint64).tolist()
+    _same_bits(got, expected)
 
 
 def test_random_short_decimals_equal_float():
@@ -171,6 +197,15 @@ def test_random_short_decimals_equal_float():
     got = _plain._decimals(raw, length)
     assert got is not None
     assert got.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
+
+
+def _same_bits(got: np.ndarray | None, expected: float | None) -> None:
+    """``got`` is None when ``expected`` is, else exactly ``[expected]`` (-0.0 apart from 0.0)."""
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert got.view(np.uint64).tolist() == np.array([expected]).view(np.uint64).tolist()
 
 
 def _cells(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -244,6 +279,39 @@ def test_hash_collisions_never_change_a_score(seed):
     assert evaluate(qrels, run, MEASURES).to_dict() == expected.to_dict()
 
 
+REPEATS = {  # (groups, documents, a pair repeats); stretches of 2 rows of whole groups
+    "none": ([0, 0, 1, 1, 2], [1, 2, 1, 2, 1], False),
+    "within a group": ([0, 0, 1, 1, 1], [1, 2, 3, 4, 3], True),
+    "a group longer than a stretch": ([0, 0, 0, 0, 0, 1], [1, 2, 3, 4, 1, 1], True),
+    "first and last row": ([0, 0, 0, 0, 0], [9, 2, 3, 4, 9], True),
+    "a group in two places": ([0, 1, 0, 1], [1, 1, 2, 2], False),
+    "a group in two places, repeating": ([0, 1, 0, 1], [1, 1, 1, 2], True),
+    "groups of one size": ([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2], False),
+    "groups of one size, repeating": ([0, 0, 1, 1, 2, 2], [1, 2, 3, 4, 5, 5], True),
+    "groups of one row": ([0, 1, 2], [1, 1, 1], False),
+    "one group": ([0, 0, 0], [1, 2, 1], True),
+    "one row": ([0], [1], False),
+    "no row": ([], [], False),
+}
+
+
+@pytest.mark.parametrize(("groups", "docs", "repeats"), REPEATS.values(), ids=REPEATS.keys())
+@pytest.mark.parametrize("stretch", [2, 4096])
+def test_may_repeat_pairs_sorts_stretches_of_whole_groups(groups, docs, repeats, stretch, monkeypatch):
+    monkeypatch.setattr(_ids, "_SORT_ROWS", stretch)
+    hashes = _ids.hash_strings(pa.array([str(d) for d in docs], type=pa.string()))
+    assert _ids.may_repeat_pairs(np.array(groups, dtype=np.int32), hashes) is repeats
+
+
+def test_group_cuts_keep_groups_whole(monkeypatch):
+    monkeypatch.setattr(_ids, "_SORT_ROWS", 3)
+    groups = np.array([0, 0, 1, 1, 1, 1, 1, 2, 3, 3], dtype=np.int32)
+    assert _ids._group_cuts(groups) == [0, 7, 10]
+    monkeypatch.setattr(_ids, "_SORT_ROWS", 2)
+    assert _ids._group_cuts(groups) == [0, 2, 7, 8, 10]
+    assert _ids._group_cuts(np.array([0, 1, 0], dtype=np.int32)) is None
+
+
 def test_hash_matches_refuses_a_table_holding_a_hash_twice():
     docs = np.array([1, 2, 3], dtype=np.uint64)
     groups = np.zeros(3, dtype=np.int32)
@@ -293,13 +361,33 @@ def _packed(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.frombuffer(b"".join(raw), dtype=np.uint8)
 
 
-def test_packed_column_matches_arrow():
+def _cell_column(values: list[str]) -> _ids.Packed:
+    """The column held as cells (one row of 8-byte words a string, zero past its end), as the reader does."""
+    raw = [v.encode() for v in values]
+    width = max((len(r) for r in raw), default=0) + 7 >> 3 << 3
+    cells = np.frombuffer(b"".join(r.ljust(width, b"\0") for r in raw), dtype=np.uint8)
+    return _ids.Packed.from_cells(cells.reshape(len(raw), width), np.array([len(r) for r in raw]))
+
+
+@pytest.mark.parametrize("held", ["bytes", "cells"])
+def test_packed_column_matches_arrow(held):
     values = ["a", "", "héllo", "x" * 600, "b"]
-    packed = _ids.Packed(*_packed(values))
-    assert packed.to_arrow().to_pylist() == values
-    assert packed.take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
-    assert packed.values(np.array([2])) == ["héllo"]
-    assert _ids.hash_strings(packed).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+    column = (lambda: _ids.Packed(*_packed(values))) if held == "bytes" else (lambda: _cell_column(values))
+    assert column().to_arrow().to_pylist() == values
+    assert column().take(np.array([4, 0, 3])).to_arrow().to_pylist() == ["b", "a", "x" * 600]
+    assert column().values(np.array([2, 1])) == ["héllo", ""]
+    assert column().raw(np.array([3])) == [b"x" * 600]
+    assert _ids.hash_strings(column()).tolist() == _ids.hash_strings(_ids.as_strings(values)).tolist()
+    assert column().data.tobytes() == "".join(values).encode()
+
+
+def test_the_plain_reader_never_packs_the_ids_it_scores():
+    """A run's IDs stay cells through scoring: only the rows compared with judgments are packed."""
+    qrels_text, run_text = _random_files(2)
+    run = read_run(io.StringIO(run_text))
+    evaluate(read_qrels(io.StringIO(qrels_text)), run, MEASURES)
+    assert run._docs()._cells is not None
+    assert run.doc_id.to_pylist() == [line.split()[2] for line in run_text.splitlines()]
 
 
 EQUAL_AT = {
@@ -315,17 +403,22 @@ EQUAL_AT = {
 }
 
 
-@pytest.mark.parametrize("packed", [False, True], ids=["arrow-right", "packed-both"])
-def test_equal_at_compares_ids_exactly(packed):
+@pytest.mark.parametrize(
+    ("packed", "held"),
+    [(False, "bytes"), (True, "bytes"), (False, "cells"), (True, "cells")],
+    ids=["arrow-right", "packed-both", "arrow-right-cells", "packed-both-cells"],
+)
+def test_equal_at_compares_ids_exactly(packed, held):
     """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized)."""
     left = ["pad"] + [a for a, _, _ in EQUAL_AT.values()] + ["tail"]
     right = ["tail"] + [b for _, b, _ in EQUAL_AT.values()][::-1]
     rows = np.arange(1, len(EQUAL_AT) + 1)
     at = np.arange(len(EQUAL_AT), 0, -1)
     b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
-    got = _ids.equal_at(_ids.Packed(*_packed(left)), rows, b, at)
+    a = _ids.Packed(*_packed(left)) if held == "bytes" else _cell_column(left)
+    got = _ids.equal_at(a, rows, b, at)
     assert dict(zip(EQUAL_AT, got.tolist(), strict=True)) == {k: v[2] for k, v in EQUAL_AT.items()}
-    assert _ids.equal_at(_ids.Packed(*_packed(left)), rows[:0], b, at[:0]).tolist() == []
+    assert _ids.equal_at(a, rows[:0], b, at[:0]).tolist() == []
 
 
 def test_rows_keep_query_codes_and_rebuild_strings_on_demand(no_plain):
@@ -368,3 +461,12 @@ def test_rank_run_fallback_lookup_equals_the_hashed_one(monkeypatch):
     for name in ("qidx", "pos", "grade", "returned", "row"):
         assert getattr(hashed, name).tolist() == getattr(exact, name).tolist(), name
     assert Qrels and hashed.query_ids == exact.query_ids
+
+
+@pytest.mark.parametrize(
+    ("block", "end"),
+    [(b"", 0), (b"a\nb\n", 3), (b"a\nb\n", 4), (b"\n\n\n", 2), (b"x" * 100 + b"\n", 101), (b"a\r\nb", 4)],
+)
+def test_newlines_counts_as_bytes_count(block, end):
+    """The line numbering of the block scan (`_lines._newlines`, numpy's compare) is `bytes.count`'s."""
+    assert _lines._newlines(block, end) == block.count(b"\n", 0, end)
