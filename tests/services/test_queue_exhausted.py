@@ -69,8 +69,9 @@ def test_nothing_left_is_answered_from_the_marker(actors, demo, held):
     bob = actors["bob"]
     with _statements(demo) as seen:
         assert queue.next_pair(demo, bob, "demo") is None
-    # authorize (the session's user), the project, the membership (it carries the marker), the caller's own
-    # open claim (one statement, two one-row index seeks): nothing scans the project's pairs
+    # the caller's user, project and membership (one statement; the membership carries the marker) and the
+    # caller's own open claim (one statement, two one-row index seeks): nothing scans the project's pairs
+    # (tests/services/test_hot_path_statements.py pins the exact count)
     assert not [q for q in seen if "FROM pairs" in q and "assignments.pair_id = pairs.id" in q], seen
     assert len([q for q in seen if not q.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK"))]) <= 4
     # a slot freed behind the services' back (no event) stays hidden while the marker stands
