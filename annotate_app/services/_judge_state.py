@@ -412,16 +412,11 @@ def fill_state(s: Session, project: Project) -> tuple[pd.DataFrame, str]:
 
 
 # ------------------------------------------------------------------------------------------------ queue
-_READ: Any = object()  # `queue_order_by`/`over_budget` default: read the project's judge settings row
-
-
-def queue_order_by(s: Session, project: Project, *, row: Any = _READ) -> tuple[list[Any], ClaimDraw]:
+def queue_order_by(s: Session, project: Project, *, row: Any) -> tuple[list[Any], ClaimDraw]:
     """The ORDER BY terms of the next claim of the project's queue and the draw it is (recorded on the claim,
     `ClaimDraw`): its ``queue_order`` setting, except for a uniformly random claim with probability
     ``calibration_share`` (so a set share of every annotator's queue stays a uniformly random calibration
-    sample). No setting: the default order. ``row``: the project's judge settings row (or None), when the
-    caller read it already."""
-    row = q.settings_row(s, project.id) if row is _READ else row
+    sample). No setting (``row``, the project's judge settings row, is None): the default order."""
     if row is None:
         return [], ClaimDraw.DEFAULT
     shuffled = row.calibration_share > 0 and random.random() < row.calibration_share  # noqa: S311 - sampling
@@ -429,10 +424,9 @@ def queue_order_by(s: Session, project: Project, *, row: Any = _READ) -> tuple[l
     return q.candidate_order(order, shuffled=shuffled), ClaimDraw.RANDOM if shuffled else ClaimDraw(order)
 
 
-def over_budget(s: Session, project: Project, *, row: Any = _READ) -> bool:
-    """Whether the project has spent its budget of human judgments (labelled claims); ``row`` as in
-    `queue_order_by`."""
-    row = q.settings_row(s, project.id) if row is _READ else row
+def over_budget(s: Session, project: Project, *, row: Any) -> bool:
+    """Whether the project has spent its budget of human judgments (labelled claims); ``row``: the project's
+    judge settings row, or None."""
     return (
         row is not None and row.human_budget is not None and jq.label_count(s, project.id) >= row.human_budget
     )

@@ -181,7 +181,7 @@ def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -
 def _claim_old(s: Session, user: User, proj: Project) -> _Claim | None:
     """The claim path before the seek (kept for the benchmark's old/new comparison only)."""
     n = proj.annotators_per_pair
-    order, draw = queue_order_by(s, proj)
+    order, draw = queue_order_by(s, proj, row=jdq.settings_row(s, proj.id))
     for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order):
         if jq.take_slot(s, pair_id, n):
             slot = jq.free_slot(s, pair_id, n)

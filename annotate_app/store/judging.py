@@ -228,13 +228,11 @@ def current_n(s: Session, project_id: int) -> int:
     return int(s.execute(select(Project.annotators_per_pair).where(Project.id == project_id)).scalar_one())
 
 
-def seek_slot(
-    s: Session, project_id: int, annotator_id: int, n: int | None = None, *, order_by: Sequence[Any] = ()
-) -> int | None:
+def seek_slot(s: Session, project_id: int, annotator_id: int, *, order_by: Sequence[Any] = ()) -> int | None:
     """Take a slot of the first pair in queue order that has one free and that the annotator never had, in one
     statement: ``UPDATE pairs SET claimed = claimed + 1 WHERE id = (SELECT ... LIMIT 1) RETURNING id``.
-    ``n``: the annotators per pair; None reads the project's as committed when the statement starts (a
-    subquery: after `claim_lock`, that is the N in force, with no statement of its own).
+    N (annotators per pair) is read in the statement, as committed when it starts (a subquery: after
+    `claim_lock`, that is the N in force, with no statement of its own).
 
     On PostgreSQL the inner SELECT is ``FOR NO KEY UPDATE SKIP LOCKED``: a pair another claim is taking right
     now is passed over instead of waited for, and the lock does not block the foreign-key checks
@@ -242,19 +240,15 @@ def seek_slot(
     proof that nothing is left: callers then look once more without skipping (`candidates`, `take_slot`).
     On SQLite writers are serialised, so the statement simply takes the first candidate."""
     postgresql = s.connection().dialect.name == "postgresql"
-    prebuilt = n is None and not order_by
-    stmt = _SEEK[postgresql] if prebuilt else _seek_statement(postgresql, n, order_by)
+    stmt = _SEEK[postgresql] if not order_by else _seek_statement(postgresql, order_by)
     params = {"b_project": project_id, "b_annotator": annotator_id}
     return s.connection().execute(stmt, params).scalar()  # Core: the ORM's bulk-DML path costs more
 
 
-def _seek_statement(postgresql: bool, n: int | None, order_by: Sequence[Any]) -> Any:
+def _seek_statement(postgresql: bool, order_by: Sequence[Any]) -> Any:
     """`seek_slot`'s UPDATE (project and annotator as bound parameters)."""
     project_id = bindparam("b_project", type_=Pair.__table__.c.project_id.type)
-    if n is None:
-        limit: Any = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
-    else:
-        limit = n
+    limit = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
     annotator = bindparam("b_annotator", type_=Assignment.__table__.c.annotator_id.type)
     mine = exists().where(Assignment.pair_id == Pair.id, Assignment.annotator_id == annotator)
     pick = (
@@ -273,7 +267,7 @@ def _seek_statement(postgresql: bool, n: int | None, order_by: Sequence[Any]) ->
     )
 
 
-_SEEK = {pg: _seek_statement(pg, None, ()) for pg in (False, True)}  # the default order, N read in SQL
+_SEEK = {pg: _seek_statement(pg, ()) for pg in (False, True)}  # the default order, built once
 
 
 def take_slot(s: Session, pair_id: int, n: int) -> bool:
@@ -491,8 +485,7 @@ def _save_target_statement() -> Any:
     )
 
 
-_SAVE_TARGET = _save_target_statement()
-_SAVE_TARGET_LOCKED = _SAVE_TARGET.with_for_update(read=True, of=Document)
+_SAVE_TARGET = _save_target_statement().with_for_update(read=True, of=Document)  # SQLite: no lock clause
 
 
 def save_target(s: Session, pair_id: int, annotator_id: int) -> SaveTarget | None:
@@ -501,8 +494,7 @@ def save_target(s: Session, pair_id: int, annotator_id: int) -> SaveTarget | Non
     `current_doc_version`), and the query's, document's and title's text a label shows. The title comes from
     an outer join: if the lock waited for a re-import, PostgreSQL re-checks the locked row only, and the
     title of the new version is then None (read it with `pair_content`)."""
-    stmt = _SAVE_TARGET_LOCKED if s.connection().dialect.name == "postgresql" else _SAVE_TARGET
-    row = s.execute(stmt, {"pair_id": pair_id, "annotator_id": annotator_id}).first()
+    row = s.execute(_SAVE_TARGET, {"pair_id": pair_id, "annotator_id": annotator_id}).first()
     if row is None:
         return None
     a, version, query_id, doc_id, title = row
