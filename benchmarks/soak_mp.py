@@ -13,9 +13,12 @@ skip one and edit an earlier label; after "nothing left" an annotator asks again
 (``--recheck``, 1 s on average, as a person pressing "Check again"; the first version of this soak polled
 every 0.1 s, and 48 pollers took most of the CPU of the 2 cores while waves changed); the reviewer
 adjudicates every disagreement and releases each complete wave, then pools the next (the clients and the
-checks are benchmarks/soak.py's). Afterwards, from the database: acknowledged vs stored label versions
-(lost, phantom), over-assigned pairs, duplicate (assignment, version), stale cached labels and releases
-whose hash is not reproducible.
+checks are benchmarks/soak.py's). The clock starts once every process is up and every annotator has logged
+in and opened the project once, before the first wave is pooled (replicas that were already running, people
+who had the page open); that first call, made by all 48 at once in cold processes, is printed on its own row
+("first"), not among the takes and nothing-lefts. Afterwards, from the database: acknowledged vs stored
+label versions (lost, phantom), over-assigned pairs, duplicate (assignment, version), stale cached labels
+and releases whose hash is not reproducible.
 
 ``--old`` runs the old code — git revision ``--old-revision`` (default `OLD_REVISION`: the code when issue 14
 was filed), exported into a temporary folder — in a child process (``QRELFORGE_BENCH_CODE``, see
@@ -28,6 +31,7 @@ the library form used by tests/services/test_soak_mp_short.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -62,7 +66,7 @@ except ImportError:  # the old code (--old) had no such error: a busy database s
 
 
 OLD_REVISION = "df636bc"  # the code when issue 14 was filed: the claim path before the seek
-OPERATIONS = ("take", "nothing", "label", "skip", "edit", "adjudicate", "release")
+OPERATIONS = ("take", "nothing", "label", "skip", "edit", "adjudicate", "release", "first")
 PROJECT = soak.PROJECT
 
 
@@ -109,11 +113,11 @@ class Client:
     review: float = 1.0
 
 
-def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: Client) -> None:
+def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: Client, warm, go) -> None:
     rng = random.Random(seed)
     mine: dict[int, int] = {}
     try:
-        me = authenticate(db, name, f"{name}-password")
+        me = _warm_up(db, name, log, warm, go)
         while not stop.is_set():
             try:
                 _step(db, me, rng, log, client, mine)
@@ -121,9 +125,21 @@ def _annotate(db: Database, name: str, seed: int, stop, log: soak.Log, client: C
                 log.conflicts["busy: try again"] += 1
                 time.sleep(rng.uniform(0.5, 1.5) * client.recheck)
     except Exception as exc:  # noqa: BLE001 - reported in the figures, and the soak stops
+        warm.abort()  # the process's other annotators stop waiting for this one
         log.errors.append(f"{name}: {type(exc).__name__}: {exc}")
         print(f"  {name} failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
         stop.set()
+
+
+def _warm_up(db: Database, name: str, log: soak.Log, warm: threading.Barrier, go):
+    """Before the clock: log in and open the project once ("first": a cold process, every annotator of the
+    run at once; no pair is pooled yet, so it answers "nothing left"), as people who had the page open when
+    the first pairs were pooled. Then wait for the whole run to be ready."""
+    me = authenticate(db, name, f"{name}-password")
+    soak._timed(log, "first", lambda: queue.next_pair(db, me, PROJECT))
+    warm.wait(timeout=600)
+    go.wait()
+    return me
 
 
 def _step(db: Database, me, rng: random.Random, log: soak.Log, client: Client, mine: dict[int, int]) -> None:
@@ -157,25 +173,30 @@ def _plain(log: soak.Log) -> dict:
 
 
 def _started(ready, go) -> None:
-    """Say this process is up (code imported, pool made) and wait until every process is: the clock starts
-    then, as replicas are running before anyone logs in (importing the app costs ~1.5-2.7 s of CPU per
-    process, which 17 processes starting at once would otherwise add to the first wave)."""
+    """Say this process is up (code imported, pool made, its annotators logged in) and wait until every
+    process is: the clock starts then, as replicas are running before the first pairs are pooled (importing
+    the app costs ~1.5-2.7 s of CPU per process, which 17 processes starting at once would otherwise add to
+    the first wave)."""
     ready.put(os.getpid())
     go.wait()
 
 
 def _worker(url: str, names: list[str], seed: int, stop, results, client: Client, ready, go):
-    """One replica: its own Database and one thread per annotator; sends its logs back when stopped."""
+    """One replica: its own Database and one thread per annotator; sends its logs back when stopped. The
+    process says it is ready once its annotators are logged in and have opened the project (`_warm_up`)."""
     _setup_env()
     db = Database(url, pool_size=len(names) + 2)
-    _started(ready, go)
     logs = [soak.Log() for _ in names]
+    warm = threading.Barrier(len(names) + 1)
     threads = [
-        threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], client))
+        threading.Thread(target=_annotate, args=(db, n, seed + i, stop, logs[i], client, warm, go))
         for i, n in enumerate(names)
     ]
     for t in threads:
         t.start()
+    with contextlib.suppress(threading.BrokenBarrierError):  # an annotator failed: its error is logged
+        warm.wait(timeout=600)
+    _started(ready, go)
     for t in threads:
         t.join()
     db.dispose()
