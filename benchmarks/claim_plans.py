@@ -13,7 +13,11 @@ state its statement sees):
 - nothing left: ``queue._next`` for ann00 after every open pair it never had is filled (the transaction
   first sets their ``claimed`` to N), so only its own open pairs remain;
 - nothing left, marked (after only): the same, a second time, answered from the "nothing left" marker the
-  first one set (`store.exhausted`).
+  first one set (`store.exhausted`);
+- nothing left for anyone (after only): every pair at N (the transaction sets every ``claimed`` to N), as at
+  the end of a wave: ann00's empty claim also sets the project's marker;
+- nothing left for anyone, another member (after only): then ann01, who never asked, is answered from the
+  project's marker.
 
 "before" runs the old claim path (``QRELFORGE_BENCH_CLAIM_PATH=old``), "after" the new one, on the same
 database.
@@ -29,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _pg import scratch_database  # noqa: E402
-from sqlalchemy import event, text  # noqa: E402
+from sqlalchemy import event, select, text  # noqa: E402
 
 from annotate_app.services import projects, queue, users  # noqa: E402
 from annotate_app.services._context import annotator_context  # noqa: E402
@@ -39,10 +43,11 @@ from annotate_app.store import judges as jdq  # noqa: E402
 from annotate_app.store import judging as jq  # noqa: E402
 from annotate_app.store import projects as pq  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
-from annotate_app.store.models import Project  # noqa: E402
+from annotate_app.store.models import Project, User  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "plans"
 PROJECT, WHO = "bench", "ann00"
+FILL_ALL = "UPDATE pairs SET claimed = :n WHERE project_id = :p AND claimed < :n"
 FILL = (
     "UPDATE pairs SET claimed = :n WHERE project_id = :p AND claimed < :n AND NOT EXISTS "
     "(SELECT 1 FROM assignments a WHERE a.pair_id = pairs.id AND a.annotator_id = :u)"
@@ -123,12 +128,34 @@ def _nothing_marked(s, user, proj) -> None:
     s.execute(text(FILL), {"n": proj.annotators_per_pair, "p": proj.id, "u": user.id})
     if queue._next(s, user, proj) is not None:
         raise RuntimeError("expected nothing left")
+    _asked_again(s, user, proj.id)
+
+
+def _asked_again(s, who, project_id: int) -> None:
+    """``who`` asks: the rows ``annotator_context`` loads are read again (project, membership), recorded,
+    then `queue._next`, which must answer "nothing left"."""
     s.expire_all()
     s.info["record"] = True
-    proj = s.get(Project, proj.id)
-    held = pq.member(s, proj.id, user.id)  # noqa: F841  (kept referenced, as annotator_context does)
+    proj = s.get(Project, project_id)
+    held = pq.member(s, proj.id, who.id)  # noqa: F841  (kept referenced, as annotator_context does)
+    if queue._next(s, who, proj) is not None:
+        raise RuntimeError("expected nothing left")
+
+
+def _nothing_for_anyone(s, user, proj) -> None:
+    s.execute(text(FILL_ALL), {"n": proj.annotators_per_pair, "p": proj.id})
+    s.info["record"] = True
     if queue._next(s, user, proj) is not None:
         raise RuntimeError("expected nothing left")
+
+
+def _nothing_for_another(s, user, proj) -> None:
+    """After `_nothing_for_anyone`, ann01's call: the rows re-read (project, membership), then `queue._next`
+    answers from the project's marker."""
+    s.execute(text(FILL_ALL), {"n": proj.annotators_per_pair, "p": proj.id})
+    if queue._next(s, user, proj) is not None:
+        raise RuntimeError("expected nothing left")
+    _asked_again(s, s.scalars(select(User).where(User.username == "ann01")).one(), proj.id)
 
 
 STEPS = {
@@ -136,6 +163,8 @@ STEPS = {
     "skip": (_skip, False),
     "nothing left": (_nothing, False),
     "nothing left, marked (after only)": (_nothing_marked, False),
+    "nothing left for anyone (after only)": (_nothing_for_anyone, False),
+    "nothing left for anyone, another member (after only)": (_nothing_for_another, False),
 }
 
 
@@ -202,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"({counts[1]} open), N = 2, annotator {WHO}. Written by benchmarks/claim_plans.py.\n"
             ]
             for title, (step, record_all) in STEPS.items():
-                if old and "marked" in title:
+                if old and "(after only)" in title:
                     continue
                 parts.append(f"\n######## {title}\n\n{_explain(db, me, step, record_all)}")
             (out / f"claim-path-{name}.txt").write_text("".join(parts))

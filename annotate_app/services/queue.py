@@ -11,7 +11,8 @@
    step 3 is tried again;
 5. None: nothing left for this caller. That answer is recorded (`store.exhausted`): until something makes a
    pair claimable again (which moves the project's queue epoch on) and for at most 60 s, the next call
-   answers None after step 1 without seeking.
+   answers None after step 1 without seeking. When no pair of the project has a free slot at all, it is
+   recorded for the project, and every member's next call answers None after step 1.
 
 A pair is never shown twice to the same annotator (a skipped or expired claim keeps its row), never to more
 than N annotators at once (UNIQUE slot), and the view never contains anyone else's label. The caller must be a
@@ -124,8 +125,8 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     mine = jq.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _Claim.of(mine)
-    if ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
-        return None  # "nothing left" marker stands: no pair became claimable since the last empty claim
+    if ex.is_full(proj) or ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
+        return None  # a "nothing left" marker stands: no pair became claimable since the last empty claim
     rules = jdq.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
     if _over_quota(s, proj, user) or over_budget(s, proj, row=rules):
         return None

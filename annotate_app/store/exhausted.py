@@ -1,25 +1,30 @@
-"""The per-annotator "nothing left" marker (issue 14): a claim that finds nothing records the project's queue
-epoch on the caller's membership row; while the epoch is unchanged (for at most ``MARKER_TTL``, and never past
-the moment the oldest open claim may be freed) the next
-claim answers "nothing left" from the rows it has already loaded, without scanning the caller's open pairs.
+"""The "nothing left" markers (issue 14): a claim that finds nothing records the project's queue epoch on the
+caller's membership row; while the epoch is unchanged (for at most ``MARKER_TTL``, and never past the moment
+the oldest open claim may be freed) the next claim answers "nothing left" from the rows it has already loaded,
+without scanning the caller's open pairs. When that claim also finds that no pair of the project has a free
+slot (every pair at N live claims), the same epoch is recorded on the project row (``projects.full_epoch``):
+then every member is answered "nothing left" without a scan, not only the one who asked. At the end of a
+wave that turns one empty claim per annotator (each walking the last pairs in flight) into one per epoch.
 
 Anything that can make a pair claimable again bumps the epoch, one statement on the project row at commit
 (``queue_changed``): new pairs, a pair (un)excluded, a slot released (skip, expiry), settings, membership and
-quota changes, judge settings, documents re-imported. The marker records the epoch read *before* the seek, so
-a bump committed after that read invalidates it (read committed on PostgreSQL, serialised writers on SQLite):
-a marker never hides a pair freed while the claim that set it was running.
+quota changes, judge settings, documents re-imported. The markers record the epoch read *before* the seek, so
+a bump committed after that read invalidates them (read committed on PostgreSQL, serialised writers on
+SQLite): a marker never hides a pair freed while the claim that set it was running. A slot freed before that
+read is seen by the free-slot check, which runs later.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import event, func, select, update
+from sqlalchemy import bindparam, event, false, func, select, update
 from sqlalchemy.orm import Session
 
 from annotate_app.store.enums import AssignmentStatus
-from annotate_app.store.models import Assignment, Document, Project, ProjectMember, utcnow
+from annotate_app.store.models import Assignment, Document, Pair, Project, ProjectMember, utcnow
 
 __all__ = [
     "MARKER_TTL",
@@ -28,6 +33,7 @@ __all__ = [
     "bump_now",
     "mark_exhausted",
     "is_exhausted",
+    "is_full",
 ]
 
 MARKER_TTL = timedelta(seconds=60)  # safety net: a marker older than this is ignored
@@ -70,17 +76,30 @@ def _forget_on_rollback(s: Session) -> None:
     s.info.pop(_PENDING, None)
 
 
-def mark_exhausted(s: Session, project_id: int, annotator_id: int, epoch: int, timeout_minutes: int) -> None:
-    """Record that a claim at queue epoch ``epoch`` found nothing for the annotator. The marker lasts
-    MARKER_TTL at most, and never beyond the moment the oldest open claim of the project becomes old enough
-    to be freed (``timeout_minutes``): time passing makes pairs claimable too."""
-    now = utcnow()
-    oldest = s.scalar(
-        select(func.min(Assignment.assigned_at)).where(
-            Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE
-        )
+def _state_statement() -> Any:
+    """The oldest open claim of the project, and whether any pair has a free slot (N as committed now): one
+    SELECT of two index reads (``ix_assignments_gate``; ``ix_pairs_queue``, which stops at the first row)."""
+    project_id = bindparam("project_id", type_=Project.__table__.c.id.type)
+    n = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
+    oldest = (
+        select(func.min(Assignment.assigned_at))
+        .where(Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE)
+        .scalar_subquery()
     )
-    until = now + MARKER_TTL
+    free = select(Pair.id).where(Pair.project_id == project_id, Pair.excluded == false(), Pair.claimed < n)
+    return select(oldest, free.exists())
+
+
+_STATE = _state_statement()
+
+
+def mark_exhausted(s: Session, project_id: int, annotator_id: int, epoch: int, timeout_minutes: int) -> None:
+    """Record that a claim at queue epoch ``epoch`` found nothing for the annotator, and, when no pair of the
+    project has a free slot, for every member (the project's marker). The markers last MARKER_TTL at most,
+    and never beyond the moment the oldest open claim of the project becomes old enough to be freed
+    (``timeout_minutes``): time passing makes pairs claimable too."""
+    oldest, free = s.execute(_STATE, {"project_id": project_id}).one()
+    until = utcnow() + MARKER_TTL
     if oldest is not None:
         until = min(until, _aware(oldest) + timedelta(minutes=timeout_minutes))
     s.execute(
@@ -89,6 +108,13 @@ def mark_exhausted(s: Session, project_id: int, annotator_id: int, epoch: int, t
         .values(exhausted_epoch=epoch, exhausted_until=until),
         execution_options=_NO_SYNC,
     )
+    if not free:  # only if the epoch is still the one read before the seek: a moved one makes it moot
+        s.execute(
+            update(Project)
+            .where(Project.id == project_id, Project.queue_epoch == epoch)
+            .values(full_epoch=epoch, full_until=until),
+            execution_options=_NO_SYNC,
+        )
 
 
 def _aware(at: datetime) -> datetime:
@@ -103,3 +129,11 @@ def is_exhausted(member: ProjectMember | None, project: Project, now: datetime |
     if member.exhausted_epoch != project.queue_epoch:
         return False
     return (now or utcnow()) < _aware(member.exhausted_until)
+
+
+def is_full(project: Project, now: datetime | None = None) -> bool:
+    """Whether the project's marker stands: no pair had a free slot at the current epoch, and it has not run
+    out. Reads the loaded row only (no statement)."""
+    if project.full_epoch is None or project.full_until is None or project.full_epoch != project.queue_epoch:
+        return False
+    return (now or utcnow()) < _aware(project.full_until)

@@ -236,6 +236,10 @@ class Project(Base):
     allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
     # bumped whenever a pair may become claimable: clears every "nothing left" marker (store/exhausted.py)
     queue_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # the project's "no free slot" marker: the queue_epoch at which a claim found every pair at N live claims,
+    # and until when; it answers "nothing left" for every member (store/exhausted.py)
+    full_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    full_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

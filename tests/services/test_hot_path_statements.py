@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import event
 
-from annotate_app.services import labels, queue
+from annotate_app.services import labels, projects, queue, users
+from annotate_app.services.auth import SYSTEM, authenticate
 
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
@@ -62,12 +63,21 @@ def _held(db, alice) -> int:
     return _HELD[id(db)]
 
 
-def _prepare(step: str, db, alice) -> None:
+def _drain(db, who) -> None:
+    while (view := queue.next_pair(db, who, "demo")) is not None:
+        labels.save_label(db, who, "demo", view.pair_id, grade=1, reason="judged it")
+
+
+def _prepare(step: str, db, actors: dict) -> None:
     """Bring alice to the state the step starts from (not counted)."""
+    alice = actors["alice"]
     if step == "nothing left":
-        while (view := queue.next_pair(db, alice, "demo")) is not None:
-            labels.save_label(db, alice, "demo", view.pair_id, grade=1, reason="judged it")
-        queue.next_pair(db, alice, "demo")  # the first "nothing left" sets the marker
+        _drain(db, alice)  # the first "nothing left" sets her marker (bob may still take every pair)
+    elif step == "nothing left for anyone":
+        users.create_user(db, SYSTEM, "carol", "carol-password")
+        projects.assign(db, SYSTEM, "demo", ["carol"])
+        _drain(db, authenticate(db, "carol", "carol-password"))
+        _drain(db, actors["bob"])  # every pair at N = 2: the project's marker
     elif step != "take":
         _HELD[id(db)] = queue.next_pair(db, alice, "demo").pair_id
 
@@ -99,13 +109,20 @@ STEPS: list[tuple[str, Callable, int, int, str]] = [
         2,
         "caller+project+membership (it carries the marker), own open claim",
     ),
+    (
+        "nothing left for anyone",
+        _nothing_left,
+        2,
+        2,
+        "caller+project+membership (the project carries the marker: alice never asked), own open claim",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("step", "call", "sqlite", "postgresql", "why"), STEPS, ids=[s[0] for s in STEPS])
 def test_statements_per_click(demo, actors, step, call, sqlite, postgresql, why):
     alice = actors["alice"]
-    _prepare(step, demo, alice)
+    _prepare(step, demo, actors)
     with _statements(demo) as seen:
         call(demo, alice)
     assert len(seen) == (sqlite if demo.is_sqlite else postgresql), seen

@@ -1,5 +1,6 @@
-"""The per-annotator "nothing left" marker (issue 14, `store.exhausted`): a marked annotator is answered
-without a scan, and every event that can make a pair claimable clears the project's markers."""
+"""The "nothing left" markers (issue 14, `store.exhausted`): a marked annotator is answered without a scan;
+when no pair has a free slot, so is every member (the project's marker); and every event that can make a pair
+claimable clears both."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import event, select, text
 
-from annotate_app.services import imports, judges, labels, pooling, projects, queue
-from annotate_app.services.auth import SYSTEM
+from annotate_app.services import imports, judges, labels, pooling, projects, queue, users
+from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.store import exhausted
 from annotate_app.store.models import Assignment, ProjectMember, utcnow
 
@@ -54,14 +55,36 @@ def _marker(db, username: str) -> tuple:
         )
 
 
+def _full(db) -> tuple:
+    """The project's marker: (full_epoch, queue_epoch)."""
+    with db.read() as s:
+        return tuple(
+            s.execute(text("SELECT full_epoch, queue_epoch FROM projects WHERE name = 'demo'")).one()
+        )
+
+
+def _work(statements: list[str]) -> list[str]:
+    return [q for q in statements if not q.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK"))]
+
+
 @pytest.fixture
-def held(actors, demo) -> int:
-    """N = 1; alice holds one pair (unlabelled), bob labelled the 11 others and was told "nothing left"."""
+def carol(actors, demo):
+    """A third annotator of the demo project, who has not asked for a pair yet."""
+    users.create_user(demo, SYSTEM, "carol", "carol-password")
+    projects.assign(demo, SYSTEM, "demo", ["carol"])
+    return authenticate(demo, "carol", "carol-password")
+
+
+@pytest.fixture
+def held(actors, demo, carol) -> int:
+    """N = 1; alice holds one pair (unlabelled), bob labelled the 11 others and was told "nothing left":
+    every pair is at N, so the project's marker stands too (carol never asked)."""
     projects.update_settings(demo, SYSTEM, "demo", annotators_per_pair=1)
     pair = queue.next_pair(demo, actors["alice"], "demo").pair_id
     assert len(_drain(demo, actors["bob"])) == 11
     epoch, current = _marker(demo, "bob")
     assert epoch == current  # the marker stands
+    assert _full(demo) == (current, current)  # and the project's
     return pair
 
 
@@ -73,7 +96,7 @@ def test_nothing_left_is_answered_from_the_marker(actors, demo, held):
     # caller's own open claim (one statement, two one-row index seeks): nothing scans the project's pairs
     # (tests/services/test_hot_path_statements.py pins the exact count)
     assert not [q for q in seen if "FROM pairs" in q and "assignments.pair_id = pairs.id" in q], seen
-    assert len([q for q in seen if not q.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK"))]) <= 4
+    assert len(_work(seen)) <= 4
     # a slot freed behind the services' back (no event) stays hidden while the marker stands
     with demo.write() as s:
         s.execute(text("UPDATE pairs SET claimed = 0 WHERE id = :p"), {"p": held})
@@ -81,9 +104,26 @@ def test_nothing_left_is_answered_from_the_marker(actors, demo, held):
             text("UPDATE assignments SET status = 'expired', slot = NULL WHERE pair_id = :p"), {"p": held}
         )
     assert queue.next_pair(demo, bob, "demo") is None
-    with demo.write() as s:  # the safety net: a marker that ran out is ignored
+    with demo.write() as s:  # the safety net: a marker that ran out is ignored...
         s.execute(text("UPDATE project_members SET exhausted_until = :t"), {"t": _db_time(demo, -1)})
+    assert queue.next_pair(demo, bob, "demo") is None  # ...but the project's still stands
+    with demo.write() as s:
+        s.execute(text("UPDATE projects SET full_until = :t"), {"t": _db_time(demo, -1)})
     assert queue.next_pair(demo, bob, "demo").pair_id == held
+
+
+def test_with_no_free_slot_every_member_is_answered_from_the_project_marker(actors, demo, carol, held):
+    with _statements(demo) as seen:
+        assert queue.next_pair(demo, carol, "demo") is None  # carol never asked
+    assert len(_work(seen)) == 2, seen  # her user, project and membership; her own open claim
+    assert _marker(demo, "carol")[0] is None  # answered by the project's marker, not hers
+
+
+def test_a_free_slot_the_caller_had_sets_only_the_callers_marker(actors, demo, carol):
+    assert len(_drain(demo, actors["bob"])) == 12  # N = 2: every pair still has a slot free, for others
+    assert _marker(demo, "bob")[0] == _marker(demo, "bob")[1]
+    assert _full(demo)[0] is None
+    assert queue.next_pair(demo, carol, "demo") is not None
 
 
 def _db_time(db, seconds: float):
@@ -167,6 +207,16 @@ def test_an_event_clears_the_marker(actors, demo, held, name, happen):
     assert queue.next_pair(demo, actors["bob"], "demo") is not None, name
 
 
+@pytest.mark.parametrize(("name", "happen"), EVENTS, ids=[e[0] for e in EVENTS])
+def test_an_event_clears_the_project_marker(actors, demo, carol, held, name, happen):
+    happen(demo, actors, held)
+    view = queue.next_pair(demo, carol, "demo")
+    if happen is _reimport_a_document:  # the label to re-judge is bob's: no slot is free for carol
+        assert view is None and _full(demo)[0] == _full(demo)[1], name  # marked again, at the new epoch
+    else:
+        assert view is not None, name
+
+
 def test_a_raised_quota_and_a_raised_budget_give_work_again(actors, demo):
     projects.update_settings(demo, SYSTEM, "demo", annotators_per_pair=1)
     projects.assign(demo, SYSTEM, "demo", ["bob"], quota=3)
@@ -187,3 +237,4 @@ def test_a_claim_and_a_label_do_not_clear_the_markers(actors, demo, held):
     assert queue.next_pair(demo, actors["rita"], "demo") is None  # N = 1, every pair taken
     labels.save_label(demo, actors["alice"], "demo", held, grade=2, reason="judged it")
     assert _marker(demo, "bob") == before and before[0] == before[1]
+    assert _full(demo) == (before[1], before[1])

@@ -157,8 +157,9 @@ def test_abandoned_claims_expire(actors, demo):
                 else utcnow() - timedelta(hours=2)
             },
         )
-        # the clock is moved by SQL: bob's "nothing left" marker was dated from the claim's real age
+        # the clock is moved by SQL: the "nothing left" markers were dated from the claim's real age
         s.execute(text("UPDATE project_members SET exhausted_until = NULL"))
+        s.execute(text("UPDATE projects SET full_until = NULL"))
     taken = queue.next_pair(demo, bob, "demo")
     assert taken.pair_id == held.pair_id  # the queue ran dry, so the 2-hour-old claim went to bob
     with pytest.raises(Conflict, match="no longer assigned to alice \\(expired\\)"):
