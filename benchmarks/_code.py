@@ -9,9 +9,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["CODE_ENV", "code_root", "export_revision"]
+__all__ = ["CODE_ENV", "OLD_REVISION", "code_root", "export_revision"]
 
 CODE_ENV = "QRELFORGE_BENCH_CODE"
+OLD_REVISION = "df636bc"  # the code when issue 14 was filed: the claim path before the seek
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -19,18 +19,27 @@ state its statement sees):
 - nothing left for anyone, another member (after only): then ann01, who never asked, is answered from the
   project's marker.
 
-"before" runs the old claim path (``QRELFORGE_BENCH_CLAIM_PATH=old``), "after" the new one, on the same
-database.
+"before" is the old code itself — git revision ``--old-revision`` (default ``_code.OLD_REVISION``: the code
+when issue 14 was filed), exported into a temporary folder and imported by a child process
+(``QRELFORGE_BENCH_CODE``, benchmarks/_code.py) — on the same database; "after" is this checkout. The old code
+maps fewer columns than the database has (later migrations only add nullable or defaulted ones), and every
+step is rolled back, so both see the same rows.
 """
 
 from __future__ import annotations
 
+import argparse
+import inspect
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _code import CODE_ENV, OLD_REVISION, code_root, export_revision  # noqa: E402
+
+sys.path.insert(0, str(code_root()))  # this checkout, or the old code in the child process
 
 from _pg import scratch_database  # noqa: E402
 from sqlalchemy import event, select, text  # noqa: E402
@@ -38,7 +47,6 @@ from sqlalchemy import event, select, text  # noqa: E402
 from annotate_app.services import projects, queue, users  # noqa: E402
 from annotate_app.services._context import annotator_context  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
-from annotate_app.services.queue import OLD_CLAIM_ENV  # noqa: E402
 from annotate_app.store import judges as jdq  # noqa: E402
 from annotate_app.store import judging as jq  # noqa: E402
 from annotate_app.store import projects as pq  # noqa: E402
@@ -101,12 +109,19 @@ class _Rollback(Exception):
     pass
 
 
+def _claim(s, user, proj):
+    """`queue._claim` as the imported code defines it (the old one read the judge settings itself)."""
+    if len(inspect.signature(queue._claim).parameters) == 3:
+        return queue._claim(s, user, proj)
+    return queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
+
+
 def _take(s, user, proj) -> None:
-    queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
+    _claim(s, user, proj)
 
 
 def _skip(s, user, proj) -> None:
-    a = queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
+    a = _claim(s, user, proj)
     if a is None:
         raise RuntimeError("nothing to take")
     s.info["record"] = True  # only the skip's statements
@@ -208,39 +223,60 @@ def _oneline(sql: str, params) -> str:
     return " ".join(sql.split()) + f"   -- params {params}"
 
 
+def _write(db: Database, name: str, path: Path, which: str) -> None:
+    """Every step's plans with the imported code, into ``path`` ("before": the steps the old code has)."""
+    me = authenticate(db, WHO, f"{WHO}-password")
+    with db.read() as s:
+        counts = s.execute(
+            text("SELECT count(*), sum(CASE WHEN claimed < 2 THEN 1 ELSE 0 END) FROM pairs")
+        ).one()
+    parts = [
+        f"# Claim path {name} the seek ({which}): EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL, {counts[0]} "
+        f"pairs ({counts[1]} open), N = 2, annotator {WHO}. Written by benchmarks/claim_plans.py.\n"
+    ]
+    for title, (step, record_all) in STEPS.items():
+        if name == "before" and "(after only)" in title:
+            continue
+        parts.append(f"\n######## {title}\n\n{_explain(db, me, step, record_all)}")
+    path.write_text("".join(parts))
+    print(f"wrote {path}", flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", type=Path, default=OUT, help="the folder to write the plans to")
+    parser.add_argument("--old-revision", default=OLD_REVISION, help="the git revision 'before' explains")
+    parser.add_argument("--child", nargs=2, metavar=("URL", "FILE"), help=argparse.SUPPRESS)  # the old code's
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    out = Path(argv[0]) if argv else OUT
+    args = _parser().parse_args(argv)
+    if args.child:  # the old code's process: the database is built, write its plans
+        db = Database(args.child[0], pool_size=4)
+        try:
+            _write(db, "before", Path(args.child[1]), f"the code at git {args.old_revision}")
+        finally:
+            db.dispose()
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
     url = scratch_database("qrelforge_plans", create=True)
     db = Database(url, pool_size=4)
+    code = export_revision(args.old_revision)
     try:
         print("building 200k pairs ...", flush=True)
         _build(db)
-        me = authenticate(db, WHO, f"{WHO}-password")
-        with db.read() as s:
-            counts = s.execute(
-                text("SELECT count(*), sum(CASE WHEN claimed < 2 THEN 1 ELSE 0 END) FROM pairs")
-            ).one()
-        out.mkdir(parents=True, exist_ok=True)
-        for name, old in (("before", True), ("after", False)):
-            if old:
-                os.environ[OLD_CLAIM_ENV] = "old"
-            else:
-                os.environ.pop(OLD_CLAIM_ENV, None)
-            parts = [
-                f"# Claim path {name} the seek: EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL, {counts[0]} pairs "
-                f"({counts[1]} open), N = 2, annotator {WHO}. Written by benchmarks/claim_plans.py.\n"
-            ]
-            for title, (step, record_all) in STEPS.items():
-                if old and "(after only)" in title:
-                    continue
-                parts.append(f"\n######## {title}\n\n{_explain(db, me, step, record_all)}")
-            (out / f"claim-path-{name}.txt").write_text("".join(parts))
-            print(f"wrote {out / f'claim-path-{name}.txt'}", flush=True)
+        before = args.out / "claim-path-before.txt"
+        child = [sys.executable, str(Path(__file__).resolve()), "--child", url, str(before)]
+        child += ["--old-revision", args.old_revision]
+        subprocess.run(child, env={**os.environ, CODE_ENV: str(code)}, check=True)
+        _write(db, "after", args.out / "claim-path-after.txt", "this checkout")
     finally:
+        shutil.rmtree(code, ignore_errors=True)
         db.dispose()
         scratch_database("qrelforge_plans", create=False)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

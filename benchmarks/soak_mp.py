@@ -49,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import soak  # noqa: E402  (puts the checkout of `_code.code_root` on the path)
-from _code import CODE_ENV, export_revision  # noqa: E402
+from _code import CODE_ENV, OLD_REVISION, export_revision  # noqa: E402
 from _pg import scratch_database  # noqa: E402
 
 from annotate_app.services import queue  # noqa: E402
@@ -65,7 +65,6 @@ except ImportError:  # the old code (--old) had no such error: a busy database s
         """Never raised by the old code."""
 
 
-OLD_REVISION = "df636bc"  # the code when issue 14 was filed: the claim path before the seek
 OPERATIONS = ("take", "nothing", "label", "skip", "edit", "adjudicate", "release", "first")
 PROJECT = soak.PROJECT
 

@@ -21,7 +21,6 @@ member of the project (see `projects.assign`); a member's ``quota`` caps their l
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -63,9 +62,6 @@ __all__ = [
 MAX_ATTEMPTS = 20
 MAX_CLAIM_AGE = 100 * 365 * 24 * 60  # minutes: older_than_minutes beyond a century would not be a date
 CANDIDATES = 8
-OLD_CLAIM_ENV = (
-    "QRELFORGE_BENCH_CLAIM_PATH"  # "old": the pre-seek claim path, for benchmarks/soak_mp.py --old
-)
 
 
 # --------------------------------------------------------------------------------------------- next_pair
@@ -105,8 +101,8 @@ def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | Non
                 claim = _next(s, user, proj)
                 if claim is None:
                     return None
-                if not db.is_sqlite or os.environ.get(OLD_CLAIM_ENV) == "old":
-                    return _view(s, proj, claim)  # (the benchmark's old path read the contents inside)
+                if not db.is_sqlite:
+                    return _view(s, proj, claim)
                 project_id = proj.id
             break
         except IntegrityError:
@@ -136,7 +132,7 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
         cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
         if jq.expire_claims(s, proj.id, older_than=cutoff):
             claimed = _claim(s, user, proj, rules)
-    if claimed is None and os.environ.get(OLD_CLAIM_ENV) != "old":
+    if claimed is None:
         ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return claimed
 
@@ -158,8 +154,6 @@ def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -
     reads N itself). If the seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP
     LOCKED) are looked at once more, waiting for their locks, so that None means nothing is left. The claim
     row then takes the pair's lowest free slot in its INSERT (`store.judging.insert_claim`)."""
-    if os.environ.get(OLD_CLAIM_ENV) == "old":  # benchmarks/soak_mp.py --old only: the previous claim path
-        return _claim_old(s, user, proj)
     jq.claim_lock(s, proj.id)
     order, draw = queue_order_by(s, proj, row=rules)
     pair_id = jq.seek_slot(s, proj.id, user.id, order_by=order)
@@ -177,18 +171,6 @@ def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -
         return None
     claim_id = jq.insert_claim(s, proj.id, pair_id, user.id, draw=draw)
     return _Claim(id=claim_id, pair_id=pair_id, annotator_id=user.id, version=0, doc_changed=False)
-
-
-def _claim_old(s: Session, user: User, proj: Project) -> _Claim | None:
-    """The claim path before the seek (kept for the benchmark's old/new comparison only)."""
-    n = proj.annotators_per_pair
-    order, draw = queue_order_by(s, proj, row=jdq.settings_row(s, proj.id))
-    for pair_id in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order):
-        if jq.take_slot(s, pair_id, n):
-            slot = jq.free_slot(s, pair_id, n)
-            assignment_id = jq.insert_assignment(s, proj.id, pair_id, user.id, slot, draw=draw)
-            return _Claim.of(s.get_one(Assignment, assignment_id))
-    return None
 
 
 def _view(s: Session, proj: Project, a: _Claim) -> PairView:
