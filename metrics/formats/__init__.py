@@ -29,7 +29,7 @@ re-exported here (import from `metrics.formats`):
 - `metrics.formats._tables`: JSONL/CSV/TSV tables (`read_corpus`, `read_queries`, `read_chunk_map`,
   `write_jsonl`);
 - `metrics.formats._labels`: human labels made in other tools (`read_labels`: JSONL, Label Studio, Argilla,
-  Prodigy, Quepid).
+  Prodigy, Quepid), with one reader per tool in `metrics.formats._label_readers`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from metrics.formats._trec import (
 )
 
 if TYPE_CHECKING:
-    from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
+    from metrics.formats._labels import ForeignLabel, ForeignLabels, LabelFormat, LeftOut, read_labels
     from metrics.formats._tables import (
         TableFormat,
         iter_corpus,
@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {  # imported on first use: the scoring path of TREC files needs neither
-    **dict.fromkeys(["ForeignLabel", "LabelFormat", "read_labels"], "metrics.formats._labels"),
+    **dict.fromkeys(
+        ["ForeignLabel", "ForeignLabels", "LabelFormat", "LeftOut", "read_labels"], "metrics.formats._labels"
+    ),
     **dict.fromkeys(
         ["TableFormat", "iter_corpus", "read_chunk_map", "read_corpus", "read_queries", "write_jsonl"],
         "metrics.formats._tables",
@@ -80,7 +82,9 @@ __all__ = [
     "read_chunk_map",
     "read_labels",
     "ForeignLabel",
+    "ForeignLabels",
     "LabelFormat",
+    "LeftOut",
     "line_of_row",
     "iter_run_chunks",
     "QrelsFormat",

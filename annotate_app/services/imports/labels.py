@@ -14,7 +14,11 @@ then append-only label versions), in one transaction:
   holds the imported labels, which count in agreement and releases like any human's;
 - the reason is kept as given; none is required (most tools record none);
 - a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
-  so importing the same file twice adds nothing; a different one adds a new version (append-only).
+  so importing the same file twice adds nothing; a different one adds a new version (append-only). A file
+  holding several versions of one annotator's label (Prodigy sessions) adds the versions after the one equal
+  to the current label (all of them when none is);
+- the answers a file holds that are not labels (rejected, skipped, drafts...) are counted in the report's and
+  the preview's ``left_out``.
 
 A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
 `preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
@@ -55,6 +59,7 @@ from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Project, User
 from metrics.errors import FormatError, Problem, QrelForgeError
+from metrics.formats import ForeignLabels, LabelFormat
 
 __all__ = [
     "import_labels",
@@ -65,14 +70,17 @@ __all__ = [
     "LABEL_FORMAT_HELP",
 ]
 
-LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")
+LABEL_FORMATS = tuple(f.value for f in LabelFormat)
 LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" has the whole table
-    "jsonl": "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
-    "label-studio": "Label Studio JSON export: data.query_id, data.doc_id; annotator label-studio-N; "
-    "the choices or rating result",
-    "argilla": "Argilla 2 records (records.to_json): metadata query_id, doc_id; annotator user_id",
-    "prodigy": "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; accept/reject or the option",
-    "quepid": "Quepid ratings CSV query,docid,rating (query by its text); needs the annotator",
+    LabelFormat.JSONL.value: "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
+    LabelFormat.LABEL_STUDIO.value: "Label Studio JSON export (or one task a file): data.query_id, "
+    "data.doc_id; annotator label-studio-N; the choices or rating result",
+    LabelFormat.ARGILLA.value: "Argilla 2 records (records.to_json, or flattened with the response status): "
+    "query_id, doc_id; annotator user_id",
+    LabelFormat.PRODIGY.value: "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; "
+    "accept/reject or the option",
+    LabelFormat.QUEPID.value: "Quepid ratings CSV query,docid,rating (query by its text); "
+    "needs the annotator",
 }
 _NO_SLOT_LIMIT = 2**31 - 1
 
@@ -86,6 +94,7 @@ class _Checked:
     username: str
     grade: int
     reason: str
+    version: int = 1
 
 
 def import_labels(
@@ -99,14 +108,16 @@ def import_labels(
     grade_map: Mapping[str, int] | None = None,
     annotators: Mapping[str, str] | None = None,
     filename: str | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Import human labels made in another tool (admin): ``fmt`` is one of `LABEL_FORMATS` (see
     `metrics.formats.read_labels`); ``annotator`` names who made the labels whose file does not say;
     ``grade_map`` maps a tool's label texts to grades; ``annotators`` renames annotators (the name the
-    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username). Returns how many labels
-    were added, changed (a new version) and unchanged."""
+    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username); ``option_names``: how
+    messages name the options (`metrics.formats.read_labels`). Returns how many labels were added, changed (a
+    new version) and unchanged, and what the file left out."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map)
+    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
         lock_imports(s, proj)  # a double click: the second import waits, then finds every label unchanged
@@ -122,6 +133,7 @@ def import_labels(
             added=added,
             changed=changed,
             unchanged=len(checked) - added - changed,
+            left_out=labels.left_out_text(),
         )
         record_import(s, actor, proj, file, report, import_id)
         return report
@@ -138,19 +150,20 @@ def preview_labels(
     grade_map: Mapping[str, int] | None = None,
     annotators: Mapping[str, str] | None = None,
     filename: str | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> LabelImportPreview:
     """What `import_labels` with these arguments would import, nothing written (admin): every check of the
     import runs (a bad file raises the same `InvalidInput`, every bad line named), then each annotator's
     labels are counted as the import would count them (added, changed, unchanged) and a username no user has
     yet is marked ``new_account`` (the import creates it deactivated, without a password)."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map)
+    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "preview label imports")
         checked = _check(s, proj, file, labels, renames)
         users = uq.by_names(s, sorted({c.username for c in checked}))
         fail(_refused_claims(s, file, [c for c in checked if c.username in users], users))
-        outcomes = [(c.username, _outcome(s, c, users.get(c.username))) for c in checked]
+        outcomes = [(c.username, outcome) for c, outcome in _plan(s, checked, users)]
     rows = []
     for name in sorted({name for name, _ in outcomes}):
         mine = [outcome for who, outcome in outcomes if who == name]
@@ -164,7 +177,7 @@ def preview_labels(
                 new_account=name not in users,
             )
         )
-    return LabelImportPreview(source=file.name, annotators=tuple(rows))
+    return LabelImportPreview(source=file.name, annotators=tuple(rows), left_out=labels.left_out_text())
 
 
 def grade_map_from_text(text: str) -> dict[str, int]:
@@ -210,23 +223,49 @@ class _Outcome(StrEnum):
     UNCHANGED = "unchanged"
 
 
-def _outcome(s: Session, c: _Checked, user: User | None) -> _Outcome:
-    """What storing ``c`` would do (as `_store` does it): a first label of the user on the pair is added; one
-    equal to the current label (grade, reason, document version) is unchanged; another is a change."""
-    a = None if user is None else jq.own_assignment(s, c.pair_id, user.id)
-    if a is None or a.label_id is None:
-        return _Outcome.ADDED
-    current = jq.label_by_id(s, a.label_id)
+def _plan(s: Session, checked: list[_Checked], users: Mapping[str, User]) -> list[tuple[_Checked, _Outcome]]:
+    """What storing each label does, in file order: of one user's labels of one pair (several when the file
+    holds versions), those up to the last one equal to the user's current label (grade, reason, document
+    version) are unchanged; the ones after it are added (the first, when the user has no label there yet) or
+    changes (new versions)."""
+    groups: dict[tuple[int, str], list[_Checked]] = {}
+    for c in checked:
+        groups.setdefault((c.pair_id, c.username), []).append(c)
+    outcome: dict[int, _Outcome] = {}
+    for (pair_id, name), labels in groups.items():
+        has_label, same_as = _current(s, pair_id, users.get(name))
+        equal = [i for i, c in enumerate(labels) if (c.grade, c.reason) == same_as]
+        first_new = equal[-1] + 1 if equal else 0
+        for i, c in enumerate(labels):
+            if i < first_new:
+                outcome[id(c)] = _Outcome.UNCHANGED
+            elif i == first_new and not has_label:
+                outcome[id(c)] = _Outcome.ADDED
+            else:
+                outcome[id(c)] = _Outcome.CHANGED
+    return [(c, outcome[id(c)]) for c in checked]
+
+
+def _current(s: Session, pair_id: int, user: User | None) -> tuple[bool, tuple[int, str] | None]:
+    """Whether the user has a label of the pair, and its (grade, reason) when it was made on the document's
+    current version (None otherwise: a label of an older version equals no label of the file)."""
+    a = None if user is None else jq.own_assignment(s, pair_id, user.id)
+    current = None if a is None or a.label_id is None else jq.label_by_id(s, a.label_id)
     if current is None:
-        return _Outcome.ADDED
-    doc_version = jq.current_doc_version(s, c.pair_id, lock=False)
-    same = (current.grade, current.reason, current.doc_version) == (c.grade, c.reason, doc_version)
-    return _Outcome.UNCHANGED if same else _Outcome.CHANGED
+        return False, None
+    if current.doc_version != jq.current_doc_version(s, pair_id, lock=False):
+        return True, None
+    return True, (current.grade, current.reason)
 
 
 def _read(
-    source: Source, filename: str | None, fmt: str, annotator: str | None, grade_map: object
-) -> tuple[SourceFile, list]:
+    source: Source,
+    filename: str | None,
+    fmt: str,
+    annotator: str | None,
+    grade_map: object,
+    option_names: Mapping[str, str] | None,
+) -> tuple[SourceFile, ForeignLabels]:
     """The file and its labels (`metrics.formats.read_labels`), or InvalidInput naming every bad line."""
     from metrics.formats import read_labels
 
@@ -234,7 +273,9 @@ def _read(
         raise InvalidInput(f"fmt must be one of {', '.join(map(repr, LABEL_FORMATS))}; got {fmt!r}")
     file = read_source(source, filename)
     try:
-        labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
+        labels = parse(
+            read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map, option_names=option_names
+        )
     except (FormatError, InvalidInput):
         raise
     except QrelForgeError as exc:  # a bad argument, not a bad file
@@ -256,13 +297,14 @@ def _check(
     s: Session, proj: Project, file: SourceFile, labels: list, renames: dict[str, str]
 ) -> list[_Checked]:
     """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
-    label of one pair by one user, as names differing only in case or renamed to one)."""
+    label of one pair by one user, as names differing only in case or renamed to one, unless it is the next
+    version of the same annotator's label)."""
     pairs = lq.pair_keys(s, proj.id)
     queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
     by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
     problems, out = [], []
-    seen: dict[tuple[int, str], int] = {}
+    seen: dict[tuple[int, str], tuple[int, str, int]] = {}  # -> first line, annotator, last version
     for x in labels:
         try:
             qid = _query_of(x, by_text)
@@ -272,13 +314,15 @@ def _check(
                 username=_username(renames.get(x.annotator, x.annotator)),
                 grade=_grade(x.grade, grades),
                 reason=_reason(x.reason),
+                version=x.version,
             )
             key = (c.pair_id, c.username)
-            if key in seen:
+            first, name, version = seen.get(key, (x.line, x.annotator, 0))
+            if (name, version + 1) != (x.annotator, x.version):
                 raise InvalidInput(
-                    f"a second label of this pair by user {c.username!r}, first on line {seen[key]}"
+                    f"a second label of this pair by user {c.username!r}, first on line {first}"
                 )
-            seen[key] = x.line
+            seen[key] = (first, x.annotator, x.version)
             out.append(c)
         except InvalidInput as exc:
             problems.append(Problem(file.name, x.line, _shown(x), str(exc)))
@@ -379,10 +423,12 @@ def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users
 
 
 def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> tuple[int, int]:
-    """Store each label as a new label version (unless equal to the current one); (added, changed)."""
+    """Store each label `_plan` does not find unchanged as a new label version; (added, changed)."""
     guidelines = pq.guidelines_version(s, proj.id)
     added = changed = 0
-    for c in checked:
+    for c, outcome in _plan(s, checked, users):
+        if outcome == _Outcome.UNCHANGED:
+            continue
         user = users[c.username]
         doc_version = jq.current_doc_version(s, c.pair_id)
         a = jq.own_assignment(s, c.pair_id, user.id)
@@ -390,16 +436,8 @@ def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> t
             lq.add_claim(s, c.pair_id)
             slot = jq.free_slot(s, c.pair_id, _NO_SLOT_LIMIT)
             assignment_id = jq.insert_assignment(s, proj.id, c.pair_id, user.id, slot)
-            current = None
         else:
             assignment_id = a.id
-            current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
-        if current is not None and (current.grade, current.reason, current.doc_version) == (
-            c.grade,
-            c.reason,
-            doc_version,
-        ):
-            continue
         version = jq.mark_done(s, assignment_id, c.grade, None)
         label = jq.insert_label(
             s,
@@ -416,7 +454,7 @@ def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> t
             request_id=None,
         )
         jq.set_label_id(s, assignment_id, label.id)
-        if current is None:
+        if outcome == _Outcome.ADDED:
             added += 1
         else:
             changed += 1
