@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics._text import _shown
 from metrics.agreement._long import _check_columns
 from metrics.errors import QrelForgeError, UndefinedMetricWarning, quoted
 from metrics.passages import _intervals
@@ -130,27 +131,31 @@ def _spans_table(table, lengths, item, rater, start, end, category, raters):
     _check_columns(table, [item, rater, start, end] + ([category] if category is not None else []))
     sizes = pd.Series(lengths) if not isinstance(lengths, pd.Series) else lengths
     if not len(sizes) or not all(isinstance(v, int | np.integer) and v > 0 for v in sizes.to_numpy()):
-        raise QrelForgeError(f"lengths must map each item to an int > 0; got {quoted(dict(sizes))}")
+        shown = {_shown(k): _shown(v) for k, v in sizes.items()}
+        raise QrelForgeError(f"lengths must map each item to an int > 0; got {quoted(shown)}")
     marked = table[table[start].notna() | table[end].notna()]
     names = list(dict.fromkeys(raters if raters is not None else table[rater].tolist()))
     if len(names) < 2:
-        raise QrelForgeError(f"unitizing alpha needs at least 2 raters; got {len(names)} ({quoted(names)})")
+        shown = [_shown(n) for n in names]
+        raise QrelForgeError(f"unitizing alpha needs at least 2 raters; got {len(names)} ({quoted(shown)})")
     item_at = sizes.index.get_indexer(marked[item])
     if (item_at < 0).any():
-        bad = marked[item].to_numpy()[int(np.argmax(item_at < 0))]
+        bad = _shown(marked[item].to_numpy()[int(np.argmax(item_at < 0))])
         raise QrelForgeError(f"item {quoted(bad)} of the table has no length in lengths")
     rater_at = pd.Index(names).get_indexer(marked[rater])
     if (rater_at < 0).any():
-        bad = marked[rater].to_numpy()[int(np.argmax(rater_at < 0))]
-        raise QrelForgeError(f"rater {quoted(bad)} of the table is not in raters={quoted(names)}")
+        bad = _shown(marked[rater].to_numpy()[int(np.argmax(rater_at < 0))])
+        raise QrelForgeError(
+            f"rater {quoted(bad)} of the table is not in raters={quoted([_shown(n) for n in names])}"
+        )
     s, e = _whole(marked[start], start), _whole(marked[end], end)
     size = sizes.to_numpy().astype(np.int64)[item_at]
     for bad, reason in (((e <= s), "is empty"), ((s < 0) | (e > size), "is out of its item")):
         if bad.any():
             row = int(np.argmax(bad))
             raise QrelForgeError(
-                f"span [{s[row]}, {e[row]}) of rater {quoted(marked[rater].iloc[row])} on item "
-                f"{quoted(marked[item].iloc[row])} {reason} (item length {size[row]})"
+                f"span [{s[row]}, {e[row]}) of rater {quoted(_shown(marked[rater].iloc[row]))} on item "
+                f"{quoted(_shown(marked[item].iloc[row]))} {reason} (item length {size[row]})"
             )
     offset = np.concatenate([[0], np.cumsum(sizes.to_numpy().astype(np.int64))[:-1]])
     frame = pd.DataFrame(
@@ -171,7 +176,9 @@ def _whole(series: pd.Series, name: str) -> np.ndarray:
     bad = ~np.isfinite(values) | (values != np.round(values))
     if bad.any():
         row = int(np.argmax(bad))
-        raise QrelForgeError(f"column {name!r} must hold ints; got {quoted(series.iloc[row])} at row {row}")
+        raise QrelForgeError(
+            f"column {name!r} must hold ints; got {quoted(_shown(series.iloc[row]))} at row {row}"
+        )
     return values.astype(np.int64)
 
 
@@ -183,8 +190,9 @@ def _no_overlap(frame: pd.DataFrame, names: list) -> None:
     if clash.any():
         at = int(np.argmax(clash))
         a, b = frame.iloc[at], frame.iloc[at + 1]
+        who, where = quoted(_shown(names[int(b["rater"])])), quoted(_shown(b["item"]))
         raise QrelForgeError(
-            f"spans of rater {quoted(names[int(b['rater'])])} on item {quoted(b['item'])} overlap: "
+            f"spans of rater {who} on item {where} overlap: "
             f"[{a['start']}, {a['end']}) and [{b['start']}, {b['end']}) (offsets in the continuum)"
         )
 

@@ -65,13 +65,18 @@ def read_passages(
         records.append(record)
         lines.append(number)
         raw[number] = text
+    clashes = _Collector(src.name, limit=None)
     for (query, doc, _), found in spans.items():
-        _check_overlaps(found, query, doc, problems, raw)
+        _check_overlaps(found, query, doc, clashes, raw)
+    for problem in sorted(clashes.problems, key=lambda p: p.line or 0):
+        problems.add(problem.line or 0, problem.text, problem.reason)
     problems.check()
     columns = [*PASSAGE_FIELDS, *(["text"] if any("text" in r for r in records) else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
     for name in ("doc_version", "start", "end", "grade"):
         frame[name] = frame[name].astype("int64")
+    if "text" in frame.columns:
+        frame["text"] = frame["text"].astype(object).where(frame["text"].notna(), None)
     return _with_lines(frame, src.name, lines)
 
 
@@ -311,4 +316,8 @@ def write_passages(passages: pd.DataFrame, dest: Source) -> None:
 
 
 def _plain(record: dict) -> dict:
-    return {k: (v.item() if hasattr(v, "item") else v) for k, v in record.items()}
+    """Plain JSON values; a missing excerpt is left out."""
+    out = {k: (v.item() if hasattr(v, "item") else v) for k, v in record.items()}
+    if "text" in out and not isinstance(out["text"], str):
+        del out["text"]
+    return out

@@ -114,7 +114,8 @@ def _ints(frame: pd.DataFrame, name: str, rows: _Rows, low: int) -> np.ndarray:
         bad_rows = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
         if len(bad_rows):
             row = int(bad_rows[0])
-            raise rows.problem(row, repr(values[row]), f"{name} must be an int; got {values[row]!r}")
+            value = float(values[row])
+            raise rows.problem(row, repr(value), f"{name} must be an int; got {value!r}")
     values = values.astype(np.int64)
     under = np.flatnonzero(values < low)
     if len(under):
