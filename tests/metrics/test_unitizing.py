@@ -1,6 +1,7 @@
 """Krippendorff's unitizing alpha (`metrics.agreement.unitizing_alpha`) against the published worked
-examples (Krippendorff 2004 and 1995, as DKPro Statistics transcribes them: tests/fixtures/passages/SOURCES.md),
-DKPro's own values, and a plain-loop oracle on random studies; and the character-overlap F1 between raters."""
+examples (Krippendorff 2004 and 1995, as DKPro Statistics transcribes them; see
+tests/fixtures/passages/SOURCES.md), DKPro's own values, and a plain-loop oracle on random studies; and the
+character-overlap F1 between raters."""
 
 from __future__ import annotations
 
