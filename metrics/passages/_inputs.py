@@ -130,7 +130,7 @@ def _whole(value: Any) -> bool:
 
 def _ids_column(frame: pd.DataFrame, name: str, rows: _Rows) -> pa.Array:
     try:
-        column = _frame_id_column(frame, name, rows.source)
+        column = _arrow_strings(frame[name], name, rows) or _frame_id_column(frame, name, rows.source)
     except FormatError as exc:  # re-located to the file line when the frame came from a file
         problem = exc.problems[0]
         raise rows.problem((problem.line or 1) - 1, problem.text, problem.reason) from None
@@ -139,6 +139,20 @@ def _ids_column(frame: pd.DataFrame, name: str, rows: _Rows) -> pa.Array:
         row = int(bad[0])
         raise rows.problem(row, column[row].as_py(), _ids.id_problem(column[row].as_py(), name) or "bad ID")
     return _ids.as_string_array(column)
+
+
+def _arrow_strings(series: pd.Series, name: str, rows: _Rows) -> pa.Array | None:
+    """The column as Arrow strings without a copy when pandas already holds it in Arrow (pandas' default
+    string dtype); None for any other column."""
+    if not type(series.array).__name__.startswith("Arrow") or series.dtype.kind not in "OSUT":
+        return None
+    column = pa.array(series.array)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None
+    if column.null_count:
+        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise rows.problem(row, "None", f"{name} is missing")
+    return column.cast(pa.string())
 
 
 def _spans(frame: pd.DataFrame, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
