@@ -81,7 +81,7 @@ def test_write_passages_round_trips(tmp_path):
         write_passages(frame.drop(columns=["grade"]), path)
 
 
-DOCS = {"d1": "One two. Three four. One two.", "d2": "Short."}
+DOCS = {"d1": "One two. Three four. One two.", "d2": "Short.", "d3": "la la la"}
 
 
 @pytest.mark.parametrize(
@@ -106,6 +106,11 @@ DOCS = {"d1": "One two. Three four. One two.", "d2": "Short."}
             '{"chunk_id": "b", "doc_id": "d1", "text": "Three four."}\n'
             '{"chunk_id": "c", "doc_id": "d1", "text": "One two."}\n',
             [("a", "d1", 0, 8), ("b", "d1", 9, 20), ("c", "d1", 21, 29)],
+        ),
+        (
+            "chunks.tsv",  # the same text again is the next occurrence, not the same one
+            "chunk_id\tdoc_id\ttext\na\td3\tla\nb\td3\tla\nc\td3\tla\n",
+            [("a", "d3", 0, 2), ("b", "d3", 3, 5), ("c", "d3", 6, 8)],
         ),
         (
             "chunks.csv",  # out of order: "One" after c's start is the second one; "Short" only from 0
