@@ -136,8 +136,8 @@ def _spans_table(table, lengths, item, rater, start, end, category, raters):
     marked = table[table[start].notna() | table[end].notna()]
     names = list(dict.fromkeys(raters if raters is not None else table[rater].tolist()))
     if len(names) < 2:
-        shown = [_shown(n) for n in names]
-        raise QrelForgeError(f"unitizing alpha needs at least 2 raters; got {len(names)} ({quoted(shown)})")
+        listed = [_shown(n) for n in names]
+        raise QrelForgeError(f"unitizing alpha needs at least 2 raters; got {len(names)} ({quoted(listed)})")
     item_at = sizes.index.get_indexer(marked[item])
     if (item_at < 0).any():
         bad = _shown(marked[item].to_numpy()[int(np.argmax(item_at < 0))])
