@@ -63,9 +63,8 @@ def chunk_qrels(passages: Any, chunks: Any, *, min_overlap: float = 0.5) -> Qrel
     fraction = check_min_overlap(min_overlap)
     p, c = load(passages, chunks)
     query, chunk, grade = _grades(p, c, fraction)
-    _, queries = p.query, p.queries
     return Qrels(
-        np.asarray(queries, dtype=object)[query].tolist() if len(query) else [],
+        np.asarray(p.queries, dtype=object)[query].tolist() if len(query) else [],
         c.ids.take(_ids.indices(chunk)),
         grade,
         source="chunk_qrels",
