@@ -6,6 +6,10 @@ where ``attempt`` counts the requests seen so far with the same prompt (1 for th
 an `Answer` (a status, headers, a delay, and the choices' contents or a raw body). The default script
 answers ``{"grade": 2, "reason": "scripted"}`` for every choice asked (``n`` honoured).
 
+Real reply shapes: `fixture` reads a body kept in ``tests/fixtures/llm/`` (each with its source in
+``SOURCES.md``), `with_texts` replaces the text of message fields the body already has (and nothing else),
+and `replay` sends a body with its real status and headers.
+
 Run as a script it serves in its own process (for the benchmark): ``python tests/helpers/llm_server.py --delay
 0.05`` prints ``port N`` once listening, and answers every request after the delay with the grade given by the
 document's length modulo 4.
@@ -14,6 +18,7 @@ document's length modulo 4.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import threading
@@ -21,9 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 PATH = "/v1/chat/completions"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "llm"
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,30 @@ def reply(*contents: str, **options: Any) -> Answer:
 def error(status: int, *, retry_after: str | None = None, body: bytes = b'{"error": "scripted"}') -> Answer:
     headers = (("Retry-After", retry_after),) if retry_after is not None else ()
     return Answer(status=status, raw=body, headers=headers)
+
+
+def fixture(name: str) -> Any:
+    """A reply body (or part of one) kept in tests/fixtures/llm/, as JSON."""
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def with_texts(body: Any, choice: int = 0, **texts: str | None) -> Any:
+    """A copy of a chat completion body with the text of existing message fields replaced (``content``,
+    ``reasoning_content``, ``reasoning``, ``refusal``); a field the body does not have is an error, so the
+    shape stays the source's."""
+    out = copy.deepcopy(body)
+    message = out["choices"][choice]["message"]
+    for key, text in texts.items():
+        if key not in message:
+            raise KeyError(f"the fixture's message has no field {key!r}: {sorted(message)}")
+        message[key] = text
+    return out
+
+
+def replay(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Answer:
+    """An answer sending ``body`` (JSON) with this status and these headers."""
+    data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode("utf-8")
+    return Answer(status=status, raw=data, headers=tuple((headers or {}).items()))
 
 
 def prompt_of(body: dict[str, Any]) -> str:
