@@ -93,7 +93,8 @@ def read_completion(body: bytes, limit: tuple[str, int]) -> Completion | Problem
     choices = obj.get("choices")
     if not isinstance(choices, list) or not choices:
         return Problem(FailureKind.BAD_RESPONSE, "response has no choices")
-    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    found = obj.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
     completion_tokens = _count(usage.get("completion_tokens"))
     read: list[Choice] = []
     for choice in choices:
@@ -105,9 +106,11 @@ def read_completion(body: bytes, limit: tuple[str, int]) -> Completion | Problem
 
 
 def _choice(choice: dict[str, Any], limit: tuple[str, int], used: int, n: int) -> Choice | Problem:
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    found = choice.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
     content, refusal = _content(message.get("content"))
-    refusal = refusal or (message.get("refusal") if isinstance(message.get("refusal"), str) else "")
+    said = message.get("refusal")
+    refusal = refusal or (said if isinstance(said, str) else "")
     finish = choice.get("finish_reason")
     if refusal.strip():
         return Problem(FailureKind.REFUSAL, f"the model refused: {refusal.strip()[:500]}")

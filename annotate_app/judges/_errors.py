@@ -104,7 +104,8 @@ def refused_parameter(body: bytes | str) -> Adaptation | None:
     if not isinstance(error, dict):
         return None
     param = error.get("param")
-    message = error.get("message") if isinstance(error.get("message"), str) else ""
+    said = error.get("message")
+    message = said if isinstance(said, str) else ""
     if param == "max_tokens" or ("'max_tokens'" in message and "max_completion_tokens" in message):
         return Adaptation.MAX_COMPLETION_TOKENS
     if param == "temperature" or "'temperature'" in message:
