@@ -31,7 +31,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,6 @@ from sqlalchemy.orm import Session
 
 from annotate_app.judges import (
     DEFAULT_TEMPLATE,
-    Adaptation,
     Backend,
     FailureKind,
     Judge,
@@ -53,6 +52,14 @@ from annotate_app.judges import (
     read_machine_labels,
 )
 from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._judge_runs import (
+    JudgeFailure,
+    JudgeRunReport,
+    counts_by_kind,
+    failure_of,
+    remember_adaptations,
+    stopped_message,
+)
 from annotate_app.services._judge_state import (
     REQUEST_DEFAULTS,
     JudgeCalibrationInfo,
@@ -108,7 +115,6 @@ PAIR_SELECTIONS = ("all", "unlabelled", "sample:N")
 MAX_CONCURRENCY = 64
 MAX_SAMPLES = 20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-_EXCERPT = 200
 _KEEP: Any = object()
 
 
@@ -131,61 +137,6 @@ class JudgeInfo:
     created_at: datetime
     params: Mapping[str, Any] = field(default_factory=dict)
     adapted: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class JudgeRunReport:
-    """What a run (or an import) did: ``pairs`` selected; ``sent`` asked of the judge, ``cached`` answered
-    from the store, ``failed`` without a grade; ``requests`` HTTP requests (retries included). A dry run
-    sends and stores nothing: ``prompt`` is what the first pair would send.
-
-    ``failures``: (failure kind, count, the first message of that kind) per kind, in `FailureKind` order;
-    ``adapted``: the adaptations to the server made in this run, each with the server's message; ``stopped``:
-    why the run stopped before every pair was sent ("" when it ran to the end)."""
-
-    judge: str
-    pairs: int
-    sent: int
-    cached: int
-    failed: int
-    requests: int = 0
-    dry_run: bool = False
-    prompt: str = ""
-    failures: tuple[tuple[str, int, str], ...] = ()
-    adapted: tuple[tuple[str, str], ...] = ()
-    stopped: str = ""
-
-    @property
-    def message(self) -> str:
-        """The run's summary: one line, then one per failure kind (its count and first message), one per
-        adaptation, and why it stopped early."""
-        if self.dry_run:
-            return f"judge {self.judge}: dry run over {self.pairs} pairs, nothing sent"
-        lines = [
-            f"judge {self.judge}: {self.pairs} pairs, {self.sent} sent, {self.cached} cached, "
-            f"{self.failed} failed"
-        ]
-        lines += [f"  {kind}: {count} (first: {first})" for kind, count, first in self.failures]
-        lines += [
-            f"  adapted: {Adaptation(a).description} (the server said: {said or 'no message'})"
-            for a, said in self.adapted
-        ]
-        if self.stopped:
-            lines.append(f"stopped early: {self.stopped}")
-        return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class JudgeFailure:
-    """A pair whose latest label of a judge is a failure: its kind, message and an excerpt of the reply."""
-
-    judge: str
-    query_id: str
-    doc_id: str
-    kind: FailureKind
-    message: str
-    excerpt: str
-    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -574,7 +525,7 @@ def _run(
         counts = client.run_into((_pair(p) for p in chosen), sink)
     except ValueError as exc:
         raise InvalidInput(f"judge {row.name!r} cannot judge this project: {exc}") from None
-    adapted = _remember_adaptations(db, row, judge)
+    adapted = remember_adaptations(db, row, judge)
     return JudgeRunReport(
         judge=row.name,
         pairs=len(chosen),
@@ -584,40 +535,7 @@ def _run(
         requests=counts.sent,
         failures=tuple((str(k), seen[k][0], seen[k][1]) for k in FailureKind if k in seen),
         adapted=adapted,
-        stopped=_stopped(client.stopped, counts.done, counts.failed, len(chosen)),
-    )
-
-
-def _remember_adaptations(db: Database, row: MachineJudge, judge: Judge) -> tuple[tuple[str, str], ...]:
-    """Store the adaptations the judge made in this run with its row (so later runs start adapted)."""
-    notes = getattr(judge, "adaptation_notes", None)
-    if not notes:
-        return ()
-    made = tuple((str(a), str(m)) for a, m in notes.items())
-    with db.write() as s:
-        current = q.find_judge(s, row.project_id, row.name)
-        if current is not None:
-            params = dict(current.params or {})
-            params["adapted"] = {**adapted_of(params), **dict(made)}
-            q.set_judge_params(s, current.id, params)
-    return made
-
-
-def _stopped(result: JudgeResult | None, done: int, failed: int, pairs: int) -> str:
-    """Why a run stopped before sending every pair, with when to try again ("" when it did not stop)."""
-    if result is None:
-        return ""
-    when = ""
-    if result.retry_after_s is not None:
-        at = datetime.now(UTC) + timedelta(seconds=result.retry_after_s)
-        when = (
-            f"; the server asks to wait {result.retry_after_s:.0f} s: run again after {at:%Y-%m-%d %H:%M} UTC"
-        )
-    elif result.failure is FailureKind.QUOTA:
-        when = "; add credit or raise the quota, then run again"
-    return (
-        f"{result.failure}: {result.error}{when}; {done} of {pairs} pairs judged ({failed} failed), "
-        f"{pairs - done} not sent (a rerun asks only the pairs without an answer)"
+        stopped=stopped_message(client.stopped, counts.done, counts.failed, len(chosen)),
     )
 
 
@@ -728,18 +646,7 @@ def judge_failures(
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
         row = _judge_of(s, proj, name)
         rows = q.current_failures(s, proj.id, [row.id], None if wanted is None else str(wanted))
-    return [
-        JudgeFailure(
-            judge=r["judge"],
-            query_id=r["query_id"],
-            doc_id=r["doc_id"],
-            kind=FailureKind(r["failure"]),
-            message=r["error"],
-            excerpt=" ".join((r["raw_response"] or "").split())[:_EXCERPT],
-            created_at=r["created_at"],
-        )
-        for r in rows
-    ]
+    return [failure_of(r) for r in rows]
 
 
 def failure_counts(db: Database, actor: Actor, project: ProjectRef) -> dict[str, dict[str, int]]:
@@ -747,13 +654,7 @@ def failure_counts(db: Database, actor: Actor, project: ProjectRef) -> dict[str,
     (reviewer); judges without a failure are absent, kinds in `FailureKind` order."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
-        rows = q.current_failures(s, proj.id)
-    out: dict[str, dict[str, int]] = {}
-    for r in rows:
-        kinds = out.setdefault(r["judge"], {})
-        kinds[r["failure"]] = kinds.get(r["failure"], 0) + 1
-    order = {str(k): i for i, k in enumerate(FailureKind)}
-    return {j: dict(sorted(k.items(), key=lambda kv: order.get(kv[0], len(order)))) for j, k in out.items()}
+        return counts_by_kind(q.current_failures(s, proj.id))
 
 
 def _check_kind(kind: Any) -> FailureKind:
