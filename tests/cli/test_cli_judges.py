@@ -151,7 +151,7 @@ def test_request_parameters_failures_and_adaptation_end_to_end(cli, db):
             "judge q3 (openai, m, prompt v1)\n  request: max_tokens=64, timeout_s=60.0, seed=7, "
             'extra_body={"chat_template_kwargs": {"enable_thinking": false}}\n',
         )
-        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all")
+        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all", "--concurrency", "1")
         assert code == 0
         assert out.splitlines() == [
             "judge q3: 12 pairs, 12 sent, 0 cached, 3 failed",
@@ -166,7 +166,7 @@ def test_request_parameters_failures_and_adaptation_end_to_end(cli, db):
         assert sent[0]["chat_template_kwargs"] == {"enable_thinking": False}
         assert "Intent:" in prompt_of(sent[0]) and all("max_tokens" not in b for b in sent[2:])
         before = len(llm.seen)
-        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all")
+        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all", "--concurrency", "1")
         assert out.splitlines()[0] == "judge q3: 12 pairs, 3 sent, 9 cached, 3 failed"
         assert len(llm.seen) - before == 3  # the failed pairs only, adapted from the first request
         assert all("max_completion_tokens" in s.body for s in llm.seen[before:] if s.body)
