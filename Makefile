@@ -11,9 +11,10 @@ PIP := $(PY) -m pip install -q --disable-pip-version-check
 .PHONY: run test lint bench clean system-deps
 
 # `make run` installs the app's extra only; test, lint and bench install the test extra (which holds it).
+# --no-compile: Python compiles the modules the app imports when it first imports them, not all of them now.
 $(APP_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) -e '.[app]'
+	$(PIP) --no-compile -e '.[app]'
 	touch $(APP_STAMP)
 
 $(STAMP): pyproject.toml
