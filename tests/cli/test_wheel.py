@@ -36,7 +36,7 @@ from metrics.errors import QrelForgeError
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 CODE = ("annotate_app", "metrics")
-SETTINGS = [  # .streamlit/config.toml, as `streamlit run` flags (what `make run` passed before serve existed)
+SETTINGS = [  # .streamlit/config.toml as `streamlit run` flags
     *("--client.toolbarMode", "minimal"),
     *("--browser.gatherUsageStats", "false"),
     *("--server.headless", "true"),
