@@ -124,17 +124,21 @@ def test_console_script_exit_status_and_no_traceback(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
 
 
-def test_the_json_report_of_plain_trec_files_imports_neither_pyarrow_nor_pandas(tmp_path):
-    target = tmp_path / "report.json"
+def _imports_of_a_json_report(qrels: str, runs: list[str], target: Path) -> str:
     code = (
         "import sys; from annotate_app.cli import main; "
-        f"main(['score', {QRELS!r}, {RUN_A!r}, {RUN_B!r}, '--format', 'json', '-o', {str(target)!r}]); "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pandas')))"
+        f"main(['score', {qrels!r}, *{runs!r}, '--format', 'json', '-o', {str(target)!r}]); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'pandas'}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SAMPLE.parent
     )
-    assert out.stdout.strip() == "[]"
+    return out.stdout.strip()
+
+
+def test_the_json_report_of_plain_trec_files_imports_neither_pyarrow_nor_pandas(tmp_path):
+    target = tmp_path / "report.json"
+    assert _imports_of_a_json_report(QRELS, [RUN_A, RUN_B], target) == "[]"
     fp = json.loads(target.read_text())["fingerprint"]
     assert fp["qrels"]["sha256"] == hashlib.sha256(Path(QRELS).read_bytes()).hexdigest()
     assert fp["qrels"]["content_sha256"] == qrels_sha256(
@@ -143,6 +147,16 @@ def test_the_json_report_of_plain_trec_files_imports_neither_pyarrow_nor_pandas(
     assert [r["sha256"] for r in fp["runs"]] == [
         hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (RUN_A, RUN_B)
     ]
+
+
+def test_the_json_report_of_files_read_by_arrow_never_imports_pandas(tmp_path):
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
+    qrels.write_text("q1 0 D1 1\nq1 0 Dé 2\n", encoding="utf-8")  # not ASCII: Arrow's reader
+    run.write_text("q1 Q0 D1 1 0.9 t\nq1 Q0 Dé 2 0.5 t\n", encoding="utf-8")
+    target = tmp_path / "report.json"
+    assert _imports_of_a_json_report(str(qrels), [str(run)], target) == "['pyarrow']"
+    fp = json.loads(target.read_text())["fingerprint"]
+    assert fp["qrels"]["content_sha256"] == hashlib.sha256("q1 0 D1 1\nq1 0 Dé 2\n".encode()).hexdigest()
 
 
 @pytest.mark.parametrize("missing", ["qrels", "run"])
