@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parent / ".data"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / ".data"
 VENV_BIN = Path(sys.executable).parent
 MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 TREC_EVAL_MEASURES = ["P_10", "recall_100", "ndcg_cut_10", "map", "recip_rank"]
@@ -165,17 +166,31 @@ def timed(cmd: list[str], stdout: str = "file") -> tuple[float, float, str]:
         return float(wall), int(rss) / 1024, out.read()
 
 
-def tools(qrels: Path, run: Path, trec_evals: dict[str, str], with_ranx: bool) -> dict[str, list[str]]:
+def _qrelforge(tree: Path, qrels: Path, run: Path) -> list[str]:
+    """``qrelforge score`` of the source tree ``tree`` (first on the path, whatever is installed)."""
+    env = [shutil.which("env") or "/usr/bin/env", f"PYTHONPATH={tree}"]
+    return [*env, str(VENV_BIN / "qrelforge"), "score", str(qrels), str(run), *_measure_args()]
+
+
+def _measure_args() -> list[str]:
+    return [arg for m in MEASURES for arg in ("-m", m)]
+
+
+def tools(qrels: Path, run: Path, args: argparse.Namespace) -> dict[str, list[str]]:
     py = str(VENV_BIN / "python")
-    score = [str(VENV_BIN / "qrelforge"), "score", str(qrels), str(run)]
-    score += [arg for m in MEASURES for arg in ("-m", m)]
+    score = _qrelforge(ROOT, qrels, run)
     out = {
         "qrelforge csv": [*score, "--format", "csv"],
         JSON_TOOL: [*score, "--format", "json"],
+        **(
+            {f"{JSON_TOOL} (before)": [*_qrelforge(args.before, qrels, run), "--format", "json"]}
+            if args.before
+            else {}
+        ),
         "pytrec_eval": [py, "-c", PYTREC, str(qrels), str(run)],
         "ir_measures": [py, "-c", IR_MEASURES, str(qrels), str(run)],
     }
-    for label, path in trec_evals.items():
+    for label, path in args.trec_eval.items():
         out[f"trec_eval {label}"] = [
             path,
             "-c",
@@ -183,7 +198,7 @@ def tools(qrels: Path, run: Path, trec_evals: dict[str, str], with_ranx: bool) -
             str(qrels),
             str(run),
         ]
-    if with_ranx:
+    if args.ranx:
         out["ranx (warm)"] = [py, "-c", RANX, str(qrels), str(run)]
     return out
 
@@ -199,7 +214,7 @@ def measure(n_queries: int, workload: str, repeat: int, args: argparse.Namespace
         f"{qrels.stat().st_size / 1e6:.1f} MB"
     )
     print(f"load average before: {_load()}")
-    commands = tools(qrels, run, args.trec_eval, args.ranx)
+    commands = tools(qrels, run, args)
     if args.ranx:
         timed(commands["ranx (warm)"])  # compile numba kernels once, as a warm user would have
     results: Results = {}
@@ -228,14 +243,14 @@ def _bases(results: Results) -> dict[str, tuple[list[float], list[float], str]]:
 def _row(name: str, values: tuple[list[float], list[float], str], bases) -> str:
     walls, rss, _ = values
     wall, peak = statistics.median(walls), statistics.median(rss)
-    line = f"{name:<22}{wall:>10.2f}{peak:>10.0f}"
+    line = f"{name:<25}{wall:>10.2f}{peak:>10.0f}"
     for base_walls, base_rss, _ in bases.values():
         line += f"{wall / statistics.median(base_walls):>16.2f}{peak / statistics.median(base_rss):>15.2f}"
     return line
 
 
 def _header(bases) -> str:
-    return f"{'tool':<22}{'wall s':>10}{'RSS MB':>10}" + "".join(
+    return f"{'tool':<25}{'wall s':>10}{'RSS MB':>10}" + "".join(
         f"{'wall/' + b:>16}{'RSS/' + b:>15}" for b in bases
     )
 
@@ -254,7 +269,7 @@ def report(results: Results, with_means: bool) -> None:
 
 
 def _means(name: str, out: str) -> str:
-    if name == JSON_TOOL:
+    if name.startswith(JSON_TOOL):
         means = json.loads(out)["runs"][0]["mean"]
         return " ".join(f"{means[m]:.4f}" for m in MEASURES)
     if name.startswith("qrelforge"):
@@ -275,19 +290,23 @@ def summary(blocks: dict[tuple[str, int], Results]) -> None:
         print(_header(bases))
         for name, values in results.items():
             print(_row(name, values, bases))
-    print("\nJSON report against each trec_eval (goal: time, RSS at most):")
+    print("\nThe JSON report against each trec_eval (goal: time, RSS at most):")
     for (workload, size), results in blocks.items():
         goal = GOALS.get(size)
-        for name in (n for n in results if n.startswith("trec_eval")):
-            wall = statistics.median(results[JSON_TOOL][0]) / statistics.median(results[name][0])
-            rss = statistics.median(results[JSON_TOOL][1]) / statistics.median(results[name][1])
-            verdict = ""
-            if goal:
-                met = [wall <= goal[0], rss <= goal[1]]
-                verdict = f"  goal {goal[0]}x / {goal[1]}x: time {'met' if met[0] else 'MISSED'}, "
-                verdict += f"RSS {'met' if met[1] else 'MISSED'}"
-            where = f"{workload:<7} {size * 1000 / 1e6:.0f}M  vs {name:<16}"
-            print(f"  {where} time {wall:.2f}x  RSS {rss:.2f}x{verdict}")
+        for mine in (n for n in results if n.startswith(JSON_TOOL)):
+            for name in (n for n in results if n.startswith("trec_eval")):
+                wall = statistics.median(results[mine][0]) / statistics.median(results[name][0])
+                rss = statistics.median(results[mine][1]) / statistics.median(results[name][1])
+                verdict = ""
+                if goal:
+                    verdict = f"  goal {goal[0]}x / {goal[1]}x: time {_met(wall <= goal[0])}, "
+                    verdict += f"RSS {_met(rss <= goal[1])}"
+                where = f"{workload:<7} {size * 1000 / 1e6:.0f}M  {mine:<24} vs {name:<16}"
+                print(f"  {where} time {wall:.2f}x  RSS {rss:.2f}x{verdict}")
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
 
 
 def _trec_evals(given: list[str]) -> dict[str, str]:
@@ -323,7 +342,18 @@ def main() -> None:
         "--stdout", choices=("file", "null"), default="file", help="where each tool's output goes"
     )
     parser.add_argument("--ranx", action="store_true", help="also time ranx (after one warm-up run)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="TREE",
+        help="also time the JSON report of an older source tree (e.g. `git archive COMMIT` unpacked)",
+    )
     args = parser.parse_args()
+    if args.before:
+        args.before = args.before.resolve()
+        if not (args.before / "annotate_app" / "cli" / "__init__.py").is_file():
+            parser.error(f"--before {str(args.before)!r}: not a qrelforge source tree")
+        subprocess.run([str(VENV_BIN / "python"), "-m", "compileall", "-q", str(args.before)], check=True)
     args.trec_eval = _trec_evals(args.trec_eval)
     workloads = args.workloads.split(",")
     for w in workloads:
