@@ -7,10 +7,11 @@ in random order, 60 graded judgments per query, half on retrieved documents). Tw
 documents (1M lines) and 7,000 x 1,000 (7M lines, MS MARCO dev size). Each tool runs as its own process,
 parsing the files and computing P@10, R@100, nDCG@10, AP and RR, its standard output going to a file (as in
 CI; ``--stdout null`` for /dev/null). The tools run interleaved, repeat after repeat; the script reports the
-median wall time and peak RSS of each, the ratios to pytrec_eval's and to the first trec_eval's, all measured
-in the same run, and the load average before and after each block (the machine is shared: compare ratios
-within one run, not wall times across runs). A summary at the end puts every workload, size and tool side by
-side and checks the JSON report against trec_eval (`GOALS`).
+median wall time, CPU time (user + system) and peak RSS of each, the ratios to pytrec_eval's and to the first
+trec_eval's, all measured in the same run, and the load average before and after each block (the machine is
+shared: compare ratios within one run, not wall times across runs; on a loaded machine CPU time is the
+steadier of the two). A summary at the end puts every workload, size and tool side by side and checks the
+JSON report against trec_eval (`GOALS`).
 
 trec_eval is timed when ``--trec-eval [LABEL=]PATH`` is given (repeatable, e.g. one binary built with the
 Makefile as it is and one with -O2) or a ``trec_eval`` is on PATH; build it from usnistgov/trec_eval with
@@ -36,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -83,11 +85,11 @@ if pid == 0:
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], 'w') as f:
-    f.write(f'{time.perf_counter() - start} {usage.ru_maxrss}')
+    f.write(f'{time.perf_counter() - start} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}')
 sys.exit(os.waitstatus_to_exitcode(status))
 """
-"""Runs ``argv[2:]`` in a child forked from this small process; writes its wall seconds and ru_maxrss (KB)
-to the file ``argv[1]``."""
+"""Runs ``argv[2:]`` in a child forked from this small process; writes its wall seconds, ru_maxrss (KB) and
+CPU seconds (user + system) to the file ``argv[1]``."""
 
 
 def generate(n_queries: int, workload: str = "today", depth: int = 1000, seed: int = 7) -> tuple[Path, Path]:
@@ -147,9 +149,9 @@ WORKLOADS = {
 }
 
 
-def timed(cmd: list[str], stdout: str = "file") -> tuple[float, float, str]:
-    """Wall seconds and peak RSS (MB) of that one process (through `LAUNCH`), and its standard output
-    (empty when ``stdout`` is ``null``)."""
+def timed(cmd: list[str], stdout: str = "file") -> tuple[float, float, float, str]:
+    """Wall seconds, peak RSS (MB) and CPU seconds of that one process (through `LAUNCH`), and its standard
+    output (empty when ``stdout`` is ``null``)."""
     with (
         tempfile.NamedTemporaryFile("r") as figures,
         tempfile.TemporaryFile("w+") as out,
@@ -161,9 +163,9 @@ def timed(cmd: list[str], stdout: str = "file") -> tuple[float, float, str]:
         if status:
             err.seek(0)
             raise SystemExit(f"{cmd[0]} failed: {err.read().strip()[-500:]}")
-        wall, rss = figures.read().split()
+        wall, rss, cpu = figures.read().split()
         out.seek(0)
-        return float(wall), int(rss) / 1024, out.read()
+        return float(wall), int(rss) / 1024, float(cpu), out.read()
 
 
 def _qrelforge(tree: Path, qrels: Path, run: Path) -> list[str]:
@@ -203,7 +205,21 @@ def tools(qrels: Path, run: Path, args: argparse.Namespace) -> dict[str, list[st
     return out
 
 
-Results = dict[str, tuple[list[float], list[float], str]]
+@dataclass
+class Samples:
+    """One tool's figures in one block, a value per repeat, and its last output."""
+
+    wall: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    out: str = ""
+
+    def median(self, what: str) -> float:
+        return statistics.median(getattr(self, what))
+
+
+Results = dict[str, Samples]
+COLUMNS = (("wall", "wall s", ".2f"), ("cpu", "CPU s", ".2f"), ("rss", "RSS MB", ".0f"))
 
 
 def measure(n_queries: int, workload: str, repeat: int, args: argparse.Namespace) -> Results:
@@ -217,12 +233,13 @@ def measure(n_queries: int, workload: str, repeat: int, args: argparse.Namespace
     commands = tools(qrels, run, args)
     if args.ranx:
         timed(commands["ranx (warm)"])  # compile numba kernels once, as a warm user would have
-    results: Results = {}
+    results: Results = {name: Samples() for name in commands}
     for _ in range(repeat):  # interleave tools so machine noise hits all of them alike
         for name, cmd in commands.items():
-            wall, rss, out = timed(cmd, args.stdout)
-            prev = results.get(name, ([], [], ""))
-            results[name] = (prev[0] + [wall], prev[1] + [rss], out)
+            wall, rss, cpu, results[name].out = timed(cmd, args.stdout)
+            results[name].wall.append(wall)
+            results[name].rss.append(rss)
+            results[name].cpu.append(cpu)
     report(results, args.stdout == "file")
     print(f"load average after: {_load()}")
     return results
@@ -232,7 +249,7 @@ def _load() -> str:
     return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def _bases(results: Results) -> dict[str, tuple[list[float], list[float], str]]:
+def _bases(results: Results) -> dict[str, Samples]:
     bases = {"pytrec": results["pytrec_eval"]}
     trec = [name for name in results if name.startswith("trec_eval")]
     if trec:
@@ -240,32 +257,32 @@ def _bases(results: Results) -> dict[str, tuple[list[float], list[float], str]]:
     return bases
 
 
-def _row(name: str, values: tuple[list[float], list[float], str], bases) -> str:
-    walls, rss, _ = values
-    wall, peak = statistics.median(walls), statistics.median(rss)
-    line = f"{name:<25}{wall:>10.2f}{peak:>10.0f}"
-    for base_walls, base_rss, _ in bases.values():
-        line += f"{wall / statistics.median(base_walls):>16.2f}{peak / statistics.median(base_rss):>15.2f}"
+def _row(name: str, samples: Samples, bases: dict[str, Samples]) -> str:
+    line = f"{name:<25}" + "".join(f"{samples.median(what):>8{fmt}}" for what, _, fmt in COLUMNS)
+    for base in bases.values():
+        line += "".join(f"{samples.median(what) / base.median(what):>15.2f}" for what, _, _ in COLUMNS)
     return line
 
 
-def _header(bases) -> str:
-    return f"{'tool':<25}{'wall s':>10}{'RSS MB':>10}" + "".join(
-        f"{'wall/' + b:>16}{'RSS/' + b:>15}" for b in bases
+def _header(bases: dict[str, Samples]) -> str:
+    return (
+        f"{'tool':<25}"
+        + "".join(f"{title:>8}" for _, title, _ in COLUMNS)
+        + "".join(f"{what + '/' + b:>15}" for b in bases for what, _, _ in COLUMNS)
     )
 
 
 def report(results: Results, with_means: bool) -> None:
-    """Medians of wall time and peak RSS per tool, as ratios to pytrec_eval's (and to the first
-    trec_eval's when one ran)."""
+    """Medians of wall time, CPU time and peak RSS per tool, and their ratios to pytrec_eval's (and to the
+    first trec_eval's when one ran)."""
     bases = _bases(results)
     print(_header(bases))
     for name, values in results.items():
         print(_row(name, values, bases))
     if with_means:
         print("means (P@10 R@100 nDCG@10 AP RR):")
-        for name, (_, _, out) in results.items():
-            print(f"  {name:<20} {_means(name, out)}")
+        for name, samples in results.items():
+            print(f"  {name:<25} {_means(name, samples.out)}")
 
 
 def _means(name: str, out: str) -> str:
@@ -295,14 +312,13 @@ def summary(blocks: dict[tuple[str, int], Results]) -> None:
         goal = GOALS.get(size)
         for mine in (n for n in results if n.startswith(JSON_TOOL)):
             for name in (n for n in results if n.startswith("trec_eval")):
-                wall = statistics.median(results[mine][0]) / statistics.median(results[name][0])
-                rss = statistics.median(results[mine][1]) / statistics.median(results[name][1])
+                wall, cpu, rss = (results[mine].median(w) / results[name].median(w) for w, _, _ in COLUMNS)
                 verdict = ""
                 if goal:
-                    verdict = f"  goal {goal[0]}x / {goal[1]}x: time {_met(wall <= goal[0])}, "
-                    verdict += f"RSS {_met(rss <= goal[1])}"
-                where = f"{workload:<7} {size * 1000 / 1e6:.0f}M  {mine:<24} vs {name:<16}"
-                print(f"  {where} time {wall:.2f}x  RSS {rss:.2f}x{verdict}")
+                    verdict = f"  goal {goal[0]}x / {goal[1]}x: time {_met(wall <= goal[0])} "
+                    verdict += f"(CPU {_met(cpu <= goal[0])}), RSS {_met(rss <= goal[1])}"
+                where = f"{workload:<7} {size * 1000 / 1e6:.0f}M  {mine:<24} vs {name:<15}"
+                print(f"  {where} time {wall:.2f}x  CPU {cpu:.2f}x  RSS {rss:.2f}x{verdict}")
 
 
 def _met(ok: bool) -> str:
