@@ -29,7 +29,8 @@ import glob
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from metrics._text import _e, _json_ready
@@ -41,6 +42,7 @@ __all__ = [
     "FINGERPRINT_KEY",
     "tool_version",
     "file_sha256",
+    "FileDigests",
     "qrels_sha256",
     "run_sha256",
     "semantics",
@@ -50,7 +52,6 @@ __all__ = [
 ]
 
 FINGERPRINT_KEY = "fingerprint"
-_CHUNK = 1 << 20
 
 
 def tool_version() -> str:
@@ -64,11 +65,8 @@ def tool_version() -> str:
 
 
 def _sha_of_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
+    with open(path, "rb", buffering=0) as f:  # one reused buffer (a fresh block per read grows the heap)
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -89,15 +87,52 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
+class FileDigests:
+    """The `file_sha256` of files, computed on a background thread from the moment it is made.
+
+    Made before the files are read and scored, it overlaps the fingerprint's hashing with that work on a
+    second core (reading and hashing release the GIL) instead of adding it after. Called with a path, it
+    returns that path's digest, waiting for the thread; a path it was not given is hashed then. A file that
+    cannot be hashed raises on the caller's thread, as `file_sha256` does.
+
+    Args:
+        paths: the files (directories, globs) to hash, in order.
+    """
+
+    def __init__(self, paths: Iterable[str | os.PathLike[str]]):
+        self._paths = list(dict.fromkeys(os.fspath(p) for p in paths))
+        self._done: dict[str, str | Exception] = {}
+        self._thread = threading.Thread(target=self._hash_all, name="qrelforge-sha256", daemon=True)
+        self._thread.start()
+
+    def _hash_all(self) -> None:
+        for path in self._paths:
+            try:
+                self._done[path] = file_sha256(path)
+            except Exception as exc:  # handed to the caller's thread by __call__
+                self._done[path] = exc
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        """The sha256 of ``path`` (see `file_sha256`)."""
+        path = os.fspath(path)
+        if path not in self._paths:
+            return file_sha256(path)
+        self._thread.join()
+        digest = self._done[path]
+        if isinstance(digest, Exception):
+            raise digest
+        return digest
+
+
 def qrels_sha256(qrels: Qrels) -> str:
     """sha256 of the canonical TREC text of ``qrels``: ``qid 0 docid grade`` lines sorted by query then
-    document ID (code points), as a release's content hash."""
-    rows = sorted(
-        zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
-    )
+    document ID (code points), as a release's content hash. Built with numpy (`metrics._canonical`): hashing
+    qrels imports neither pyarrow nor pandas when their IDs were read without them."""
+    from metrics._canonical import qrels_text_blocks
+
     digest = hashlib.sha256()
-    for q, d, g in rows:
-        digest.update(f"{q} 0 {d} {g}\n".encode())
+    for block in qrels_text_blocks(qrels):
+        digest.update(block.data)
     return digest.hexdigest()
 
 
@@ -144,6 +179,7 @@ def fingerprint(
     parameters: Mapping[str, Any] | None = None,
     rules: Mapping[str, Any] | None = None,
     queries_file: str | None = None,
+    digests: Callable[[str], str] = file_sha256,
 ) -> dict[str, Any]:
     """The fingerprint of a report (see the module doc).
 
@@ -151,7 +187,8 @@ def fingerprint(
     accepts. ``qrels_file`` and ``run_files`` (``{name: path}``) are the files they were read from (hashed); a
     run given as a path is its own file; a run without a file is hashed by its content. ``release``: the
     release version the qrels are. ``parameters``: the command's options; ``rules``: further `semantics`;
-    ``queries_file``: the queries file the slices' tags come from (hashed, under ``queries``).
+    ``queries_file``: the queries file the slices' tags come from (hashed, under ``queries``). ``digests``:
+    gives a file's sha256 (`file_sha256`, or a `FileDigests` started before scoring).
     """
     from metrics.evaluate import as_qrels, as_run
 
@@ -163,11 +200,11 @@ def fingerprint(
         path = files.get(name, os.fspath(run) if isinstance(run, str | os.PathLike) else None)
         row: dict[str, Any] = {"name": name, "file": path}
         if path is not None:
-            row["sha256"] = file_sha256(path)
+            row["sha256"] = digests(path)
         else:
             row["content_sha256"] = run_sha256(as_run(run))
         run_rows.append(row)
-    queries = {"file": queries_file, "sha256": file_sha256(queries_file)} if queries_file else None
+    queries = {"file": queries_file, "sha256": digests(queries_file)} if queries_file else None
     return _json_ready(
         {
             "tool": {"name": "qrelforge", "version": tool_version()},
@@ -177,7 +214,7 @@ def fingerprint(
                 "source": q.source,
                 "release": release,
                 "file": qrels_file,
-                "sha256": file_sha256(qrels_file) if qrels_file else None,
+                "sha256": digests(qrels_file) if qrels_file else None,
                 "content_sha256": qrels_sha256(q),
             },
             "runs": run_rows,

@@ -88,13 +88,19 @@ def slicing(
     return Slicing(by=by, tags=query_tags(tags), project=project)
 
 
-def _rules(strict: bool, corpus: str | None = None, chunk_map: str | None = None) -> dict[str, Any]:
+def _rules(
+    strict: bool,
+    corpus: str | None = None,
+    chunk_map: str | None = None,
+    digests: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
     from metrics.fingerprint import file_sha256
 
+    sha = digests or file_sha256
     return {
         "strict": strict,
-        "corpus_sha256": file_sha256(corpus) if corpus else None,
-        "chunk_map_sha256": file_sha256(chunk_map) if chunk_map else None,
+        "corpus_sha256": sha(corpus) if corpus else None,
+        "chunk_map_sha256": sha(chunk_map) if chunk_map else None,
     }
 
 
@@ -134,8 +140,9 @@ def score_fingerprint(
     cut: Slicing | None,
     corpus: str | None = None,
     chunk_map: str | None = None,
+    digests: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
-    from metrics.fingerprint import fingerprint
+    from metrics.fingerprint import file_sha256, fingerprint
 
     fp = fingerprint(
         qrels,
@@ -144,8 +151,9 @@ def score_fingerprint(
         qrels_file=qrels_file,
         command=Command.SCORE,
         parameters={"per_query": per_query, "by": cut.by if cut else None},
-        rules=_rules(strict, corpus, chunk_map),
+        rules=_rules(strict, corpus, chunk_map, digests),
         queries_file=cut.queries_file if cut else None,
+        digests=digests or file_sha256,
     )
     return cut.source(fp) if cut else fp
 

@@ -371,6 +371,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     cut = _slicing(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")
+    digests = _report_digests(args) if args.format == "json" else None
     qrels = read_qrels(args.qrels)
     if args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
@@ -379,15 +380,22 @@ def _cmd_score(args: argparse.Namespace) -> int:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
         results = _score_here(args, qrels, measures)
     if args.format == "json" or cut is not None:
-        text = _report_text(args, qrels, results, measures, cut)
+        text = _report_text(args, qrels, results, measures, cut, digests)
     else:
         text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
     emit(text, args.output)
     return 0
 
 
+def _report_digests(args: argparse.Namespace) -> Any:
+    """The sha256 of the report's files, hashed on a background thread while the runs are scored."""
+    from metrics.fingerprint import FileDigests
+
+    return FileDigests(f for f in [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries] if f)
+
+
 def _report_text(
-    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any
+    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any, digests: Any
 ) -> str:
     """``score``'s JSON report, or its table or CSV with slices (``--by``)."""
     from annotate_app.cli import _reports
@@ -404,6 +412,7 @@ def _report_text(
             cut=cut,
             corpus=args.corpus,
             chunk_map=args.chunk_map,
+            digests=digests,
         )
         document = _reports.score_document(
             results, measures, per_query=args.per_query, cut=cut, fingerprint=fp

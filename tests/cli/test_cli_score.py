@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from annotate_app.cli import main
+from metrics import Qrels, read_qrels
+from metrics.fingerprint import qrels_sha256
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 QRELS, RUN_A, RUN_B = (str(SAMPLE / n) for n in ("qrels.trec", "run_a.trec", "run_b.trec"))
@@ -119,3 +122,46 @@ def test_console_script_exit_status_and_no_traceback(tmp_path):
         [str(exe), "score", QRELS, str(tmp_path / "nope.trec")], capture_output=True, text=True, check=False
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
+
+
+def _imports_of_a_json_report(qrels: str, runs: list[str], target: Path) -> str:
+    code = (
+        "import sys; from annotate_app.cli import main; "
+        f"main(['score', {qrels!r}, *{runs!r}, '--format', 'json', '-o', {str(target)!r}]); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'pandas'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SAMPLE.parent
+    )
+    return out.stdout.strip()
+
+
+def test_the_json_report_of_plain_trec_files_imports_neither_pyarrow_nor_pandas(tmp_path):
+    target = tmp_path / "report.json"
+    assert _imports_of_a_json_report(QRELS, [RUN_A, RUN_B], target) == "[]"
+    fp = json.loads(target.read_text())["fingerprint"]
+    assert fp["qrels"]["sha256"] == hashlib.sha256(Path(QRELS).read_bytes()).hexdigest()
+    assert fp["qrels"]["content_sha256"] == qrels_sha256(
+        Qrels.from_dataframe(read_qrels(QRELS).to_dataframe())
+    )
+    assert [r["sha256"] for r in fp["runs"]] == [
+        hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (RUN_A, RUN_B)
+    ]
+
+
+def test_the_json_report_of_files_read_by_arrow_never_imports_pandas(tmp_path):
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
+    qrels.write_text("q1 0 D1 1\nq1 0 Dé 2\n", encoding="utf-8")  # not ASCII: Arrow's reader
+    run.write_text("q1 Q0 D1 1 0.9 t\nq1 Q0 Dé 2 0.5 t\n", encoding="utf-8")
+    target = tmp_path / "report.json"
+    assert _imports_of_a_json_report(str(qrels), [str(run)], target) == "['pyarrow']"
+    fp = json.loads(target.read_text())["fingerprint"]
+    assert fp["qrels"]["content_sha256"] == hashlib.sha256("q1 0 D1 1\nq1 0 Dé 2\n".encode()).hexdigest()
+
+
+@pytest.mark.parametrize("missing", ["qrels", "run"])
+def test_a_missing_file_of_a_json_report_is_one_line(tmp_path, capsys, missing):
+    nope = str(tmp_path / "nope.trec")
+    files = [nope, RUN_A] if missing == "qrels" else [QRELS, nope]
+    code, out, err = run_cli(capsys, "score", *files, "--format", "json")
+    assert (code, out, err.count("\n")) == (2, "", 1) and "no such file" in err and nope in err
