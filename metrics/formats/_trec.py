@@ -18,13 +18,13 @@ from metrics.errors import FormatError, Problem
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
-    _MERGE_BLOCK,
     _MIN_RUN_LINE,
     _SEP,
     Source,
     _Collector,
+    _comment,
+    _grade,
     _grade_problem,
-    _newlines,
     _Pairs,
     _parse_score,
     _plain_layout,
@@ -35,6 +35,7 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
+from metrics.formats._pieces import PairHashes, pieces
 from metrics.formats._plain import plain_qrels, plain_run
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
     return Run(qids, docs, np.array(scores, dtype=np.float64), source=src.name, _validated=True)
 
 
-def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
-    problems, pairs = _Collector(src.name), _Pairs()
+def _slow_qrels(src: _Source, problems: _Collector) -> Qrels:
+    """The qrels read line by line (the reference reader); raises every bad line (``problems``)."""
+    pairs = _Pairs()
     qids, docs, grades = [], [], []
     for number, text, fields in _split_lines(src, problems):
         if len(fields) != 4:
@@ -77,9 +79,9 @@ def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
         if pairs.check(problems, number, text, fields[0], fields[2]):
             qids.append(fields[0])
             docs.append(fields[2])
-            grades.append(int(fields[3]))
+            grades.append(_grade(fields[3]))
     problems.check()
-    return qids, docs, grades
+    return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
 
 
 def _ids_problem(qid: str, doc: str) -> str | None:
@@ -127,19 +129,34 @@ def _fast_run(src: _Source) -> Run | None:
 
 def _fast_qrels(src: _Source) -> Qrels | None:
     names = ["qid", "iter", "docid", "rel"]
-    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
+    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.string()})
     if table is None or _long_ids(table):
         return None
-    qrels = Qrels(
-        table.column("qid"),
-        table.column("docid"),
-        _ids.to_numpy(table.column("rel")),
-        source=src.name,
-        _validated=True,
-    )
+    grades = _grades(table.column("rel"))
+    if grades is None:
+        return None
+    qrels = Qrels(table.column("qid"), table.column("docid"), grades, source=src.name, _validated=True)
     del table
     qrels._drop_query_strings()
     return _checked(qrels)
+
+
+def _grades(column: pa.ChunkedArray) -> np.ndarray | None:
+    """The grades of a column of text as int64: integers, or integral floats (``3.0`` is 3, as in
+    `_lines._grade`); None when one is anything else (the line reader names it)."""
+    import pyarrow.compute as pc
+
+    try:
+        return _ids.to_numpy(column.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    if not pc.all(pc.match_substring_regex(column, r"^[+-]?[0-9]+(\.0*)?$")).as_py():
+        return None
+    try:
+        integral = pc.replace_substring_regex(pc.replace_substring_regex(column, r"\.0*$", ""), r"^\+", "")
+        return _ids.to_numpy(integral.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _long_ids(table: pa.Table) -> bool:
@@ -179,43 +196,54 @@ def read_run(
     'bm25'
     """
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
-    if src.gzipped:
-        return _joined(list(_run_chunks(src, _GZIP_PIECE, name)), src)
-    run = plain_run(src) or _fast_run(src)
+    run = plain_run(src)
     if run is None:
-        problems = _Collector(src.name)
-        run = _slow_run(src, problems, _Pairs())
-        problems.check()
-    run.name = name or _first_tag(src) or Path(src.name).name
+        return next(_run_chunks(src, None, name))
+    run.name = name or _tag(_first_fields(src)) or Path(src.name).name
     return run
 
 
-_GZIP_PIECE = 1 << 20
-
-
-def _joined(pieces: list[Run], src: _Source) -> Run:
-    """One run of the pieces `_run_chunks` read (checked already: no pair twice)."""
-    if len(pieces) == 1:
-        return pieces[0]
+def _joined(runs: list[Run], src: _Source) -> Run:
+    """One run of ``runs`` (rows of one input, checked already: no pair twice)."""
+    if len(runs) == 1:
+        return runs[0]
     run = Run(
-        pa.chunked_array([p.query_id for p in pieces], pa.string()).combine_chunks(),
-        pa.chunked_array([p.doc_id for p in pieces], pa.string()).combine_chunks(),
-        np.concatenate([p.score for p in pieces]),
+        pa.chunked_array([p.query_id for p in runs], pa.string()).combine_chunks(),
+        pa.chunked_array([p.doc_id for p in runs], pa.string()).combine_chunks(),
+        np.concatenate([p.score for p in runs]) if runs else np.zeros(0),
         source=src.name,
         _validated=True,
     )
-    run.name = pieces[0].name
+    run._drop_query_strings()
     return run
 
 
-def _first_tag(src: _Source) -> str | None:
+def _rows(run: Run, start: int, stop: int) -> Run:
+    """Rows ``start:stop`` of ``run``."""
+    if (start, stop) == (0, len(run)):
+        return run
+    return Run(
+        run.query_id.slice(start, stop - start),
+        run.doc_id.slice(start, stop - start),
+        run.score[start:stop],
+        source=run.source,
+        _validated=True,
+    )
+
+
+def _first_fields(src: _Source) -> list[str] | None:
+    """The fields of the first line that is neither blank nor a comment, or None when there is none."""
     for _, raw in src.lines():
-        fields = _SEP.split(raw.decode("utf-8", "replace").strip(" \t\r"))
-        if len(fields) >= 6:
-            return fields[5]
-        if fields != [""]:
-            return None
+        if not _comment(raw):
+            fields = _SEP.split(raw.decode("utf-8", "replace").strip(" \t\r"))
+            if fields != [""]:
+                return fields
     return None
+
+
+def _tag(fields: list[str] | None) -> str | None:
+    """The run tag on a line of ``fields``, if it has one."""
+    return fields[5] if fields is not None and len(fields) >= 6 else None
 
 
 def iter_run_chunks(
@@ -251,39 +279,42 @@ def iter_run_chunks(
     return _run_chunks(_resolve(source, limits), rows, name)
 
 
-def _run_chunks(src: _Source, rows: int, name: str | None) -> Iterator[Run]:
-    name = name or _first_tag(src) or Path(src.name).name
-    problems, seen = _Collector(src.name), _PairHashes(src.size() // _MIN_RUN_LINE + 1)
-    for piece in _pieces(src, rows):
+def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Run]:
+    """The run read in pieces (`_pieces.pieces`), as runs of ``rows`` rows (the last one: the rest; one
+    empty run for an input without rows), or, with ``rows=None``, as one run. Named ``name``, else by the
+    tag of the first line that is neither blank nor a comment, else by the file name."""
+    problems, seen = _Collector(src.name), PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    held: list[Run] = []
+    count, given, named = 0, False, name is not None
+    for piece in pieces(src):
+        if not named:
+            fields = _first_fields(piece)
+            if fields is not None:
+                name, named = _tag(fields), True
         run = _piece_run(src, piece, problems, seen)
         del piece  # not held while the caller works on the run
-        if not problems.problems:
-            run.name = name
-            yield run
-    problems.check()
-
-
-def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
-    """The input cut into pieces of ``lines`` whole lines (the last one: the rest, yielded if not empty or if
-    it is the only piece), each numbered from its first line."""
-    first, parts, count = 1, [], 0
-    for block in src.blocks():
-        parts.append(block)
-        count += _newlines(block, len(block))
-        if count < lines:
+        if problems.problems:
             continue
-        data = b"".join(parts)
-        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[lines - 1 :: lines] + 1
-        for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
-            yield src.piece(data[start:end], first)
-            first += lines
-        parts, count = [data[ends[-1] :]], count - lines * len(ends)
-    rest = b"".join(parts)
-    if rest or first == 1:
-        yield src.piece(rest, first)
+        at = 0
+        while rows is not None and len(run) - at >= rows - count:
+            held.append(_rows(run, at, at + rows - count))
+            at += rows - count
+            yield _named(_joined(held, src), name, src)
+            held, count, given = [], 0, True
+        if at < len(run):
+            held.append(_rows(run, at, len(run)))
+            count += len(run) - at
+    problems.check()
+    if held or not given:
+        yield _named(_joined(held, src), name, src)
 
 
-def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
+def _named(run: Run, name: str | None, src: _Source) -> Run:
+    run.name = name or Path(src.name).name
+    return run
+
+
+def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
     has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
@@ -335,51 +366,6 @@ def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dic
     return found
 
 
-class _PairHashes:
-    """The 64-bit (query, document) hashes of the rows read so far, kept sorted: 8 bytes a row.
-
-    ``capacity`` rows are reserved at once (memory that is never written costs nothing); past it the array
-    doubles, copying once (a gzip input, whose size is only estimated). `add` merges in place: the held hashes
-    move towards the end block by block, last block first, so no second array of all of them is ever made.
-    """
-
-    def __init__(self, capacity: int):
-        self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
-
-    @property
-    def held(self) -> int:
-        return self._n
-
-    def hits(self, keys: np.ndarray) -> np.ndarray:
-        """The positions in ``keys`` of the hashes held already."""
-        if not self._n or not len(keys):
-            return np.zeros(0, dtype=np.int64)
-        held = self._keys[: self._n]
-        at = np.minimum(np.searchsorted(held, keys), self._n - 1)
-        return np.flatnonzero(held[at] == keys)
-
-    def add(self, keys: np.ndarray) -> None:
-        """Hold ``keys`` too (equal hashes are all kept)."""
-        new, n = np.sort(keys), self._n
-        if len(self._keys) < n + len(new):
-            grown = np.empty(n + max(n, len(new)), dtype=np.uint64)
-            grown[:n] = self._keys[:n]
-            self._keys = grown
-        before = np.searchsorted(self._keys[:n], new, side="right")  # held hashes <= each new one
-        for hi in range(n, 0, -_MERGE_BLOCK):
-            self._move_back(max(hi - _MERGE_BLOCK, 0), hi, before)
-        self._keys[before + np.arange(len(new))] = new
-        self._n = n + len(new)
-
-    def _move_back(self, lo: int, hi: int, before: np.ndarray) -> None:
-        """Move held hashes ``lo:hi`` back by how many new hashes sort below each: held hash ``i`` has
-        ``#{j: before[j] <= i}`` of them (``before`` is sorted)."""
-        a, b = np.searchsorted(before, [lo, hi])
-        shift = a + np.cumsum(np.bincount(before[a:b] - lo, minlength=hi - lo))
-        block = self._keys[lo:hi].copy()
-        self._keys[np.arange(lo, hi) + shift] = block
-
-
 class QrelsFormat(Choice):
     """The qrels layouts `read_qrels` and `write_qrels` know (``auto``: read only, guessed from the input)."""
 
@@ -406,22 +392,26 @@ def read_qrels(
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
-    qrels = _gzip_qrels(src) if src.gzipped else plain_qrels(src) or _fast_qrels(src)
+    qrels = plain_qrels(src) or _piece_qrels(src)
     if qrels is None:
-        qids, docs, grades = _slow_qrels(src)
-        qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+        qrels = _slow_qrels(src, _Collector(src.name))
     return qrels
 
 
-def _gzip_qrels(src: _Source) -> Qrels | None:
-    """Gzip qrels read in pieces (never a whole bomb in Arrow): None at the first piece the vectorized reader
-    refuses or that repeats an earlier pair, for the line reader (which stops at 1000 problems) to report."""
+def _piece_qrels(src: _Source) -> Qrels | None:
+    """Qrels read in pieces (`_pieces.pieces`: never a whole file in Arrow or in memory): each piece by the
+    vectorized reader, else by the line reader's scratch pass. None at the first piece with a bad line or a
+    pair met in an earlier piece (or a hash collision with one), for the line reader to read the whole input
+    and report (it stops at 1000 problems)."""
     parts: list[Qrels] = []
-    seen = _PairHashes(src.size() // _MIN_RUN_LINE + 1)
-    for piece in _pieces(src, _GZIP_PIECE):
+    seen = PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    for piece in pieces(src):
         qrels = _fast_qrels(piece)
         if qrels is None:
-            return None
+            try:
+                qrels = _slow_qrels(piece, _Collector(src.name, limit=1))
+            except FormatError:
+                return None
         keys = _ids.hash_strings(qrels.doc_id, seed=_ids.hash_strings(qrels.query_id))
         if len(seen.hits(keys)):
             return None
