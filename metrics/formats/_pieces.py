@@ -65,7 +65,7 @@ def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
 
 class PairHashes:
     """The 64-bit (query, document) hashes of the rows read so far: 8 bytes a row, and at most a quarter
-    more while new ones wait.
+    more while new ones wait; and the distinct query IDs of those rows.
 
     Most are held in one sorted array: ``capacity`` rows are reserved at once (memory that is never written
     costs nothing); past it the array doubles, copying once (a gzip input, whose size is only estimated).
@@ -78,22 +78,33 @@ class PairHashes:
     def __init__(self, capacity: int):
         self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
         self._levels: list[np.ndarray] = []
+        self._queries: set[str] = set()  # the query IDs of the rows held
 
     @property
     def held(self) -> int:
         return self._n + sum(map(len, self._levels))
 
-    def hits(self, keys: np.ndarray) -> np.ndarray:
-        """The positions in ``keys`` of the hashes held already."""
-        found = np.zeros(len(keys), dtype=bool)
+    def hits(self, keys: np.ndarray, queries: list[str], codes: np.ndarray) -> np.ndarray:
+        """The positions in ``keys`` (ascending) of the hashes held already, for rows whose query (``codes``
+        into ``queries``) was held before: only those can repeat a pair (in a file grouped by query, the rows
+        of the query cut by the piece's start). They are looked up in sorted order, so the search walks the
+        held arrays forwards instead of jumping about them."""
+        known = np.array([q in self._queries for q in queries], dtype=bool)
+        if not known.any():
+            return np.zeros(0, dtype=np.int64)
+        rows = np.flatnonzero(known[codes]) if not known.all() else np.arange(len(keys))
+        order = np.argsort(keys[rows])
+        wanted = keys[rows][order]
+        found = np.zeros(len(rows), dtype=bool)
         for held in [self._keys[: self._n], *self._levels]:
-            if len(held) and len(keys):
-                at = np.minimum(np.searchsorted(held, keys), len(held) - 1)
-                found |= held[at] == keys
-        return np.flatnonzero(found)
+            if len(held) and len(wanted):
+                at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+                found |= held[at] == wanted
+        return np.sort(rows[order[found]])
 
-    def add(self, keys: np.ndarray) -> None:
-        """Hold ``keys`` too (equal hashes are all kept)."""
+    def add(self, keys: np.ndarray, queries: list[str]) -> None:
+        """Hold ``keys`` too (equal hashes are all kept), the hashes of rows of ``queries``."""
+        self._queries.update(queries)
         new = np.sort(keys)
         while self._levels and len(self._levels[-1]) <= 2 * len(new):
             new = np.sort(np.concatenate([self._levels.pop(), new]), kind="stable")  # two sorted runs

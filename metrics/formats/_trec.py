@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from metrics import _ids
 from metrics._choice import Choice
 from metrics._lazy import lazy
 from metrics.data import Qrels, Run
-from metrics.errors import FormatError, Problem
+from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
@@ -186,10 +186,12 @@ def read_run(
 
     The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
     fields, a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
-    than 512 bytes or holding a line break, a document listed twice for one query. A gzip input is read in
-    pieces (a file of repeated lines stops at its first piece). Limits (every reader): gzip content inflated
-    to at most ``max_inflated_mb`` (default: ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most
-    ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``, else 16).
+    than 512 bytes or holding a line break, a document listed twice for one query. Lines whose first
+    character other than a blank is ``#`` are comments. Any input but a plain file of at most 48 MB is read
+    in pieces of about 4 MB (a file of repeated lines stops at its first piece; memory: the run and one
+    piece). Limits (every reader): gzip content inflated to at most ``max_inflated_mb`` (default:
+    ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``,
+    else 16).
 
     >>> import io
     >>> read_run(io.StringIO("q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\n")).name
@@ -203,19 +205,26 @@ def read_run(
     return run
 
 
-def _joined(runs: list[Run], src: _Source) -> Run:
-    """One run of ``runs`` (rows of one input, checked already: no pair twice)."""
-    if len(runs) == 1:
-        return runs[0]
-    run = Run(
-        pa.chunked_array([p.query_id for p in runs], pa.string()).combine_chunks(),
-        pa.chunked_array([p.doc_id for p in runs], pa.string()).combine_chunks(),
-        np.concatenate([p.score for p in runs]) if runs else np.zeros(0),
-        source=src.name,
-        _validated=True,
-    )
-    run._drop_query_strings()
-    return run
+def _joined(kind: type[_R], parts: list[_R], src: _Source) -> _R:
+    """One `Run` or `Qrels` (``kind``) of ``parts`` (rows of one input, checked already: no pair twice), its
+    query IDs kept as codes (each part's codes mapped onto the distinct IDs of all, in order of first
+    appearance)."""
+    if len(parts) == 1:
+        return parts[0]
+    names: dict[str, int] = {}
+    codes = [np.zeros(0, np.int32)]
+    for part in parts:
+        part_codes, distinct = part._query_code_list()
+        table = np.array([names.setdefault(q, len(names)) for q in distinct], dtype=np.int32)
+        codes.append(table[part_codes] if len(table) else part_codes)
+    docs = pa.chunked_array([c for p in parts for c in _ids._chunks(p.doc_id)], pa.string()).combine_chunks()
+    rows = kind._packed(np.concatenate(codes), list(names), cast(Any, docs), src.name)
+    if isinstance(rows, Run):
+        rows.score = np.concatenate([np.zeros(0), *(cast(Run, p).score for p in parts)])
+        rows.name, rows.empty_queries = None, ()
+    else:
+        rows.relevance = np.concatenate([np.zeros(0, np.int64), *(cast(Qrels, p).relevance for p in parts)])
+    return rows
 
 
 def _rows(run: Run, start: int, stop: int) -> Run:
@@ -254,8 +263,8 @@ def iter_run_chunks(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> Iterator[Run]:
-    """Read a TREC run piece by piece: a `Run` for every ``rows`` lines (blank lines count; the last piece may
-    be shorter, an input without lines gives one empty piece), named as `read_run` names the whole run.
+    """Read a TREC run piece by piece: a `Run` for every ``rows`` rows (the last one may be shorter, an input
+    without rows gives one empty run), named as `read_run` names the whole run.
 
     Concatenated, the pieces hold exactly `read_run`'s rows in file order, and a bad file raises the same
     `FormatError` (same rules, same problems with the same line numbers, the same whitespace, CRLF, BOM and
@@ -263,8 +272,10 @@ def iter_run_chunks(
     one holding the first bad line; the pieces yielded before it belong to a bad file, so a caller that writes
     them must do so in a transaction it rolls back on the error.
 
-    Memory: one piece (its bytes and columns), plus 8 bytes per row read — a sorted array of 64-bit hashes of
-    the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
+    Memory: the input is read in pieces of about 4 MB of whole lines (`_pieces.pieces`; one longer line, up to
+    the line limit, is a piece of its own; blank lines are counted, never kept), so what is held is one piece
+    (its bytes and columns) and the rows of one run not yet yielded, plus 8 bytes per row read — 64-bit hashes
+    of the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
     re-reading the lines before the piece (which also finds the line of the first occurrence), so a hash
     collision never raises an error.
 
@@ -299,14 +310,14 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
         while rows is not None and len(run) - at >= rows - count:
             held.append(_rows(run, at, at + rows - count))
             at += rows - count
-            yield _named(_joined(held, src), name, src)
+            yield _named(_joined(Run, held, src), name, src)
             held, count, given = [], 0, True
         if at < len(run):
             held.append(_rows(run, at, len(run)))
             count += len(run) - at
     problems.check()
     if held or not given:
-        yield _named(_joined(held, src), name, src)
+        yield _named(_joined(Run, held, src), name, src)
 
 
 def _named(run: Run, name: str | None, src: _Source) -> Run:
@@ -332,21 +343,30 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
             clean = False
             if not seen.held:
                 run = _slow_run(piece, problems, _Pairs())
-                seen.add(_pair_keys(run))
+                seen.add(_pair_keys(run), _query_names(run))
                 return run
             run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
-    earlier = _earlier_lines(src, piece.first_line, run, seen.hits(keys))
+    earlier = _earlier_lines(
+        src, piece.first_line, run, seen.hits(keys, _query_names(run), run.query_codes()[0])
+    )
     if earlier or not clean:
         run = _slow_run(piece, problems, _Pairs(earlier))
         keys = _pair_keys(run)
-    seen.add(keys)
+    seen.add(keys, _query_names(run))
     return run
 
 
-def _pair_keys(run: Run) -> np.ndarray:
-    """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes)."""
-    return _ids.hash_strings(run.doc_id, seed=_ids.hash_strings(run.query_id))
+def _query_names(rows: Run | Qrels) -> list[str]:
+    """The distinct query IDs of ``rows``, in the order of their codes."""
+    return rows._query_code_list()[1]
+
+
+def _pair_keys(rows: Run | Qrels) -> np.ndarray:
+    """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes, in any piece): the
+    document's hash mixed with its query ID's."""
+    codes, distinct = rows.query_codes()
+    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(distinct)[codes])
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
@@ -384,8 +404,9 @@ def read_qrels(
     """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
 
     ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
-    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer, a document
-    judged twice for one query, an ID longer than 512 bytes or holding a line break. Limits: as `read_run`.
+    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer (an integral
+    float, ``3.0``, is that integer), a document judged twice for one query, an ID longer than 512 bytes or
+    holding a line break. Comment lines, pieces and limits: as `read_run`.
     """
     if format not in tuple(QrelsFormat):
         raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
@@ -412,41 +433,53 @@ def _piece_qrels(src: _Source) -> Qrels | None:
                 qrels = _slow_qrels(piece, _Collector(src.name, limit=1))
             except FormatError:
                 return None
-        keys = _ids.hash_strings(qrels.doc_id, seed=_ids.hash_strings(qrels.query_id))
-        if len(seen.hits(keys)):
+        keys = _pair_keys(qrels)
+        names, codes = _query_names(qrels), qrels.query_codes()[0]
+        if len(seen.hits(keys, names, codes)):
             return None
-        seen.add(keys)
+        seen.add(keys, names)
         parts.append(qrels)
-    if len(parts) == 1:
-        return parts[0]
-    return Qrels(
-        pa.chunked_array([p.query_id for p in parts], pa.string()).combine_chunks(),
-        pa.chunked_array([p.doc_id for p in parts], pa.string()).combine_chunks(),
-        np.concatenate([p.relevance for p in parts]),
-        source=src.name,
-        _validated=True,
-    )
+    return _joined(Qrels, parts, src)
 
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
-    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form."""
+    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form. A
+    query ID starting with ``#`` is refused (its line would read as a comment)."""
     frame = run.ranked()
     tag = tag or run.name or "qrelforge"
     if _SEP.search(tag) or not tag:
         raise FormatError(
             Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs")
         )
+    _check_no_comment("<write_run>", run)
     ranks = (_ids.position_within(frame.query_codes()[0]) + 1).tolist()
     rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), ranks, frame.score.tolist(), strict=True)
     _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
 
 
 def write_qrels(qrels: Qrels, dest: Source, *, format: str = QrelsFormat.TREC) -> None:
-    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header)."""
+    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header). A query ID starting with
+    ``#`` is refused in TREC (its line would read as a comment)."""
     if format not in (QrelsFormat.TREC, QrelsFormat.BEIR):
         raise FormatError(Problem("<write_qrels>", None, repr(format), "format must be 'trec' or 'beir'"))
     rows = zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
     if format == QrelsFormat.TREC:
+        _check_no_comment("<write_qrels>", qrels)
         _write_lines(dest, (f"{q} 0 {d} {g}\n" for q, d, g in rows))
     else:
         _write_lines(dest, ["query-id\tcorpus-id\tscore\n", *(f"{q}\t{d}\t{g}\n" for q, d, g in rows)])
+
+
+def _check_no_comment(where: str, rows: Run | Qrels) -> None:
+    """Refuse rows whose TREC line would start with ``#``: every TREC reader (trec_eval 10, ours) would skip
+    it as a comment, losing the row without a word."""
+    hashed = [q for q in _query_names(rows) if q.startswith("#")]
+    if hashed:
+        raise FormatError(
+            Problem(
+                where,
+                None,
+                hashed[0],
+                f"query ID {quoted(hashed[0])} starts with '#': its TREC lines would read as comments",
+            )
+        )

@@ -160,6 +160,27 @@ def test_comment_lines_are_skipped_in_qrels(path):
     assert len(qrels) == 299 * 5 and qrels.to_dict()["q1"] == {f"D#{d}": d % 3 for d in range(5)}
 
 
+@pytest.mark.parametrize(
+    ("write", "rows"),
+    [
+        (write_run, Run.from_dict({"q1": {"D1": 1.0}, "#q2": {"D2": 1.0}}, name="r")),
+        (write_qrels, Qrels.from_dict({"q1": {"D1": 1}, "#q2": {"D2": 1}})),
+    ],
+)
+def test_a_query_id_starting_with_a_hash_is_not_written_as_a_comment(write, rows):
+    with pytest.raises(FormatError) as info:
+        write(rows, io.StringIO())
+    where = f"<{write.__name__}>"
+    assert (
+        str(info.value)
+        == f"{where}: query ID '#q2' starts with '#': its TREC lines would read as comments: '#q2'"
+    )
+    if write is write_qrels:
+        out = io.StringIO()
+        write_qrels(rows, out, format="beir")  # BEIR TSV has no comments
+        assert read_qrels(io.StringIO(out.getvalue()), format="beir").to_dict() == rows.to_dict()
+
+
 def test_a_bad_line_after_comments_keeps_its_line_number():
     with pytest.raises(FormatError, match=re.escape("<stream>:7: expected 6 fields")):
         read_run(io.StringIO(COMMENTS + "q1 Q0 D1 1 1 t\nq1 Q0 D2 1\n"))
