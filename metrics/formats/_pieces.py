@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from metrics.formats._lines import _blank, _newlines, _Source
+from metrics.formats._lines import _blank, _newlines, _only_blanks, _Source
 
 # Bytes of whole lines in a piece. 4 MiB: a piece's Arrow table and columns stay in tens of MB, and Arrow's
 # per-call cost is noise (a 7M-line run reads in as much time as in one piece).
@@ -37,7 +37,7 @@ def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
         if end < 0:
             tail.append(block)
             continue
-        if _blank(block) and not any(t.strip(b" \t") for t in tail):
+        if _blank(block) and all(map(_only_blanks, tail)):
             if held:
                 data = b"".join(held)
                 yield src.piece(data, number)

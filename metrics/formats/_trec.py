@@ -32,6 +32,7 @@ from metrics.formats._lines import (
     _score_problem,
     _Source,
     _split_lines,
+    _strip_blanks,
     _write_lines,
     reader_limits,
 )
@@ -244,7 +245,7 @@ def _first_fields(src: _Source) -> list[str] | None:
     """The fields of the first line that is neither blank nor a comment, or None when there is none."""
     for _, raw in src.lines():
         if not _comment(raw):
-            fields = _SEP.split(raw.decode("utf-8", "replace").strip(" \t\r"))
+            fields = _SEP.split(_strip_blanks(raw.decode("utf-8", "replace").removesuffix("\r")))
             if fields != [""]:
                 return fields
     return None
