@@ -39,6 +39,8 @@ _INT = re.compile(r"[+-]?\d+", re.ASCII)
 _GRADE = re.compile(r"[+-]?\d+(?:\.0*)?", re.ASCII)
 _INT64 = (-(2**63), 2**63 - 1)
 _COMMENT_LINE = re.compile(rb"^[ \t]*#", re.MULTILINE)
+_BLANK_LINES = re.compile(rb"(?:[ \t]*\r?\n)+")  # lines of blanks, each ending in LF or CRLF
+_BLANK_START = frozenset(b" \t\r\n")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # CSV/TSV fields may be as long as a document: raise the csv module's 128 KiB default once (process-wide; it
 # only ever grows, so other readers are not restricted by it).
@@ -180,6 +182,9 @@ class _Source:
         only spaces, tabs and CRLF ends are left out (every reader skips those), so that a file of a billion
         empty lines is read at the speed of its blocks. A line is joined only once it is known to be within
         the line limit (`blocks` checks every line before it is yielded)."""
+        if self.path is None and not self.gzipped:
+            yield from self._memory_lines(skip_blank)
+            return
         number, tail, first = self.first_line, [], self.first_line == 1
         for block in self.blocks():
             if first and block.startswith(_BOM):
@@ -197,12 +202,30 @@ class _Source:
             if tail:
                 parts[0] = b"".join([*tail, parts[0]])
             tail = [block[end + 1 :]]
-            for raw in parts:
-                yield number, raw
+            parts.reverse()
+            while parts:  # each line is let go once yielded (a long one is not held twice)
+                yield number, parts.pop()
                 number += 1
         rest = b"".join(tail)
         if rest:
             yield number, rest
+
+    def _memory_lines(self, skip_blank: bool) -> Iterator[tuple[int, bytes]]:
+        """`lines` of content held in memory: each line cut from it once (no blocks to join), checked
+        against the line limit first; runs of blank lines are skipped at once."""
+        data, number, limit = self.data or b"", self.first_line, self.limits.line
+        at = 3 if number == 1 and data.startswith(_BOM) else 0
+        while at < len(data):
+            if skip_blank and data[at] in _BLANK_START and (run := _BLANK_LINES.match(data, at)):
+                number += data.count(b"\n", at, run.end())
+                at = run.end()
+                continue
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            if end - at > limit:
+                raise _line_too_long(self.name, number, data[at : at + 200], self.limits)
+            yield number, data[at:end]
+            number, at = number + 1, end + 1
 
     def arrow_stream(self) -> pa.NativeFile:
         with self._open() as probe, _gzip_errors(self.name):
@@ -375,6 +398,7 @@ def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str,
         except UnicodeDecodeError as exc:
             problems.add(number, raw.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start + 1})")
             continue
+        del raw  # not held beside its text (a line may be megabytes long)
         if "\r" in text:
             problems.add(number, text, "carriage return inside a line")
             continue
@@ -402,13 +426,14 @@ def _only_blanks(raw: bytes) -> bool:
 
 def _strip_blanks(text: str) -> str:
     """``text.strip(" \\t")``, fast on long runs of blanks (``str.strip`` with a set of characters looks
-    each one up: ~25 ms for a line padded with 1 MiB of spaces, ~1 ms this way)."""
+    each one up: ~25 ms for a line padded with 1 MiB of spaces, ~1 ms this way, and nothing is copied but
+    the result)."""
     right = text.rstrip()
     left = right.lstrip()
-    for cut in (text[len(right) :], right[: len(right) - len(left)]):
-        if cut and cut != " " * len(cut) and cut.count(" ") + cut.count("\t") != len(cut):
-            return text.strip(" \t")  # other whitespace among them
-    return left
+    cut_right, cut_left = len(text) - len(right), len(right) - len(left)
+    blanks = text.count(" ", len(right)) + text.count("\t", len(right))
+    blanks += right.count(" ", 0, cut_left) + right.count("\t", 0, cut_left)
+    return left if blanks == cut_right + cut_left else text.strip(" \t")  # else: other whitespace too
 
 
 def _parse_score(field: str) -> float | None:
