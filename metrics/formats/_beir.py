@@ -9,10 +9,12 @@ from metrics import _ids
 from metrics.data import Qrels
 from metrics.errors import quoted
 from metrics.formats._lines import (
-    _INT,
+    _GRADE,
     Source,
     _Collector,
+    _comment,
     _decode,
+    _grade,
     _grade_problem,
     _Pairs,
     _resolve,
@@ -25,7 +27,7 @@ def _looks_beir(src: _Source) -> bool:
     if src.name.lower().removesuffix(".gz").endswith(".tsv"):
         return True
     for _, raw in src.lines():
-        if raw.strip():
+        if raw.strip() and not _comment(raw):
             return raw.rstrip(b"\r").count(b"\t") == 2 and b" " not in raw.strip()
     return False
 
@@ -40,7 +42,7 @@ def _read_beir(src: _Source) -> Qrels:
         fields = [f.strip(" ") for f in text.split("\t")]
         if header is None:
             header = fields
-            if len(fields) == 3 and _INT.fullmatch(fields[2]):
+            if len(fields) == 3 and _GRADE.fullmatch(fields[2]):
                 problems.add(number, text, "missing header line 'query-id<TAB>corpus-id<TAB>score'")
             continue
         reason = _beir_problem(fields)
@@ -49,7 +51,7 @@ def _read_beir(src: _Source) -> Qrels:
         elif pairs.check(problems, number, text, fields[0], fields[1]):
             qids.append(fields[0])
             docs.append(fields[1])
-            grades.append(int(fields[2]))
+            grades.append(_grade(fields[2]))
     problems.check()
     return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
 

@@ -34,7 +34,13 @@ _BOM = b"\xef\xbb\xbf"
 _SEP = re.compile(r"[ \t]+")
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE | re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
+# A relevance grade: an integer, or one written as a float with nothing but zeros after the point (``3.0``,
+# ``-1.00``, ``2.``), which trec_eval reads as that integer (it parses grades with ``atol``).
+_GRADE = re.compile(r"[+-]?\d+(?:\.0*)?", re.ASCII)
 _INT64 = (-(2**63), 2**63 - 1)
+_COMMENT_LINE = re.compile(rb"^[ \t]*#", re.MULTILINE)
+_BLANK_LINES = re.compile(rb"(?:[ \t]*\r?\n)+")  # lines of blanks, each ending in LF or CRLF
+_BLANK_START = frozenset(b" \t\r\n")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # CSV/TSV fields may be as long as a document: raise the csv module's 128 KiB default once (process-wide; it
 # only ever grows, so other readers are not restricted by it).
@@ -174,26 +180,52 @@ class _Source:
     def lines(self, *, skip_blank: bool = True) -> Iterator[tuple[int, bytes]]:
         """(line number, raw bytes without the ``\\n``) for every line; with ``skip_blank``, some lines of
         only spaces, tabs and CRLF ends are left out (every reader skips those), so that a file of a billion
-        empty lines is read at the speed of its blocks."""
-        number, tail, first, limit = self.first_line, b"", self.first_line == 1, self.limits.line
+        empty lines is read at the speed of its blocks. A line is joined only once it is known to be within
+        the line limit (`blocks` checks every line before it is yielded)."""
+        if self.path is None and not self.gzipped:
+            yield from self._memory_lines(skip_blank)
+            return
+        number, tail, first = self.first_line, [], self.first_line == 1
         for block in self.blocks():
             if first and block.startswith(_BOM):
                 block = block[3:]
             first = False
-            if skip_blank and not tail.strip(b" \t") and _blank(block):
-                number += block.count(b"\n")
-                tail = block[block.rfind(b"\n") + 1 :]
+            end = block.rfind(b"\n")
+            if end < 0:
+                tail.append(block)
                 continue
-            parts = (tail + block).split(b"\n")
-            tail = parts.pop()
-            if len(block) > limit and max(map(len, parts), default=0) > limit:  # a limit below the block size
-                at = next(i for i, raw in enumerate(parts) if len(raw) > limit)
-                raise _line_too_long(self.name, number + at, parts[at], self.limits)
-            for raw in parts:
-                yield number, raw
+            if skip_blank and _blank(block) and all(map(_only_blanks, tail)):
+                number += _newlines(block, len(block))
+                tail = [block[end + 1 :]]
+                continue
+            parts = block[:end].split(b"\n")
+            if tail:
+                parts[0] = b"".join([*tail, parts[0]])
+            tail = [block[end + 1 :]]
+            parts.reverse()
+            while parts:  # each line is let go once yielded (a long one is not held twice)
+                yield number, parts.pop()
                 number += 1
-        if tail:
-            yield number, tail
+        rest = b"".join(tail)
+        if rest:
+            yield number, rest
+
+    def _memory_lines(self, skip_blank: bool) -> Iterator[tuple[int, bytes]]:
+        """`lines` of content held in memory: each line cut from it once (no blocks to join), checked
+        against the line limit first; runs of blank lines are skipped at once."""
+        data, number, limit = self.data or b"", self.first_line, self.limits.line
+        at = 3 if number == 1 and data.startswith(_BOM) else 0
+        while at < len(data):
+            if skip_blank and data[at] in _BLANK_START and (run := _BLANK_LINES.match(data, at)):
+                number += data.count(b"\n", at, run.end())
+                at = run.end()
+                continue
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            if end - at > limit:
+                raise _line_too_long(self.name, number, data[at : at + 200], self.limits)
+            yield number, data[at:end]
+            number, at = number + 1, end + 1
 
     def arrow_stream(self) -> pa.NativeFile:
         with self._open() as probe, _gzip_errors(self.name):
@@ -211,7 +243,9 @@ class _Source:
         return size * (4 if self.gzipped else 1)
 
     def blocks(self) -> Iterator[bytes]:
-        """The content in blocks of 1 MiB; raises as soon as a line grows past the line limit."""
+        """The content in blocks of 1 MiB; raises as soon as a line is seen to pass the line limit: a line
+        still open when it passes it, or a line that ends in the block (so a caller never joins the pieces
+        of a line over the limit)."""
         limit, number, tail, start = self.limits.line, self.first_line, 0, b""
         with self._open() as f, _gzip_errors(self.name):
             while block := f.read(_SCAN):
@@ -219,12 +253,31 @@ class _Source:
                 if end < 0:
                     start = start if tail else block[:200]
                     tail += len(block)
-                else:
-                    number += _newlines(block, end) + 1
-                    tail, start = len(block) - end - 1, block[end + 1 : end + 201]
+                    if tail > limit:
+                        raise _line_too_long(self.name, number, start, self.limits)
+                    yield block
+                    continue
+                first = block.find(b"\n")
+                if tail + first > limit:
+                    raise _line_too_long(self.name, number, start if tail else block[:200], self.limits)
+                if limit < end - first:  # a limit below the block size: the lines inside it too
+                    at, begin, length = _longest_line(block, end)
+                    if length > limit:
+                        raise _line_too_long(self.name, number + at, block[begin : begin + 200], self.limits)
+                number += _newlines(block, end) + 1
+                tail, start = len(block) - end - 1, block[end + 1 : end + 201]
                 if tail > limit:
                     raise _line_too_long(self.name, number, start, self.limits)
                 yield block
+
+
+def _longest_line(block: bytes, end: int) -> tuple[int, int, int]:
+    """(index counted from the block's first line, start, length) of the longest line that begins after the
+    block's first newline and ends at or before ``end`` (its last newline)."""
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end + 1) == ord("\n"))
+    lengths = np.diff(ends) - 1
+    at = int(np.argmax(lengths))
+    return at + 1, int(ends[at]) + 1, int(lengths[at])
 
 
 def _newlines(block: bytes, end: int) -> int:
@@ -234,7 +287,11 @@ def _newlines(block: bytes, end: int) -> int:
 
 def _blank(block: bytes) -> bool:
     """True when ``block`` holds only spaces, tabs, line ends and CRLF pairs (no lone CR)."""
-    return not block.replace(b"\r\n", b"\n").translate(None, b" \t\n")
+    if block[:256].translate(None, b" \t\r\n"):  # content near the start: no need to look further
+        return False
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n")
+    return not block.translate(None, b" \t\n")
 
 
 @contextmanager
@@ -290,10 +347,14 @@ def _file_kind(mode: int) -> str:
 
 
 def _plain_layout(src: _Source) -> bool:
-    """True when Arrow's reader sees the file as we do: no tabs, no lone carriage returns."""
+    """True when Arrow's reader sees the file as we do: no tabs, no two spaces in a row (an empty field to
+    Arrow), no lone carriage returns, no comment line (a line that may be one, where a block starts, counts).
+    """
     tail = b""
-    for block in src.blocks():  # a gzip input is inflated whole here, within the limits, before Arrow reads
-        if b"\t" in block or _odd_bytes(block):
+    for block in src.blocks():
+        if b"\t" in block or b"  " in block or _odd_bytes(block):  # Arrow would split these otherwise
+            return False
+        if b"#" in block and _COMMENT_LINE.search(block):
             return False
         if b"\r" in block:
             joined = tail + block
@@ -328,6 +389,8 @@ class _Collector:
 def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, text, fields) of every non-blank, decodable line."""
     for number, raw in src.lines():
+        if _comment(raw):
+            continue
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         try:
@@ -335,12 +398,42 @@ def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str,
         except UnicodeDecodeError as exc:
             problems.add(number, raw.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start + 1})")
             continue
+        del raw  # not held beside its text (a line may be megabytes long)
         if "\r" in text:
             problems.add(number, text, "carriage return inside a line")
             continue
-        stripped = text.strip(" \t")
+        stripped = _strip_blanks(text)
         if stripped:
             yield number, text, _SEP.split(stripped)
+
+
+def _comment(raw: bytes) -> bool:
+    """True for a comment line of a TREC file: its first byte other than a space or tab is ``#`` (trec_eval
+    10 skips these in runs and qrels; a ``#`` inside a field, as in ``doc#4_12``, is part of the field)."""
+    if raw[:1] in (b" ", b"\t"):
+        rest = raw.lstrip()  # whitespace: much faster than ``lstrip(b" \t")`` on a long run of blanks
+        head = len(raw) - len(rest)
+        if raw.count(b" ", 0, head) + raw.count(b"\t", 0, head) != head:  # other whitespace among them
+            rest = raw.lstrip(b" \t")
+        return rest[:1] == b"#"
+    return raw[:1] == b"#"
+
+
+def _only_blanks(raw: bytes) -> bool:
+    """True when ``raw`` holds nothing but spaces and tabs."""
+    return not raw.translate(None, b" \t")
+
+
+def _strip_blanks(text: str) -> str:
+    """``text.strip(" \\t")``, fast on long runs of blanks (``str.strip`` with a set of characters looks
+    each one up: ~25 ms for a line padded with 1 MiB of spaces, ~1 ms this way, and nothing is copied but
+    the result)."""
+    right = text.rstrip()
+    left = right.lstrip()
+    cut_right, cut_left = len(text) - len(right), len(right) - len(left)
+    blanks = text.count(" ", len(right)) + text.count("\t", len(right))
+    blanks += right.count(" ", 0, cut_left) + right.count("\t", 0, cut_left)
+    return left if blanks == cut_right + cut_left else text.strip(" \t")  # else: other whitespace too
 
 
 def _parse_score(field: str) -> float | None:
@@ -377,16 +470,27 @@ class _Pairs:
 
 
 def _grade_problem(field: str) -> str | None:
-    """Why ``field`` is not a relevance grade (an integer in the signed 64-bit range), or None.
+    """Why ``field`` is not a relevance grade, or None: a grade is an integer in the signed 64-bit range,
+    written as such or as a float with only zeros after the point (``3.0``, as Quepid writes them).
 
-    >>> _grade_problem("2"), _grade_problem("1.5"), _grade_problem("9" * 30)[:26]
-    (None, "relevance grade is not an integer: '1.5'", 'relevance grade out of the')
+    >>> _grade_problem("2"), _grade_problem("3.0"), _grade_problem("1.5"), _grade_problem("9" * 30)[:26]
+    (None, None, "relevance grade is not an integer: '1.5'", 'relevance grade out of the')
     """
-    if not _INT.fullmatch(field):
+    if not _GRADE.fullmatch(field):
         return f"relevance grade is not an integer: {quoted(field)}"
-    if len(field.lstrip("+-")) > 19 or not _INT64[0] <= int(field) <= _INT64[1]:
+    digits = field.partition(".")[0]
+    if len(digits.lstrip("+-")) > 19 or not _INT64[0] <= int(digits) <= _INT64[1]:
         return f"relevance grade out of the 64-bit integer range: {quoted(field, 30)}"
     return None
+
+
+def _grade(field: str) -> int:
+    """The grade ``field`` holds (checked by `_grade_problem` already): ``3.0`` is 3.
+
+    >>> _grade("2"), _grade("-1.0"), _grade("3.")
+    (2, -1, 3)
+    """
+    return int(field.partition(".")[0])
 
 
 def _decode(raw: bytes, number: int, problems: _Collector) -> str | None:
@@ -422,14 +526,15 @@ def _write_lines(dest: Source, lines: Iterable[str]) -> None:
 
 
 def line_of_row(source: str, row: int) -> int | None:
-    """The line number of the ``row``-th (0-based) non-blank line of a file, or None if it is not a file."""
+    """The line number of the ``row``-th (0-based) line of a file that is neither blank nor a comment, or
+    None if it is not a file."""
     try:
         src = _resolve(source)
     except FormatError:
         return None
     seen = -1
     for number, raw in src.lines():
-        if raw.strip(b" \t\r"):
+        if raw.strip(b" \t\r") and not _comment(raw):
             seen += 1
             if seen == row:
                 return number

@@ -2,12 +2,13 @@
 
 A file qualifies when it is ASCII, not gzip, without BOM, tabs, carriage returns or other line-breaking bytes,
 and every line holds exactly the expected fields (six for a run, four for qrels) separated by single spaces,
-with a final newline optional; and it is at most 48 MB (above that, Arrow's single-pass C++ parser is faster,
-and pyarrow's fixed memory cost matters less). Its scores must be plain decimals
-(``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of at most 16
-characters, IDs at most `_ids.MAX_ID_BYTES` long, and no (query, document) pair may repeat. Anything else
-returns None, and the Arrow reader or the line reader (the reference for what is accepted, and for every
-error message) reads the file instead: this path only ever accepts what those accept, with the same values.
+with a final newline optional, no line a ``#`` comment; and it is at most 48 MB (above that, Arrow's C++
+parser reading the file in pieces is faster, and pyarrow's fixed memory cost matters less). Its scores must
+be plain decimals (``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of
+at most 16 characters (an integral float such as ``3.0`` is that integer), IDs at most `_ids.MAX_ID_BYTES`
+long, and no (query, document) pair may repeat. Anything else returns None, and the Arrow reader or the line
+reader (the reference for what is accepted, and for every error message) reads the file instead: this path
+only ever accepts what those accept, with the same values.
 
 It never imports pyarrow: the file is split into columns with numpy, block by block; query IDs become codes
 (one Python string per distinct query) and document IDs stay packed bytes (`_ids.Packed`).
@@ -38,7 +39,7 @@ _POWERS_OF_TEN = 10.0 ** np.arange(_FAST_DIGITS + 1)
 _SCORE_BYTES = np.zeros(256, dtype=bool)
 _SCORE_BYTES[list(b"0123456789.eE+-\x00")] = True
 _GRADE_BYTES = np.zeros(256, dtype=bool)
-_GRADE_BYTES[list(b"0123456789+-\x00")] = True
+_GRADE_BYTES[list(b"0123456789+-.\x00")] = True
 # _LOW_BYTES[r] keeps the first r bytes of a little-endian 8-byte word (its low r bytes)
 _LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 
@@ -106,6 +107,8 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
         starts[1:] = sep[:-1, fields - 1] + 1
         if int((sep[:, -1] - starts).max()) > src.limits.line:
             raise _NotPlain  # the line readers report the long line
+        if (block[starts] == ord("#")).any():
+            raise _NotPlain  # a comment line: the line readers skip it
         _query_codes(block, starts, sep[:, 0], names, codes[at : at + n])
         doc_start, doc_end = sep[:, 1] + 1, sep[:, 2]
         doc_lengths[at : at + n] = doc_end - doc_start
@@ -287,6 +290,8 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
     allowed = _GRADE_BYTES if grade else _SCORE_BYTES
     if not allowed[raw].all():
         raise _NotPlain
+    if grade:
+        _integral_part(raw.reshape(len(start), 8 * words))
     text = cells.view(f"S{8 * words}").ravel()
     try:  # at most 16 bytes: a grade never overflows int64
         values = text.astype(np.int64 if grade else np.float64)
@@ -295,6 +300,23 @@ def _numbers(block: np.ndarray, start: np.ndarray, end: np.ndarray, grade: bool)
     if not grade and not np.isfinite(values).all():
         raise _NotPlain  # 1e400: the line reader says why
     return values
+
+
+def _integral_part(raw: np.ndarray) -> None:
+    """Cut each grade ``raw[i]`` (one NUL-padded field per row) at its point, in place, when only zeros
+    follow it (``3.0`` is the grade 3, as trec_eval reads it); raises for any other point (``3.5``: the line
+    reader names it)."""
+    dot = raw == ord(".")
+    if not dot.any():
+        return
+    after = np.cumsum(dot, axis=1, dtype=np.int8)  # points at or before each byte
+    if (after[:, -1] > 1).any():
+        raise _NotPlain
+    fraction = after > 0
+    fraction &= ~dot
+    if not ((raw == ord("0")) | (raw == 0))[fraction].all():
+        raise _NotPlain
+    raw[after > 0] = 0
 
 
 def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -14,17 +14,17 @@ from metrics import _ids
 from metrics._choice import Choice
 from metrics._lazy import lazy
 from metrics.data import Qrels, Run
-from metrics.errors import FormatError, Problem
+from metrics.errors import FormatError, Problem, quoted
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
-    _MERGE_BLOCK,
     _MIN_RUN_LINE,
     _SEP,
     Source,
     _Collector,
+    _comment,
+    _grade,
     _grade_problem,
-    _newlines,
     _Pairs,
     _parse_score,
     _plain_layout,
@@ -32,9 +32,11 @@ from metrics.formats._lines import (
     _score_problem,
     _Source,
     _split_lines,
+    _strip_blanks,
     _write_lines,
     reader_limits,
 )
+from metrics.formats._pieces import PairHashes, pieces
 from metrics.formats._plain import plain_qrels, plain_run
 
 if TYPE_CHECKING:
@@ -63,8 +65,9 @@ def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
     return Run(qids, docs, np.array(scores, dtype=np.float64), source=src.name, _validated=True)
 
 
-def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
-    problems, pairs = _Collector(src.name), _Pairs()
+def _slow_qrels(src: _Source, problems: _Collector) -> Qrels:
+    """The qrels read line by line (the reference reader); raises every bad line (``problems``)."""
+    pairs = _Pairs()
     qids, docs, grades = [], [], []
     for number, text, fields in _split_lines(src, problems):
         if len(fields) != 4:
@@ -77,9 +80,9 @@ def _slow_qrels(src: _Source) -> tuple[list[str], list[str], list[int]]:
         if pairs.check(problems, number, text, fields[0], fields[2]):
             qids.append(fields[0])
             docs.append(fields[2])
-            grades.append(int(fields[3]))
+            grades.append(_grade(fields[3]))
     problems.check()
-    return qids, docs, grades
+    return Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
 
 
 def _ids_problem(qid: str, doc: str) -> str | None:
@@ -127,19 +130,34 @@ def _fast_run(src: _Source) -> Run | None:
 
 def _fast_qrels(src: _Source) -> Qrels | None:
     names = ["qid", "iter", "docid", "rel"]
-    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.int64()})
+    table = _fast_table(src, names, {"qid": pa.string(), "docid": pa.string(), "rel": pa.string()})
     if table is None or _long_ids(table):
         return None
-    qrels = Qrels(
-        table.column("qid"),
-        table.column("docid"),
-        _ids.to_numpy(table.column("rel")),
-        source=src.name,
-        _validated=True,
-    )
+    grades = _grades(table.column("rel"))
+    if grades is None:
+        return None
+    qrels = Qrels(table.column("qid"), table.column("docid"), grades, source=src.name, _validated=True)
     del table
     qrels._drop_query_strings()
     return _checked(qrels)
+
+
+def _grades(column: pa.ChunkedArray) -> np.ndarray | None:
+    """The grades of a column of text as int64: integers, or integral floats (``3.0`` is 3, as in
+    `_lines._grade`); None when one is anything else (the line reader names it)."""
+    import pyarrow.compute as pc
+
+    try:
+        return _ids.to_numpy(column.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    if not pc.all(pc.match_substring_regex(column, r"^[+-]?[0-9]+(\.0*)?$")).as_py():
+        return None
+    try:
+        integral = pc.replace_substring_regex(pc.replace_substring_regex(column, r"\.0*$", ""), r"^\+", "")
+        return _ids.to_numpy(integral.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _long_ids(table: pa.Table) -> bool:
@@ -169,53 +187,73 @@ def read_run(
 
     The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
     fields, a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
-    than 512 bytes or holding a line break, a document listed twice for one query. A gzip input is read in
-    pieces (a file of repeated lines stops at its first piece). Limits (every reader): gzip content inflated
-    to at most ``max_inflated_mb`` (default: ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most
-    ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``, else 16).
+    than 512 bytes or holding a line break, a document listed twice for one query. Lines whose first
+    character other than a blank is ``#`` are comments. Any input but a plain file of at most 48 MB is read
+    in pieces of about 4 MB (a file of repeated lines stops at its first piece; memory: the run and one
+    piece). Limits (every reader): gzip content inflated to at most ``max_inflated_mb`` (default:
+    ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``,
+    else 16).
 
     >>> import io
     >>> read_run(io.StringIO("q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\n")).name
     'bm25'
     """
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
-    if src.gzipped:
-        return _joined(list(_run_chunks(src, _GZIP_PIECE, name)), src)
-    run = plain_run(src) or _fast_run(src)
+    run = plain_run(src)
     if run is None:
-        problems = _Collector(src.name)
-        run = _slow_run(src, problems, _Pairs())
-        problems.check()
-    run.name = name or _first_tag(src) or Path(src.name).name
+        return next(_run_chunks(src, None, name))
+    run.name = name or _tag(_first_fields(src)) or Path(src.name).name
     return run
 
 
-_GZIP_PIECE = 1 << 20
+def _joined(kind: type[_R], parts: list[_R], src: _Source) -> _R:
+    """One `Run` or `Qrels` (``kind``) of ``parts`` (rows of one input, checked already: no pair twice), its
+    query IDs kept as codes (each part's codes mapped onto the distinct IDs of all, in order of first
+    appearance)."""
+    if len(parts) == 1:
+        return parts[0]
+    names: dict[str, int] = {}
+    codes = [np.zeros(0, np.int32)]
+    for part in parts:
+        part_codes, distinct = part._query_code_list()
+        table = np.array([names.setdefault(q, len(names)) for q in distinct], dtype=np.int32)
+        codes.append(table[part_codes] if len(table) else part_codes)
+    docs = pa.chunked_array([c for p in parts for c in _ids._chunks(p.doc_id)], pa.string()).combine_chunks()
+    rows = kind._packed(np.concatenate(codes), list(names), cast(Any, docs), src.name)
+    if isinstance(rows, Run):
+        rows.score = np.concatenate([np.zeros(0), *(cast(Run, p).score for p in parts)])
+        rows.name, rows.empty_queries = None, ()
+    else:
+        rows.relevance = np.concatenate([np.zeros(0, np.int64), *(cast(Qrels, p).relevance for p in parts)])
+    return rows
 
 
-def _joined(pieces: list[Run], src: _Source) -> Run:
-    """One run of the pieces `_run_chunks` read (checked already: no pair twice)."""
-    if len(pieces) == 1:
-        return pieces[0]
-    run = Run(
-        pa.chunked_array([p.query_id for p in pieces], pa.string()).combine_chunks(),
-        pa.chunked_array([p.doc_id for p in pieces], pa.string()).combine_chunks(),
-        np.concatenate([p.score for p in pieces]),
-        source=src.name,
+def _rows(run: Run, start: int, stop: int) -> Run:
+    """Rows ``start:stop`` of ``run``."""
+    if (start, stop) == (0, len(run)):
+        return run
+    return Run(
+        run.query_id.slice(start, stop - start),
+        run.doc_id.slice(start, stop - start),
+        run.score[start:stop],
+        source=run.source,
         _validated=True,
     )
-    run.name = pieces[0].name
-    return run
 
 
-def _first_tag(src: _Source) -> str | None:
+def _first_fields(src: _Source) -> list[str] | None:
+    """The fields of the first line that is neither blank nor a comment, or None when there is none."""
     for _, raw in src.lines():
-        fields = _SEP.split(raw.decode("utf-8", "replace").strip(" \t\r"))
-        if len(fields) >= 6:
-            return fields[5]
-        if fields != [""]:
-            return None
+        if not _comment(raw):
+            fields = _SEP.split(_strip_blanks(raw.decode("utf-8", "replace").removesuffix("\r")))
+            if fields != [""]:
+                return fields
     return None
+
+
+def _tag(fields: list[str] | None) -> str | None:
+    """The run tag on a line of ``fields``, if it has one."""
+    return fields[5] if fields is not None and len(fields) >= 6 else None
 
 
 def iter_run_chunks(
@@ -226,8 +264,8 @@ def iter_run_chunks(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> Iterator[Run]:
-    """Read a TREC run piece by piece: a `Run` for every ``rows`` lines (blank lines count; the last piece may
-    be shorter, an input without lines gives one empty piece), named as `read_run` names the whole run.
+    """Read a TREC run piece by piece: a `Run` for every ``rows`` rows (the last one may be shorter, an input
+    without rows gives one empty run), named as `read_run` names the whole run.
 
     Concatenated, the pieces hold exactly `read_run`'s rows in file order, and a bad file raises the same
     `FormatError` (same rules, same problems with the same line numbers, the same whitespace, CRLF, BOM and
@@ -235,8 +273,10 @@ def iter_run_chunks(
     one holding the first bad line; the pieces yielded before it belong to a bad file, so a caller that writes
     them must do so in a transaction it rolls back on the error.
 
-    Memory: one piece (its bytes and columns), plus 8 bytes per row read — a sorted array of 64-bit hashes of
-    the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
+    Memory: the input is read in pieces of about 4 MB of whole lines (`_pieces.pieces`; one longer line, up to
+    the line limit, is a piece of its own; blank lines are counted, never kept), so what is held is one piece
+    (its bytes and columns) and the rows of one run not yet yielded, plus 8 bytes per row read — 64-bit hashes
+    of the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
     re-reading the lines before the piece (which also finds the line of the first occurrence), so a hash
     collision never raises an error.
 
@@ -251,39 +291,42 @@ def iter_run_chunks(
     return _run_chunks(_resolve(source, limits), rows, name)
 
 
-def _run_chunks(src: _Source, rows: int, name: str | None) -> Iterator[Run]:
-    name = name or _first_tag(src) or Path(src.name).name
-    problems, seen = _Collector(src.name), _PairHashes(src.size() // _MIN_RUN_LINE + 1)
-    for piece in _pieces(src, rows):
+def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Run]:
+    """The run read in pieces (`_pieces.pieces`), as runs of ``rows`` rows (the last one: the rest; one
+    empty run for an input without rows), or, with ``rows=None``, as one run. Named ``name``, else by the
+    tag of the first line that is neither blank nor a comment, else by the file name."""
+    problems, seen = _Collector(src.name), PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    held: list[Run] = []
+    count, given, named = 0, False, name is not None
+    for piece in pieces(src):
+        if not named:
+            fields = _first_fields(piece)
+            if fields is not None:
+                name, named = _tag(fields), True
         run = _piece_run(src, piece, problems, seen)
         del piece  # not held while the caller works on the run
-        if not problems.problems:
-            run.name = name
-            yield run
-    problems.check()
-
-
-def _pieces(src: _Source, lines: int) -> Iterator[_Source]:
-    """The input cut into pieces of ``lines`` whole lines (the last one: the rest, yielded if not empty or if
-    it is the only piece), each numbered from its first line."""
-    first, parts, count = 1, [], 0
-    for block in src.blocks():
-        parts.append(block)
-        count += _newlines(block, len(block))
-        if count < lines:
+        if problems.problems:
             continue
-        data = b"".join(parts)
-        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[lines - 1 :: lines] + 1
-        for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
-            yield src.piece(data[start:end], first)
-            first += lines
-        parts, count = [data[ends[-1] :]], count - lines * len(ends)
-    rest = b"".join(parts)
-    if rest or first == 1:
-        yield src.piece(rest, first)
+        at = 0
+        while rows is not None and len(run) - at >= rows - count:
+            held.append(_rows(run, at, at + rows - count))
+            at += rows - count
+            yield _named(_joined(Run, held, src), name, src)
+            held, count, given = [], 0, True
+        if at < len(run):
+            held.append(_rows(run, at, len(run)))
+            count += len(run) - at
+    problems.check()
+    if held or not given:
+        yield _named(_joined(Run, held, src), name, src)
 
 
-def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHashes) -> Run:
+def _named(run: Run, name: str | None, src: _Source) -> Run:
+    run.name = name or Path(src.name).name
+    return run
+
+
+def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
     has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
@@ -301,21 +344,30 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: _PairHa
             clean = False
             if not seen.held:
                 run = _slow_run(piece, problems, _Pairs())
-                seen.add(_pair_keys(run))
+                seen.add(_pair_keys(run), _query_names(run))
                 return run
             run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
-    earlier = _earlier_lines(src, piece.first_line, run, seen.hits(keys))
+    earlier = _earlier_lines(
+        src, piece.first_line, run, seen.hits(keys, _query_names(run), run.query_codes()[0])
+    )
     if earlier or not clean:
         run = _slow_run(piece, problems, _Pairs(earlier))
         keys = _pair_keys(run)
-    seen.add(keys)
+    seen.add(keys, _query_names(run))
     return run
 
 
-def _pair_keys(run: Run) -> np.ndarray:
-    """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes)."""
-    return _ids.hash_strings(run.doc_id, seed=_ids.hash_strings(run.query_id))
+def _query_names(rows: Run | Qrels) -> list[str]:
+    """The distinct query IDs of ``rows``, in the order of their codes."""
+    return rows._query_code_list()[1]
+
+
+def _pair_keys(rows: Run | Qrels) -> np.ndarray:
+    """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes, in any piece): the
+    document's hash mixed with its query ID's."""
+    codes, distinct = rows.query_codes()
+    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(distinct)[codes])
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
@@ -333,51 +385,6 @@ def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dic
         if len(fields) >= 6 and (fields[0], fields[2]) in wanted and _parse_score(fields[4]) is not None:
             found.setdefault((fields[0], fields[2]), number)
     return found
-
-
-class _PairHashes:
-    """The 64-bit (query, document) hashes of the rows read so far, kept sorted: 8 bytes a row.
-
-    ``capacity`` rows are reserved at once (memory that is never written costs nothing); past it the array
-    doubles, copying once (a gzip input, whose size is only estimated). `add` merges in place: the held hashes
-    move towards the end block by block, last block first, so no second array of all of them is ever made.
-    """
-
-    def __init__(self, capacity: int):
-        self._keys, self._n = np.empty(max(capacity, 1), dtype=np.uint64), 0
-
-    @property
-    def held(self) -> int:
-        return self._n
-
-    def hits(self, keys: np.ndarray) -> np.ndarray:
-        """The positions in ``keys`` of the hashes held already."""
-        if not self._n or not len(keys):
-            return np.zeros(0, dtype=np.int64)
-        held = self._keys[: self._n]
-        at = np.minimum(np.searchsorted(held, keys), self._n - 1)
-        return np.flatnonzero(held[at] == keys)
-
-    def add(self, keys: np.ndarray) -> None:
-        """Hold ``keys`` too (equal hashes are all kept)."""
-        new, n = np.sort(keys), self._n
-        if len(self._keys) < n + len(new):
-            grown = np.empty(n + max(n, len(new)), dtype=np.uint64)
-            grown[:n] = self._keys[:n]
-            self._keys = grown
-        before = np.searchsorted(self._keys[:n], new, side="right")  # held hashes <= each new one
-        for hi in range(n, 0, -_MERGE_BLOCK):
-            self._move_back(max(hi - _MERGE_BLOCK, 0), hi, before)
-        self._keys[before + np.arange(len(new))] = new
-        self._n = n + len(new)
-
-    def _move_back(self, lo: int, hi: int, before: np.ndarray) -> None:
-        """Move held hashes ``lo:hi`` back by how many new hashes sort below each: held hash ``i`` has
-        ``#{j: before[j] <= i}`` of them (``before`` is sorted)."""
-        a, b = np.searchsorted(before, [lo, hi])
-        shift = a + np.cumsum(np.bincount(before[a:b] - lo, minlength=hi - lo))
-        block = self._keys[lo:hi].copy()
-        self._keys[np.arange(lo, hi) + shift] = block
 
 
 class QrelsFormat(Choice):
@@ -398,65 +405,82 @@ def read_qrels(
     """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
 
     ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
-    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer, a document
-    judged twice for one query, an ID longer than 512 bytes or holding a line break. Limits: as `read_run`.
+    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer (an integral
+    float, ``3.0``, is that integer), a document judged twice for one query, an ID longer than 512 bytes or
+    holding a line break. Comment lines, pieces and limits: as `read_run`.
     """
     if format not in tuple(QrelsFormat):
         raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     if format == QrelsFormat.BEIR or (format == QrelsFormat.AUTO and _looks_beir(src)):
         return _read_beir(src)
-    qrels = _gzip_qrels(src) if src.gzipped else plain_qrels(src) or _fast_qrels(src)
+    qrels = plain_qrels(src) or _piece_qrels(src)
     if qrels is None:
-        qids, docs, grades = _slow_qrels(src)
-        qrels = Qrels(qids, docs, np.array(grades, dtype=np.int64), source=src.name, _validated=True)
+        qrels = _slow_qrels(src, _Collector(src.name))
     return qrels
 
 
-def _gzip_qrels(src: _Source) -> Qrels | None:
-    """Gzip qrels read in pieces (never a whole bomb in Arrow): None at the first piece the vectorized reader
-    refuses or that repeats an earlier pair, for the line reader (which stops at 1000 problems) to report."""
+def _piece_qrels(src: _Source) -> Qrels | None:
+    """Qrels read in pieces (`_pieces.pieces`: never a whole file in Arrow or in memory): each piece by the
+    vectorized reader, else by the line reader's scratch pass. None at the first piece with a bad line or a
+    pair met in an earlier piece (or a hash collision with one), for the line reader to read the whole input
+    and report (it stops at 1000 problems)."""
     parts: list[Qrels] = []
-    seen = _PairHashes(src.size() // _MIN_RUN_LINE + 1)
-    for piece in _pieces(src, _GZIP_PIECE):
+    seen = PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    for piece in pieces(src):
         qrels = _fast_qrels(piece)
         if qrels is None:
+            try:
+                qrels = _slow_qrels(piece, _Collector(src.name, limit=1))
+            except FormatError:
+                return None
+        keys = _pair_keys(qrels)
+        names, codes = _query_names(qrels), qrels.query_codes()[0]
+        if len(seen.hits(keys, names, codes)):
             return None
-        keys = _ids.hash_strings(qrels.doc_id, seed=_ids.hash_strings(qrels.query_id))
-        if len(seen.hits(keys)):
-            return None
-        seen.add(keys)
+        seen.add(keys, names)
         parts.append(qrels)
-    if len(parts) == 1:
-        return parts[0]
-    return Qrels(
-        pa.chunked_array([p.query_id for p in parts], pa.string()).combine_chunks(),
-        pa.chunked_array([p.doc_id for p in parts], pa.string()).combine_chunks(),
-        np.concatenate([p.relevance for p in parts]),
-        source=src.name,
-        _validated=True,
-    )
+    return _joined(Qrels, parts, src)
 
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
-    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form."""
+    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form. A
+    query ID starting with ``#`` is refused (its line would read as a comment)."""
     frame = run.ranked()
     tag = tag or run.name or "qrelforge"
     if _SEP.search(tag) or not tag:
         raise FormatError(
             Problem("<write_run>", None, tag, "tag must be a non-empty string without spaces or tabs")
         )
+    _check_no_comment("<write_run>", run)
     ranks = (_ids.position_within(frame.query_codes()[0]) + 1).tolist()
     rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), ranks, frame.score.tolist(), strict=True)
     _write_lines(dest, (f"{q} Q0 {d} {r} {s!r} {tag}\n" for q, d, r, s in rows))
 
 
 def write_qrels(qrels: Qrels, dest: Source, *, format: str = QrelsFormat.TREC) -> None:
-    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header)."""
+    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header). A query ID starting with
+    ``#`` is refused in TREC (its line would read as a comment)."""
     if format not in (QrelsFormat.TREC, QrelsFormat.BEIR):
         raise FormatError(Problem("<write_qrels>", None, repr(format), "format must be 'trec' or 'beir'"))
     rows = zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)
     if format == QrelsFormat.TREC:
+        _check_no_comment("<write_qrels>", qrels)
         _write_lines(dest, (f"{q} 0 {d} {g}\n" for q, d, g in rows))
     else:
         _write_lines(dest, ["query-id\tcorpus-id\tscore\n", *(f"{q}\t{d}\t{g}\n" for q, d, g in rows)])
+
+
+def _check_no_comment(where: str, rows: Run | Qrels) -> None:
+    """Refuse rows whose TREC line would start with ``#``: every TREC reader (trec_eval 10, ours) would skip
+    it as a comment, losing the row without a word."""
+    hashed = [q for q in _query_names(rows) if q.startswith("#")]
+    if hashed:
+        raise FormatError(
+            Problem(
+                where,
+                None,
+                hashed[0],
+                f"query ID {quoted(hashed[0])} starts with '#': its TREC lines would read as comments",
+            )
+        )

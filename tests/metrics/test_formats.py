@@ -22,9 +22,10 @@ from metrics import (
     write_qrels,
     write_run,
 )
-from metrics.formats import read_chunk_map
+from metrics.formats import _trec, read_chunk_map
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
+QUEPID = Path(__file__).resolve().parents[1] / "fixtures" / "quepid"
 RUN_TEXT = "q1 Q0 D1 1 0.9 sys\nq1 Q0 D2 2 0.5 sys\nq2 Q0 D3 1 1.5 sys\n"
 
 
@@ -133,6 +134,58 @@ def test_vectorized_and_line_readers_agree_on_a_large_file(tmp_path):
     assert fast.to_dict() == slow.to_dict() and len(fast) == 10_000
 
 
+RUN_PATHS = {
+    "plain": lambda text: io.BytesIO(text.encode()),
+    "gzip": lambda text: io.BytesIO(gzip.compress(text.encode())),
+    "tabs": lambda text: io.BytesIO(text.replace(" ", "\t").encode()),
+}
+COMMENTS = "# a comment\n#\n  # indented\n\t#tabbed q1 Q0 D9 1 1 t\n#q1 Q0 D8 1 1 t\n"
+
+
+@pytest.mark.parametrize("path", RUN_PATHS)
+def test_comment_lines_are_skipped_in_runs(path):
+    """trec_eval 10 skips a line whose first character other than a blank is ``#``; a ``#`` inside a field
+    (``D#2``) belongs to it. The run is named by the first line that is not a comment."""
+    rows = [f"q{q} Q0 D#{d} {d} {9 - d} tag{q}\n" for q in range(1, 300) for d in range(5)]
+    text = COMMENTS + "".join(rows[:200]) + COMMENTS + "".join(rows[200:]) + COMMENTS.rstrip("\n")
+    run = read_run(RUN_PATHS[path](text))
+    assert run.name == "tag1" and len(run) == 299 * 5 and "D8" not in run.to_dict()["q1"]
+    assert run.to_dict()["q1"]["D#2"] == 7.0
+
+
+@pytest.mark.parametrize("path", ["plain", "gzip", "tabs"])
+def test_comment_lines_are_skipped_in_qrels(path):
+    rows = [f"q{q} 0 D#{d} {d % 3}\n" for q in range(1, 300) for d in range(5)]
+    qrels = read_qrels(QRELS_PATHS[path](COMMENTS + "".join(rows[:200]) + COMMENTS + "".join(rows[200:])))
+    assert len(qrels) == 299 * 5 and qrels.to_dict()["q1"] == {f"D#{d}": d % 3 for d in range(5)}
+
+
+@pytest.mark.parametrize(
+    ("write", "rows"),
+    [
+        (write_run, Run.from_dict({"q1": {"D1": 1.0}, "#q2": {"D2": 1.0}}, name="r")),
+        (write_qrels, Qrels.from_dict({"q1": {"D1": 1}, "#q2": {"D2": 1}})),
+    ],
+)
+def test_a_query_id_starting_with_a_hash_is_not_written_as_a_comment(write, rows):
+    with pytest.raises(FormatError) as info:
+        write(rows, io.StringIO())
+    where = f"<{write.__name__}>"
+    assert (
+        str(info.value)
+        == f"{where}: query ID '#q2' starts with '#': its TREC lines would read as comments: '#q2'"
+    )
+    if write is write_qrels:
+        out = io.StringIO()
+        write_qrels(rows, out, format="beir")  # BEIR TSV has no comments
+        assert read_qrels(io.StringIO(out.getvalue()), format="beir").to_dict() == rows.to_dict()
+
+
+def test_a_bad_line_after_comments_keeps_its_line_number():
+    with pytest.raises(FormatError, match=re.escape("<stream>:7: expected 6 fields")):
+        read_run(io.StringIO(COMMENTS + "q1 Q0 D1 1 1 t\nq1 Q0 D2 1\n"))
+
+
 # --------------------------------------------------------------------------------------------- qrels
 QRELS_TEXT = "q1 0 D1 2\nq1 0 D2 0\nq2 0 D3 -1\n"
 
@@ -160,6 +213,51 @@ def test_trec_qrels(tmp_path, content):
 def test_bad_qrels_lines(tmp_path, content, message):
     with pytest.raises(FormatError, match=re.escape(message)):
         read_qrels(write(tmp_path, "qrels.txt", content))
+
+
+# Each qrels path: the numpy reader (plain), Arrow in pieces (gzip), the line reader (tabs), BEIR TSV.
+QRELS_PATHS = {
+    "plain": lambda text: io.BytesIO(text.encode()),
+    "gzip": lambda text: io.BytesIO(gzip.compress(text.encode())),
+    "tabs": lambda text: io.BytesIO(text.replace(" ", "\t").encode()),
+    "beir": lambda text: io.BytesIO(
+        ("query-id\tcorpus-id\tscore\n" + re.sub(r"(\S+) 0 (\S+) (\S+)", r"\1\t\2\t\3", text)).encode()
+    ),
+}
+
+
+VECTORIZED = {"plain": ["_piece_qrels", "_slow_qrels"], "gzip": ["_slow_qrels"]}  # the readers after it
+
+
+@pytest.mark.parametrize("path", QRELS_PATHS)
+@pytest.mark.parametrize(
+    ("grade", "value"),
+    [("3.0", 3), ("3.00", 3), ("-1.0", -1), ("+2.0", 2), ("0.0", 0), ("-0.0", 0), ("3.", 3), ("7", 7)],
+)
+def test_an_integral_float_grade_is_that_integer(path, grade, value, monkeypatch):
+    """Quepid writes its ratings as floats; trec_eval reads ``3.0`` as 3 (``atol``), and so do we, on every
+    qrels path; a plain file stays on the numpy reader and a gzip file on Arrow (the slower ones refuse)."""
+    for slower in VECTORIZED.get(path, ()):
+        monkeypatch.setattr(_trec, slower, lambda *a, **k: pytest.fail("a slower reader was used"))
+    text = f"q1 0 D1 {grade}\nq1 0 D2 1\n" + "".join(f"q2 0 E{i} {grade}\n" for i in range(2000))
+    qrels = read_qrels(QRELS_PATHS[path](text))
+    assert qrels.relevance.dtype == np.int64 and qrels.to_dict()["q1"] == {"D1": value, "D2": 1}
+    assert set(qrels.to_dict()["q2"].values()) == {value} and len(qrels) == 2002
+
+
+@pytest.mark.parametrize("path", QRELS_PATHS)
+@pytest.mark.parametrize("grade", ["3.5", "3.05", "1e0", ".0", "3.0.0", "nan", "2.0x"])
+def test_a_fractional_grade_names_its_line_and_value(path, grade):
+    text = "".join(f"q2 0 E{i} 1\n" for i in range(2000)) + f"q1 0 D1 {grade}\n"
+    with pytest.raises(FormatError) as info:
+        read_qrels(QRELS_PATHS[path](text))
+    line = 2001 + (path == "beir")
+    assert str(info.value).startswith(f"<stream>:{line}: relevance grade is not an integer: {grade!r}: ")
+
+
+def test_quepids_trec_export_is_read_with_its_float_grades():
+    qrels = read_qrels(QUEPID / "case_trec.txt")
+    assert qrels.to_dict() == {"2": {"docb": 1, "doca": 3}} and qrels.relevance.dtype == np.int64
 
 
 BEIR_TEXT = "query-id\tcorpus-id\tscore\nq1\tD1\t2\nq1\tD2\t0\n"

@@ -43,6 +43,7 @@ ID = st.text(
     min_size=1,
     max_size=12,
 )
+QID = ID.filter(lambda s: not s.startswith("#"))  # a TREC line starting with '#' is a comment
 SCORE = st.one_of(st.floats(allow_nan=False, width=64), st.integers(-(10**6), 10**6).map(float))
 SEP = st.sampled_from([" ", "\t", "  ", " \t ", "\t\t"])
 
@@ -76,7 +77,7 @@ def test_random_bytes_never_escape_as_other_errors(data):
 def run_layouts(draw):
     """A run as a model {qid: {doc: score}} and as text laid out with random whitespace and line ends."""
     model: dict[str, dict[str, float]] = {}
-    for qid in draw(st.lists(ID, min_size=1, max_size=4, unique=True)):
+    for qid in draw(st.lists(QID, min_size=1, max_size=4, unique=True)):
         docs = draw(st.lists(ID, min_size=1, max_size=6, unique=True))
         model[qid] = {d: draw(SCORE) for d in docs}
     single = draw(st.booleans())  # single spaces take the vectorized reader
@@ -121,7 +122,7 @@ def test_run_round_trip(case):
 @st.composite
 def qrels_models(draw):
     model: dict[str, dict[str, int]] = {}
-    for qid in draw(st.lists(ID, min_size=1, max_size=4, unique=True)):
+    for qid in draw(st.lists(QID, min_size=1, max_size=4, unique=True)):
         docs = draw(st.lists(ID, min_size=1, max_size=6, unique=True))
         model[qid] = {d: draw(st.integers(-3, 10)) for d in docs}
     return model

@@ -1,7 +1,8 @@
-"""`metrics.formats.iter_run_chunks` against `read_run`, the reference: for any chunk size the pieces hold
-exactly read_run's rows (in file order, with its name), and a bad file raises the same problems, line for line
-— duplicates across pieces, blank lines, runs of spaces and tabs, CRLF, BOM, invalid UTF-8, gzip included.
-A hash collision between (query, document) pairs of different pieces never becomes an error."""
+"""`metrics.formats.iter_run_chunks` against `read_run`, the reference: for any chunk size and any size of
+the pieces the input is cut into (by bytes) the chunks hold exactly read_run's rows (in file order, with its
+name), and a bad file raises the same problems, line for line — duplicates across pieces, blank lines, comment
+lines, runs of spaces and tabs, CRLF, BOM, invalid UTF-8, gzip included. A hash collision between (query,
+document) pairs of different pieces never becomes an error."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import metrics.formats._pieces as pieces  # where the input is cut, PIECE_BYTES at a time
 import metrics.formats._trec as formats  # the TREC reader, where _pair_keys lives
 from metrics import FormatError, read_run
 from metrics.formats import iter_run_chunks
@@ -53,7 +55,7 @@ def run_files(draw) -> bytes:
             fields = [draw(QID), "Q0", draw(DOC), "1", draw(SCORE), "tag"] + (["x"] if kind == 6 else [])
             lines.append(sep.join(fields).encode())
         elif kind == 7:
-            lines.append(draw(st.sampled_from([b"", b"  ", b"\t"])))
+            lines.append(draw(st.sampled_from([b"", b"  ", b"\t", b"# a comment", b" #q1 Q0 D1 1 1 t"])))
         else:
             lines.append(draw(BAD))
     end = draw(st.sampled_from([b"\n", b"\r\n"]))
@@ -77,28 +79,32 @@ def outcome(read):
     return "rows", rows
 
 
-def assert_same(data: bytes, rows: int) -> None:
+def assert_same(data: bytes, rows: int, piece: int) -> None:
+    """The chunks against the whole file read in one piece, the input cut into pieces of ``piece`` bytes."""
     whole = outcome(lambda: read_run(io.BytesIO(data)))
-    chunked = outcome(lambda: list(iter_run_chunks(io.BytesIO(data), rows=rows)))
+    with mock.patch.object(pieces, "PIECE_BYTES", piece):
+        chunked = outcome(lambda: list(iter_run_chunks(io.BytesIO(data), rows=rows)))
+        assert outcome(lambda: read_run(io.BytesIO(gzip.compress(data)))) == whole
     assert chunked == whole
 
 
 @FUZZ
-@given(run_files(), st.integers(1, 6))
-@example(b"q1 Q0 D1 1 1 t\n\nq1 Q0 D1 1 2 t\n", 1)
-@example(b"q1 Q0 D1 1 nan t\nq1 Q0 D1 1 1 t\nq2 Q0 D1 1 1 t\nq1 Q0 D1 1 1 t\n", 2)
-@example(b"\xef\xbb\xbfq1 Q0 D1 1 1 t\r\n\xef\xbb\xbfq1 Q0 D1 1 1 t\r\n", 1)
-@example(b"", 3)
-def test_chunks_hold_read_runs_rows_or_raise_its_problems(data, rows):
-    assert_same(data, rows)
+@given(run_files(), st.integers(1, 6), st.integers(1, 60))
+@example(b"q1 Q0 D1 1 1 t\n\nq1 Q0 D1 1 2 t\n", 1, 1)
+@example(b"q1 Q0 D1 1 nan t\nq1 Q0 D1 1 1 t\nq2 Q0 D1 1 1 t\nq1 Q0 D1 1 1 t\n", 2, 16)
+@example(b"\xef\xbb\xbfq1 Q0 D1 1 1 t\r\n\xef\xbb\xbfq1 Q0 D1 1 1 t\r\n", 1, 1)
+@example(b"# c\nq1 Q0 D1 1 1 t\n# q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\n", 1, 20)
+@example(b"", 3, 4)
+def test_chunks_hold_read_runs_rows_or_raise_its_problems(data, rows, piece):
+    assert_same(data, rows, piece)
 
 
 @FUZZ
-@given(run_files(), st.integers(1, 4))
-def test_a_hash_collision_is_never_an_error(data, rows):
+@given(run_files(), st.integers(1, 4), st.integers(1, 60))
+def test_a_hash_collision_is_never_an_error(data, rows, piece):
     """Every pair given the same hash: each repeat is checked exactly, and only true duplicates are errors."""
     with mock.patch.object(formats, "_pair_keys", lambda run: np.zeros(len(run), dtype=np.uint64)):
-        assert_same(data, rows)
+        assert_same(data, rows, piece)
 
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 1000])
@@ -127,12 +133,15 @@ def test_a_gzip_file_is_read_in_pieces(tmp_path, rows):
         ),
     ],
 )
-def test_errors_name_the_line_in_the_whole_file(data, rows, message):
+@pytest.mark.parametrize("piece", [1, 16, None], ids=["piece of 1 byte", "16 bytes", "default"])
+def test_errors_name_the_line_in_the_whole_file(data, rows, message, piece, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", piece or pieces.PIECE_BYTES)
     with pytest.raises(FormatError, match="^" + re.escape(message)):
         list(iter_run_chunks(io.BytesIO(data), rows=rows))
 
 
-def test_no_piece_is_yielded_after_a_bad_line():
+def test_no_piece_is_yielded_after_a_bad_line(monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 20)  # the first piece: lines 1 and 2 (30 bytes)
     data = b"q1 Q0 D1 1 1 t\nq1 Q0 D2 1 1 t\nq1 Q0 D3 1\nq1 Q0 D4 1 1 t\n"
     got = []
     with pytest.raises(FormatError, match=re.escape("<stream>:3: expected 6 fields")):

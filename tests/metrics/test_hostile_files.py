@@ -173,6 +173,96 @@ def test_a_bad_line_in_a_huge_file_is_quoted_short():
     assert one_line(info.value) == f"<stream>:1: score is not a number: 'notanumber': {quoted(long)}"
 
 
+# ------------------------------------------------------------------------------- memory, by bytes read
+MIB = 2**20
+# The line readers' working memory: pieces of about 4 MiB and one line up to the line limit. The shapes below
+# inflate to 200 MiB; a reader that joined them (as the readers that cut input by line count did) would grow
+# by 400 MB or more.
+GROWTH_MB = 120
+SHAPES = {  # (file name, content generator)
+    "long run lines": (
+        "r.trec.gz",
+        lambda: (b"q1 Q0 D%d 1 %d t" % (i, i) + b" " * MIB + b"\n" for i in range(200)),
+    ),
+    "long qrels lines": ("q.qrels.gz", lambda: (b"q1 0 D%d 1" % i + b" " * MIB + b"\n" for i in range(200))),
+    "blank lines": ("r.trec.gz", lambda: [*(b"\n" * MIB for _ in range(200)), b"q1 Q0 D1 1 1 t\n"]),
+    "one line repeated": ("r.trec", lambda: (b"q1 Q0 D1 1 1.5 t\n" * (MIB // 17) for _ in range(200))),
+}
+READS = {  # how the child reads ``path``: the Python API, the Score page's upload, the import's pieces
+    "read_run": "read_run(path)",
+    "upload": "read_run(io.BytesIO(path.read_bytes()))",
+    "iter_run_chunks": "sum(len(p) for p in iter_run_chunks(path, rows=10_000))",
+    "read_qrels": "read_qrels(path)",
+}
+CHILD = """
+import io, re, sys
+from pathlib import Path
+from metrics.formats import iter_run_chunks, read_qrels, read_run
+from metrics.errors import FormatError
+
+def peak():
+    return int(re.search(r"VmHWM:\\s+(\\d+)", Path("/proc/self/status").read_text()).group(1)) // 1024
+
+warm = Path(sys.argv[1]).with_name("warm" + Path(sys.argv[1]).name)  # the same kind of file, one line long
+for read in (read_run, read_qrels):  # every module the read needs is loaded before the peak is taken
+    try:
+        read(warm), read(io.BytesIO(warm.read_bytes())), list(iter_run_chunks(warm))
+    except FormatError:
+        pass
+before, path = peak(), Path(sys.argv[1])
+try:
+    print(repr({read}))
+except FormatError as exc:
+    print(str(exc.problems[0]).split("/")[-1][:80])
+print(peak() - before)
+"""
+
+
+def _write_shape(path: Path, pieces) -> None:
+    with open(path, "wb") as f:
+        for piece in pieces:
+            f.write(gzip.compress(piece, compresslevel=1) if path.suffix == ".gz" else piece)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("shape", "reader", "outcome"),
+    [
+        ("long run lines", "read_run", "Run('t', 200 rows"),
+        ("long run lines", "upload", "Run('t', 200 rows"),
+        ("long run lines", "iter_run_chunks", "200"),
+        ("long qrels lines", "read_qrels", "Qrels(200 judgments"),
+        ("blank lines", "read_run", "Run('t', 1 rows"),
+        ("blank lines", "iter_run_chunks", "1"),
+        (
+            "one line repeated",
+            "read_run",
+            "r.trec:2: duplicate document 'D1' for query 'q1' (first on line 1)",
+        ),
+    ],
+)
+def test_hostile_shapes_are_read_in_bounded_memory(shape, reader, outcome, tmp_path):
+    """200 MiB of valid but hostile content (long lines, blank lines, a gzip or plain file of one repeated
+    line) grows the reading process by at most `GROWTH_MB`, on every reader (a child process's VmHWM)."""
+    name, content = SHAPES[shape]
+    path = tmp_path / name
+    _write_shape(path, content())
+    first = next(iter(content())).split(b"\n")[0].strip() or b"q1 Q0 D1 1 1 t"
+    _write_shape(tmp_path / f"warm{name}", [first + b"\n"])
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.replace("{read}", READS[reader]), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said, growth = done.stdout.strip().splitlines()
+    print(f"{shape} through {reader}: +{growth} MB")
+    assert outcome in said
+    assert int(growth) < GROWTH_MB, f"{shape} through {reader}: the process grew by {growth} MB"
+
+
 # ------------------------------------------------------------------------------------- headers and IDs
 @pytest.mark.parametrize("columns", [1001, 40_000, 1_000_000])
 def test_a_huge_csv_header_is_refused_in_linear_time(columns):

@@ -1,15 +1,18 @@
-"""Our numbers against trec_eval 9.0.8's own test expectations (usnistgov/trec_eval, folder test/).
+"""Our numbers against trec_eval's own test expectations (usnistgov/trec_eval, folder test/): 9.0.8's, and
+10.0's comment lines and IDs holding ``#``.
 
 The expected files print 4 decimals, so values are compared to half a unit in the last place.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import pytest
 
+from annotate_app.cli import main
 from metrics import evaluate, read_qrels, read_run
 
 PEER = Path(__file__).resolve().parents[3] / "shared" / "peer-tests" / "trec_eval"
@@ -98,3 +101,69 @@ def test_truncated_run_counts_missing_query_as_zero():
 def test_run_fields_after_the_sixth_are_ignored():
     run = read_run(PEER / "results.trunc")
     assert len(run) == 584 and run.name == "STANDARD"
+
+
+# ------------------------------------------------------------------------------- trec_eval 10.0's comments
+TEN = Path(__file__).resolve().parents[1] / "fixtures" / "trec_eval"  # its small test files (SOURCES.md)
+TEN_LARGE = PEER.parent / "cases" / "trec_eval"  # its larger ones, in the shared peer-test folder
+# trec_eval's default measures -> ours (num_ret, num_rel and num_rel_ret: trec_eval prints their sum)
+DEFAULT_SET = {
+    "map": "AP",
+    "gm_map": "GMAP",
+    "Rprec": "R-Prec",
+    "bpref": "Bpref",
+    "recip_rank": "RR",
+    "num_ret": "NumRet",
+    "num_rel": "NumRel",
+    "num_rel_ret": "NumRelRet",
+    **{f"P_{k}": f"P@{k}" for k in CUTS["P"]},
+}
+SUMS = {"num_ret", "num_rel", "num_rel_ret"}
+
+
+def _printed(text: str) -> dict[str, str]:
+    """measure -> value of the 'all' lines of trec_eval's (or `qrelforge score --format trec`'s) output."""
+    return {f[0]: f[2] for f in (line.split() for line in text.splitlines()) if len(f) == 3 and f[1] == "all"}
+
+
+def test_qrels_comment_lines_are_skipped_as_trec_eval_10_does():
+    """``qrels.test.with-comments`` is ``qrels.test`` with three ``#`` comment lines and one document ID
+    holding a ``#``: the same judgments, that ID kept whole."""
+    plain = read_qrels(PEER / "qrels.test").to_dict()
+    commented = read_qrels(TEN / "qrels.test.with-comments").to_dict()
+    assert commented["301"].pop("CR#93E-1860") == plain["301"].pop("CR93E-1860") == 0
+    assert commented == plain
+
+
+def test_score_prints_what_trec_eval_10_prints_for_its_comment_files(capsys):
+    """`qrelforge score --format trec` on trec_eval 10's own files equals its ``out.test`` (the means of
+    trec_eval's default measures, to its 4 decimals). Not compared: iprec_at_recall, whose cut-off trec_eval
+    10 rounds with lround where ours is 9.0.8's floor(r·R + 0.9)."""
+    args = [str(TEN / "qrels.test.with-comments"), str(PEER / "results.test"), "--format", "trec"]
+    assert main(["score", *args, *(x for m in DEFAULT_SET.values() for x in ("-m", m))]) == 0
+    ours, expected = _printed(capsys.readouterr().out), _printed((TEN / "out.test").read_text())
+    num_q = int(ours["num_q"])
+    assert (ours["runid"], num_q) == (expected["runid"], int(expected["num_q"])) == ("STANDARD", 3)
+    for trec_name, name in DEFAULT_SET.items():
+        got = f"{round(float(ours[name]) * num_q)}" if trec_name in SUMS else ours[name]
+        assert got == expected[trec_name], trec_name
+
+
+def test_ids_holding_a_hash_read_as_trec_eval_10_reads_them():
+    """The TREC 2024 RAG files of trec_eval 10's tests (``doc_00_880019750#4_1633802806``: every ID holds a
+    ``#``) against its ``out.comment.test``. trec_eval averages a query without relevant documents as 0; ours
+    leaves it out of the means of the measures it leaves undefined, so those are compared as mean·n/num_q
+    (GMAP: its geometric mean with trec_eval's floor of 0.00001 for each)."""
+    qrels = read_qrels(TEN_LARGE / "qrels.comment.test")
+    run = read_run(TEN_LARGE / "results.comment.test")
+    expected = _printed((TEN / "out.comment.test").read_text())
+    result = evaluate(qrels, run, list(DEFAULT_SET.values()))
+    num_q = result.counts.evaluated
+    assert (run.name, num_q, len(run), len(qrels)) == ("comment.test", int(expected["num_q"]), 30100, 5890)
+    for trec_name, name in DEFAULT_SET.items():
+        mean, n = result.mean[name], result.n[name]
+        if name == "GMAP":  # a geometric mean: trec_eval's missing queries count as log(0.00001)
+            value = math.exp((n * math.log(mean) + (num_q - n) * math.log(1e-5)) / num_q)
+        else:
+            value = mean * n * (1 if trec_name in SUMS else 1 / num_q)
+        assert value == pytest.approx(float(expected[trec_name]), abs=5.01e-5), trec_name

@@ -27,11 +27,12 @@ and messages. Documents carry ``doc_id`` (or ``_id``/``docid``/``id``), ``title`
 infinity).
 
 Memory: a path is never read whole. `metrics.formats` streams it (plain or gzip), its sha256 is computed
-block by block, and a run is read, checked and written `RUN_PIECE_ROWS` lines at a time
-(`metrics.formats.iter_run_chunks`) inside one transaction (on SQLite: `SQLITE_PIECE_ROWS` lines per
-transaction under a staged run that one final transaction makes visible, so that other processes' writes get
-in between; on failure the staged rows are deleted): peak memory is about one piece (a few MB) plus
-8 bytes per line read (the hashes that find a duplicate pair across pieces), whatever the file size. A bad
+block by block, and a run is read in pieces of about 4 MB of whole lines, checked and written `RUN_PIECE_ROWS`
+rows at a time (`metrics.formats.iter_run_chunks`) inside one transaction (on SQLite: `SQLITE_PIECE_ROWS` rows
+per transaction under a staged run that one final transaction makes visible, so that other processes' writes
+get in between; on failure the staged rows are deleted): peak memory is about one piece (a few MB; one line
+up to the line limit) and one chunk of rows, plus 8 bytes per row read (the hashes that find a duplicate pair
+across pieces), whatever the file size or the length of its lines; blank lines cost no memory. A bad
 line in any piece rolls the whole import back. Documents are streamed too (`metrics.formats.iter_corpus`,
 `documents.DOC_BATCH` at a time, one transaction): a 1 GB JSONL corpus peaks at about 320 MB. Bytes and
 file objects (uploads) are held in memory once; the app caps their size.

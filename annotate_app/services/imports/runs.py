@@ -1,4 +1,4 @@
-"""Importing TREC runs, piece by piece (`RUN_PIECE_ROWS` lines at a time, in one transaction), and listing
+"""Importing TREC runs, piece by piece (`RUN_PIECE_ROWS` rows at a time, in one transaction), and listing
 them. A chunk-level run is mapped to documents through the imported chunk map (each document keeps its
 best-ranked chunk)."""
 
@@ -43,8 +43,8 @@ from metrics.errors import FormatError
 __all__ = ["import_run", "list_runs", "RUN_PIECE_ROWS"]
 
 
-RUN_PIECE_ROWS = 100_000  # lines of a run file read, checked and written at a time (a few MB)
-SQLITE_PIECE_ROWS = 10_000  # on SQLite: lines per transaction, short enough for other writers to get in
+RUN_PIECE_ROWS = 100_000  # rows of a run file checked and written at a time (read in pieces of ~4 MB)
+SQLITE_PIECE_ROWS = 10_000  # on SQLite: rows per transaction, short enough for other writers to get in
 SQLITE_PAUSE_S = 0.05  # on SQLite: the pause between two of them (other processes' busy handlers poll)
 
 
@@ -60,7 +60,7 @@ def import_run(
 ) -> ImportReport:
     """Import a TREC run (admin) under ``name`` (default: its tag). Every query and document must exist in the
     project; with ``chunks=True`` its document IDs are chunk IDs, mapped through the imported chunk map
-    (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` lines
+    (each document keeps its best-ranked chunk). The file is read, checked and written `RUN_PIECE_ROWS` rows
     at a time in one transaction (see `_RunWriter` and the module doc on memory)."""
     file = read_source(source, filename)
     with contextlib.closing(
@@ -198,7 +198,7 @@ def _store_run(
 
 
 def _run_pieces(file: SourceFile, rows: int = RUN_PIECE_ROWS) -> Generator[Any, None, None]:
-    """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` lines each); a bad file raises
+    """The run's pieces (`metrics.formats.iter_run_chunks`, `RUN_PIECE_ROWS` rows each); a bad file raises
     `InvalidInput` listing its bad lines."""
     from metrics.formats import iter_run_chunks
 
