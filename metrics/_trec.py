@@ -113,14 +113,18 @@ def iprec_at_recall(r: Ranked, m: Params) -> np.ndarray:
 
 
 def _suffix_max(values: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """For each row, the largest of ``values`` from that row to the end of its group (rows grouped),
-    exactly: the running maximum runs over integer ranks shifted apart per group."""
+    """For each row, the largest of ``values`` from that row to the end of its group.
+
+    The rows of a group are contiguous; the groups' codes may come in any order. Exact: the running maximum
+    runs over integer ranks, shifted apart per block of rows so that no maximum crosses into the next block.
+    """
     n = len(values)
     if n == 0:
         return values
     order = np.argsort(values, kind="stable")
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
-    shift = (n_groups - groups[::-1].astype(np.int64)) * n
+    block = np.cumsum(np.concatenate(([0], groups[1:] != groups[:-1])), dtype=np.int64)
+    shift = (block[-1] - block[::-1]) * n
     running = np.maximum.accumulate(rank[::-1] + shift) - shift
     return values[order][running][::-1]

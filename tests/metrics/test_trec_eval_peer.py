@@ -167,3 +167,21 @@ def test_ids_holding_a_hash_read_as_trec_eval_10_reads_them():
         else:
             value = mean * n * (1 if trec_name in SUMS else 1 / num_q)
         assert value == pytest.approx(float(expected[trec_name]), abs=5.01e-5), trec_name
+
+
+def test_iprec_on_the_comment_files_equals_pytrec_eval_per_query():
+    """Interpolated precision on files whose queries' rows do not come in the order of their codes (these
+    files once raised IndexError). trec_eval 10 rounds the recall levels differently (``lround``), so the
+    oracle is pytrec_eval, trec_eval 9's rule, which ours follows."""
+    import pytrec_eval
+
+    qrels = read_qrels(TEN_LARGE / "qrels.comment.test")
+    run = read_run(TEN_LARGE / "results.comment.test")
+    levels = {"0.00": "IPrec@0", "0.10": "IPrec@0.1", "0.50": "IPrec@0.5", "1.00": "IPrec@1"}
+    result = evaluate(qrels, run, list(levels.values()))
+    oracle = pytrec_eval.RelevanceEvaluator(qrels.to_dict(), {"iprec_at_recall"}).evaluate(run.to_dict())
+    judged = result.per_query.dropna().index
+    assert len(judged) == 30
+    for level, name in levels.items():
+        ours = result.per_query[name].loc[judged]
+        assert ours.to_dict() == pytest.approx({q: oracle[q][f"iprec_at_recall_{level}"] for q in judged})
