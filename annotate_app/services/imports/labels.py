@@ -12,7 +12,8 @@ then append-only label versions), in one transaction:
 - each annotator is an account: a name no user has yet creates one that cannot log in (deactivated, no
   password). An admin enables it later (reactivate the user, then reset its password); until then it only
   holds the imported labels, which count in agreement and releases like any human's;
-- the reason is kept as given; none is required (most tools record none);
+- the reason is kept as given; none is required (most tools record none), and it has at most
+  `inputs.MAX_REASON` characters, as every reason the app stores;
 - a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
   so importing the same file twice adds nothing; a different one adds a new version (append-only).
 
@@ -45,6 +46,7 @@ from annotate_app.services.imports._common import (
     record_import,
     start_import,
 )
+from annotate_app.services.inputs import check_length
 from annotate_app.services.types import AnnotatorLabels, ImportReport, LabelImportPreview
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
@@ -337,7 +339,7 @@ def _reason(reason: str) -> str:
     why = unstorable(reason)
     if why:
         raise InvalidInput(f"reason {why}")
-    return reason
+    return check_length(reason, "reason")
 
 
 def _accounts(s: Session, actor: Actor, proj: Project, names: set[str]) -> dict[str, User]:
