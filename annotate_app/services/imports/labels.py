@@ -2,7 +2,7 @@
 
 `metrics.formats.read_labels` parses the file; `import_labels` checks every label against the project and
 stores it the way `services.labels.save_label` stores a judgment (an assignment of the pair to the annotator,
-then append-only label versions), in one transaction:
+then append-only label versions), staged in short transactions and published in one (`_label_writes`):
 
 - each label names a pair of the project's pool: an unknown query or document, or a query–document pair
   that is not pooled (or is excluded), is an error naming its line. Pool the pair first (``qrelforge pool``,
@@ -20,8 +20,8 @@ then append-only label versions), in one transaction:
 A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
 `preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
 change and leave unchanged, and which accounts it would create (the Data page shows it before its Import
-button). Label imports of one project wait for each other (`lock_imports`): a double click imports once and
-then finds every label unchanged.
+button). Label imports wait for each other: a double click imports once and then finds every label
+unchanged.
 """
 
 from __future__ import annotations
@@ -29,32 +29,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
-from annotate_app.services.auth import Actor, Role, audit, check_username
+from annotate_app.services.auth import Actor, Role, check_username
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
     fail,
-    lock_imports,
     parse,
     read_source,
-    record_import,
-    start_import,
 )
+from annotate_app.services.imports._label_writes import store_labels
 from annotate_app.services.inputs import check_length
 from annotate_app.services.types import AnnotatorLabels, ImportReport, LabelImportPreview
 from annotate_app.store import corpus as cq
 from annotate_app.store import judging as jq
 from annotate_app.store import label_import as lq
-from annotate_app.store import projects as pq
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database, unstorable
-from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Project, User
 from metrics.errors import FormatError, Problem, QrelForgeError
 
@@ -76,7 +72,6 @@ LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" h
     "prodigy": "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; accept/reject or the option",
     "quepid": "Quepid ratings CSV query,docid,rating (query by its text); needs the annotator",
 }
-_NO_SLOT_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -109,24 +104,7 @@ def import_labels(
     were added, changed (a new version) and unchanged."""
     renames = _check_renames(annotators)
     file, labels = _read(source, filename, fmt, annotator, grade_map)
-    with db.write() as s:
-        _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
-        lock_imports(s, proj)  # a double click: the second import waits, then finds every label unchanged
-        checked = _check(s, proj, file, labels, renames)
-        users = _accounts(s, actor, proj, {c.username for c in checked})
-        fail(_refused_claims(s, file, checked, users))
-        import_id = start_import(s, actor, proj, file, ImportKind.LABELS, Path(file.name).name)
-        added, changed = _store(s, proj, checked, users)
-        report = ImportReport(
-            kind=ImportKind.LABELS,
-            source=file.name,
-            name=Path(file.name).name,
-            added=added,
-            changed=changed,
-            unchanged=len(checked) - added - changed,
-        )
-        record_import(s, actor, proj, file, report, import_id)
-        return report
+    return store_labels(db, actor, project, file, lambda s, proj: _check(s, proj, file, labels, renames))
 
 
 def preview_labels(
@@ -342,27 +320,6 @@ def _reason(reason: str) -> str:
     return check_length(reason, "reason")
 
 
-def _accounts(s: Session, actor: Actor, proj: Project, names: set[str]) -> dict[str, User]:
-    """The users of these names; a new name becomes an account that cannot log in (deactivated, no
-    password)."""
-    users = uq.by_names(s, sorted(names))
-    for name in sorted(names - set(users)):
-        user = uq.insert_user(
-            s, username=name, display_name=name, role=Role.ANNOTATOR.value, password_hash=""
-        )
-        uq.set_fields(s, user.id, active=False)
-        audit(
-            s,
-            actor,
-            AuditAction.USER_ADDED,
-            project_id=proj.id,
-            target=name,
-            details={"role": Role.ANNOTATOR.value, "imported": True, "can_login": False},
-        )
-        users[name] = user
-    return users
-
-
 def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users: dict) -> list[Problem]:
     """A label for a pair its annotator skipped (or let expire) in the app is refused: that claim is over."""
     problems = []
@@ -378,48 +335,3 @@ def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users
                 )
             )
     return problems[:1000]
-
-
-def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> tuple[int, int]:
-    """Store each label as a new label version (unless equal to the current one); (added, changed)."""
-    guidelines = pq.guidelines_version(s, proj.id)
-    added = changed = 0
-    for c in checked:
-        user = users[c.username]
-        doc_version = jq.current_doc_version(s, c.pair_id)
-        a = jq.own_assignment(s, c.pair_id, user.id)
-        if a is None:
-            lq.add_claim(s, c.pair_id)
-            slot = jq.free_slot(s, c.pair_id, _NO_SLOT_LIMIT)
-            assignment_id = jq.insert_assignment(s, proj.id, c.pair_id, user.id, slot)
-            current = None
-        else:
-            assignment_id = a.id
-            current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
-        if current is not None and (current.grade, current.reason, current.doc_version) == (
-            c.grade,
-            c.reason,
-            doc_version,
-        ):
-            continue
-        version = jq.mark_done(s, assignment_id, c.grade, None)
-        label = jq.insert_label(
-            s,
-            assignment_id=assignment_id,
-            pair_id=c.pair_id,
-            annotator_id=user.id,
-            version=version,
-            grade=c.grade,
-            reason=c.reason,
-            unsure=False,
-            seconds=None,
-            doc_version=doc_version,
-            guidelines_version=guidelines,
-            request_id=None,
-        )
-        jq.set_label_id(s, assignment_id, label.id)
-        if current is None:
-            added += 1
-        else:
-            changed += 1
-    return added, changed
