@@ -5,20 +5,28 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+APP_STAMP := $(VENV)/.installed-app
+PIP := $(PY) -m pip install -q --disable-pip-version-check
 
 .PHONY: run test lint bench clean system-deps
 
+# `make run` installs the app's extra only; test, lint and bench install the test extra (which holds it).
+# --no-compile: Python compiles the modules the app imports when it first imports them, not all of them now.
+$(APP_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) --no-compile -e '.[app]'
+	touch $(APP_STAMP)
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
-	touch $(STAMP)
+	$(PIP) --upgrade pip
+	$(PIP) -e '.[test]'
+	touch $(STAMP) $(APP_STAMP)
 
-run: $(STAMP)
+# The app with the project's Streamlit settings (.streamlit/config.toml), as an installed `qrelforge serve`.
+run: $(APP_STAMP)
 	$(VENV)/bin/qrelforge demo-data --with-labels
-	$(VENV)/bin/streamlit run annotate_app/server.py --server.address 127.0.0.1 --server.port $${PORT:-8501} \
-		--server.headless true --browser.gatherUsageStats false --server.maxUploadSize 200 \
-		--client.toolbarMode minimal
+	$(VENV)/bin/qrelforge serve --host 127.0.0.1 --port $${PORT:-8501}
 
 # The tests drive the app in Debian's Chromium (two replicas behind Debian's nginx in test_e2e_replicas) and
 # run the store against the local PostgreSQL server.
@@ -41,7 +49,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[bench]'
+	$(PIP) -e '.[bench]'
 	$(PY) benchmarks/score_large.py
 
 clean:

@@ -36,6 +36,10 @@ _HOMES = {  # public name -> the module that defines it
             "pairwise_kappa",
             "percent_agreement",
             "scott_pi",
+            "UnitizingAlpha",
+            "unitizing_alpha",
+            "PairwiseSpanF1",
+            "pairwise_span_f1",
         ],
         "metrics.agreement",
     ),
@@ -96,6 +100,10 @@ _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(["Sensitivity", "assessor_sensitivity", "majority_qrels"], "metrics.sensitivity"),
     **dict.fromkeys(["query_tags", "slice_results", "slice_table"], "metrics.slices"),
     **dict.fromkeys(["fingerprint"], "metrics.fingerprint"),
+    **dict.fromkeys(
+        ["chunk_qrels", "compare_chunkers", "evidence_scores", "locate_quote", "perfect_evidence_recall"],
+        "metrics.passages",
+    ),
 }
 
 __all__ = sorted(_HOMES, key=str.lower)

@@ -339,13 +339,7 @@ class Run(_Rows):
 def _ranking_items(qid: str, ranking: Any, source: str) -> tuple[list[str], list[float]]:
     if isinstance(ranking, Mapping):
         docs = [_check_id(d, "doc_id", f"for query {qid!r}", source) for d in ranking]
-        scores = list(ranking.values())
-        for doc, s in zip(docs, scores, strict=True):
-            if not _is_score(s) or math.isnan(s):
-                raise FormatError(
-                    Problem(source, None, repr(s), f"score of {doc!r} for query {qid!r} must be a number")
-                )
-        return docs, [float(s) for s in scores]
+        return docs, [_score(s, qid, doc, source) for doc, s in zip(docs, ranking.values(), strict=True)]
     if isinstance(ranking, str) or not isinstance(ranking, Sequence):
         raise FormatError(
             Problem(
@@ -372,6 +366,35 @@ def _ranking_items(qid: str, ranking: Any, source: str) -> tuple[list[str], list
             )
         seen[doc] = i
     return docs, [float(len(docs) - i) for i in range(len(docs))]
+
+
+def _score(value: Any, qid: str, doc: str, source: str) -> float:
+    """A run's score as a float, or FormatError naming the query, the document and the value (also a number
+    too large for a float, such as ``10**400``)."""
+    try:
+        score = float(value) if _is_score(value) else math.nan
+    except OverflowError:
+        raise FormatError(
+            Problem(
+                source,
+                None,
+                _digits(value),
+                f"score of {doc!r} for query {qid!r} is too large for a float (at most about 1.8e308)",
+            )
+        ) from None
+    if math.isnan(score):
+        raise FormatError(
+            Problem(source, None, repr(value), f"score of {doc!r} for query {qid!r} must be a number")
+        )
+    return score
+
+
+def _digits(value: Any) -> str:
+    """A number's text for a message, even one past Python's limit on converting integers to text."""
+    try:
+        return str(value)
+    except ValueError:
+        return f"an integer of {int(value).bit_length()} bits"
 
 
 def _frame_ids(df: Any, source: str, columns: tuple[str, ...]) -> tuple[pa.Array, pa.Array]:

@@ -16,6 +16,7 @@ module         commands
 ``review``     status, agreement, release, export
 ``judges``     judge (add, run, import, calibrate, probe)
 ``backup``     backup, restore
+``serve``      serve
 ``_common``    shared options, the database commands' wrapper, output
 ============== ======================================================
 
@@ -50,6 +51,7 @@ HOMES = {
     "user": "admin",
     "project": "admin",
     "demo-data": "admin",
+    "serve": "serve",
     "import": "data",
     "pool": "data",
     "assign": "data",
@@ -65,7 +67,7 @@ HOMES = {
 command imports its own module only (``qrelforge score`` never imports the database commands' modules)."""
 HELP_ORDER = tuple(HOMES)
 """The commands in the order ``qrelforge --help`` lists them."""
-GROUP_NAMES = ("scoring", "retrieval", "admin", "data", "review", "judges", "backup")
+GROUP_NAMES = ("scoring", "retrieval", "admin", "data", "review", "judges", "backup", "serve")
 
 
 def __getattr__(name: str) -> Any:

@@ -141,10 +141,12 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-_LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")  # services.imports.LABEL_FORMATS
+_OPTION_NAMES = {"annotator": "--annotator", "grade_map": "--grade-map"}  # how messages name the options
 
 
 def _labels_parser(kinds: Subcommands) -> None:
+    from metrics.formats import LabelFormat
+
     child = kinds.add_parser(
         "labels",
         help="human labels made in another tool (JSONL, Label Studio, Argilla, Prodigy, Quepid)",
@@ -154,7 +156,7 @@ def _labels_parser(kinds: Subcommands) -> None:
     )
     child.add_argument("file")
     add_project_option(child)
-    child.add_argument("--format", required=True, choices=_LABEL_FORMATS, dest="label_format")
+    child.add_argument("--format", required=True, choices=[f.value for f in LabelFormat], dest="label_format")
     child.add_argument(
         "--annotator", help="who made the labels whose file does not say (required for quepid)"
     )
@@ -171,6 +173,12 @@ def _labels_parser(kinds: Subcommands) -> None:
         default=[],
         metavar="NAME=USER",
         help="import NAME's labels as USER's, e.g. --annotator-map label-studio-3=alice (repeatable)",
+    )
+    child.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the preview the Data page shows (labels per annotator, accounts to create); "
+        "import nothing",
     )
     child.set_defaults(handler=_cmd_import_labels)
 
@@ -206,23 +214,37 @@ def _cmd_import_labels(args: argparse.Namespace) -> int:
 
     grade_map, annotators = _grade_map(args.grade_map), _annotator_map(args.annotator_map)
     db = open_db(args)
+    project = project_of(db, args)
+    options = {
+        "fmt": args.label_format,
+        "annotator": args.annotator,
+        "grade_map": grade_map or None,
+        "annotators": annotators or None,
+        "option_names": _OPTION_NAMES,
+    }
     try:
-        report = imports.import_labels(
-            db,
-            SYSTEM,
-            project_of(db, args),
-            args.file,
-            fmt=args.label_format,
-            annotator=args.annotator,
-            grade_map=grade_map or None,
-            annotators=annotators or None,
-        )
+        if args.dry_run:
+            _print_preview(imports.preview_labels(db, SYSTEM, project, args.file, **options), project)
+            return 0
+        report = imports.import_labels(db, SYSTEM, project, args.file, **options)
     except InvalidInput as exc:
         if len(exc.problems) > 1:
             sys.stderr.write("".join(f"  {problem}\n" for problem in exc.problems))
         raise
     print(report)
     return 0
+
+
+def _print_preview(preview, project: str) -> None:
+    """What the Data page shows before its Import button (`LabelImportPreview`), as text."""
+    print(preview.headline)
+    rows = preview.rows()
+    if rows:
+        emit(grid(list(rows[0]), [tuple(row.values()) for row in rows]))
+    if preview.accounts_note:
+        print(preview.accounts_note)
+    n = preview.n_labels
+    print(f"Dry run: nothing imported (without --dry-run: import {n} label{'s' * (n != 1)} into {project}).")
 
 
 def _ir_datasets_parser(kinds: Subcommands) -> None:

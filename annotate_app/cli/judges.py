@@ -1,10 +1,16 @@
 """``qrelforge judge``: machine judges of a project (`annotate_app.services.judges`).
 
 - ``judge add -p P NAME --backend openai --base-url URL --model M [--samples N] [--temperature T]
-  [--prompt FILE]``, or ``judge add -p P NAME --backend lexical``: add a judge (adding it again with a
-  changed prompt records a new prompt version);
+  [--prompt default|aspects|FILE] [--max-tokens N] [--timeout S] [--seed N] [--extra-body JSON]``, or
+  ``judge add -p P NAME --backend lexical``: add a judge (adding it again with a changed prompt records a
+  new prompt version); the request parameters are stored with it; ``--extra-body`` is merged into every
+  request (e.g. ``'{"chat_template_kwargs": {"enable_thinking": false}}'``);
 - ``judge run -p P NAME [--pairs all|unlabelled|sample:N] [--concurrency N] [--dry-run]``: judge the pairs;
-  prints the number of pairs sent, cached (already answered: a rerun sends nothing) and failed;
+  prints the number of pairs sent, cached (already answered: a rerun sends nothing but the failed pairs) and
+  failed, the count and first message of each failure kind, the adaptations made to the server, and why
+  the run stopped early (exit 1: a rate limit longer than the client waits, a spent quota);
+- ``judge failures -p P NAME [--kind K]``: the pairs whose latest label is a failure: the pair, the kind,
+  the message and an excerpt of the raw reply;
 - ``judge import -p P NAME FILE``: import machine labels made elsewhere (JSONL: query_id, doc_id, grade,
   optional reason, confidence, model, prompt);
 - ``judge calibrate -p P [--format json]``: each judge against the human labels (kappa in the project's
@@ -37,6 +43,7 @@ from annotate_app.cli._common import (
     positive_int,
     project_of,
 )
+from annotate_app.judges import BUILTIN_PROMPTS, FailureKind
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
@@ -47,6 +54,23 @@ def _number(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"must be a JSON object; got {text[:80]!r} ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object; got {text[:80]!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = _number(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0; got {text!r}")
+    return value
 
 
 def add_judge_parser(sub: Subcommands) -> None:
@@ -70,7 +94,22 @@ def add_judge_parser(sub: Subcommands) -> None:
         "--samples", type=positive_int, default=1, metavar="N", help="replies per pair (majority)"
     )
     add.add_argument("--temperature", type=_number, default=0.0, metavar="T")
-    add.add_argument("--prompt", metavar="FILE", help="prompt template ({{query}}, {{document}}, ...)")
+    add.add_argument(
+        "--prompt",
+        metavar="NAME|FILE",
+        help=f"a built-in prompt ({', '.join(BUILTIN_PROMPTS)}: intent and trust before the grade) or a "
+        "template file ({{query}}, {{document}}, ...)",
+    )
+    add.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="reply token limit")
+    add.add_argument("--timeout", type=_seconds, default=60.0, metavar="S", help="seconds per request")
+    add.add_argument("--seed", type=int, default=None, metavar="N", help="sampling seed sent to the server")
+    add.add_argument(
+        "--extra-body",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help='merged into every request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'',
+    )
     add.set_defaults(handler=_cmd_add)
 
     run = actions.add_parser("run", help="judge the project's pairs")
@@ -80,6 +119,12 @@ def add_judge_parser(sub: Subcommands) -> None:
     run.add_argument("--concurrency", type=positive_int, default=4, metavar="N")
     run.add_argument("--dry-run", action="store_true", help="print what the first pair would send")
     run.set_defaults(handler=_cmd_run)
+
+    fails = actions.add_parser("failures", help="the pairs a judge failed on, with the server's message")
+    add_project_option(fails)
+    fails.add_argument("name", metavar="NAME")
+    fails.add_argument("--kind", choices=[k.value for k in FailureKind], metavar="K", help="only this kind")
+    fails.set_defaults(handler=_cmd_failures)
 
     imp = actions.add_parser("import", help="import machine labels made elsewhere (JSONL)")
     add_project_option(imp)
@@ -114,11 +159,16 @@ def _cmd_add(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
 
     prompt = None
-    if args.prompt:
+    if args.prompt in BUILTIN_PROMPTS:
+        prompt = BUILTIN_PROMPTS[args.prompt]
+    elif args.prompt:
         try:
             prompt = Path(args.prompt).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise QrelForgeError(f"--prompt {args.prompt!r} cannot be read: {exc}") from None
+            names = ", ".join(BUILTIN_PROMPTS)
+            raise QrelForgeError(
+                f"--prompt {args.prompt!r} is no built-in prompt ({names}) and cannot be read: {exc}"
+            ) from None
     db, project, judges = _context(args)
     info = judges.add_judge(
         db,
@@ -131,10 +181,33 @@ def _cmd_add(args: argparse.Namespace) -> int:
         samples=args.samples,
         temperature=args.temperature,
         prompt=prompt,
+        **_request_options(args),
     )
     version = "" if info.prompt_version is None else f", prompt v{info.prompt_version}"
     print(f"judge {info.name} ({info.backend}{', ' + info.model if info.model else ''}{version})")
+    if info.params:
+        shown = {k: v for k, v in info.params.items() if v not in (None, {})}
+        print("  request: " + ", ".join(f"{k}={json.dumps(v)}" for k, v in shown.items()))
     return 0
+
+
+def _request_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The request parameters given on the command line (the backend's defaults for a lexical judge)."""
+    if args.backend != "openai":
+        given = [
+            f
+            for f, d in (("max_tokens", 256), ("timeout", 60.0), ("seed", None), ("extra_body", None))
+            if getattr(args, f) != d
+        ]
+        if given:
+            raise QrelForgeError(f"--{given[0].replace('_', '-')} is for --backend openai judges only")
+        return {}
+    return {
+        "max_tokens": args.max_tokens,
+        "timeout_s": args.timeout,
+        "seed": args.seed,
+        "extra_body": args.extra_body,
+    }
 
 
 @command
@@ -148,6 +221,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if report.dry_run:
         sys.stdout.write(report.prompt + ("\n" if report.prompt and not report.prompt.endswith("\n") else ""))
     print(report.message)
+    return 1 if report.stopped else 0
+
+
+@command
+def _cmd_failures(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    rows = judges.judge_failures(db, SYSTEM, project, args.name, kind=args.kind)
+    if not rows:
+        emit(f"judge {args.name}: no failed pair{' of kind ' + args.kind if args.kind else ''}\n")
+        return 0
+    table = [[r.query_id, r.doc_id, r.kind.value, r.message[:120], r.excerpt[:60]] for r in rows]
+    emit(grid(["query", "doc", "kind", "message", "raw reply"], table))
     return 0
 
 

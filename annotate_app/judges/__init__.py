@@ -8,8 +8,11 @@ never an exception that loses the other pairs.
 
 Judges (`Judge` protocol, `Backend`):
 
-- `OpenAIJudge`: an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, hosted APIs), with
-  our default prompt or a `PromptTemplate` file; replies read by `parse_reply`;
+- `OpenAIJudge`: an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, LM Studio, SGLang,
+  TGI, LiteLLM, OpenRouter, Groq, OpenAI, Azure, DashScope), with a built-in prompt (`BUILTIN_PROMPTS`: ours,
+  or ``aspects``, intent and trust before the grade) or a `PromptTemplate` file, request parameters
+  (``max_tokens``, ``temperature``, ``seed``, ``extra_body``) and adaptations to parameters a server refuses
+  (`Adaptation`); reasoning kept apart from the answer (`split_think`), replies read by `parse_reply`;
 - `ReplayJudge`: machine labels made elsewhere, read from JSONL by `read_machine_labels`;
 - `LexicalJudge`: BM25 scores mapped to grades, offline (demo and tests).
 
@@ -31,6 +34,8 @@ standalone local cache for the client and benchmarks, not the app's database.)
 
 from annotate_app.judges._cache import JudgeCache, MemoryCache, SQLiteCache, cache_key
 from annotate_app.judges._client import Counts, JudgeClient, TqdmProgress
+from annotate_app.judges._completion import split_think
+from annotate_app.judges._errors import Adaptation, server_message
 from annotate_app.judges._http import RetryPolicy
 from annotate_app.judges._lexical import LexicalJudge, grade_of
 from annotate_app.judges._model import (
@@ -45,9 +50,15 @@ from annotate_app.judges._model import (
     RenderedPrompt,
     sha256_text,
 )
-from annotate_app.judges._openai import DEFAULT_API_KEY_ENV, OpenAIJudge
+from annotate_app.judges._openai import DEFAULT_API_KEY_ENV, RESERVED_BODY_KEYS, OpenAIJudge, check_extra_body
 from annotate_app.judges._parse import Reply, Vote, majority, parse_reply
-from annotate_app.judges._prompt import DEFAULT_MAX_DOCUMENT_CHARS, DEFAULT_TEMPLATE, PromptTemplate
+from annotate_app.judges._prompt import (
+    ASPECTS_TEMPLATE,
+    BUILTIN_PROMPTS,
+    DEFAULT_MAX_DOCUMENT_CHARS,
+    DEFAULT_TEMPLATE,
+    PromptTemplate,
+)
 from annotate_app.judges._replay import MachineLabel, ReplayJudge, read_machine_labels
 
 __all__ = [
@@ -71,6 +82,13 @@ __all__ = [
     "RetryPolicy",
     "OpenAIJudge",
     "DEFAULT_API_KEY_ENV",
+    "RESERVED_BODY_KEYS",
+    "check_extra_body",
+    "Adaptation",
+    "server_message",
+    "split_think",
+    "ASPECTS_TEMPLATE",
+    "BUILTIN_PROMPTS",
     "MachineLabel",
     "read_machine_labels",
     "ReplayJudge",

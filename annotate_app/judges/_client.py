@@ -8,8 +8,13 @@ result; an exception raised by a judge is caught and recorded as `FailureKind.ER
 With a cache, every pair is looked up first (a hit is yielded at once, marked ``cached``) and every answer is
 put in the cache from the worker thread the moment it arrives, so an interrupted run (an exception, a closed
 generator, a killed process with `SQLiteCache`) loses at most the pairs in flight. Answers are cached, grades
-and unreadable replies alike; transient failures (HTTP errors, timeouts, connection errors, malformed bodies,
-exceptions) are not, so a rerun retries them.
+and unreadable replies alike; failures a rerun retries (`FailureKind.retried`: HTTP errors, timeouts, cut,
+filtered or refused replies, errors in a 200 body, rate limits, exceptions) are not, so a rerun asks again
+for exactly those pairs.
+
+A result whose failure `FailureKind.stops_run` (a rate limit longer than the client waits, a spent quota)
+stops the run at once: no further pair is sent, the pairs already in flight finish, and `JudgeClient.stopped`
+holds that result (its error says what the server said, ``retry_after_s`` how long it asked to wait).
 """
 
 from __future__ import annotations
@@ -24,16 +29,6 @@ from annotate_app.judges._cache import JudgeCache, cache_key
 from annotate_app.judges._model import FailureKind, Judge, JudgeResult, JudgeTask, Pair, RenderedPrompt
 
 __all__ = ["Counts", "JudgeClient", "TqdmProgress"]
-
-_TRANSIENT = frozenset(
-    {
-        FailureKind.HTTP_ERROR,
-        FailureKind.TIMEOUT,
-        FailureKind.CONNECTION,
-        FailureKind.BAD_RESPONSE,
-        FailureKind.ERROR,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -104,11 +99,17 @@ class JudgeClient:
         self.judge, self.task, self.cache = judge, task, cache
         self.workers, self.max_in_flight, self.progress = workers, window, progress
         self._counts = Counts()
+        self._stopped: JudgeResult | None = None
 
     @property
     def counts(self) -> Counts:
         """The counts of the current (or last) run."""
         return self._counts
+
+    @property
+    def stopped(self) -> JudgeResult | None:
+        """The result that stopped the current (or last) run early, or None when it ran to the end."""
+        return self._stopped
 
     def dry_run(self, pairs: Iterable[Pair] | Pair) -> RenderedPrompt:
         """The prompt (and request) the judge would send for the first pair; nothing is sent."""
@@ -121,7 +122,7 @@ class JudgeClient:
         """Judge every pair; yields one result per pair as they complete. Raises ValueError at once (before
         reading any pair) when the judge cannot work with the task."""
         fingerprint = self.judge.fingerprint(self.task)
-        self._counts = Counts()
+        self._counts, self._stopped = Counts(), None
         return self._run(iter(pairs), fingerprint)
 
     def run_into(self, pairs: Iterable[Pair], sink: Callable[[JudgeResult], Any]) -> Counts:
@@ -135,6 +136,8 @@ class JudgeClient:
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="judge")
         try:
             for pair in pairs:
+                if self._stopped is not None:
+                    break
                 if not isinstance(pair, Pair):
                     raise ValueError(f"pairs must be Pair objects; got {type(pair).__name__} {pair!r:.80}")
                 key = cache_key(self.judge.name, fingerprint, pair) if self.cache is not None else None
@@ -146,6 +149,10 @@ class JudgeClient:
                 while len(pending) >= self.max_in_flight:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     yield from map(self._hand_out, (f.result() for f in done))
+            if self._stopped is not None:  # pairs not started yet are not sent
+                for future in pending:
+                    future.cancel()
+                pending = {f for f in pending if not f.cancelled()}
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 yield from map(self._hand_out, (f.result() for f in done))
@@ -167,11 +174,17 @@ class JudgeClient:
                 error=f"{type(exc).__name__}: {exc}",
                 samples=0,
             )
-        if key is not None and self.cache is not None and result.failure not in _TRANSIENT:
+        if (
+            key is not None
+            and self.cache is not None
+            and (result.failure is None or not result.failure.retried)
+        ):
             self.cache.put(key, result)
         return result
 
     def _hand_out(self, result: JudgeResult) -> JudgeResult:
+        if result.failure is not None and result.failure.stops_run and self._stopped is None:
+            self._stopped = result
         self._counts = self._counts.adding(result)
         if self.progress is not None:
             self.progress(self._counts)

@@ -1,10 +1,14 @@
 """A small JSON-over-HTTP client with kept-alive connections, a timeout and bounded retries (stdlib only).
 
-Retried: 429 and 5xx answers, timeouts and connection errors, up to ``max_attempts`` requests in all. The wait
-before retry ``k`` (1, 2, ...) is the server's ``Retry-After`` when it sends one (seconds or an HTTP date,
-capped at ``max_retry_after_s``), else exponential backoff with jitter: a uniform draw in [c/2, c] where
-c = min(``max_backoff_s``, ``backoff_s`` · 2^(k-1)). Other 4xx answers are not retried: the request itself is
-wrong. The timeout bounds connecting and every wait for data (a server that trickles bytes can take longer).
+Retried: 429 and 5xx answers (a model still loading answers 503), timeouts and connection errors, up to
+``max_attempts`` requests in all, unless the caller's ``final`` says an answer is final (a spent quota, a
+refused parameter). The wait before retry ``k`` (1, 2, ...) is the server's ``Retry-After`` when it sends
+one (seconds or an HTTP date), else exponential backoff with jitter: a uniform draw in [c/2, c] where
+c = min(``max_backoff_s``, ``backoff_s`` · 2^(k-1)). A ``Retry-After`` longer than ``max_retry_after_s`` is
+not waited for: the request fails at once as `FailureKind.RATE_LIMITED`, with the wait asked for, so a run
+over a daily limit stops instead of sleeping pair after pair. Other 4xx answers are not retried: the
+request itself is wrong. The timeout bounds connecting and every wait for data (a server that trickles
+bytes can take longer). A failed answer's error names the status and the server's own message.
 
 A request that fails on a kept-alive connection before any answer arrived (the server had closed it while
 idle) is sent once more on a fresh connection at once; that resend is not counted as a retry.
@@ -19,9 +23,10 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from annotate_app.judges._errors import server_message
 from annotate_app.judges._model import FailureKind
 
 __all__ = ["RetryPolicy", "HttpOutcome", "HttpPool"]
@@ -76,6 +81,7 @@ class HttpOutcome:
     requests: int
     retries: int
     elapsed_s: float
+    retry_after_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -119,22 +125,37 @@ class HttpPool:
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
 
-    def post(self, path: str, body: bytes) -> HttpOutcome:
-        """POST ``body`` to ``base_url + path``, retrying as the policy says."""
+    def post(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        final: Callable[[int, bytes], FailureKind | None] | None = None,
+    ) -> HttpOutcome:
+        """POST ``body`` to ``base_url + path``, retrying as the policy says. ``final(status, body)`` may name
+        the failure kind of an error answer that must not be retried (None: the usual rules)."""
         start = time.perf_counter()
         requests = 0
+        failure: FailureKind | None = None
         while True:
             attempt = self._send(self._prefix + path, body)
             requests += 1
+            if attempt.status is not None and attempt.status >= 400 and final is not None:
+                failure = final(attempt.status, attempt.body)
+                if failure is not None:
+                    break
+            if attempt.retryable and (attempt.retry_after or 0.0) > self._retry.max_retry_after_s:
+                failure = FailureKind.RATE_LIMITED
+                break
             if not attempt.retryable or requests >= self._retry.max_attempts:
                 break
             with self._lock:
                 wait = self._retry.delay(requests, attempt.retry_after, self._rng)
             time.sleep(wait)
-        failure, error = attempt.failure, attempt.error
-        if failure is None and attempt.status is not None and not 200 <= attempt.status < 300:
-            failure = FailureKind.HTTP_ERROR
-            error = f"HTTP {attempt.status}: {attempt.body[:300].decode('utf-8', 'replace')!r}"
+        failure, error = failure or attempt.failure, attempt.error
+        if attempt.status is not None and not 200 <= attempt.status < 300:
+            failure = failure or FailureKind.HTTP_ERROR
+            error = _status_error(attempt)
         if failure is not None and requests > 1:
             error = f"{error} (after {requests} attempts)"
         return HttpOutcome(
@@ -145,6 +166,7 @@ class HttpPool:
             requests=requests,
             retries=requests - 1,
             elapsed_s=time.perf_counter() - start,
+            retry_after_s=attempt.retry_after,
         )
 
     def _send(self, path: str, body: bytes) -> _Attempt:
@@ -198,6 +220,14 @@ class HttpPool:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def _status_error(attempt: _Attempt) -> str:
+    """``HTTP 400: <the server's message>`` (an excerpt of the body when it has none), with the wait a
+    ``Retry-After`` asked for."""
+    said = server_message(attempt.body) or repr(attempt.body[:300].decode("utf-8", "replace"))
+    wait = "" if attempt.retry_after is None else f" (Retry-After {attempt.retry_after:.0f} s)"
+    return f"HTTP {attempt.status}{wait}: {said}"
 
 
 def _failed(exc: Exception) -> _Attempt:

@@ -32,16 +32,53 @@ class Backend(StrEnum):
 
 
 class FailureKind(StrEnum):
-    """Why a result has no grade. A failure is recorded with its raw text, never replaced by a guess."""
+    """Why a result has no grade. A failure is recorded with its raw text, never replaced by a guess.
+
+    Every kind is either an answer (the model replied and its reply holds no usable grade: cached like a
+    grade, a rerun does not ask again) or a failure a rerun retries (`retried`: never cached). `stops_run`
+    kinds end a run at once: every further request would fail the same way.
+    """
 
     NO_GRADE = "no_grade"  # the reply holds no readable grade
     OUT_OF_SCALE = "out_of_scale"  # the reply's grade is not on the scale
+    AMBIGUOUS = "ambiguous"  # the reply gives several different grades
+    TRUNCATED = "truncated"  # finish_reason "length": a token limit cut the reply
+    CONTENT_FILTER = (
+        "content_filter"  # finish_reason "content_filter": the server's filter withheld the reply
+    )
+    REFUSAL = "refusal"  # the message's "refusal" field: the model declined
+    FINISH_ERROR = "finish_error"  # finish_reason "error": generation failed on the server
+    PROVIDER_ERROR = "provider_error"  # an error object in an HTTP 200 body (OpenRouter and other proxies)
+    RATE_LIMITED = "rate_limited"  # 429 whose Retry-After is longer than the client's cap: the run stops
+    QUOTA = (
+        "quota"  # the account's quota or credit is spent (insufficient_quota): never retried, the run stops
+    )
     BAD_RESPONSE = "bad_response"  # the HTTP body is not a chat completion (malformed JSON, no choices)
     HTTP_ERROR = "http_error"  # a 4xx other than 429, or 429/5xx still after the last attempt
     TIMEOUT = "timeout"  # no answer within the timeout, on every attempt
     CONNECTION = "connection_error"  # the server could not be reached, on every attempt
     NOT_FOUND = "not_found"  # the judge knows nothing of the pair (replay) or the document (lexical)
     ERROR = "error"  # the judge raised an unexpected exception for this pair
+
+    @property
+    def retried(self) -> bool:
+        """Whether a rerun asks again (the failure is not an answer, so it is never cached)."""
+        return self not in _ANSWERS
+
+    @property
+    def stops_run(self) -> bool:
+        """Whether a run stops at once on this failure (the server said every request would fail)."""
+        return self in (FailureKind.RATE_LIMITED, FailureKind.QUOTA)
+
+    @classmethod
+    def retried_kinds(cls) -> frozenset[FailureKind]:
+        """The kinds a rerun retries."""
+        return frozenset(k for k in cls if k.retried)
+
+
+_ANSWERS = frozenset(
+    {FailureKind.NO_GRADE, FailureKind.OUT_OF_SCALE, FailureKind.AMBIGUOUS, FailureKind.NOT_FOUND}
+)
 
 
 def sha256_text(text: str) -> str:
@@ -194,9 +231,15 @@ class RenderedPrompt:
 class JudgeResult:
     """A judge's answer for one pair, with its provenance. Exactly one of ``grade`` and ``failure`` is set.
 
-    ``raw_response`` is the model's reply text (a JSON list of the texts when there are several samples), or
-    the HTTP body of a failed request; ``latency_s`` covers every attempt and wait for the pair; ``requests``
-    counts the HTTP requests sent for it, ``retries`` those that were repeats after a failure.
+    ``raw_response`` is the model's answer text (a JSON list of the texts when there are several samples), or
+    the HTTP body of a failed request; ``reasoning`` the reasoning that came with it (a separate
+    ``reasoning_content`` or ``reasoning`` field, or a ``<think>`` block of the content; a JSON list with
+    several samples), kept as provenance and never read for the grade; ``answer_field`` the message field the
+    answer was read from (``content``, or a reasoning field when the server left ``content`` empty);
+    ``aspects`` what the reply says besides the grade and reason (the ``aspects`` prompt's intent and
+    trust); ``latency_s`` covers every attempt and wait for the pair; ``requests`` counts the HTTP requests
+    sent for it, ``retries`` those that were repeats after a failure; ``retry_after_s`` the wait a
+    rate-limited server asked for.
     """
 
     query_id: str
@@ -219,6 +262,10 @@ class JudgeResult:
     requests: int = 0
     retries: int = 0
     cached: bool = False
+    reasoning: str = ""
+    answer_field: str = "content"
+    aspects: Mapping[str, Any] = field(default_factory=dict)
+    retry_after_s: float | None = None
 
     def __post_init__(self) -> None:
         if (self.grade is None) == (self.failure is None):
@@ -235,6 +282,7 @@ class JudgeResult:
         """A JSON-ready dict (enums as their values); `from_dict` reads it back."""
         out = asdict(self)
         out["sample_grades"] = list(self.sample_grades)
+        out["aspects"] = dict(self.aspects)
         return out
 
     @classmethod
@@ -243,6 +291,7 @@ class JudgeResult:
         values["backend"] = Backend(values["backend"])
         values["failure"] = FailureKind(values["failure"]) if values.get("failure") else None
         values["sample_grades"] = tuple(values.get("sample_grades", ()))
+        values["aspects"] = dict(values.get("aspects") or {})
         return cls(**values)
 
 

@@ -1,14 +1,15 @@
 """Reading a grade out of a model's reply, and the majority of several samples.
 
-Accepted, in this order:
+Read, in any mix: the whole reply as a JSON object; JSON objects in Markdown fences (```` ```json ... ``` ````
+or bare ```` ``` ````); JSON objects after (or between) paragraphs of prose; and lines ``final score: N``
+(any case; Markdown emphasis ``*``/``_`` and heading or quote marks around it are ignored, as in UMBRELA's
+``##final score: N``). A JSON object gives its ``grade`` (a JSON integer, or a string of one), its ``reason``
+and its other scalar fields (the aspects, e.g. ``intent`` and ``trust``); a ``final score`` line leaves the
+rest of the reply as the reason.
 
-1. the whole reply as a JSON object, or the JSON object inside a Markdown fence (```` ```json ... ``` ````
-   or a bare ```` ``` ```` fence): its ``grade`` (a JSON integer, or a string of one) and ``reason``;
-2. otherwise a line ``final score: N`` (any case; Markdown emphasis ``*``/``_`` and a heading or quote mark
-   around it are ignored); the rest of the reply is the reason. Several such lines must agree.
-
-Anything else, a grade that is not an integer, or one not on the scale, is a failure with the reason why:
-never a guess.
+A grade is read only when exactly one can be read: every grade found must be the same number. Several
+different grades are `FailureKind.AMBIGUOUS`; none is `FailureKind.NO_GRADE`; a grade that is not an integer
+is `NO_GRADE`, one not on the scale `OUT_OF_SCALE`. Never a guess: the caller keeps the raw text.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotate_app.judges._model import FailureKind, GradeScale
@@ -29,75 +30,123 @@ _FINAL = re.compile(
     r"^[ \t>#*_]*final[ \t]+score[ \t*_]*:[ \t*_]*([+-]?\d+)[ \t*_.]*$", re.IGNORECASE | re.MULTILINE
 )
 _INT = re.compile(r"[+-]?\d+")
+_MAX_OBJECTS = 20
+_MAX_ASPECTS = 20
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One reply read: a grade and a reason, or a failure kind and what is wrong."""
+    """One reply read: a grade, a reason and the aspects, or a failure kind and what is wrong."""
 
     grade: int | None
     reason: str = ""
     failure: FailureKind | None = None
     error: str = ""
+    aspects: Mapping[str, Any] = field(default_factory=dict)
 
 
 def parse_reply(text: str, scale: GradeScale) -> Reply:
-    """The grade and reason of a reply (see the module doc).
+    """The grade, reason and aspects of a reply (see the module doc).
 
     >>> scale = GradeScale.default()
     >>> parse_reply('{"grade": 2, "reason": "half of it"}', scale)
-    Reply(grade=2, reason='half of it', failure=None, error='')
+    Reply(grade=2, reason='half of it', failure=None, error='', aspects={})
     >>> parse_reply("It is on topic.\\nFinal score: 1", scale).grade
     1
     >>> parse_reply('{"grade": 7}', scale).error
     'grade 7 is not on the scale (0, 1, 2, 3)'
+    >>> parse_reply('{"grade": 1}\\n##final score: 3', scale).error
+    "the reply gives different grades: 1 (JSON), 3 ('final score' line)"
     """
-    obj = _json_object(text)
-    if obj is not None and "grade" in obj:
-        reason = obj.get("reason", "")
-        return _checked(obj["grade"], reason if isinstance(reason, str) else json.dumps(reason), scale)
+    objects = [o for o in _json_objects(text) if "grade" in o]
     scores = _FINAL.findall(text)
-    if not scores:
+    if not objects and not scores:
         what = (
             "a JSON object without 'grade'"
-            if obj is not None
+            if _json_objects(text)
             else "no JSON object and no 'final score:' line"
         )
         return Reply(grade=None, failure=FailureKind.NO_GRADE, error=f"no grade in the reply ({what})")
-    if len({int(s) for s in scores}) > 1:
+    found = [(o["grade"], "JSON") for o in objects] + [(s, "'final score' line") for s in scores]
+    values = [_integer(v) for v, _ in found]
+    if len({v if v is not None else repr(found[i][0]) for i, v in enumerate(values)}) > 1:
+        shown = ", ".join(f"{v} ({where})" for v, where in found)
         return Reply(
-            grade=None,
-            failure=FailureKind.NO_GRADE,
-            error=f"the 'final score:' lines disagree: {', '.join(scores)}",
+            grade=None, failure=FailureKind.AMBIGUOUS, error=f"the reply gives different grades: {shown}"
         )
-    return _checked(scores[0], _FINAL.sub("", text).strip(), scale)
+    if objects:
+        first = objects[0]
+        reason = first.get("reason", "")
+        reason = reason if isinstance(reason, str) else json.dumps(reason)
+        return _checked(first["grade"], reason, scale, _aspects(first))
+    return _checked(scores[0], _FINAL.sub("", text).strip(), scale, {})
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    """The reply's JSON object (whole reply, else the first fence that holds one), or None."""
-    for candidate in (text, *_FENCE.findall(text)):
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """The reply's JSON objects: the whole reply, else those in fences and those embedded in prose."""
+    try:
+        whole = json.loads(text)
+    except (ValueError, RecursionError):
+        whole = None
+    if isinstance(whole, dict):
+        return [whole]
+    out: list[dict[str, Any]] = []
+    for candidate in _FENCE.findall(text):
         try:
             obj = json.loads(candidate)
         except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
-            return obj
+            out.append(obj)
+    outside = _FENCE.sub("", text)
+    decoder = json.JSONDecoder()
+    at = outside.find("{")
+    while at >= 0 and len(out) < _MAX_OBJECTS:
+        try:
+            obj, end = decoder.raw_decode(outside, at)
+        except (ValueError, RecursionError):
+            at = outside.find("{", at + 1)
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+        at = outside.find("{", end)
+    return out
+
+
+def _aspects(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object's scalar fields besides the grade and reason (at most 20, strings cut at 500)."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if key in ("grade", "reason") or len(out) >= _MAX_ASPECTS:
+            continue
+        if isinstance(value, str):
+            out[str(key)[:64]] = value[:500]
+        elif value is None or isinstance(value, bool | int | float):
+            out[str(key)[:64]] = value
+    return out
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, str) and _INT.fullmatch(value.strip()):
+        return int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     return None
 
 
-def _checked(value: Any, reason: str, scale: GradeScale) -> Reply:
-    if isinstance(value, str) and _INT.fullmatch(value.strip()):
-        value = int(value.strip())
-    if not isinstance(value, int) or isinstance(value, bool):
+def _checked(value: Any, reason: str, scale: GradeScale, aspects: dict[str, Any]) -> Reply:
+    grade = _integer(value)
+    if grade is None:
         return Reply(grade=None, failure=FailureKind.NO_GRADE, error=f"grade is not an integer: {value!r}")
-    if value not in scale:
+    if grade not in scale:
         return Reply(
             grade=None,
             reason=reason,
             failure=FailureKind.OUT_OF_SCALE,
-            error=f"grade {value} is not on the scale {scale.values}",
+            error=f"grade {grade} is not on the scale {scale.values}",
+            aspects=aspects,
         )
-    return Reply(grade=value, reason=reason)
+    return Reply(grade=grade, reason=reason, aspects=aspects)
 
 
 @dataclass(frozen=True)
@@ -107,6 +156,7 @@ class Vote:
     grade: int | None
     confidence: float
     reason: str
+    aspects: Mapping[str, Any] = field(default_factory=dict)
 
 
 def majority(replies: Sequence[Reply]) -> Vote:
@@ -115,7 +165,7 @@ def majority(replies: Sequence[Reply]) -> Vote:
 
     >>> r = [Reply(grade=2, reason="a"), Reply(grade=3, reason="b"), Reply(grade=2, reason="c")]
     >>> majority(r)
-    Vote(grade=2, confidence=0.6666666666666666, reason='a')
+    Vote(grade=2, confidence=0.6666666666666666, reason='a', aspects={})
     >>> majority([Reply(grade=1), Reply(grade=3), Reply(grade=None, failure=FailureKind.NO_GRADE)]).grade
     1
     """
@@ -124,5 +174,5 @@ def majority(replies: Sequence[Reply]) -> Vote:
         return Vote(grade=None, confidence=0.0, reason="")
     top = max(counts.values())
     grade = min(g for g, c in counts.items() if c == top)
-    reason = next(r.reason for r in replies if r.grade == grade)
-    return Vote(grade=grade, confidence=top / len(replies), reason=reason)
+    first = next(r for r in replies if r.grade == grade)
+    return Vote(grade=grade, confidence=top / len(replies), reason=first.reason, aspects=first.aspects)

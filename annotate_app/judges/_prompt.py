@@ -18,13 +18,19 @@ from pathlib import Path
 
 from annotate_app.judges._model import JudgeTask, Pair, sha256_text
 
-__all__ = ["PromptTemplate", "DEFAULT_TEMPLATE", "DEFAULT_MAX_DOCUMENT_CHARS"]
+__all__ = [
+    "PromptTemplate",
+    "DEFAULT_TEMPLATE",
+    "ASPECTS_TEMPLATE",
+    "BUILTIN_PROMPTS",
+    "DEFAULT_MAX_DOCUMENT_CHARS",
+]
 
 DEFAULT_MAX_DOCUMENT_CHARS = 6000
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _NAMES = ("query", "document", "scale", "guidelines")
 
-DEFAULT_TEMPLATE = """\
+_INTRO = """\
 You are judging search results. Read the search query and the document below, then decide how well the \
 document serves someone who typed that query.
 
@@ -34,10 +40,8 @@ Grades, from best to worst:
 Project guidelines (they take precedence over the grade descriptions above):
 {{guidelines}}
 
-How to decide: first ask whether the document is about what the query asks; then whether it actually \
-contains the answer, completely or only in part. Judge only by the text shown; do not use outside knowledge \
-to fill in what the document leaves out. Pick the single grade that fits best.
-
+"""
+_PAIR = """
 Query:
 <query>
 {{query}}
@@ -49,8 +53,42 @@ Document:
 </document>
 
 Answer with one JSON object and nothing else, in this form:
-{"grade": <one of the grade numbers above>, "reason": "<one or two sentences on why>"}
 """
+
+DEFAULT_TEMPLATE = (
+    _INTRO
+    + """\
+How to decide: first ask whether the document is about what the query asks; then whether it actually \
+contains the answer, completely or only in part. Judge only by the text shown; do not use outside knowledge \
+to fill in what the document leaves out. Pick the single grade that fits best.
+"""
+    + _PAIR
+    + """{"grade": <one of the grade numbers above>, "reason": "<one or two sentences on why>"}
+"""
+)
+
+# The aspects prompt: the structure of UMBRELA (Upadhyay et al. 2024, "UMBRELA: UMbrela is the (Open-Source
+# Reproduction of the) Bing RELevance Assessor"): judge the intent match and the trustworthiness first, then
+# the grade. Written in our own words; the aspects are stored with the machine label.
+ASPECTS_TEMPLATE = (
+    _INTRO
+    + """\
+Work in three steps before you grade.
+1. Intent: what does the searcher want to find out or do? How closely does the document match that? Rate \
+it 0 (not about it), 1 (same topic, another need), 2 (part of the need) or 3 (exactly the need).
+2. Trust: is the document a source one can rely on for this: specific, consistent, not promotional or \
+speculative? Rate it 0 (unreliable), 1 (unsure) or 2 (reliable).
+3. Grade: weigh the two and pick the single grade above that fits best. Judge only by the text shown; do \
+not use outside knowledge to fill in what the document leaves out.
+"""
+    + _PAIR
+    + """{"intent": <0-3>, "trust": <0-2>, "reason": "<one or two sentences on why>", "grade": <one of the \
+grade numbers above>}
+"""
+)
+
+BUILTIN_PROMPTS = {"default": DEFAULT_TEMPLATE, "aspects": ASPECTS_TEMPLATE}
+"""The built-in prompts by name (``qrelforge judge add --prompt NAME``)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,16 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
-from annotate_app.judges import GradeScale, Judge, JudgeTask, LexicalJudge, OpenAIJudge, PromptTemplate
+from annotate_app.judges import (
+    Adaptation,
+    GradeScale,
+    Judge,
+    JudgeTask,
+    LexicalJudge,
+    OpenAIJudge,
+    PromptTemplate,
+    check_extra_body,
+)
 from annotate_app.services._context import settings_of
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store import corpus as cq
@@ -50,8 +59,16 @@ __all__ = [
     "source_of",
     "queue_order_by",
     "over_budget",
+    "REQUEST_DEFAULTS",
+    "request_params",
+    "check_request_params",
+    "adapted_of",
 ]
 
+REQUEST_DEFAULTS: dict[str, Any] = {"max_tokens": 256, "timeout_s": 60.0, "seed": None, "extra_body": {}}
+"""An ``openai`` judge's request parameters and defaults (``judges.params``; ``adapted`` beside them)."""
+MAX_TOKENS_LIMIT = 1_000_000
+MAX_TIMEOUT_S = 3600.0
 DEFAULT_MIN_CALIBRATION_PAIRS = 30
 DEFAULT_CALIBRATION_SHARE = 0.1
 TAU_MEASURE = "nDCG@10"
@@ -170,8 +187,45 @@ def task_of(s: Session, project: Project) -> JudgeTask:
     return JudgeTask(scale=scale, guidelines=guidelines.markdown if guidelines else "")
 
 
+def request_params(params: Any) -> dict[str, Any]:
+    """A judge's request parameters from its stored ``params``, defaults filled in (adaptations left out)."""
+    stored = params if isinstance(params, dict) else {}
+    return {key: stored.get(key, default) for key, default in REQUEST_DEFAULTS.items()}
+
+
+def adapted_of(params: Any) -> dict[str, str]:
+    """The adaptations stored with a judge: adaptation → the server's message that asked for it."""
+    stored = params.get("adapted") if isinstance(params, dict) else None
+    return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+
+
+def check_request_params(max_tokens: Any, timeout_s: Any, seed: Any, extra_body: Any) -> dict[str, Any]:
+    """The request parameters of an ``openai`` judge, checked (InvalidInput naming the parameter)."""
+    if (
+        not isinstance(max_tokens, int)
+        or isinstance(max_tokens, bool)
+        or not 1 <= max_tokens <= MAX_TOKENS_LIMIT
+    ):
+        raise InvalidInput(
+            f"max_tokens must be an int in [1, {MAX_TOKENS_LIMIT}]; got {str(max_tokens)[:40]!r}"
+        )
+    ok = isinstance(timeout_s, int | float) and not isinstance(timeout_s, bool)
+    if not ok or not 0 < float(timeout_s) <= MAX_TIMEOUT_S:
+        raise InvalidInput(
+            f"timeout_s must be a number in (0, {MAX_TIMEOUT_S:.0f}]; got {str(timeout_s)[:40]!r}"
+        )
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or abs(seed) >= 2**63):
+        raise InvalidInput(f"seed must be an int or None; got {str(seed)[:40]!r}")
+    try:
+        extra = check_extra_body(extra_body)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    return {"max_tokens": max_tokens, "timeout_s": float(timeout_s), "seed": seed, "extra_body": extra}
+
+
 def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
-    """The judge a stored row describes (OpenAI-compatible or lexical; replay judges only import)."""
+    """The judge a stored row describes (OpenAI-compatible or lexical; replay judges only import), with its
+    request parameters and the adaptations to its server made in earlier runs."""
     if row.backend == JudgeBackend.LEXICAL:
         corpus = {
             doc: f"{title}\n\n{text}" if title else text
@@ -181,6 +235,8 @@ def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
     if row.backend == JudgeBackend.OPENAI:
         prompt = q.latest_prompt(s, row.id)
         template = PromptTemplate(text=prompt.text) if prompt is not None else PromptTemplate()
+        params = request_params(row.params)
+        known = {a.value for a in Adaptation}
         return OpenAIJudge(
             row.base_url,
             row.model,
@@ -188,7 +244,11 @@ def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
             template=template,
             temperature=row.temperature,
             samples=row.samples,
-            **dict(row.params or {}),
+            max_tokens=params["max_tokens"],
+            timeout_s=params["timeout_s"],
+            seed=params["seed"],
+            extra_body=params["extra_body"],
+            adaptations=[a for a in adapted_of(row.params) if a in known],
         )
     raise InvalidInput(
         f"judge {row.name!r} has backend {row.backend!r}: its labels are imported (qrelforge judge import), "

@@ -42,6 +42,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from annotate_app import shipped
 from annotate_app.services import (
     adjudication,
     gate,
@@ -90,7 +91,8 @@ DEMO_USERS = (
     ("rita", "reviewer", "rita-demo"),
     ("admin", "admin", "admin-demo"),
 )
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_corpus"
+SAMPLE_DIR = shipped.folder(shipped.SAMPLE_CORPUS)
+"""The folder `load_demo` reads by default: the installed package's sample corpus, else the checkout's."""
 GUIDELINES = """# Judging guidelines (demo)
 
 Judge whether the **document answers the question** of the query, for a customer of the help centre.

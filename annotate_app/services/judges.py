@@ -30,7 +30,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -52,12 +52,24 @@ from annotate_app.judges import (
     read_machine_labels,
 )
 from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._judge_runs import (
+    JudgeFailure,
+    JudgeRunReport,
+    counts_by_kind,
+    failure_of,
+    remember_adaptations,
+    stopped_message,
+)
 from annotate_app.services._judge_state import (
+    REQUEST_DEFAULTS,
     JudgeCalibrationInfo,
     JudgeSettingsInfo,
     QueryAgreement,
+    adapted_of,
     build_judge,
     calibrations,
+    check_request_params,
+    request_params,
     settings_info,
     task_of,
 )
@@ -85,6 +97,9 @@ __all__ = [
     "human_release_qrels",
     "judge_settings",
     "update_judge_settings",
+    "judge_failures",
+    "failure_counts",
+    "JudgeFailure",
     "StoreCache",
     "JudgeInfo",
     "JudgeRunReport",
@@ -100,17 +115,15 @@ PAIR_SELECTIONS = ("all", "unlabelled", "sample:N")
 MAX_CONCURRENCY = 64
 MAX_SAMPLES = 20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-_TRANSIENT = frozenset(
-    {FailureKind.HTTP_ERROR, FailureKind.TIMEOUT, FailureKind.CONNECTION, FailureKind.BAD_RESPONSE}
-    | {FailureKind.ERROR}
-)
 _KEEP: Any = object()
 
 
 # ------------------------------------------------------------------------------------------------ values
 @dataclass(frozen=True)
 class JudgeInfo:
-    """A judge of a project, with its current prompt version (None for judges without a prompt)."""
+    """A judge of a project, with its current prompt version (None for judges without a prompt), its request
+    parameters (``max_tokens``, ``timeout_s``, ``seed``, ``extra_body``; empty for judges that send no
+    request) and the adaptations to its server (adaptation → the server's message that asked for it)."""
 
     name: str
     backend: JudgeBackend
@@ -122,31 +135,8 @@ class JudgeInfo:
     prompt_version: int | None
     prompt_sha256: str | None
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class JudgeRunReport:
-    """What a run (or an import) did: ``pairs`` selected; ``sent`` asked of the judge, ``cached`` answered
-    from the store, ``failed`` without a grade; ``requests`` HTTP requests (retries included). A dry run
-    sends and stores nothing: ``prompt`` is what the first pair would send."""
-
-    judge: str
-    pairs: int
-    sent: int
-    cached: int
-    failed: int
-    requests: int = 0
-    dry_run: bool = False
-    prompt: str = ""
-
-    @property
-    def message(self) -> str:
-        if self.dry_run:
-            return f"judge {self.judge}: dry run over {self.pairs} pairs, nothing sent"
-        return (
-            f"judge {self.judge}: {self.pairs} pairs, {self.sent} sent, {self.cached} cached, "
-            f"{self.failed} failed"
-        )
+    params: Mapping[str, Any] = field(default_factory=dict)
+    adapted: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -213,6 +203,9 @@ class StoreCache:
                 completion_tokens=row.completion_tokens,
                 samples=row.samples,
                 sample_grades=tuple(row.sample_grades or ()),
+                reasoning=row.reasoning,
+                answer_field=row.answer_field,
+                aspects=dict(row.aspects or {}),
             )
 
     def put(self, key: str | None, result: JudgeResult) -> None:
@@ -236,8 +229,8 @@ class StoreCache:
             return
 
     def record(self, result: JudgeResult) -> None:
-        """Store a transient failure the client does not cache (with its raw text, under no key)."""
-        if not result.cached and result.failure in _TRANSIENT:
+        """Store a failure the client does not cache (a rerun retries it), with its raw text, under no key."""
+        if not result.cached and result.failure is not None and result.failure.retried:
             self.put(None, result)
 
 
@@ -256,6 +249,9 @@ def _label_fields(result: JudgeResult) -> dict[str, Any]:
         "prompt_tokens": int(result.prompt_tokens),
         "completion_tokens": int(result.completion_tokens),
         "samples": max(int(result.samples), 0),
+        "reasoning": result.reasoning,
+        "answer_field": result.answer_field[:32],
+        "aspects": dict(result.aspects),
     }
 
 
@@ -324,6 +320,8 @@ def _info(s: Session, row: MachineJudge) -> JudgeInfo:
         prompt_version=None if prompt is None else prompt.version,
         prompt_sha256=None if prompt is None else prompt.sha256,
         created_at=row.created_at,
+        params=request_params(row.params) if row.backend == JudgeBackend.OPENAI else {},
+        adapted=adapted_of(row.params),
     )
 
 
@@ -340,13 +338,21 @@ def add_judge(
     samples: int = 1,
     temperature: float = 0.0,
     prompt: str | None = None,
+    max_tokens: int = REQUEST_DEFAULTS["max_tokens"],
+    timeout_s: float = REQUEST_DEFAULTS["timeout_s"],
+    seed: int | None = None,
+    extra_body: Mapping[str, Any] | None = None,
 ) -> JudgeInfo:
     """Add a machine judge to the project (admin). ``prompt``: the template text of an ``openai`` judge
-    (default: ours). Adding an existing judge again with the same settings records a new prompt version when
-    the prompt changed (else nothing); other changes are a Conflict (add a judge under a new name)."""
+    (default: ours; `annotate_app.judges.BUILTIN_PROMPTS` holds the built-in ones). Its request parameters
+    (``max_tokens``, ``timeout_s``, ``seed``, ``extra_body``: a JSON object merged into every request) are
+    stored with it and are part of its provenance. Adding an existing judge again with the same settings
+    records a new prompt version when the prompt changed (else nothing); other changes are a Conflict (add a
+    judge under a new name)."""
     name, kind = _check_name(name), _check_backend(backend)
     check_int(samples, "samples", 1, MAX_SAMPLES)
     temperature = _check_temperature(temperature)
+    params = check_request_params(max_tokens, timeout_s, seed, extra_body)
     template = None
     if kind == JudgeBackend.OPENAI:
         base_url, model = _check_openai(base_url, model)
@@ -355,6 +361,10 @@ def add_judge(
         raise InvalidInput(
             f"a {kind} judge takes no prompt, base_url or model; got {str(base_url or model)[:60]!r}"
         )
+    elif params != request_params({}):
+        raise InvalidInput(
+            f"a {kind} judge sends no request: it takes no max_tokens, timeout, seed or extra_body"
+        )
     fields = {
         "backend": kind.value,
         "base_url": base_url,
@@ -362,6 +372,7 @@ def add_judge(
         "temperature": temperature,
         "samples": samples,
     }
+    stored = params if kind == JudgeBackend.OPENAI else {}
     with db.write() as s:
         user, proj = open_project(s, actor, project, Role.ADMIN, "add judges")
         row = q.find_judge(s, proj.id, name)
@@ -371,17 +382,20 @@ def add_judge(
                 project_id=proj.id,
                 name=name,
                 model_version="",
-                params={},
+                params=stored,
                 created_by=actor.user_id,
                 **fields,
             )
-        elif any(getattr(row, k) != v for k, v in fields.items()):
+        elif any(getattr(row, k) != v for k, v in fields.items()) or (
+            kind == JudgeBackend.OPENAI and request_params(row.params) != params
+        ):
             raise Conflict(f"judge {name!r} already exists in project {proj.name!r} with other settings")
         if template is not None:
             latest = q.latest_prompt(s, row.id)
             if latest is None or latest.sha256 != template.sha256:
                 q.insert_prompt(s, row.id, template.text, template.sha256, actor.user_id)
-        audit(s, actor, AuditAction.JUDGE_ADDED, project_id=proj.id, target=name, details=dict(fields))
+        details = {**fields, **({"params": stored} if stored else {})}
+        audit(s, actor, AuditAction.JUDGE_ADDED, project_id=proj.id, target=name, details=details)
         return _info(s, row)
 
 
@@ -499,10 +513,19 @@ def _run(
     mapping = {(p["query_id"], p["doc_id"]): (p["pair_id"], p["doc_version"]) for p in chosen}
     cache = StoreCache(db, row, mapping, prompt_id=prompt_id)
     client = _client(judge, task, cache, workers, progress)
+    seen: dict[FailureKind, list[Any]] = {}
+
+    def sink(result: JudgeResult) -> None:
+        cache.record(result)
+        if result.failure is not None:
+            entry = seen.setdefault(result.failure, [0, result.error])
+            entry[0] += 1
+
     try:
-        counts = client.run_into((_pair(p) for p in chosen), cache.record)
+        counts = client.run_into((_pair(p) for p in chosen), sink)
     except ValueError as exc:
         raise InvalidInput(f"judge {row.name!r} cannot judge this project: {exc}") from None
+    adapted = remember_adaptations(db, row, judge)
     return JudgeRunReport(
         judge=row.name,
         pairs=len(chosen),
@@ -510,6 +533,9 @@ def _run(
         cached=counts.cached,
         failed=counts.failed,
         requests=counts.sent,
+        failures=tuple((str(k), seen[k][0], seen[k][1]) for k in FailureKind if k in seen),
+        adapted=adapted,
+        stopped=stopped_message(client.stopped, counts.done, counts.failed, len(chosen)),
     )
 
 
@@ -611,6 +637,37 @@ def _replay_judge(db: Database, actor: Actor, proj: Project, name: str) -> Machi
             )
         s.expunge(row)
         return row
+
+
+# --------------------------------------------------------------------------------------------- failures
+def judge_failures(
+    db: Database, actor: Actor, project: ProjectRef, name: str, *, kind: str | None = None
+) -> list[JudgeFailure]:
+    """The pairs whose latest label of judge ``name`` is a failure (reviewer), by query and document: the
+    kind, the message and an excerpt of the raw reply. ``kind``: only that `FailureKind`."""
+    name = _check_name(name)
+    wanted = None if kind is None else _check_kind(kind)
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
+        row = _judge_of(s, proj, name)
+        rows = q.current_failures(s, proj.id, [row.id], None if wanted is None else str(wanted))
+    return [failure_of(r) for r in rows]
+
+
+def failure_counts(db: Database, actor: Actor, project: ProjectRef) -> dict[str, dict[str, int]]:
+    """judge name → failure kind → pairs whose latest label of that judge is a failure of that kind
+    (reviewer); judges without a failure are absent, kinds in `FailureKind` order."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
+        return counts_by_kind(q.current_failures(s, proj.id))
+
+
+def _check_kind(kind: Any) -> FailureKind:
+    try:
+        return FailureKind(kind)
+    except ValueError:
+        choices = ", ".join(k.value for k in FailureKind)
+        raise InvalidInput(f"kind must be one of {choices}; got {str(kind)[:60]!r}") from None
 
 
 # ------------------------------------------------------------------------------------------ calibration

@@ -169,10 +169,13 @@ class AnnotatorLabels:
 @dataclass(frozen=True)
 class LabelImportPreview:
     """What a label file would import (`imports.preview_labels`; nothing written): its labels per annotator
-    (sorted by username)."""
+    (sorted by username) and ``left_out``, the answers of the file that are not labels
+    (``"4 left out: 3 rejected, 1 without a choice"``, or ``""``). The Data page and ``qrelforge import labels
+    --dry-run`` show it with `headline`, `rows` and `accounts_note`."""
 
     source: str
     annotators: tuple[AnnotatorLabels, ...]
+    left_out: str = ""
 
     @property
     def n_labels(self) -> int:
@@ -182,11 +185,43 @@ class LabelImportPreview:
     def new_accounts(self) -> tuple[str, ...]:
         return tuple(a.username for a in self.annotators if a.new_account)
 
+    @property
+    def headline(self) -> str:
+        """``"prodigy.jsonl: 12 labels by 2 annotators; 4 left out: 3 rejected, 1 without a choice."``"""
+        n, who = self.n_labels, len(self.annotators)
+        rest = f"; {self.left_out}" if self.left_out else ""
+        return f"{self.source}: {n} label{'s' * (n != 1)} by {who} annotator{'s' * (who != 1)}{rest}."
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per annotator: annotator, labels, new, changed, unchanged, account (new or exists)."""
+        return [
+            {
+                "annotator": a.username,
+                "labels": a.labels,
+                "new": a.added,
+                "changed": a.changed,
+                "unchanged": a.unchanged,
+                "account": "new (disabled)" if a.new_account else "exists",
+            }
+            for a in self.annotators
+        ]
+
+    @property
+    def accounts_note(self) -> str:
+        """What to do about the accounts the import creates, or ``""`` when it creates none."""
+        if not self.new_accounts:
+            return ""
+        return (
+            f"New accounts, created disabled (no password): {', '.join(self.new_accounts)}. "
+            "Enable one on the Users page (reactivate, then set its password)."
+        )
+
 
 @dataclass(frozen=True)
 class ImportReport:
     """What an import did. ``added``/``changed``/``unchanged`` count rows; ``stale_labels`` counts labels made
-    on a document version that this import replaced."""
+    on a document version that this import replaced; ``left_out``: a label file's answers that are not labels
+    (``"2 left out: 2 ignored"``, or ``""``)."""
 
     kind: ImportKind
     source: str
@@ -196,6 +231,7 @@ class ImportReport:
     unchanged: int = 0
     stale_labels: int = 0
     already_imported: int | None = None
+    left_out: str = ""
 
     def __str__(self) -> str:
         if self.already_imported is not None:
@@ -204,9 +240,10 @@ class ImportReport:
                 f"{self.unchanged} unchanged"
             )
         extra = f", {self.stale_labels} labels now stale" if self.stale_labels else ""
+        rest = f"; {self.left_out}" if self.left_out else ""
         return (
             f"{self.kind} {self.name}: {self.added} added, {self.changed} changed, "
-            f"{self.unchanged} unchanged{extra}"
+            f"{self.unchanged} unchanged{extra}{rest}"
         )
 
 

@@ -51,6 +51,8 @@ __all__ = [
     "judge_label_rows",
     "candidate_order",
     "latest_probes",
+    "set_judge_params",
+    "current_failures",
 ]
 
 
@@ -97,6 +99,14 @@ def insert_prompt(s: Session, judge_id: int, text: str, sha256: str, created_by:
     return row
 
 
+def set_judge_params(s: Session, judge_id: int, params: dict[str, Any]) -> None:
+    """Replace a judge's ``params`` (request parameters and adaptations)."""
+    row = s.get(MachineJudge, judge_id)
+    if row is not None:
+        row.params = dict(params)
+        s.flush()
+
+
 # ------------------------------------------------------------------------------------------------ labels
 def cached_label(s: Session, judge_id: int, cache_key: str) -> JudgeLabel | None:
     stmt = select(JudgeLabel).where(JudgeLabel.judge_id == judge_id, JudgeLabel.cache_key == cache_key)
@@ -141,47 +151,51 @@ def pair_inputs(s: Session, project_id: int) -> list[dict[str, Any]]:
     return out
 
 
-def current_grades(s: Session, project_id: int, judge_ids: Sequence[int] | None = None) -> list[dict]:
-    """The current machine grade of each (judge, pair): its latest graded label (probes left out) made on the
-    pair's current document version, for the pairs not excluded. Dicts with ``judge_id``, ``judge``,
-    ``pair_id``, ``query_id``, ``doc_id``, ``grade``, ``confidence``, ``sample_grades``, ``label_id``."""
+def _latest(project_id: int, judge_ids: Sequence[int] | None, *conditions: ColumnElement[bool]) -> Any:
+    """The id of the latest label of each (judge, pair) of the project meeting ``conditions`` (probes and
+    excluded pairs left out), as a subquery with one column ``id``."""
     latest = (
         select(func.max(JudgeLabel.id).label("id"))
         .join(Pair, Pair.id == JudgeLabel.pair_id)
         .join(Document, Document.id == Pair.document_id)
-        .where(
-            Pair.project_id == project_id,
-            ~Pair.excluded,
-            JudgeLabel.grade.is_not(None),
-            ~JudgeLabel.probe,
-            JudgeLabel.doc_version == Document.version,
-        )
+        .where(Pair.project_id == project_id, ~Pair.excluded, ~JudgeLabel.probe, *conditions)
         .group_by(JudgeLabel.judge_id, JudgeLabel.pair_id)
     )
     if judge_ids is not None:
         latest = latest.where(JudgeLabel.judge_id.in_(list(judge_ids)))
-    ids = latest.subquery()
-    stmt = (
-        select(
-            JudgeLabel.judge_id,
-            MachineJudge.name,
-            JudgeLabel.pair_id,
-            Query.external_id,
-            Document.external_id,
-            JudgeLabel.grade,
-            JudgeLabel.confidence,
-            JudgeLabel.sample_grades,
-            JudgeLabel.id,
-        )
-        .join(ids, ids.c.id == JudgeLabel.id)
-        .join(MachineJudge, MachineJudge.id == JudgeLabel.judge_id)
+    return latest.subquery()
+
+
+def _with_pair(stmt: Any) -> Any:
+    """``stmt`` joined to the label's judge, pair, query and document, by judge name, query and document."""
+    return (
+        stmt.join(MachineJudge, MachineJudge.id == JudgeLabel.judge_id)
         .join(Pair, Pair.id == JudgeLabel.pair_id)
         .join(Query, Query.id == Pair.query_id)
         .join(Document, Document.id == Pair.document_id)
         .order_by(MachineJudge.name, Query.external_id, Document.external_id)
     )
+
+
+def current_grades(s: Session, project_id: int, judge_ids: Sequence[int] | None = None) -> list[dict]:
+    """The current machine grade of each (judge, pair): its latest graded label (probes left out) made on the
+    pair's current document version, for the pairs not excluded. Dicts with ``judge_id``, ``judge``,
+    ``pair_id``, ``query_id``, ``doc_id``, ``grade``, ``confidence``, ``sample_grades``, ``label_id``."""
+    graded = (JudgeLabel.grade.is_not(None), JudgeLabel.doc_version == Document.version)
+    ids = _latest(project_id, judge_ids, *graded)
+    stmt = select(
+        JudgeLabel.judge_id,
+        MachineJudge.name,
+        JudgeLabel.pair_id,
+        Query.external_id,
+        Document.external_id,
+        JudgeLabel.grade,
+        JudgeLabel.confidence,
+        JudgeLabel.sample_grades,
+        JudgeLabel.id,
+    ).join(ids, ids.c.id == JudgeLabel.id)
     keys = ("judge_id", "judge", "pair_id", "query_id", "doc_id", "grade", "confidence", "sample_grades")
-    return [dict(zip((*keys, "label_id"), row, strict=True)) for row in s.execute(stmt)]
+    return [dict(zip((*keys, "label_id"), row, strict=True)) for row in s.execute(_with_pair(stmt))]
 
 
 def human_labels(s: Session, project_id: int) -> list[tuple[int, str, str, str, int]]:
@@ -338,3 +352,30 @@ def latest_probes(s: Session, project_id: int, action: str) -> dict[str, dict[st
         .order_by(AuditEntry.id)
     )
     return {str(target): dict(details or {}) for target, details in s.execute(stmt)}
+
+
+# ----------------------------------------------------------------------------------------------- failures
+def current_failures(
+    s: Session, project_id: int, judge_ids: Sequence[int] | None = None, kind: str | None = None
+) -> list[dict[str, Any]]:
+    """The pairs whose latest machine label (probes left out) is a failure, on pairs not excluded: dicts with
+    ``judge``, ``query_id``, ``doc_id``, ``failure``, ``error``, ``raw_response``, ``created_at``, by judge,
+    query and document. ``kind``: only that failure kind."""
+    ids = _latest(project_id, judge_ids)
+    stmt = (
+        select(
+            MachineJudge.name,
+            Query.external_id,
+            Document.external_id,
+            JudgeLabel.failure,
+            JudgeLabel.error,
+            JudgeLabel.raw_response,
+            JudgeLabel.created_at,
+        )
+        .join(ids, ids.c.id == JudgeLabel.id)
+        .where(JudgeLabel.failure.is_not(None))
+    )
+    if kind is not None:
+        stmt = stmt.where(JudgeLabel.failure == kind)
+    keys = ("judge", "query_id", "doc_id", "failure", "error", "raw_response", "created_at")
+    return [dict(zip(keys, row, strict=True)) for row in s.execute(_with_pair(stmt))]

@@ -199,16 +199,18 @@ def insert_labels(s: Session, rows: Sequence[tuple], now: datetime) -> None:
     insert_tuples(s, table, (*LABEL_COLUMNS, "unsure", "created_at"), [(*row, False, at) for row in rows])
 
 
-def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int]], now: datetime) -> int:
-    """Move claims to a new label version: (assignment id, new version, grade, label id) each, done and not
-    stale; a claim moves only if it is live and still at the version before. Returns how many moved."""
+def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int, int]], now: datetime) -> int:
+    """Move claims to a new label version: (assignment id, version now, new version, grade, label id) each,
+    done and not stale; a claim moves only if it is live and still at the version given. Returns how many
+    moved."""
     if not moves:
         return 0
     if s.connection().dialect.name == "postgresql":
         sql = (
             "UPDATE assignments a SET status = %s, version = v.version, grade = v.grade, stale = false, "
-            "label_id = v.label_id, updated_at = %s FROM unnest(%s::int[], %s::int[], %s::int[], %s::int[]) "
-            "AS v(id, version, grade, label_id) WHERE a.id = v.id AND a.version = v.version - 1 "
+            "label_id = v.label_id, updated_at = %s "
+            "FROM unnest(%s::int[], %s::int[], %s::int[], %s::int[], %s::int[]) "
+            "AS v(id, was, version, grade, label_id) WHERE a.id = v.id AND a.version = v.was "
             "AND a.slot IS NOT NULL"
         )
         columns = [list(c) for c in zip(*moves, strict=True)]
@@ -217,7 +219,7 @@ def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int]], now: dat
         update(Assignment)
         .where(
             Assignment.id == bindparam("b_id"),
-            Assignment.version == bindparam("b_version") - 1,
+            Assignment.version == bindparam("b_was"),
             Assignment.slot.is_not(None),
         )
         .values(
@@ -229,7 +231,9 @@ def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int]], now: dat
             updated_at=now,
         )
     )
-    params = [{"b_id": a, "b_version": v, "b_grade": g, "b_label": lab} for a, v, g, lab in moves]
+    params = [
+        {"b_id": a, "b_was": was, "b_version": v, "b_grade": g, "b_label": lab} for a, was, v, g, lab in moves
+    ]
     return rowcount(s.connection().execute(stmt, params))
 
 

@@ -586,8 +586,10 @@ class JudgeLabel(Base):
     """One machine label (append-only): a grade, or a failure with its raw text, with its provenance.
 
     ``cache_key`` (`annotate_app.judges.cache_key`: judge, prompt hash and settings, query, document version)
-    is unique per judge, so a rerun finds its answers and adds nothing; transient failures have none.
-    ``probe`` marks the answers of the stuffing probe (a stuffed document, never a label of the pair)."""
+    is unique per judge, so a rerun finds its answers and adds nothing; failures a rerun retries have none.
+    ``reasoning`` (provenance, never read for the grade), ``answer_field`` and ``aspects``: see
+    `annotate_app.judges.JudgeResult`. ``probe`` marks the answers of the stuffing probe (a stuffed document,
+    never a label of the pair)."""
 
     __tablename__ = "judge_labels"
     __table_args__ = (
@@ -617,6 +619,9 @@ class JudgeLabel(Base):
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     samples: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    reasoning: Mapped[str] = mapped_column(Text, default="", server_default="")
+    answer_field: Mapped[str] = mapped_column(String(32), default="content", server_default="content")
+    aspects: Mapped[dict] = mapped_column(JSON, default=dict, server_default=text("'{}'"))
 
 
 class JudgeSettings(Base):

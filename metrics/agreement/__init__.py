@@ -3,8 +3,9 @@ and percent agreement, plus vectorized helpers that work on the app's long label
 ``rater``, ``label``).
 
 What it is for: the figures behind the app's agreement gate and review pages, and behind ``qrelforge``
-reports. What it may import: numpy, pandas, scipy, `metrics.errors`, `metrics._text` (message formatting)
-and `metrics._choice` (the string enums); nothing else of `metrics`, never the app. The private modules, each
+reports. What it may import: numpy, pandas, scipy, `metrics.errors`, `metrics._text` (message formatting),
+`metrics._choice` (the string enums) and `metrics.passages._intervals` (interval arithmetic on spans);
+nothing else of `metrics`, never the app. The private modules, each
 re-exported here (import from `metrics.agreement`, not from them):
 
 - `metrics.agreement._core`: input checks, encodings, count tables, the arithmetic every coefficient shares,
@@ -13,7 +14,9 @@ re-exported here (import from `metrics.agreement`, not from them):
   (`cohen_kappa` and its `KappaResult`, `scott_pi`, `fleiss_kappa`, `krippendorff_alpha`, `gwet_ac1`,
   `percent_agreement`), `interpret` and `binarize`;
 - `metrics.agreement._long`: the helpers on the long labels table (`pairwise_kappa` and `PairwiseKappa`,
-  `item_agreement`, `disagreements`, `group_agreement`, `agreement_summary`).
+  `item_agreement`, `disagreements`, `group_agreement`, `agreement_summary`);
+- `metrics.agreement._unitizing`: agreement on spans (`unitizing_alpha` and `UnitizingAlpha`,
+  `pairwise_span_f1` and `PairwiseSpanF1`), on the interval arithmetic of `metrics.passages._intervals`.
 
 Input conventions
 -----------------
@@ -66,6 +69,7 @@ from metrics.agreement._long import (
     item_agreement,
     pairwise_kappa,
 )
+from metrics.agreement._unitizing import PairwiseSpanF1, UnitizingAlpha, pairwise_span_f1, unitizing_alpha
 
 __all__ = [
     "Band",
@@ -90,4 +94,8 @@ __all__ = [
     "pairwise_kappa",
     "percent_agreement",
     "scott_pi",
+    "UnitizingAlpha",
+    "unitizing_alpha",
+    "PairwiseSpanF1",
+    "pairwise_span_f1",
 ]

@@ -29,7 +29,9 @@ re-exported here (import from `metrics.formats`):
 - `metrics.formats._tables`: JSONL/CSV/TSV tables (`read_corpus`, `read_queries`, `read_chunk_map`,
   `write_jsonl`);
 - `metrics.formats._labels`: human labels made in other tools (`read_labels`: JSONL, Label Studio, Argilla,
-  Prodigy, Quepid).
+  Prodigy, Quepid), with one reader per tool in `metrics.formats._label_readers`;
+- `metrics.formats._passages`: evidence passages and chunkings (`read_passages`, `write_passages`,
+  `read_chunks`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from metrics.formats._trec import (
 )
 
 if TYPE_CHECKING:
-    from metrics.formats._labels import ForeignLabel, LabelFormat, read_labels
+    from metrics.formats._labels import ForeignLabel, ForeignLabels, LabelFormat, LeftOut, read_labels
+    from metrics.formats._passages import read_chunks, read_passages, write_passages
     from metrics.formats._tables import (
         TableFormat,
         iter_corpus,
@@ -60,7 +63,10 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {  # imported on first use: the scoring path of TREC files needs neither
-    **dict.fromkeys(["ForeignLabel", "LabelFormat", "read_labels"], "metrics.formats._labels"),
+    **dict.fromkeys(
+        ["ForeignLabel", "ForeignLabels", "LabelFormat", "LeftOut", "read_labels"], "metrics.formats._labels"
+    ),
+    **dict.fromkeys(["read_chunks", "read_passages", "write_passages"], "metrics.formats._passages"),
     **dict.fromkeys(
         ["TableFormat", "iter_corpus", "read_chunk_map", "read_corpus", "read_queries", "write_jsonl"],
         "metrics.formats._tables",
@@ -79,8 +85,13 @@ __all__ = [
     "write_jsonl",
     "read_chunk_map",
     "read_labels",
+    "read_passages",
+    "read_chunks",
+    "write_passages",
     "ForeignLabel",
+    "ForeignLabels",
     "LabelFormat",
+    "LeftOut",
     "line_of_row",
     "iter_run_chunks",
     "QrelsFormat",

@@ -19,7 +19,7 @@ from annotate_app.ui import state
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labels"
 GRADE_MAP = "Not relevant=0\nSomewhat relevant=1\nRelevant=2\nHighly relevant=3\n"
-NEW = ["label-studio-3", "label-studio-7"]
+NEW = ["label-studio-2", "label-studio-3"]
 
 
 @pytest.fixture
@@ -52,14 +52,14 @@ def _preview_rows(at) -> list[dict]:
 def test_a_label_studio_file_previews_then_imports_once(labels_db, monkeypatch):
     at = _page(labels_db, monkeypatch, "label_studio.json", (FIXTURES / "label_studio.json").read_bytes())
     assert not at.error
-    assert texts(at.success) == ["label_studio.json: 12 labels by 2 annotators."]
+    assert texts(at.success) == ["label_studio.json: 12 labels by 2 annotators; 1 left out: 1 skipped."]
     rows = [
         {"annotator": n, "labels": 6, "new": 6, "changed": 0, "unchanged": 0, "account": "new (disabled)"}
         for n in NEW
     ]
     assert _preview_rows(at) == rows
     assert texts(at.info) == [
-        "New accounts, created disabled (no password): label-studio-3, label-studio-7. Enable one on the "
+        "New accounts, created disabled (no password): label-studio-2, label-studio-3. Enable one on the "
         "Users page (reactivate, then set its password)."
     ]
     assert ":material/arrow_forward: Import 12 labels into p." in [plain(m.value) for m in at.main.markdown]
@@ -67,10 +67,13 @@ def test_a_label_studio_file_previews_then_imports_once(labels_db, monkeypatch):
         u for u in users.list_users(labels_db, SYSTEM) if u.username in NEW
     ]  # the preview wrote nothing
     _import_button(at)[0].click().run()
-    assert texts(at.success)[0] == "Imported labels label_studio.json: 12 added, 0 changed, 0 unchanged."
+    assert (
+        texts(at.success)[0]
+        == "Imported labels label_studio.json: 12 added, 0 changed, 0 unchanged; 1 left out: 1 skipped."
+    )
     assert [(u.username, u.active) for u in users.list_users(labels_db, SYSTEM) if u.username in NEW] == [
+        ("label-studio-2", False),
         ("label-studio-3", False),
-        ("label-studio-7", False),
     ]
     summary = gate.agreement(labels_db, SYSTEM, "p")
     assert (summary.n_pairs, summary.n_annotators, summary.n_labels) == (6, 2, 12)
@@ -78,7 +81,10 @@ def test_a_label_studio_file_previews_then_imports_once(labels_db, monkeypatch):
     assert [(r["new"], r["unchanged"], r["account"]) for r in _preview_rows(at)] == [(0, 6, "exists")] * 2
     assert not at.info
     _import_button(at)[0].click().run()
-    assert texts(at.success)[0] == "Imported labels label_studio.json: 0 added, 0 changed, 12 unchanged."
+    assert (
+        texts(at.success)[0]
+        == "Imported labels label_studio.json: 0 added, 0 changed, 12 unchanged; 1 left out: 1 skipped."
+    )
     assert gate.agreement(labels_db, SYSTEM, "p").n_labels == 12
 
 
@@ -99,7 +105,7 @@ def _unmapped(tasks: list) -> None:
 
 
 CHOICE = (
-    "choice.json:561: annotation 1: choice 'Off topic' is not an integer nor a label of grade_map "
+    "choice.json:645: annotation 1: choice 'Off topic' is not an integer nor a label of the grade map "
     "('Not relevant', 'Somewhat relevant', 'Relevant', 'Highly relevant'): '{\\n    \"id\": 6,"
 )
 # file, its content, the grade map typed -> the error shown, the problem lines (each at most: a prefix)
@@ -110,10 +116,10 @@ BAD = [
         GRADE_MAP,
         "ids.json: 4 problem(s); nothing can be imported.",
         [
-            "ids.json:231: unknown document 'D99': 'q0 D99 label-studio-3 0'",
-            "ids.json:231: unknown document 'D99': 'q0 D99 label-studio-7 0'",
-            "ids.json:451: unknown query 'q7': 'q7 D1 label-studio-3 0'",
-            "ids.json:451: unknown query 'q7': 'q7 D1 label-studio-7 0'",
+            "ids.json:273: unknown document 'D99': 'q0 D99 label-studio-2 0'",
+            "ids.json:273: unknown document 'D99': 'q0 D99 label-studio-3 0'",
+            "ids.json:521: unknown query 'q7': 'q7 D1 label-studio-2 0'",
+            "ids.json:521: unknown query 'q7': 'q7 D1 label-studio-3 0'",
         ],
     ),
     (

@@ -123,6 +123,36 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     assert not math.isnan(cal["lex"].kappa)
 
 
+def test_the_section_counts_a_judges_failed_pairs_by_kind(labelled_db):
+    import itertools
+
+    from llm_server import LLMServer, fixture, honour_n, replay
+
+    calls = itertools.count()
+
+    def script(body, attempt):  # BerriAI/litellm #8953 (Azure content filter) on every third request
+        if next(calls) % 3 == 0:
+            return replay(fixture("azure_content_filter.json"))
+        return honour_n(body, attempt)
+
+    _import_copycat(labelled_db)
+    with LLMServer(script=script) as llm:
+        judges.add_judge(labelled_db, SYSTEM, "demo", "gpt", backend="openai", base_url=llm.url, model="m")
+        report = judges.run_judge(labelled_db, SYSTEM, "demo", "gpt", pairs="all")
+    counts = judges.failure_counts(labelled_db, SYSTEM, "demo")
+    assert report.failed == 4 and counts == {"gpt": {"content_filter": 4}}
+    clear_streamlit_caches()
+    at = app_as(labelled_db, "rita")
+    at.selectbox(key=state.AGREE_JUDGE).select("gpt").run()
+    assert not at.exception
+    assert plain(at.warning[-1].value) == (
+        f"Failed pairs: {report.failed} (content_filter {report.failed}). A rerun asks again for those a "
+        "server failed on (`qrelforge judge failures -p PROJECT gpt` lists them)."
+    )
+    at.selectbox(key=state.AGREE_JUDGE).select("copycat").run()
+    assert any("No failed pair: every pair copycat was asked about" in c.value for c in at.main.caption)
+
+
 # ------------------------------------------------------------------------------------------ Score: PPI
 def _ppi_tab(db):
     at = app_as(db, "rita", "views/review/score.py")

@@ -15,6 +15,7 @@ import pytest
 from app_helpers import ROOT, app_as, app_database, plain, texts
 from ui_attack_helpers import BIG_N, BIG_PROJECT, build_big_project, fake_uploads
 
+from annotate_app import launch
 from annotate_app.ui import settings as ui_settings
 from annotate_app.ui import state
 from annotate_app.ui.components import widgets
@@ -97,8 +98,11 @@ def test_upload_limit_settings(app_db, monkeypatch, env, expected):
 
 
 def test_make_run_sets_streamlits_upload_limit():
+    """`make run` starts `qrelforge serve`, which gives Streamlit the project's settings: 200 MiB uploads."""
     run = (ROOT / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0]
-    assert "--server.maxUploadSize 200" in run
+    assert "qrelforge serve" in run
+    flags = launch.streamlit_flags("127.0.0.1", 8501)
+    assert flags[flags.index("--server.maxUploadSize") + 1] == "200"
 
 
 # ------------------------------------------------------------------------------------------- big lists

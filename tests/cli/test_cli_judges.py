@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_server import LLMServer, reply
+from llm_server import LLMServer, fixture, honour_n, prompt_of, replay, reply, with_texts
 from service_table import build_world
 
 from annotate_app.cli import main
@@ -78,7 +78,10 @@ def test_openai_judge_against_the_fake_server(cli, tmp_path):
     with LLMServer(script=lambda body, attempt: reply('{"grade": 1, "reason": "fake"}')) as llm:
         args = ["judge", "add", "-p", "demo", "gpt", "--backend", "openai", "--base-url", llm.url]
         code, out, _ = cli(*args, "--model", "fake-7b", "--prompt", prompt, "--temperature", "0.2")
-        assert (code, out) == (0, "judge gpt (openai, fake-7b, prompt v1)\n")
+        assert (code, out) == (
+            0,
+            "judge gpt (openai, fake-7b, prompt v1)\n  request: max_tokens=256, timeout_s=60.0\n",
+        )
         code, out, _ = cli("judge", "run", "-p", "demo", "gpt", "--pairs", "all", "--dry-run")
         assert code == 0 and '"model": "fake-7b"' in out and "Grade it." in out and llm.seen == []
         assert out.endswith("judge gpt: dry run over 12 pairs, nothing sent\n")
@@ -104,10 +107,122 @@ def test_openai_judge_against_the_fake_server(cli, tmp_path):
             "m",
         )
         code, out, _ = cli("judge", "run", "-p", "demo", "vague", "--pairs", "all")
-        assert (code, out) == (0, "judge vague: 12 pairs, 12 sent, 0 cached, 12 failed\n")
+        assert (code, out) == (
+            0,
+            "judge vague: 12 pairs, 12 sent, 0 cached, 12 failed\n"
+            "  no_grade: 12 (first: no grade in the reply (no JSON object and no 'final score:' line))\n",
+        )
 
 
-def test_bad_input_is_one_line(cli, tmp_path):
+def test_request_parameters_failures_and_adaptation_end_to_end(cli, db):
+    assert cli("demo-data")[0] == 0
+    documents = {}
+
+    def script(body: dict, attempt: int):
+        if "max_tokens" in body:  # ITSpecialist111/ai_automation_suggester #38 (OpenAI reasoning models)
+            return replay(fixture("openai_max_tokens_unsupported.json"), 400)
+        key = prompt_of(body)
+        documents.setdefault(key, len(documents))
+        if documents[key] % 4 == 0:  # a llama.cpp-served model's finish_reason "length"
+            return replay(fixture("llamacpp_finish_length.json"))
+        answer = '{"intent": 3, "trust": 2, "reason": "replayed", "grade": 2}'  # vllm #19839's shape
+        return replay(with_texts(fixture("vllm_answer_in_reasoning_content.json"), reasoning_content=answer))
+
+    with LLMServer(script=script) as llm:
+        extra = '{"chat_template_kwargs": {"enable_thinking": false}}'
+        args = [
+            "judge",
+            "add",
+            "-p",
+            "demo",
+            "q3",
+            "--backend",
+            "openai",
+            "--base-url",
+            llm.url,
+            "--model",
+            "m",
+        ]
+        code, out, _ = cli(
+            *args, "--prompt", "aspects", "--max-tokens", "64", "--seed", "7", "--extra-body", extra
+        )
+        assert (code, out) == (
+            0,
+            "judge q3 (openai, m, prompt v1)\n  request: max_tokens=64, timeout_s=60.0, seed=7, "
+            'extra_body={"chat_template_kwargs": {"enable_thinking": false}}\n',
+        )
+        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all", "--concurrency", "1")
+        assert code == 0
+        assert out.splitlines() == [
+            "judge q3: 12 pairs, 12 sent, 0 cached, 3 failed",
+            "  truncated: 3 (first: cut at max_completion_tokens=64 (finish_reason 'length'); "
+            "raise --max-tokens)",
+            "  adapted: sends max_completion_tokens instead of max_tokens (the server said: Unsupported "
+            "parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+            "instead.)",
+        ]
+        sent = [s.body for s in llm.seen if s.body]
+        assert sent[0]["max_tokens"] == 64 and sent[0]["seed"] == 7
+        assert sent[0]["chat_template_kwargs"] == {"enable_thinking": False}
+        assert "Intent:" in prompt_of(sent[0]) and all("max_tokens" not in b for b in sent[2:])
+        before = len(llm.seen)
+        code, out, _ = cli("judge", "run", "-p", "demo", "q3", "--pairs", "all", "--concurrency", "1")
+        assert out.splitlines()[0] == "judge q3: 12 pairs, 3 sent, 9 cached, 3 failed"
+        assert len(llm.seen) - before == 3  # the failed pairs only, adapted from the first request
+        assert all("max_completion_tokens" in s.body for s in llm.seen[before:] if s.body)
+    code, out, _ = cli("judge", "failures", "-p", "demo", "q3", "--kind", "truncated")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["query", "doc", "kind", "message", "raw", "reply"]
+    assert len(lines) == 4 and all(" truncated " in line for line in lines[1:])
+    assert '{"choices": [{"finish_reason": "length"' in lines[1]
+    code, out, _ = cli("judge", "failures", "-p", "demo", "q3", "--kind", "refusal")
+    assert (code, out) == (0, "judge q3: no failed pair of kind refusal\n")
+    info = {j.name: j for j in judges.list_judges(db, SYSTEM, "demo")}["q3"]
+    assert info.adapted == {
+        "max_completion_tokens": fixture("openai_max_tokens_unsupported.json")["error"]["message"]
+    }
+    labels = judges.judge_qrels(db, SYSTEM, "demo", "q3")
+    assert len(labels) == 9
+
+
+def test_a_daily_rate_limit_stops_the_run_and_says_when(cli):
+    assert cli("demo-data")[0] == 0
+    limited = replay(fixture("groq_rate_limit_tpd.json"), 429, {"Retry-After": "1439"})  # continuedev #11580
+    calls = []
+
+    def script(body: dict, attempt: int):
+        calls.append(1)
+        return honour_n(body, attempt) if len(calls) <= 3 else limited
+
+    with LLMServer(script=script) as llm:
+        args = [
+            "judge",
+            "add",
+            "-p",
+            "demo",
+            "groq",
+            "--backend",
+            "openai",
+            "--base-url",
+            llm.url,
+            "--model",
+            "m",
+        ]
+        assert cli(*args)[0] == 0
+        code, out, _ = cli("judge", "run", "-p", "demo", "groq", "--pairs", "all", "--concurrency", "1")
+    assert code == 1
+    stopped = out.splitlines()[-1]
+    assert stopped.startswith(
+        "stopped early: rate_limited: HTTP 429 (Retry-After 1439 s): Rate limit reached"
+    )
+    assert re.search(
+        r"the server asks to wait 1439 s: run again after \d{4}-\d\d-\d\d \d\d:\d\d UTC", stopped
+    )
+    assert re.search(r"; (\d+) of 12 pairs judged \(\d+ failed\), (\d+) not sent", stopped)
+    assert len(llm.seen) <= 6  # not sleeping, nor sending, pair after pair
+
+
+def test_bad_input_is_one_line(cli, tmp_path, capsys):
     cli("demo-data")
     code, _, err = cli("judge", "run", "-p", "demo", "nobody")
     assert (code, err) == (2, "qrelforge: error: judge 'nobody' does not exist in project 'demo'\n")
@@ -118,6 +233,16 @@ def test_bad_input_is_one_line(cli, tmp_path):
     bad.write_text('{"query_id": "q1", "doc_id": "D1", "grade": 9}\n', encoding="utf-8")
     code, _, err = cli("judge", "import", "-p", "demo", "ext", bad)
     assert code == 2 and "bad.jsonl:1: grade 9 is not on the scale" in err
+    args = ["judge", "add", "-p", "demo", "x", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"]
+    with pytest.raises(SystemExit) as exited:
+        cli(*args, "--model", "m", "--extra-body", "{think: false}")
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert exited.value.code == 2
+    assert err.startswith("qrelforge judge add: error: argument --extra-body: must be a JSON object")
+    code, _, err = cli(*args, "--model", "m", "--extra-body", '{"model": "other"}')
+    assert (code, err.split(" (")[0]) == (2, "qrelforge: error: extra_body may not set 'model'")
+    code, _, err = cli("judge", "add", "-p", "demo", "lex2", "--backend", "lexical", "--max-tokens", "9")
+    assert (code, err) == (2, "qrelforge: error: --max-tokens is for --backend openai judges only\n")
 
 
 def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):

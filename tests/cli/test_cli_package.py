@@ -34,6 +34,7 @@ COMMANDS = [
     "user",
     "project",
     "demo-data",
+    "serve",
     "import",
     "pool",
     "assign",

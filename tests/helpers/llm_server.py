@@ -6,14 +6,22 @@ where ``attempt`` counts the requests seen so far with the same prompt (1 for th
 an `Answer` (a status, headers, a delay, and the choices' contents or a raw body). The default script
 answers ``{"grade": 2, "reason": "scripted"}`` for every choice asked (``n`` honoured).
 
+Real reply shapes: `fixture` reads a body kept in ``tests/fixtures/llm/`` (each with its source in
+``SOURCES.md``), `with_texts` replaces the text of message fields the body already has (and nothing else),
+and `replay` sends a body with its real status and headers.
+
 Run as a script it serves in its own process (for the benchmark): ``python tests/helpers/llm_server.py --delay
 0.05`` prints ``port N`` once listening, and answers every request after the delay with the grade given by the
-document's length modulo 4.
+document's length modulo 4. With ``--shapes`` it replays the fixtures instead (to try the CLI by hand): a
+request with ``max_tokens`` gets OpenAI's refusal of it; otherwise the prompt's hash picks a reasoning reply
+(``<think>`` in content, the answer in ``reasoning_content``), a cut reply, a filtered one or an error in a
+200 body; ``--rate-limit-after N`` answers Groq's daily 429 (``Retry-After: 1439``) after N requests.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import threading
@@ -21,9 +29,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 PATH = "/v1/chat/completions"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "llm"
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,30 @@ def reply(*contents: str, **options: Any) -> Answer:
 def error(status: int, *, retry_after: str | None = None, body: bytes = b'{"error": "scripted"}') -> Answer:
     headers = (("Retry-After", retry_after),) if retry_after is not None else ()
     return Answer(status=status, raw=body, headers=headers)
+
+
+def fixture(name: str) -> Any:
+    """A reply body (or part of one) kept in tests/fixtures/llm/, as JSON."""
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def with_texts(body: Any, choice: int = 0, **texts: str | None) -> Any:
+    """A copy of a chat completion body with the text of existing message fields replaced (``content``,
+    ``reasoning_content``, ``reasoning``, ``refusal``); a field the body does not have is an error, so the
+    shape stays the source's."""
+    out = copy.deepcopy(body)
+    message = out["choices"][choice]["message"]
+    for key, text in texts.items():
+        if key not in message:
+            raise KeyError(f"the fixture's message has no field {key!r}: {sorted(message)}")
+        message[key] = text
+    return out
+
+
+def replay(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Answer:
+    """An answer sending ``body`` (JSON) with this status and these headers."""
+    data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode("utf-8")
+    return Answer(status=status, raw=data, headers=tuple((headers or {}).items()))
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -205,11 +239,47 @@ def _benchmark_script(delay: float) -> Callable[[dict[str, Any], int], Answer]:
     return script
 
 
+def _shapes_script(rate_limit_after: int | None) -> Callable[[dict[str, Any], int], Answer]:
+    seen = [0]
+    lock = threading.Lock()
+
+    def script(body: dict[str, Any], attempt: int) -> Answer:
+        with lock:
+            seen[0] += 1
+            count = seen[0]
+        if rate_limit_after is not None and count > rate_limit_after:
+            return replay(fixture("groq_rate_limit_tpd.json"), 429, {"Retry-After": "1439"})
+        if "max_tokens" in body:
+            return replay(fixture("openai_max_tokens_unsupported.json"), 400)
+        grade = len(prompt_of(body)) % 4
+        pick = sum(prompt_of(body).encode()) % 5
+        if pick == 0:
+            think = fixture("vllm_think_in_content.json")
+            text = think["choices"][0]["message"]["content"]
+            content = text[: text.index("</think>") + 8] + f'\n\n{{"grade": {grade}, "reason": "replayed"}}'
+            return replay(with_texts(think, content=content))
+        if pick == 1:
+            answer = f'{{"grade": {grade}, "reason": "in reasoning_content"}}'
+            return replay(
+                with_texts(fixture("vllm_answer_in_reasoning_content.json"), reasoning_content=answer)
+            )
+        if pick == 2:
+            return replay(fixture("llamacpp_finish_length.json"))
+        if pick == 3:
+            return replay(fixture("azure_content_filter.json"))
+        return replay(fixture("openrouter_provider_error.json"))
+
+    return script
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
+    parser.add_argument("--shapes", action="store_true", help="replay the fixtures' shapes and failures")
+    parser.add_argument("--rate-limit-after", type=int, default=None, metavar="N")
     args = parser.parse_args(argv)
-    server = LLMServer(script=_benchmark_script(args.delay))
+    script = _shapes_script(args.rate_limit_after) if args.shapes else _benchmark_script(args.delay)
+    server = LLMServer(script=script)
     print(f"port {server.port}", flush=True)
     server._httpd.serve_forever()  # in the main thread, until killed
 

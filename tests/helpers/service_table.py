@@ -198,6 +198,8 @@ CALLS = (
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),
     Call("judges", "human_release_qrels", "reviewer", ("demo",)),
+    Call("judges", "judge_failures", "reviewer", ("demo", "lex")),
+    Call("judges", "failure_counts", "reviewer", ("demo",)),
     # admins
     Call("audit", "audit_log", "admin"),
     Call("judges", "add_judge", "admin", ("demo", "lex2"), {"backend": "lexical"}),

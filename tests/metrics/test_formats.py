@@ -327,3 +327,34 @@ def test_dataframe_inputs():
         Qrels.from_dataframe(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1.5]}))
     with pytest.raises(FormatError, match=re.escape("DataFrame row 2: score must be a number (not NaN)")):
         Run.from_dataframe(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, None]}))
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        (
+            10**400,
+            "run: score of 'd1' for query 'q1' is too large for a float (at most about 1.8e308): '1000000000",
+        ),
+        (
+            -(10**400),
+            "run: score of 'd1' for query 'q1' is too large for a float (at most about 1.8e308): '-100000000",
+        ),
+        (
+            10**5000,
+            "run: score of 'd1' for query 'q1' is too large for a float (at most about 1.8e308): "
+            "'an integer of 16610 bits'",
+        ),
+        (float("nan"), "run: score of 'd1' for query 'q1' must be a number: 'nan'"),
+    ],
+    ids=["1e400", "-1e400", "1e5000", "nan"],
+)
+def test_evaluate_names_a_score_that_is_no_float(score, message):
+    """A score too large for a float is the library's one-line error naming the query, the document and the
+    value, not a bare OverflowError."""
+    import metrics
+
+    qrels = Qrels.from_dict({"q1": {"d1": 1}})
+    with pytest.raises(FormatError) as exc:
+        metrics.evaluate(qrels, {"q1": {"d1": score}}, ["P@1"])
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)

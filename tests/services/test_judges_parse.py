@@ -22,6 +22,7 @@ from annotate_app.judges import (
 SCALE = GradeScale.default()
 NO = FailureKind.NO_GRADE
 OUT = FailureKind.OUT_OF_SCALE
+AMB = FailureKind.AMBIGUOUS
 NOTHING = "no grade in the reply (no JSON object and no 'final score:' line)"
 
 
@@ -45,7 +46,38 @@ NOTHING = "no grade in the reply (no JSON object and no 'final score:' line)"
         ('{"relevance": 2}\nFinal score: 1', Reply(grade=1, reason='{"relevance": 2}')),
         (
             "Final score: 1\nFinal score: 3",
-            Reply(grade=None, failure=NO, error="the 'final score:' lines disagree: 1, 3"),
+            Reply(
+                grade=None,
+                failure=AMB,
+                error="the reply gives different grades: 1 ('final score' line), 3 ('final score' line)",
+            ),
+        ),
+        # JSON after a paragraph of prose (a reasoning model's answer once its <think> block is removed)
+        (
+            'The document names the fee but not the steps.\n\n{"grade": 2, "reason": "partly"}',
+            Reply(grade=2, reason="partly"),
+        ),
+        ('{"grade": 2} and that is all', Reply(grade=2)),
+        ('Draft: {"grade": 1}. On reflection: {"grade": 1, "reason": "same"}', Reply(grade=1)),
+        (
+            'Draft: {"grade": 1}. On reflection: {"grade": 3, "reason": "full"}',
+            Reply(grade=None, failure=AMB, error="the reply gives different grades: 1 (JSON), 3 (JSON)"),
+        ),
+        (
+            '```json\n{"grade": 2}\n```\n##final score: 3',
+            Reply(
+                grade=None,
+                failure=AMB,
+                error="the reply gives different grades: 2 (JSON), 3 ('final score' line)",
+            ),
+        ),
+        ('{"grade": 2}\n##final score: 2', Reply(grade=2)),
+        # UMBRELA's answer format (castorini/umbrela: the prompt ends with "##final score:")
+        ("##final score: 2", Reply(grade=2)),
+        # the aspects prompt's reply: the aspects are kept with the grade
+        (
+            '{"intent": 3, "trust": 1, "reason": "exact steps, unsourced", "grade": 2}',
+            Reply(grade=2, reason="exact steps, unsourced", aspects={"intent": 3, "trust": 1}),
         ),
         (
             '{"grade": 7, "reason": "great"}',
@@ -64,7 +96,6 @@ NOTHING = "no grade in the reply (no JSON object and no 'final score:' line)"
             '{"relevance": 2}',
             Reply(grade=None, failure=NO, error="no grade in the reply (a JSON object without 'grade')"),
         ),
-        ('{"grade": 2} and that is all', Reply(grade=None, failure=NO, error=NOTHING)),
         ("I would say 2.", Reply(grade=None, failure=NO, error=NOTHING)),
         ("Final score: 2/3", Reply(grade=None, failure=NO, error=NOTHING)),
         ("The final score: 2 is my view", Reply(grade=None, failure=NO, error=NOTHING)),

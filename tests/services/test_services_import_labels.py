@@ -5,6 +5,7 @@ changed label is a new version; the accounts it creates cannot log in until an a
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from store_fixtures import synthetic_project
@@ -239,3 +240,50 @@ def test_a_typed_annotator_map():
         "label-studio-3": "alice",
         "a": "b=c",
     }
+
+
+SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "labels" / "prodigy_sessions.jsonl"
+P1, P2 = "1ed4cad4-9edc-4d6d-83bb-b7e595c2fe0b", "e1eec138-4623-4b5b-b555-6d1d69348d78"
+
+
+def test_versions_in_one_file_are_previewed_imported_once_and_counted(proj):
+    """Prodigy: P1 rejected q1/D0 in one session and accepted it in the next; the file's two versions are
+    previewed as one label added and one changed, imported as such, and a second import adds nothing."""
+    data = SESSIONS.read_bytes()
+    found = imports.preview_labels(proj, SYSTEM, "p", data, fmt="prodigy", filename="s.jsonl")
+    assert [(a.username, a.labels, a.added, a.changed, a.unchanged) for a in found.annotators] == [
+        (P1, 5, 4, 1, 0),
+        (P2, 3, 3, 0, 0),
+    ]
+    assert found.left_out == "2 left out: 2 ignored"
+    assert found.headline == "s.jsonl: 8 labels by 2 annotators; 2 left out: 2 ignored."
+    report = imports.import_labels(proj, SYSTEM, "p", data, fmt="prodigy", filename="s.jsonl")
+    assert str(report) == "labels s.jsonl: 7 added, 1 changed, 0 unchanged; 2 left out: 2 ignored"
+    again = imports.preview_labels(proj, SYSTEM, "p", data, fmt="prodigy", filename="s.jsonl")
+    assert [(a.added, a.changed, a.unchanged) for a in again.annotators] == [(0, 0, 5), (0, 0, 3)]
+    report = imports.import_labels(proj, SYSTEM, "p", data, fmt="prodigy", filename="s.jsonl")
+    assert (report.added, report.changed, report.unchanged) == (0, 0, 8)
+    # the older answer alone, imported later, is a change back (the file's view wins), made once
+    older = b"".join(line for line in data.splitlines(keepends=True) if b'"_timestamp":1694858809' in line)
+    report = imports.import_labels(proj, SYSTEM, "p", older, fmt="prodigy", filename="old.jsonl")
+    assert (report.added, report.changed, report.unchanged) == (0, 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (None, "labels.jsonl:1: no annotator: the record names none and annotator= was not given"),
+        (
+            {"annotator": "--annotator"},
+            "labels.jsonl:1: no annotator: the record names none and --annotator was not given",
+        ),
+    ],
+)
+def test_messages_name_the_options_as_given(proj, names, message):
+    row = {k: v for k, v in GOOD.items() if k != "annotator"}
+    with pytest.raises(InvalidInput) as exc:
+        imports.import_labels(
+            proj, SYSTEM, "p", _jsonl(row), fmt="jsonl", filename="labels.jsonl", option_names=names
+        )
+    first = exc.value.problems[0]
+    assert f"{first.source}:{first.line}: {first.reason}" == message

@@ -3,10 +3,12 @@
 Each label is stored the way `services.labels.save_label` stores a judgment: the annotator's claim of the pair
 (a new one, done, past the project's annotators per pair if need be: an imported label holds a slot like any
 other) and a new label version; a label equal to the annotator's current one (grade, reason, document version)
-adds nothing. The import is planned first, from two bulk reads (`store.label_import.claim_states`,
-``pair_slots``): which labels are new, changed or unchanged, each one's claim, slot, version and ids. A label
-for a pair its annotator skipped (or let expire) in the app is refused (that claim is over), naming its line;
-so is every problem of the file (`InvalidInput`), all before anything is written: a bad file imports nothing.
+adds nothing; of several versions of one annotator's label in a file (Prodigy sessions), those after the one
+equal to the current label are added. The import is planned first, from two bulk reads
+(`store.label_import.claim_states`, ``pair_slots``): which labels are new, changed or unchanged, each one's
+claim, slot, version and ids (`preview` counts that plan per annotator, writing nothing). A label for a pair
+its annotator skipped (or let expire) in the app is refused (that claim is over), naming its line; so is every
+problem of the file (`InvalidInput`), all before anything is written: a bad file imports nothing.
 
 The plan is then written a piece at a time (whole pairs: every label the file has on a pair appears at once),
 each piece in a few bulk statements (`store.label_import`):
@@ -32,6 +34,7 @@ PostgreSQL serialise them).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +48,7 @@ from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict
 from annotate_app.services.imports._common import SourceFile, fail, lock_imports, record_import, start_import
-from annotate_app.services.types import ImportReport
+from annotate_app.services.types import AnnotatorLabels, ImportReport
 from annotate_app.store import doc_staging as ds
 from annotate_app.store import label_import as lq
 from annotate_app.store import projects as pq
@@ -56,7 +59,15 @@ from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Assignment, Label, Project, utcnow
 from metrics.errors import Problem
 
-__all__ = ["CheckedLabel", "Checker", "store_labels", "PUBLISH_PIECE", "SQLITE_PAUSE_S", "PLAN_ATTEMPTS"]
+__all__ = [
+    "CheckedLabel",
+    "Checker",
+    "store_labels",
+    "preview",
+    "PUBLISH_PIECE",
+    "SQLITE_PAUSE_S",
+    "PLAN_ATTEMPTS",
+]
 
 PUBLISH_PIECE = 5_000  # on SQLite: labels written per transaction, whole pairs (a fraction of a second)
 SQLITE_PAUSE_S = 0.12  # on SQLite: the pause after each, longer than a waiting writer's 0.1 s between polls
@@ -84,18 +95,20 @@ Checker = Callable[[Session, Project], Sequence[CheckedLabel]]
 
 
 def store_labels(
-    db: Database, actor: Actor, project: ProjectRef, file: SourceFile, check: Checker
+    db: Database, actor: Actor, project: ProjectRef, file: SourceFile, check: Checker, *, left_out: str = ""
 ) -> ImportReport:
     """Check (``check``), plan and store a label import (admin; see the module doc); returns how many labels
-    were added, changed (a new version) and unchanged. A bad file raises `InvalidInput` and writes nothing.
-    Raises `Conflict` if the annotators' claims kept changing under `PLAN_ATTEMPTS` plans."""
+    were added, changed (a new version) and unchanged, and ``left_out`` (what the file held that is not a
+    label). A bad file raises `InvalidInput` and writes nothing. Raises `Conflict` if the annotators' claims
+    kept changing under `PLAN_ATTEMPTS` plans."""
     if db.is_sqlite:
         with ds.hold_imports(db):
-            return _Pieces(db, actor, project, file).store(check)
+            report = _Pieces(db, actor, project, file).store(check)
+        return dataclasses.replace(report, left_out=left_out)
     for _ in range(PLAN_ATTEMPTS):
         try:
             with db.write() as s:
-                return _store_at_once(s, actor, project, file, check)
+                return dataclasses.replace(_store_at_once(s, actor, project, file, check), left_out=left_out)
         except (_PlanChanged, IntegrityError):  # a claim changed (or was taken) under the plan
             continue
     raise _gave_up(file)
@@ -114,9 +127,12 @@ def _gave_up(file: SourceFile) -> Conflict:
 
 # ---------------------------------------------------------------------------------------------- the plan
 class _Row(NamedTuple):
-    """A label to store. ``annotator_id`` None: an account the import creates; ``assignment_id`` None: a new
-    claim at ``slot``; else the claim at ``version - 1`` with current label ``base_label_id``. ``label_key``,
-    ``claim_key``: the new rows' ids (PostgreSQL: drawn from the sequences) or ordinals (SQLite)."""
+    """A label to store: one of the versions an annotator's claim of a pair gets, ``version``.
+    ``annotator_id`` None: an account the import creates. ``assignment_id`` None: a new claim, at ``slot``;
+    else the claim at version ``base_version`` with current label ``base_label_id``. ``last``: the claim's
+    last new version (the claim is made or moved to it); ``added``: its first label (else a change).
+    ``label_key``, ``claim_key``: the new rows' ids (PostgreSQL: drawn from the sequences) or ordinals
+    (SQLite)."""
 
     line: int
     pair_id: int
@@ -126,7 +142,10 @@ class _Row(NamedTuple):
     reason: str
     doc_version: int
     version: int
+    last: bool
+    added: bool
     assignment_id: int | None = None
+    base_version: int = 0
     base_label_id: int | None = None
     slot: int | None = None
     label_key: int = 0
@@ -136,11 +155,12 @@ class _Row(NamedTuple):
 @dataclass
 class _Plan:
     """What an import will write: the labels to store in pair order, the accounts to create, the labels left
-    unchanged."""
+    unchanged; per annotator, [labels, added, changed, unchanged]."""
 
     rows: list[_Row] = field(default_factory=list)
     new_names: list[str] = field(default_factory=list)
     unchanged: int = 0
+    counts: dict[str, list[int]] = field(default_factory=dict)
 
     def spans(self, size: int) -> list[tuple[int, int]]:
         """[start, end) of pieces of at least ``size`` rows (the last may be smaller), whole pairs each."""
@@ -152,73 +172,116 @@ class _Plan:
         return out
 
 
-def _plan(s: Session, proj: Project, file: SourceFile, checked: Sequence[CheckedLabel]) -> _Plan:
-    """Plan the import of the checked labels against the claims as they are now; a label for a claim that is
-    over (skipped or expired in the app) raises `InvalidInput` naming its line."""
+def _plan(
+    s: Session, proj: Project, file: SourceFile, checked: Sequence[CheckedLabel], *, numbered: bool = True
+) -> _Plan:
+    """Plan the import of the checked labels against the claims as they are now. An annotator's labels of a
+    pair (several when the file holds versions, in file order) are unchanged up to the last one equal to the
+    current label (grade, reason, made on the current document version); the ones after it become the next
+    versions. A label for a claim that is over (skipped or expired in the app) raises `InvalidInput` naming
+    its line. ``numbered``: give the new rows their ids (`_numbered`; not in a read-only transaction)."""
     users = {name: user.id for name, user in uq.by_names(s, sorted({c.username for c in checked})).items()}
     states = lq.claim_states(s, proj.id, list(users.values()))
     slots = lq.pair_slots(s, proj.id)
-    live = AssignmentStatus.live()
+    groups: dict[tuple[int, str], list[CheckedLabel]] = {}
+    for c in checked:
+        groups.setdefault((c.pair_id, c.username), []).append(c)
     plan, refused = _Plan(), []
     new_claims: dict[int, int] = {}  # pair id → new claims planned on it
-    for c in sorted(checked, key=lambda c: (c.pair_id, c.line)):
-        user_id = users.get(c.username)
-        state = None if user_id is None else states.get((c.pair_id, user_id))
-        doc_version, held = slots[c.pair_id]
-        if state is not None and state.status not in live:
-            refused.append(
-                Problem(
-                    file.name,
-                    c.line,
-                    f"{c.username} {c.grade}",
-                    f"{c.username} has {state.status} this pair in the app; it cannot be labelled by import",
-                )
-            )
-        elif state is None:  # a new claim, past every slot held and the annotators per pair
-            new_claims[c.pair_id] = n = new_claims.get(c.pair_id, 0) + 1
-            slot = max(held, proj.annotators_per_pair) + n
-            plan.rows.append(
-                _Row(c.line, c.pair_id, user_id, c.username, c.grade, c.reason, doc_version, 1, slot=slot)
-            )
-        elif (state.grade, state.reason, state.doc_version) == (c.grade, c.reason, doc_version):
-            plan.unchanged += 1
-        else:
+    for (pair_id, name), labels in sorted(groups.items(), key=lambda item: item[0][0]):  # stable: file order
+        user_id = users.get(name)
+        state = None if user_id is None else states.get((pair_id, user_id))
+        doc_version, held = slots[pair_id]
+        if state is not None and state.status not in AssignmentStatus.live():
+            refused += [_refused(file, c, state.status) for c in labels]
+            continue
+        current = None if state is None or state.doc_version != doc_version else (state.grade, state.reason)
+        equal = [i for i, c in enumerate(labels) if (c.grade, c.reason) == current]
+        first_new = equal[-1] + 1 if equal else 0
+        plan.unchanged += first_new
+        new = labels[first_new:]
+        has_label = state is not None and state.label_id is not None
+        counts = plan.counts.setdefault(name, [0, 0, 0, 0])
+        added = int(bool(new) and not has_label)
+        for i, n in enumerate((len(labels), added, len(new) - added, first_new)):
+            counts[i] += n
+        if not new:
+            continue
+        claim: dict = {"base_version": 0}
+        if state is not None:
+            claim = {"assignment_id": state.assignment_id, "base_version": state.version}
+            claim["base_label_id"] = state.label_id
+        else:  # a new claim, past every slot held and the annotators per pair
+            new_claims[pair_id] = n = new_claims.get(pair_id, 0) + 1
+            claim["slot"] = max(held, proj.annotators_per_pair) + n
+        for k, c in enumerate(new):
+            version = claim["base_version"] + 1 + k
+            last, added = k == len(new) - 1, k == 0 and not has_label
             plan.rows.append(
                 _Row(
                     c.line,
-                    c.pair_id,
+                    pair_id,
                     user_id,
-                    c.username,
+                    name,
                     c.grade,
                     c.reason,
                     doc_version,
-                    state.version + 1,
-                    assignment_id=state.assignment_id,
-                    base_label_id=state.label_id,
+                    version,
+                    last,
+                    added,
+                    **claim,
                 )
             )
     fail(sorted(refused, key=lambda p: p.line or 0)[:1000])
     plan.new_names = sorted({c.username for c in checked} - set(users))
-    plan.rows = _numbered(s, plan.rows)
+    if numbered:
+        plan.rows = _numbered(s, plan.rows)
     return plan
+
+
+def preview(
+    s: Session, proj: Project, file: SourceFile, checked: Sequence[CheckedLabel]
+) -> list[AnnotatorLabels]:
+    """What importing the checked labels would do now, per annotator (by username): labels, added, changed,
+    unchanged, and whether the import creates the account; `InvalidInput` as the import would raise it."""
+    plan = _plan(s, proj, file, checked, numbered=False)
+    return [
+        AnnotatorLabels(
+            username=name,
+            labels=n,
+            added=added,
+            changed=changed,
+            unchanged=unchanged,
+            new_account=name in plan.new_names,
+        )
+        for name, (n, added, changed, unchanged) in sorted(plan.counts.items())
+    ]
+
+
+def _refused(file: SourceFile, c: CheckedLabel, status: str) -> Problem:
+    reason = f"{c.username} has {status} this pair in the app; it cannot be labelled by import"
+    return Problem(file.name, c.line, f"{c.username} {c.grade}", reason)
 
 
 def _numbered(s: Session, rows: list[_Row]) -> list[_Row]:
     """The rows with the ids of their label and new claim (PostgreSQL: drawn from the sequences) or ordinals
-    (SQLite: a piece's rows take the ids after the largest, `store.label_import.largest_ids`)."""
-    n_claims = sum(row.assignment_id is None for row in rows)
+    (SQLite: a piece's rows take the ids after the largest, `store.label_import.largest_ids`); the versions of
+    one new claim share its key."""
+    n_claims = sum(row.assignment_id is None and row.last for row in rows)
     label_ids = lq.reserve_ids(s, Label, len(rows)) or range(1, len(rows) + 1)
     claim_ids = iter(lq.reserve_ids(s, Assignment, n_claims) or range(1, n_claims + 1))
-    return [
-        row._replace(label_key=key, claim_key=next(claim_ids) if row.assignment_id is None else 0)
-        for row, key in zip(rows, label_ids, strict=True)
-    ]
+    out, key = [], 0
+    for row, label_key in zip(rows, label_ids, strict=True):
+        if row.assignment_id is None and row.version == 1:
+            key = next(claim_ids)
+        out.append(row._replace(label_key=label_key, claim_key=key if row.assignment_id is None else 0))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- writing
 def _check_claims(s: Session, rows: Sequence[_Row], user_ids: dict[str, int]) -> None:
     """`_PlanChanged` unless every claim of ``rows`` is as planned: a new one still absent and its slot free,
-    an existing one still live at the version before, with the label planned against."""
+    an existing one still live at the version planned against, with the label planned against."""
     held = {}  # (pair id, annotator id) → (assignment id, version, label id, live)
     slots = set()
     for pair_id, annotator_id, assignment_id, version, label_id, slot in lq.claims_on(
@@ -229,11 +292,9 @@ def _check_claims(s: Session, rows: Sequence[_Row], user_ids: dict[str, int]) ->
             slots.add((pair_id, slot))
     for row in rows:
         now = held.get((row.pair_id, user_ids[row.username]))
-        planned = (
-            None
-            if row.assignment_id is None
-            else (row.assignment_id, row.version - 1, row.base_label_id, True)
-        )
+        planned = None
+        if row.assignment_id is not None:
+            planned = (row.assignment_id, row.base_version, row.base_label_id, True)
         if now != planned or (row.assignment_id is None and (row.pair_id, row.slot) in slots):
             raise _PlanChanged()
 
@@ -246,29 +307,31 @@ def _write(s: Session, proj: Project, rows: Sequence[_Row], user_ids: dict[str, 
         labels_after = claims_after = 0  # the keys are the ids
     else:
         _check_claims(s, rows, user_ids)
-        first = rows[0]
         largest_label, largest_claim = lq.largest_ids(s)
-        labels_after = largest_label - first.label_key + 1
+        labels_after = largest_label - rows[0].label_key + 1
         first_claim = min((row.claim_key for row in rows if row.assignment_id is None), default=1)
         claims_after = largest_claim - first_claim + 1
     now, guidelines = utcnow(), pq.guidelines_version(s, proj.id)
     claims: list[tuple] = []
     labels: list[tuple] = []
-    moves: list[tuple[int, int, int, int]] = []
+    moves: list[tuple[int, int, int, int, int]] = []
     counts: dict[int, int] = {}
     for row in rows:
         annotator, label_id = user_ids[row.username], labels_after + row.label_key
-        if row.assignment_id is not None:
-            assignment_id = row.assignment_id
-            moves.append((row.assignment_id, row.version, row.grade, label_id))
-        else:
-            assignment_id = claims_after + row.claim_key
-            claims.append((assignment_id, proj.id, row.pair_id, annotator, row.slot, 1, label_id, row.grade))
-            counts[row.pair_id] = counts.get(row.pair_id, 0) + 1
+        assignment_id = row.assignment_id if row.assignment_id is not None else claims_after + row.claim_key
         labels.append(
             (label_id, assignment_id, row.pair_id, annotator, row.version, row.grade, row.reason)
             + (row.doc_version, guidelines)
         )
+        if not row.last:
+            continue
+        if row.assignment_id is not None:
+            moves.append((row.assignment_id, row.base_version, row.version, row.grade, label_id))
+        else:
+            claims.append(
+                (assignment_id, proj.id, row.pair_id, annotator, row.slot, row.version, label_id, row.grade)
+            )
+            counts[row.pair_id] = counts.get(row.pair_id, 0) + 1
     lq.defer_label_links(s)
     lq.insert_claims(s, claims, now)
     lq.insert_labels(s, labels, now)
@@ -317,7 +380,7 @@ def _report(file: SourceFile, added: int, changed: int, unchanged: int) -> Impor
 
 def _added(rows: Sequence[_Row]) -> int:
     """The rows that add a first label of their annotator on the pair (the others change one)."""
-    return sum(row.version == 1 for row in rows)
+    return sum(row.added for row in rows)
 
 
 # ---------------------------------------------------------------------------------------- PostgreSQL

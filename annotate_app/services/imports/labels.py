@@ -15,7 +15,11 @@ then append-only label versions), staged in short transactions and published in 
 - the reason is kept as given; none is required (most tools record none), and it has at most
   `inputs.MAX_REASON` characters, as every reason the app stores;
 - a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
-  so importing the same file twice adds nothing; a different one adds a new version (append-only).
+  so importing the same file twice adds nothing; a different one adds a new version (append-only). A file
+  holding several versions of one annotator's label (Prodigy sessions) adds the versions after the one equal
+  to the current label (all of them when none is);
+- the answers a file holds that are not labels (rejected, skipped, drafts...) are counted in the report's and
+  the preview's ``left_out``.
 
 A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
 `preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
@@ -28,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
@@ -42,17 +45,15 @@ from annotate_app.services.imports._common import (
     parse,
     read_source,
 )
-from annotate_app.services.imports._label_writes import store_labels
+from annotate_app.services.imports._label_writes import preview, store_labels
 from annotate_app.services.inputs import check_length
-from annotate_app.services.types import AnnotatorLabels, ImportReport, LabelImportPreview
+from annotate_app.services.types import ImportReport, LabelImportPreview
 from annotate_app.store import corpus as cq
-from annotate_app.store import judging as jq
 from annotate_app.store import label_import as lq
-from annotate_app.store import users as uq
 from annotate_app.store.db import Database, unstorable
-from annotate_app.store.enums import AssignmentStatus
-from annotate_app.store.models import Project, User
+from annotate_app.store.models import Project
 from metrics.errors import FormatError, Problem, QrelForgeError
+from metrics.formats import ForeignLabels, LabelFormat
 
 __all__ = [
     "import_labels",
@@ -63,14 +64,17 @@ __all__ = [
     "LABEL_FORMAT_HELP",
 ]
 
-LABEL_FORMATS = ("jsonl", "label-studio", "argilla", "prodigy", "quepid")
+LABEL_FORMATS = tuple(f.value for f in LabelFormat)
 LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" has the whole table
-    "jsonl": "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
-    "label-studio": "Label Studio JSON export: data.query_id, data.doc_id; annotator label-studio-N; "
-    "the choices or rating result",
-    "argilla": "Argilla 2 records (records.to_json): metadata query_id, doc_id; annotator user_id",
-    "prodigy": "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; accept/reject or the option",
-    "quepid": "Quepid ratings CSV query,docid,rating (query by its text); needs the annotator",
+    LabelFormat.JSONL.value: "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
+    LabelFormat.LABEL_STUDIO.value: "Label Studio JSON export (or one task a file): data.query_id, "
+    "data.doc_id; annotator label-studio-N; the choices or rating result",
+    LabelFormat.ARGILLA.value: "Argilla 2 records (records.to_json, or flattened with the response status): "
+    "query_id, doc_id; annotator user_id",
+    LabelFormat.PRODIGY.value: "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; "
+    "accept/reject or the option",
+    LabelFormat.QUEPID.value: "Quepid ratings CSV query,docid,rating (query by its text); "
+    "needs the annotator",
 }
 
 
@@ -83,6 +87,7 @@ class _Checked:
     username: str
     grade: int
     reason: str
+    version: int = 1
 
 
 def import_labels(
@@ -96,15 +101,24 @@ def import_labels(
     grade_map: Mapping[str, int] | None = None,
     annotators: Mapping[str, str] | None = None,
     filename: str | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Import human labels made in another tool (admin): ``fmt`` is one of `LABEL_FORMATS` (see
     `metrics.formats.read_labels`); ``annotator`` names who made the labels whose file does not say;
     ``grade_map`` maps a tool's label texts to grades; ``annotators`` renames annotators (the name the
-    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username). Returns how many labels
-    were added, changed (a new version) and unchanged."""
+    import would give, e.g. ``label-studio-3`` or an Argilla user id → a username); ``option_names``: how
+    messages name the options (`metrics.formats.read_labels`). Returns how many labels were added, changed (a
+    new version) and unchanged, and what the file left out."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map)
-    return store_labels(db, actor, project, file, lambda s, proj: _check(s, proj, file, labels, renames))
+    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
+    return store_labels(
+        db,
+        actor,
+        project,
+        file,
+        lambda s, proj: _check(s, proj, file, labels, renames),
+        left_out=labels.left_out_text(),
+    )
 
 
 def preview_labels(
@@ -118,33 +132,18 @@ def preview_labels(
     grade_map: Mapping[str, int] | None = None,
     annotators: Mapping[str, str] | None = None,
     filename: str | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> LabelImportPreview:
     """What `import_labels` with these arguments would import, nothing written (admin): every check of the
     import runs (a bad file raises the same `InvalidInput`, every bad line named), then each annotator's
     labels are counted as the import would count them (added, changed, unchanged) and a username no user has
     yet is marked ``new_account`` (the import creates it deactivated, without a password)."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map)
+    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "preview label imports")
-        checked = _check(s, proj, file, labels, renames)
-        users = uq.by_names(s, sorted({c.username for c in checked}))
-        fail(_refused_claims(s, file, [c for c in checked if c.username in users], users))
-        outcomes = [(c.username, _outcome(s, c, users.get(c.username))) for c in checked]
-    rows = []
-    for name in sorted({name for name, _ in outcomes}):
-        mine = [outcome for who, outcome in outcomes if who == name]
-        rows.append(
-            AnnotatorLabels(
-                username=name,
-                labels=len(mine),
-                added=mine.count(_Outcome.ADDED),
-                changed=mine.count(_Outcome.CHANGED),
-                unchanged=mine.count(_Outcome.UNCHANGED),
-                new_account=name not in users,
-            )
-        )
-    return LabelImportPreview(source=file.name, annotators=tuple(rows))
+        rows = preview(s, proj, file, _check(s, proj, file, labels, renames))
+    return LabelImportPreview(source=file.name, annotators=tuple(rows), left_out=labels.left_out_text())
 
 
 def grade_map_from_text(text: str) -> dict[str, int]:
@@ -184,29 +183,14 @@ def _assignments(text: str, what: str, form: str, *, last: bool) -> list[tuple[i
     return out
 
 
-class _Outcome(StrEnum):
-    ADDED = "added"
-    CHANGED = "changed"
-    UNCHANGED = "unchanged"
-
-
-def _outcome(s: Session, c: _Checked, user: User | None) -> _Outcome:
-    """What storing ``c`` would do (as `_store` does it): a first label of the user on the pair is added; one
-    equal to the current label (grade, reason, document version) is unchanged; another is a change."""
-    a = None if user is None else jq.own_assignment(s, c.pair_id, user.id)
-    if a is None or a.label_id is None:
-        return _Outcome.ADDED
-    current = jq.label_by_id(s, a.label_id)
-    if current is None:
-        return _Outcome.ADDED
-    doc_version = jq.current_doc_version(s, c.pair_id, lock=False)
-    same = (current.grade, current.reason, current.doc_version) == (c.grade, c.reason, doc_version)
-    return _Outcome.UNCHANGED if same else _Outcome.CHANGED
-
-
 def _read(
-    source: Source, filename: str | None, fmt: str, annotator: str | None, grade_map: object
-) -> tuple[SourceFile, list]:
+    source: Source,
+    filename: str | None,
+    fmt: str,
+    annotator: str | None,
+    grade_map: object,
+    option_names: Mapping[str, str] | None,
+) -> tuple[SourceFile, ForeignLabels]:
     """The file and its labels (`metrics.formats.read_labels`), or InvalidInput naming every bad line."""
     from metrics.formats import read_labels
 
@@ -214,7 +198,9 @@ def _read(
         raise InvalidInput(f"fmt must be one of {', '.join(map(repr, LABEL_FORMATS))}; got {fmt!r}")
     file = read_source(source, filename)
     try:
-        labels = parse(read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map)
+        labels = parse(
+            read_labels, file, format=fmt, annotator=annotator, grade_map=grade_map, option_names=option_names
+        )
     except (FormatError, InvalidInput):
         raise
     except QrelForgeError as exc:  # a bad argument, not a bad file
@@ -236,13 +222,14 @@ def _check(
     s: Session, proj: Project, file: SourceFile, labels: list, renames: dict[str, str]
 ) -> list[_Checked]:
     """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
-    label of one pair by one user, as names differing only in case or renamed to one)."""
+    label of one pair by one user, as names differing only in case or renamed to one, unless it is the next
+    version of the same annotator's label)."""
     pairs = lq.pair_keys(s, proj.id)
     queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
     by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
     problems, out = [], []
-    seen: dict[tuple[int, str], int] = {}
+    seen: dict[tuple[int, str], tuple[int, str, int]] = {}  # -> first line, annotator, last version
     for x in labels:
         try:
             qid = _query_of(x, by_text)
@@ -252,13 +239,15 @@ def _check(
                 username=_username(renames.get(x.annotator, x.annotator)),
                 grade=_grade(x.grade, grades),
                 reason=_reason(x.reason),
+                version=x.version,
             )
             key = (c.pair_id, c.username)
-            if key in seen:
+            first, name, version = seen.get(key, (x.line, x.annotator, 0))
+            if (name, version + 1) != (x.annotator, x.version):
                 raise InvalidInput(
-                    f"a second label of this pair by user {c.username!r}, first on line {seen[key]}"
+                    f"a second label of this pair by user {c.username!r}, first on line {first}"
                 )
-            seen[key] = x.line
+            seen[key] = (first, x.annotator, x.version)
             out.append(c)
         except InvalidInput as exc:
             problems.append(Problem(file.name, x.line, _shown(x), str(exc)))
@@ -318,20 +307,3 @@ def _reason(reason: str) -> str:
     if why:
         raise InvalidInput(f"reason {why}")
     return check_length(reason, "reason")
-
-
-def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users: dict) -> list[Problem]:
-    """A label for a pair its annotator skipped (or let expire) in the app is refused: that claim is over."""
-    problems = []
-    for c in checked:
-        a = jq.own_assignment(s, c.pair_id, users[c.username].id)
-        if a is not None and a.status not in AssignmentStatus.live():
-            problems.append(
-                Problem(
-                    file.name,
-                    c.line,
-                    f"{c.username} {c.grade}",
-                    f"{c.username} has {a.status} this pair in the app; it cannot be labelled by import",
-                )
-            )
-    return problems[:1000]

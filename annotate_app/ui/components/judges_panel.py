@@ -5,8 +5,9 @@ The figures: shared pairs, Cohen's κ in the project's agreement mode (the mean 
 judge's κ with each, so it reads beside the human pairwise κ), linearly weighted κ, Krippendorff's ordinal α,
 leniency (overall and per human grade), Kendall's τ between the stored runs ranked with human and with judge
 qrels (overall and among the top 5; "needs ≥ 3 runs" below that), whether the judge passed calibration, the
-confusion matrix (the same chart as the human one above it: `charts.confusion_heatmap`), agreement per query
-and the latest stuffing probe (`services.judges.probe_results`).
+confusion matrix (the same chart as the human one above it: `charts.confusion_heatmap`), agreement per query,
+the latest stuffing probe (`services.judges.probe_results`) and the pairs whose latest label failed,
+counted by failure kind (`services.judges.failure_counts`, the pairs ``qrelforge judge failures`` lists).
 
 Machine labels never enter the human figures above the section: the page's gate statistic comes from
 `gate.agreement`, which reads human labels only. Judge names are user data: they reach Markdown only through
@@ -26,7 +27,14 @@ from annotate_app.ui import errors, review_cache, state
 from annotate_app.ui.components import charts, names
 from annotate_app.ui.escape import escape_name
 
-__all__ = ["judges_section", "kappa_label", "tau_text", "calibration_text", "confusion_table"]
+__all__ = [
+    "judges_section",
+    "kappa_label",
+    "tau_text",
+    "calibration_text",
+    "confusion_table",
+    "failures_text",
+]
 
 MIN_TAU_RUNS = 3
 
@@ -154,6 +162,18 @@ def _probe(name: str, report: ProbeReport | None, replayed: bool) -> None:
     (st.warning if report.n_raised else st.info)(text)
 
 
+def failures_text(name: str, counts: dict[str, int]) -> str:
+    """The sentence on a judge's failed pairs: the count of each failure kind (kinds in their enum order)."""
+    if not counts:
+        return f"No failed pair: every pair {escape_name(name)} was asked about has a grade."
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items())
+    return (
+        f"Failed pairs: {total} ({kinds}). A rerun asks again for those a server failed on "
+        f"(`qrelforge judge failures -p PROJECT {escape_name(name)}` lists them)."
+    )
+
+
 def _chosen(calibrations: list[JudgeCalibrationInfo]) -> JudgeCalibrationInfo:
     if len(calibrations) == 1:
         return calibrations[0]
@@ -167,6 +187,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
     with errors.shown() as outcome:
         calibrations = review_cache.judge_calibrations(actor, project)
         probes = review_cache.probe_results(actor, project) if calibrations else {}
+        failures = review_cache.judge_failure_counts(actor, project) if calibrations else {}
         replayed = {j.name for j in review_cache.list_judges(actor, project) if j.backend == "replay"}
     if outcome.failed or not calibrations:
         return
@@ -185,3 +206,5 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
     with right:
         _per_query(info)
     _probe(info.name, probes.get(info.name), info.name in replayed)
+    counts = failures.get(info.name, {})
+    (st.warning if counts else st.caption)(failures_text(info.name, counts))

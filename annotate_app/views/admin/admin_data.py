@@ -100,6 +100,7 @@ class LabelOptions:
             "annotator": self.annotator or None,
             "grade_map": imports.grade_map_from_text(self.grade_map) or None,
             "annotators": imports.annotator_map_from_text(self.annotator_map) or None,
+            "option_names": {"annotator": "the Annotator field", "grade_map": "the grade map"},
         }
 
 
@@ -158,31 +159,13 @@ def _labels(actor: Actor, project: str, options: LabelOptions, data: bytes, file
 
 
 def _confirm_labels(preview: LabelImportPreview, project: str) -> None:
-    n, who = preview.n_labels, len(preview.annotators)
-    st.success(
-        escape_markdown(
-            f"{preview.source}: {n} label{'s' if n != 1 else ''} by {who} annotator{'s' if who != 1 else ''}."
-        )
-    )
-    rows = [
-        {
-            "annotator": a.username,
-            "labels": a.labels,
-            "new": a.added,
-            "changed": a.changed,
-            "unchanged": a.unchanged,
-            "account": "new (disabled)" if a.new_account else "exists",
-        }
-        for a in preview.annotators
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    if preview.new_accounts:
-        st.info(
-            escape_markdown(
-                f"New accounts, created disabled (no password): {', '.join(preview.new_accounts)}. "
-                "Enable one on the Users page (reactivate, then set its password)."
-            )
-        )
+    """The preview as ``qrelforge import labels --dry-run`` prints it: headline, rows per annotator, the
+    accounts the import creates."""
+    n = preview.n_labels
+    st.success(escape_markdown(preview.headline))
+    st.dataframe(pd.DataFrame(preview.rows()), hide_index=True, width="stretch")
+    if preview.accounts_note:
+        st.info(escape_markdown(preview.accounts_note))
     nav.confirm(f"Import {n} label{'s' if n != 1 else ''} into {project}.")
 
 

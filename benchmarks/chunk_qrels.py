@@ -1,0 +1,111 @@
+"""Time the passage functions on 1,000,000 chunks and 100,000 passages: `chunk_qrels`, `evidence_scores`
+(a run of 10 chunks for each of 10,000 queries, k = 1, 3, 5, 10), `perfect_evidence_recall` and
+`compare_chunkers` (two chunkings), with the peak resident memory of the process.
+
+    .venv/bin/python benchmarks/chunk_qrels.py [--chunks 1000000] [--passages 100000] [--repeat 1]
+
+The data: 50,000 documents of 10,000 characters, each cut into 20 chunks of 500 characters (1,000,000
+chunks; the second chunking for `compare_chunkers` is 1,000-character windows every 500, overlapping); 10,000
+queries, each with 10 passages of 20-400 characters on 5 of the documents, graded 1..3. Each time is the best
+of ``--repeat`` runs; the DataFrames are built beforehand and not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+import pandas as pd
+
+from metrics.passages import chunk_qrels, compare_chunkers, evidence_scores, perfect_evidence_recall
+
+DOC_LENGTH, CHUNK = 10_000, 500
+
+
+def data(
+    n_chunks: int, n_passages: int, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    rng = np.random.default_rng(seed)
+    per_doc = DOC_LENGTH // CHUNK
+    n_docs = n_chunks // per_doc
+    doc_names = np.array([f"d{i:06d}" for i in range(n_docs)], dtype=object)
+    doc = np.repeat(np.arange(n_docs), per_doc)
+    start = np.tile(np.arange(per_doc) * CHUNK, n_docs)
+    chunks = pd.DataFrame(
+        {
+            "chunk_id": [f"c{i:07d}" for i in range(len(doc))],
+            "doc_id": doc_names[doc],
+            "start": start,
+            "end": start + CHUNK,
+        }
+    )
+    windows = np.tile(np.arange(per_doc - 1) * CHUNK, n_docs)
+    wdoc = np.repeat(np.arange(n_docs), per_doc - 1)
+    overlapping = pd.DataFrame(
+        {
+            "chunk_id": [f"w{i:07d}" for i in range(len(wdoc))],
+            "doc_id": doc_names[wdoc],
+            "start": windows,
+            "end": windows + 2 * CHUNK,
+        }
+    )
+    n_queries = n_passages // 10
+    query = np.repeat(np.arange(n_queries), 10)
+    pdoc = rng.integers(0, n_docs, size=(n_queries, 5))[
+        np.arange(n_queries).repeat(10), np.tile(np.arange(10) // 2, n_queries)
+    ]
+    slot = np.tile(np.arange(10) % 2, n_queries)  # two passages a document: first and second half
+    length = rng.integers(20, 400, size=len(query))
+    pstart = slot * (DOC_LENGTH // 2) + rng.integers(0, DOC_LENGTH // 2 - 400, size=len(query))
+    passages = pd.DataFrame(
+        {
+            "query_id": [f"q{i:05d}" for i in query],
+            "doc_id": doc_names[pdoc],
+            "start": pstart,
+            "end": pstart + length,
+            "grade": rng.integers(1, 4, size=len(query)),
+        }
+    )
+    ids = chunks["chunk_id"].to_numpy(dtype=object)
+    # each query's run: 10 distinct chunks, half from its passages' documents (often right, often not)
+    near = pdoc.reshape(n_queries, 10)[:, ::2] * per_doc + rng.integers(0, per_doc, size=(n_queries, 5))
+    far = rng.integers(0, len(chunks), size=(n_queries, 5))
+    run = {f"q{q:05d}": list(dict.fromkeys(ids[np.r_[near[q], far[q]]].tolist())) for q in range(n_queries)}
+    return passages, chunks, overlapping, run
+
+
+def best_of(repeat: int, call) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        begin = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - begin)
+    return min(times), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=1_000_000)
+    parser.add_argument("--passages", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    passages, chunks, overlapping, run = data(args.chunks, args.passages)
+    print(f"{len(chunks):,} chunks, {len(passages):,} passages, {len(run):,} queries")
+    seconds, qrels = best_of(args.repeat, lambda: chunk_qrels(passages, chunks))
+    print(f"chunk_qrels               {seconds:6.2f} s  ({len(qrels):,} chunk judgments)")
+    seconds, _ = best_of(args.repeat, lambda: evidence_scores(passages, chunks, run, k=(1, 3, 5, 10)))
+    print(f"evidence_scores           {seconds:6.2f} s")
+    seconds, _ = best_of(args.repeat, lambda: perfect_evidence_recall(passages, overlapping, k=(1, 3, 5, 10)))
+    print(f"perfect_evidence_recall   {seconds:6.2f} s  (overlapping windows)")
+    seconds, table = best_of(
+        args.repeat, lambda: compare_chunkers(passages, {"500": chunks, "1000/500": overlapping})
+    )
+    print(f"compare_chunkers (2)      {seconds:6.2f} s")
+    print(table.round(4).to_string())
+    print(f"peak RSS                  {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:6.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
