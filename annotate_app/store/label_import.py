@@ -128,8 +128,8 @@ def reserve_ids(s: Session, model: type[Base], n: int) -> list[int] | None:
         return None
     if not n:
         return []
-    sql = "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"
-    return [int(r[0]) for r in fetch_rows(s, sql, model.__tablename__, n)]
+    sql = "SELECT array_agg(nextval(pg_get_serial_sequence(%s, 'id'))) FROM generate_series(1, %s)"
+    return [int(i) for i in fetch_rows(s, sql, model.__tablename__, n)[0][0]]
 
 
 def largest_ids(s: Session) -> tuple[int, int]:

@@ -219,11 +219,11 @@ def test_a_claim_its_annotator_works_on_in_the_app_meanwhile_is_planned_again(
     (ann,) = synthetic_project(db, "big", queries=6, docs=1000, annotators=4, prefix="imp")[3:]
     if work == "labels":
         view = queue.next_pair(db, ann, "big")
-    real, plans = writes._numbered, []
+    real, plans = writes._Plan.reserve, []
 
-    def app_work_after_first_plan(s, rows):
-        out = real(s, rows)
-        plans.append(len(rows))
+    def app_work_after_first_plan(plan, s):
+        out = real(plan, s)
+        plans.append(len(plan.rows))
         if len(plans) == 1 and work == "labels":
             labels.save_label(db, ann, "big", view.pair_id, grade=1, reason="judged in the app")
         elif len(plans) == 1:
@@ -233,7 +233,7 @@ def test_a_claim_its_annotator_works_on_in_the_app_meanwhile_is_planned_again(
             )
         return out
 
-    monkeypatch.setattr(writes, "_numbered", app_work_after_first_plan)
+    monkeypatch.setattr(writes._Plan, "reserve", app_work_after_first_plan)
     report = _import(db, _labels_file(tmp_path / "labels.jsonl", 6_000))
     assert len(plans) == 2
     changed = int(work == "labels")

@@ -70,7 +70,8 @@ __all__ = [
 ]
 
 PUBLISH_PIECE = 5_000  # on SQLite: labels written per transaction, whole pairs (a fraction of a second)
-SQLITE_PAUSE_S = 0.12  # on SQLite: the pause after each, longer than a waiting writer's 0.1 s between polls
+SQLITE_PAUSE_S = 0.12  # on SQLite: the least pause after each, over a waiting writer's 0.1 s between polls
+SQLITE_PAUSE_SHARE = 0.5  # ... and at least this share of the piece's time (a busy machine wakes them late)
 PLAN_ATTEMPTS = 3  # plans made before giving up on a project whose claims keep changing under the import
 _PG_PIECE = 50_000  # on PostgreSQL: labels per bulk statement (memory: one piece of rows)
 
@@ -131,8 +132,8 @@ class _Row(NamedTuple):
     ``annotator_id`` None: an account the import creates. ``assignment_id`` None: a new claim, at ``slot``;
     else the claim at version ``base_version`` with current label ``base_label_id``. ``last``: the claim's
     last new version (the claim is made or moved to it); ``added``: its first label (else a change).
-    ``label_key``, ``claim_key``: the new rows' ids (PostgreSQL: drawn from the sequences) or ordinals
-    (SQLite)."""
+    ``label_key``, ``claim_key``: the ordinals of the new label and claim (1, 2, ...; the versions of one new
+    claim share its ordinal) that `_Plan.ids` turns into ids."""
 
     line: int
     pair_id: int
@@ -161,6 +162,14 @@ class _Plan:
     new_names: list[str] = field(default_factory=list)
     unchanged: int = 0
     counts: dict[str, list[int]] = field(default_factory=dict)
+    claims: int = 0  # new claims
+    reserved: tuple[list[int], list[int]] | None = None  # PostgreSQL: the ids of the labels and new claims
+
+    def reserve(self, s: Session) -> None:
+        """On PostgreSQL, draw the ids of the new labels and claims from the sequences (`reserve_ids`); on
+        SQLite nothing: a piece's rows take the ids after the largest when written (`largest_ids`)."""
+        labels, claims = lq.reserve_ids(s, Label, len(self.rows)), lq.reserve_ids(s, Assignment, self.claims)
+        self.reserved = None if labels is None or claims is None else (labels, claims)
 
     def spans(self, size: int) -> list[tuple[int, int]]:
         """[start, end) of pieces of at least ``size`` rows (the last may be smaller), whole pairs each."""
@@ -179,7 +188,7 @@ def _plan(
     pair (several when the file holds versions, in file order) are unchanged up to the last one equal to the
     current label (grade, reason, made on the current document version); the ones after it become the next
     versions. A label for a claim that is over (skipped or expired in the app) raises `InvalidInput` naming
-    its line. ``numbered``: give the new rows their ids (`_numbered`; not in a read-only transaction)."""
+    its line. ``numbered``: reserve the new rows' ids (`_Plan.reserve`; not in a read-only transaction)."""
     users = {name: user.id for name, user in uq.by_names(s, sorted({c.username for c in checked})).items()}
     states = lq.claim_states(s, proj.id, list(users.values()))
     slots = lq.pair_slots(s, proj.id)
@@ -207,35 +216,22 @@ def _plan(
             counts[i] += n
         if not new:
             continue
-        claim: dict = {"base_version": 0}
+        assignment_id, base, base_label, slot, claim_key = None, 0, None, None, 0
         if state is not None:
-            claim = {"assignment_id": state.assignment_id, "base_version": state.version}
-            claim["base_label_id"] = state.label_id
+            assignment_id, base, base_label = state.assignment_id, state.version, state.label_id
         else:  # a new claim, past every slot held and the annotators per pair
             new_claims[pair_id] = n = new_claims.get(pair_id, 0) + 1
-            claim["slot"] = max(held, proj.annotators_per_pair) + n
+            slot = max(held, proj.annotators_per_pair) + n
+            plan.claims += 1
+            claim_key = plan.claims
         for k, c in enumerate(new):
-            version = claim["base_version"] + 1 + k
             last, added = k == len(new) - 1, k == 0 and not has_label
-            plan.rows.append(
-                _Row(
-                    c.line,
-                    pair_id,
-                    user_id,
-                    name,
-                    c.grade,
-                    c.reason,
-                    doc_version,
-                    version,
-                    last,
-                    added,
-                    **claim,
-                )
-            )
+            row = (c.line, pair_id, user_id, name, c.grade, c.reason, doc_version, base + 1 + k, last, added)
+            plan.rows.append(_Row(*row, assignment_id, base, base_label, slot, len(plan.rows) + 1, claim_key))
     fail(sorted(refused, key=lambda p: p.line or 0)[:1000])
     plan.new_names = sorted({c.username for c in checked} - set(users))
     if numbered:
-        plan.rows = _numbered(s, plan.rows)
+        plan.reserve(s)
     return plan
 
 
@@ -263,21 +259,6 @@ def _refused(file: SourceFile, c: CheckedLabel, status: str) -> Problem:
     return Problem(file.name, c.line, f"{c.username} {c.grade}", reason)
 
 
-def _numbered(s: Session, rows: list[_Row]) -> list[_Row]:
-    """The rows with the ids of their label and new claim (PostgreSQL: drawn from the sequences) or ordinals
-    (SQLite: a piece's rows take the ids after the largest, `store.label_import.largest_ids`); the versions of
-    one new claim share its key."""
-    n_claims = sum(row.assignment_id is None and row.last for row in rows)
-    label_ids = lq.reserve_ids(s, Label, len(rows)) or range(1, len(rows) + 1)
-    claim_ids = iter(lq.reserve_ids(s, Assignment, n_claims) or range(1, n_claims + 1))
-    out, key = [], 0
-    for row, label_key in zip(rows, label_ids, strict=True):
-        if row.assignment_id is None and row.version == 1:
-            key = next(claim_ids)
-        out.append(row._replace(label_key=label_key, claim_key=key if row.assignment_id is None else 0))
-    return out
-
-
 # ---------------------------------------------------------------------------------------------- writing
 def _check_claims(s: Session, rows: Sequence[_Row], user_ids: dict[str, int]) -> None:
     """`_PlanChanged` unless every claim of ``rows`` is as planned: a new one still absent and its slot free,
@@ -299,26 +280,30 @@ def _check_claims(s: Session, rows: Sequence[_Row], user_ids: dict[str, int]) ->
             raise _PlanChanged()
 
 
-def _write(s: Session, proj: Project, rows: Sequence[_Row], user_ids: dict[str, int]) -> None:
-    """Write ``rows`` in the caller's transaction: new claims, label versions, claims moved, claim counts;
-    `_PlanChanged` if a claim is no longer as planned (on PostgreSQL, whose import is one transaction, only
-    the claims to move are checked here: a claim taken meanwhile makes an insert fail, `IntegrityError`)."""
-    if s.connection().dialect.name == "postgresql":
-        labels_after = claims_after = 0  # the keys are the ids
-    else:
+def _write(s: Session, proj: Project, plan: _Plan, start: int, end: int, user_ids: dict[str, int]) -> None:
+    """Write the plan's rows from ``start`` to ``end`` in the caller's transaction: new claims, label
+    versions, claims moved, claim counts; `_PlanChanged` if a claim is no longer as planned (on PostgreSQL,
+    whose import is one transaction, only the claims to move are checked here: a claim taken meanwhile makes
+    an insert fail, `IntegrityError`)."""
+    rows = plan.rows[start:end]
+    if plan.reserved is not None:
+        label_ids, claim_ids = plan.reserved
+        label_of, claim_of = (lambda key: label_ids[key - 1]), (lambda key: claim_ids[key - 1])
+    else:  # SQLite: the ids after the largest, in the order of the ordinals
         _check_claims(s, rows, user_ids)
         largest_label, largest_claim = lq.largest_ids(s)
         labels_after = largest_label - rows[0].label_key + 1
         first_claim = min((row.claim_key for row in rows if row.assignment_id is None), default=1)
         claims_after = largest_claim - first_claim + 1
+        label_of, claim_of = (lambda key: labels_after + key), (lambda key: claims_after + key)
     now, guidelines = utcnow(), pq.guidelines_version(s, proj.id)
     claims: list[tuple] = []
     labels: list[tuple] = []
     moves: list[tuple[int, int, int, int, int]] = []
     counts: dict[int, int] = {}
     for row in rows:
-        annotator, label_id = user_ids[row.username], labels_after + row.label_key
-        assignment_id = row.assignment_id if row.assignment_id is not None else claims_after + row.claim_key
+        annotator, label_id = user_ids[row.username], label_of(row.label_key)
+        assignment_id = row.assignment_id if row.assignment_id is not None else claim_of(row.claim_key)
         labels.append(
             (label_id, assignment_id, row.pair_id, annotator, row.version, row.grade, row.reason)
             + (row.doc_version, guidelines)
@@ -393,7 +378,7 @@ def _store_at_once(
     import_id = start_import(s, actor, proj, file, ImportKind.LABELS, Path(file.name).name)
     user_ids = _user_ids(plan, _accounts(s, actor, proj, plan.new_names))
     for start in range(0, len(plan.rows), _PG_PIECE):
-        _write(s, proj, plan.rows[start : start + _PG_PIECE], user_ids)
+        _write(s, proj, plan, start, min(start + _PG_PIECE, len(plan.rows)), user_ids)
     added = _added(plan.rows)
     report = _report(file, added, len(plan.rows) - added, plan.unchanged)
     record_import(s, actor, proj, file, report, import_id)
@@ -428,7 +413,7 @@ class _Pieces:
         spans = plan.spans(PUBLISH_PIECE) or [(0, 0)]
         user_ids = _user_ids(plan, {})
         for k, (start, end) in enumerate(spans):
-            last = k == len(spans) - 1
+            last, began = k == len(spans) - 1, time.monotonic()
             with self.db.write() as s:
                 proj = self._project(s)
                 import_id = self.import_id
@@ -439,7 +424,7 @@ class _Pieces:
                     user_ids |= _accounts(s, self.actor, proj, plan.new_names)
                 rows = plan.rows[start:end]
                 if rows:
-                    _write(s, proj, rows, user_ids)
+                    _write(s, proj, plan, start, end, user_ids)
                 added = self.added + _added(rows)
                 changed = self.changed + len(rows) - _added(rows)
                 report = _report(self.file, added, changed, len(plan.rows) + plan.unchanged - added - changed)
@@ -450,7 +435,8 @@ class _Pieces:
             self.import_id, self.added, self.changed = import_id, added, changed
             if last:
                 return report
-            time.sleep(SQLITE_PAUSE_S)  # SQLite's busy handler polls: leave a waiting writer a gap to get in
+            # SQLite's busy handler polls: leave a waiting writer a gap to get in, longer on a busy machine
+            time.sleep(max(SQLITE_PAUSE_S, SQLITE_PAUSE_SHARE * (time.monotonic() - began)))
         raise AssertionError("unreachable: the last piece returns")
 
 
