@@ -289,7 +289,9 @@ def _demo_parser(sub: Subcommands) -> None:
         help="also load project 'demo-review': labels by alice and bob, rita's verdicts, release v1 and "
         "two open disagreements (make run uses it)",
     )
-    p.add_argument("--sample-dir", metavar="DIR", help="sample corpus folder (default: the shipped one)")
+    p.add_argument(
+        "--sample-dir", metavar="DIR", help="sample corpus folder (default: the one shipped with QrelForge)"
+    )
     p.set_defaults(handler=_cmd_demo)
 
 

@@ -28,9 +28,22 @@ from typing import Any
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store.db import MAX_ID, unstorable
 
-__all__ = ["check_text", "check_int", "check_count", "check_reason", "check_request_id", "MAX_INT"]
+__all__ = [
+    "check_text",
+    "check_int",
+    "check_count",
+    "check_reason",
+    "check_length",
+    "check_request_id",
+    "cut",
+    "MAX_INT",
+    "MAX_REASON",
+]
 
 MAX_INT = MAX_ID
+MAX_REASON = 10_000
+"""The most characters of a reason, wherever it comes from: a label saved or imported, a skip, an
+adjudication, a machine judge's label."""
 
 
 def check_text(value: Any, what: str) -> str:
@@ -76,7 +89,7 @@ def check_count(value: Any, what: str, low: int = 1, *, optional: bool = False) 
 
 
 def check_reason(reason: Any, minimum: int, what: str = "reason") -> str:
-    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most 10 000).
+    """The stripped reason, if it has at least ``max(minimum, 1)`` characters (and at most `MAX_REASON`).
 
     >>> check_reason("  too short ", 20)
     Traceback (most recent call last):
@@ -86,9 +99,34 @@ def check_reason(reason: Any, minimum: int, what: str = "reason") -> str:
     text, required = check_text(reason, what).strip(), max(minimum, 1)
     if len(text) < required:
         raise InvalidInput(f"{what} must have at least {required} characters; got {len(text)}")
-    if len(text) > 10_000:
-        raise InvalidInput(f"{what} must have at most 10000 characters; got {len(text)}")
+    return check_length(text, what)
+
+
+def check_length(text: str, what: str, limit: int = MAX_REASON) -> str:
+    """``text`` if it has at most ``limit`` characters (by default `MAX_REASON`); else InvalidInput naming
+    ``what`` and the length.
+
+    >>> check_length("x" * 10_001, "reason")
+    Traceback (most recent call last):
+    ...
+    annotate_app.services.errors.InvalidInput: reason must have at most 10000 characters; got 10001
+    """
+    if len(text) > limit:
+        raise InvalidInput(f"{what} must have at most {limit} characters; got {len(text)}")
     return text
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters; else its beginning and a note of its length, in
+    ``limit`` characters at most (at least the note): what is shown (or kept) of a text that may be huge.
+
+    >>> cut("0123456789" * 10, 40)
+    '01234567890123456… (cut: 100 characters)'
+    """
+    if len(text) <= limit:
+        return text
+    note = f"… (cut: {len(text):,} characters)"
+    return text[: max(limit - len(note), 0)] + note
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")

@@ -75,7 +75,7 @@ from annotate_app.services._judge_state import (
 )
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.inputs import check_count, check_int, check_text
+from annotate_app.services.inputs import MAX_REASON, check_count, check_int, check_text, cut
 from annotate_app.store import judges as q
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
@@ -237,7 +237,7 @@ class StoreCache:
 def _label_fields(result: JudgeResult) -> dict[str, Any]:
     return {
         "grade": result.grade,
-        "reason": result.reason,
+        "reason": cut(result.reason, MAX_REASON),  # a model's reply may say more: raw_response keeps it
         "confidence": result.confidence,
         "sample_grades": list(result.sample_grades),
         "failure": None if result.failure is None else str(result.failure),
@@ -569,6 +569,11 @@ def import_labels(
         task = task_of(s, proj)
         inputs = {(p["query_id"], p["doc_id"]): p for p in q.pair_inputs(s, proj.id)}
     labels = _read_labels(source, filename, task)
+    for x in labels:
+        if len(x.reason) > MAX_REASON:
+            raise InvalidInput(
+                f"{filename}:{x.line}: reason must have at most {MAX_REASON} characters; got {len(x.reason)}"
+            )
     unknown = [(x.query_id, x.doc_id, x.line) for x in labels if (x.query_id, x.doc_id) not in inputs]
     if unknown:
         qid, did, line = unknown[0]

@@ -3,8 +3,10 @@
 ``bulk_insert(s, Model.__table__, rows)`` takes a list of dicts with the same keys. On PostgreSQL the rows go
 through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which
 is several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's
-executemany (values converted by the column types' bind processors). Driver errors of these raw calls are
-raised as SQLAlchemy's would be (`faults.raw_errors`).
+executemany (values converted by the column types' bind processors). ``insert_tuples`` is the same without
+the per-value work: rows as tuples of values the driver takes as they are (`driver_value` converts one, e.g.
+a datetime, once for every row). Driver errors of these raw calls are raised as SQLAlchemy's would be
+(`faults.raw_errors`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.store.faults import raw_errors
 
-__all__ = ["bulk_insert", "fetch_rows", "SQLITE_BATCH"]
+__all__ = ["bulk_insert", "insert_tuples", "driver_value", "fetch_rows", "SQLITE_BATCH"]
 
 SQLITE_BATCH = 20_000
 
@@ -45,6 +47,35 @@ def bulk_insert(s: Session, table: Table, rows: Sequence[dict]) -> None:
                 )
     finally:
         cursor.close()
+
+
+def insert_tuples(s: Session, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Insert ``rows`` (tuples in the order of ``columns``) in the caller's transaction: COPY on PostgreSQL,
+    executemany on SQLite, each value passed to the driver as it is (no JSON column; see `driver_value`)."""
+    if not rows:
+        return
+    conn = s.connection()
+    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    if conn.dialect.name == "postgresql":
+        sql = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+    cursor = _cursor(conn)
+    try:
+        with raw_errors(conn, sql):
+            if conn.dialect.name != "postgresql":
+                cursor.executemany(sql, rows)
+                return
+            with cursor.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+    finally:
+        cursor.close()
+
+
+def driver_value(s: Session, table: Table, column: str, value: Any) -> Any:
+    """``value`` as the driver takes it for ``table.column`` (its type's bind processor applied: a datetime
+    becomes SQLite's text form)."""
+    process = table.c[column].type.bind_processor(s.connection().dialect)
+    return value if process is None or value is None else process(value)
 
 
 def _sqlite_executemany(conn, table: Table, rows: Sequence[dict]) -> None:

@@ -2,7 +2,7 @@
 
 `metrics.formats.read_labels` parses the file; `import_labels` checks every label against the project and
 stores it the way `services.labels.save_label` stores a judgment (an assignment of the pair to the annotator,
-then append-only label versions), in one transaction:
+then append-only label versions), staged in short transactions and published in one (`_label_writes`):
 
 - each label names a pair of the project's pool: an unknown query or document, or a query–document pair
   that is not pooled (or is excluded), is an error naming its line. Pool the pair first (``qrelforge pool``,
@@ -12,7 +12,8 @@ then append-only label versions), in one transaction:
 - each annotator is an account: a name no user has yet creates one that cannot log in (deactivated, no
   password). An admin enables it later (reactivate the user, then reset its password); until then it only
   holds the imported labels, which count in agreement and releases like any human's;
-- the reason is kept as given; none is required (most tools record none);
+- the reason is kept as given; none is required (most tools record none), and it has at most
+  `inputs.MAX_REASON` characters, as every reason the app stores;
 - a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
   so importing the same file twice adds nothing; a different one adds a new version (append-only). A file
   holding several versions of one annotator's label (Prodigy sessions) adds the versions after the one equal
@@ -23,41 +24,34 @@ then append-only label versions), in one transaction:
 A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
 `preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
 change and leave unchanged, and which accounts it would create (the Data page shows it before its Import
-button). Label imports of one project wait for each other (`lock_imports`): a double click imports once and
-then finds every label unchanged.
+button). Label imports wait for each other: a double click imports once and then finds every label
+unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
-from annotate_app.services.auth import Actor, Role, audit, check_username
+from annotate_app.services.auth import Actor, Role, check_username
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
     fail,
-    lock_imports,
     parse,
     read_source,
-    record_import,
-    start_import,
 )
-from annotate_app.services.types import AnnotatorLabels, ImportReport, LabelImportPreview
+from annotate_app.services.imports._label_writes import preview, store_labels
+from annotate_app.services.inputs import check_length
+from annotate_app.services.types import ImportReport, LabelImportPreview
 from annotate_app.store import corpus as cq
-from annotate_app.store import judging as jq
 from annotate_app.store import label_import as lq
-from annotate_app.store import projects as pq
-from annotate_app.store import users as uq
 from annotate_app.store.db import Database, unstorable
-from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
-from annotate_app.store.models import Project, User
+from annotate_app.store.models import Project
 from metrics.errors import FormatError, Problem, QrelForgeError
 from metrics.formats import ForeignLabels, LabelFormat
 
@@ -82,7 +76,6 @@ LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" h
     LabelFormat.QUEPID.value: "Quepid ratings CSV query,docid,rating (query by its text); "
     "needs the annotator",
 }
-_NO_SLOT_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -118,25 +111,14 @@ def import_labels(
     new version) and unchanged, and what the file left out."""
     renames = _check_renames(annotators)
     file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
-    with db.write() as s:
-        _, proj = open_project(s, actor, project, Role.ADMIN, "import labels")
-        lock_imports(s, proj)  # a double click: the second import waits, then finds every label unchanged
-        checked = _check(s, proj, file, labels, renames)
-        users = _accounts(s, actor, proj, {c.username for c in checked})
-        fail(_refused_claims(s, file, checked, users))
-        import_id = start_import(s, actor, proj, file, ImportKind.LABELS, Path(file.name).name)
-        added, changed = _store(s, proj, checked, users)
-        report = ImportReport(
-            kind=ImportKind.LABELS,
-            source=file.name,
-            name=Path(file.name).name,
-            added=added,
-            changed=changed,
-            unchanged=len(checked) - added - changed,
-            left_out=labels.left_out_text(),
-        )
-        record_import(s, actor, proj, file, report, import_id)
-        return report
+    return store_labels(
+        db,
+        actor,
+        project,
+        file,
+        lambda s, proj: _check(s, proj, file, labels, renames),
+        left_out=labels.left_out_text(),
+    )
 
 
 def preview_labels(
@@ -160,23 +142,7 @@ def preview_labels(
     file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "preview label imports")
-        checked = _check(s, proj, file, labels, renames)
-        users = uq.by_names(s, sorted({c.username for c in checked}))
-        fail(_refused_claims(s, file, [c for c in checked if c.username in users], users))
-        outcomes = [(c.username, outcome) for c, outcome in _plan(s, checked, users)]
-    rows = []
-    for name in sorted({name for name, _ in outcomes}):
-        mine = [outcome for who, outcome in outcomes if who == name]
-        rows.append(
-            AnnotatorLabels(
-                username=name,
-                labels=len(mine),
-                added=mine.count(_Outcome.ADDED),
-                changed=mine.count(_Outcome.CHANGED),
-                unchanged=mine.count(_Outcome.UNCHANGED),
-                new_account=name not in users,
-            )
-        )
+        rows = preview(s, proj, file, _check(s, proj, file, labels, renames))
     return LabelImportPreview(source=file.name, annotators=tuple(rows), left_out=labels.left_out_text())
 
 
@@ -215,47 +181,6 @@ def _assignments(text: str, what: str, form: str, *, last: bool) -> list[tuple[i
             raise InvalidInput(f"{what} line {number}: expected {form}; got {line.strip()!r:.80}")
         out.append((number, key, value))
     return out
-
-
-class _Outcome(StrEnum):
-    ADDED = "added"
-    CHANGED = "changed"
-    UNCHANGED = "unchanged"
-
-
-def _plan(s: Session, checked: list[_Checked], users: Mapping[str, User]) -> list[tuple[_Checked, _Outcome]]:
-    """What storing each label does, in file order: of one user's labels of one pair (several when the file
-    holds versions), those up to the last one equal to the user's current label (grade, reason, document
-    version) are unchanged; the ones after it are added (the first, when the user has no label there yet) or
-    changes (new versions)."""
-    groups: dict[tuple[int, str], list[_Checked]] = {}
-    for c in checked:
-        groups.setdefault((c.pair_id, c.username), []).append(c)
-    outcome: dict[int, _Outcome] = {}
-    for (pair_id, name), labels in groups.items():
-        has_label, same_as = _current(s, pair_id, users.get(name))
-        equal = [i for i, c in enumerate(labels) if (c.grade, c.reason) == same_as]
-        first_new = equal[-1] + 1 if equal else 0
-        for i, c in enumerate(labels):
-            if i < first_new:
-                outcome[id(c)] = _Outcome.UNCHANGED
-            elif i == first_new and not has_label:
-                outcome[id(c)] = _Outcome.ADDED
-            else:
-                outcome[id(c)] = _Outcome.CHANGED
-    return [(c, outcome[id(c)]) for c in checked]
-
-
-def _current(s: Session, pair_id: int, user: User | None) -> tuple[bool, tuple[int, str] | None]:
-    """Whether the user has a label of the pair, and its (grade, reason) when it was made on the document's
-    current version (None otherwise: a label of an older version equals no label of the file)."""
-    a = None if user is None else jq.own_assignment(s, pair_id, user.id)
-    current = None if a is None or a.label_id is None else jq.label_by_id(s, a.label_id)
-    if current is None:
-        return False, None
-    if current.doc_version != jq.current_doc_version(s, pair_id, lock=False):
-        return True, None
-    return True, (current.grade, current.reason)
 
 
 def _read(
@@ -381,81 +306,4 @@ def _reason(reason: str) -> str:
     why = unstorable(reason)
     if why:
         raise InvalidInput(f"reason {why}")
-    return reason
-
-
-def _accounts(s: Session, actor: Actor, proj: Project, names: set[str]) -> dict[str, User]:
-    """The users of these names; a new name becomes an account that cannot log in (deactivated, no
-    password)."""
-    users = uq.by_names(s, sorted(names))
-    for name in sorted(names - set(users)):
-        user = uq.insert_user(
-            s, username=name, display_name=name, role=Role.ANNOTATOR.value, password_hash=""
-        )
-        uq.set_fields(s, user.id, active=False)
-        audit(
-            s,
-            actor,
-            AuditAction.USER_ADDED,
-            project_id=proj.id,
-            target=name,
-            details={"role": Role.ANNOTATOR.value, "imported": True, "can_login": False},
-        )
-        users[name] = user
-    return users
-
-
-def _refused_claims(s: Session, file: SourceFile, checked: list[_Checked], users: dict) -> list[Problem]:
-    """A label for a pair its annotator skipped (or let expire) in the app is refused: that claim is over."""
-    problems = []
-    for c in checked:
-        a = jq.own_assignment(s, c.pair_id, users[c.username].id)
-        if a is not None and a.status not in AssignmentStatus.live():
-            problems.append(
-                Problem(
-                    file.name,
-                    c.line,
-                    f"{c.username} {c.grade}",
-                    f"{c.username} has {a.status} this pair in the app; it cannot be labelled by import",
-                )
-            )
-    return problems[:1000]
-
-
-def _store(s: Session, proj: Project, checked: list[_Checked], users: dict) -> tuple[int, int]:
-    """Store each label `_plan` does not find unchanged as a new label version; (added, changed)."""
-    guidelines = pq.guidelines_version(s, proj.id)
-    added = changed = 0
-    for c, outcome in _plan(s, checked, users):
-        if outcome == _Outcome.UNCHANGED:
-            continue
-        user = users[c.username]
-        doc_version = jq.current_doc_version(s, c.pair_id)
-        a = jq.own_assignment(s, c.pair_id, user.id)
-        if a is None:
-            lq.add_claim(s, c.pair_id)
-            slot = jq.free_slot(s, c.pair_id, _NO_SLOT_LIMIT)
-            assignment_id = jq.insert_assignment(s, proj.id, c.pair_id, user.id, slot)
-        else:
-            assignment_id = a.id
-        version = jq.mark_done(s, assignment_id, c.grade, None)
-        label = jq.insert_label(
-            s,
-            assignment_id=assignment_id,
-            pair_id=c.pair_id,
-            annotator_id=user.id,
-            version=version,
-            grade=c.grade,
-            reason=c.reason,
-            unsure=False,
-            seconds=None,
-            doc_version=doc_version,
-            guidelines_version=guidelines,
-            request_id=None,
-        )
-        jq.set_label_id(s, assignment_id, label.id)
-        if outcome == _Outcome.ADDED:
-            added += 1
-        else:
-            changed += 1
-    return added, changed
+    return check_length(reason, "reason")

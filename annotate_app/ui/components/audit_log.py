@@ -12,7 +12,7 @@ from annotate_app.services import audit
 from annotate_app.services.auth import Actor
 from annotate_app.services.types import AuditInfo
 from annotate_app.ui import cache, errors, state
-from annotate_app.ui.components import names, pager
+from annotate_app.ui.components import names, pager, widgets
 
 __all__ = ["show", "frame", "ALL_PROJECTS", "USER"]
 
@@ -63,4 +63,4 @@ def show(actor: Actor) -> None:
         )
         st.caption(names.plural(total, "matching entry", "matching entries"))
         pager.controls(pager.AUDIT, total, size=size, shown=len(rows), noun="Entries")
-        st.dataframe(frame(rows), hide_index=True, width="stretch")
+        st.dataframe(widgets.shown_cells(frame(rows)), hide_index=True, width="stretch")

@@ -159,7 +159,7 @@ def edit_card(actor: Actor, view: PairView) -> None:
     ss, pid = st.session_state, view.pair_id
     if view.current is not None:
         ss.setdefault(state.grade(pid, "e"), view.current.grade)
-        ss.setdefault(state.reason(pid, "e"), view.current.reason)
+        ss.setdefault(state.reason(pid, "e"), widgets.shown(view.current.reason))
         ss.setdefault(state.unsure(pid, "e"), view.current.unsure)
     pair_card(
         view, "e", on_submit=lambda: _save_edit(actor, view), on_skip=None, submit_label="Save new version"

@@ -1,16 +1,22 @@
 """Small shared widgets: the project guard, grade buttons, the highlighted pair, upload size checks, paged
-tables.
+tables, and how much of a stored text a page shows.
 
 Corpus, query and reason text always goes through `annotate_app.ui.escape` (escaped Markdown), never raw
-HTML.
+HTML. A stored text is shown cut (`shown`, `shown_cells`): at most `SHOWN_TEXT` characters of a reason or a
+note (every reason the app accepts, whole), `SHOWN_CELL` in a table cell, `SHOWN_TITLE` in a title,
+`SHOWN_DOCUMENT` of a document; the rest is named by its length (``… (cut: 15,000,000 characters)``). A text
+written straight into the database can be any size, and a page sends what it shows to the browser in one
+message: cut, it never freezes the reader's tab.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import pandas as pd
 import streamlit as st
 
+from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.ui import state
 from annotate_app.ui.components import keyboard
 from annotate_app.ui.components.highlight import to_markdown
@@ -27,10 +33,35 @@ __all__ = [
     "within_limit",
     "PAGE_ROWS",
     "paged_dataframe",
+    "shown",
+    "shown_cells",
+    "SHOWN_TEXT",
+    "SHOWN_CELL",
+    "SHOWN_TITLE",
+    "SHOWN_DOCUMENT",
 ]
 
 MIB = 1024 * 1024
 PAGE_ROWS = 200
+SHOWN_TEXT = MAX_REASON  # a reason, a note: the longest reason the app accepts is shown whole
+SHOWN_CELL = 1_000  # a text in a table cell (a page shows up to a few hundred rows)
+SHOWN_TITLE = 200  # a text in a one-line title
+SHOWN_DOCUMENT = 200_000  # a document's title or text (a long article is ~50,000 characters)
+
+
+def shown(text: str, limit: int = SHOWN_TEXT) -> str:
+    """What a page shows of a stored text: ``text``, cut to ``limit`` characters with a note of its length
+    (`services.inputs.cut`).
+
+    >>> shown("x" * 15_000_000)[-40:]
+    'xxxxxxxxxx… (cut: 15,000,000 characters)'
+    """
+    return cut(text, limit)
+
+
+def shown_cells(frame: pd.DataFrame, limit: int = SHOWN_CELL) -> pd.DataFrame:
+    """A table (DataFrame) with every text cell `shown` in at most ``limit`` characters."""
+    return frame.map(lambda value: cut(value, limit) if isinstance(value, str) else value)
 
 
 def project_or_stop() -> str:
@@ -77,14 +108,15 @@ def grade_buttons(
 
 
 def text_block(text: str) -> None:
-    """User-written text (a reason, a note) shown as inert Markdown."""
-    st.markdown(escape_markdown(text) if text else "_(empty)_")
+    """User-written text (a reason, a note) shown as inert Markdown, cut to `SHOWN_TEXT` characters."""
+    st.markdown(escape_markdown(shown(text)) if text else "_(empty)_")
 
 
 def show_pair(query_id: str, query_text: str, doc_id: str, title: str, text: str) -> None:
     """The query and the document (title and text), query terms highlighted, everything escaped. A long
     document scrolls in a box of fixed height (`keyboard.document_box`), so the form below stays in view."""
     st.caption(f"Query {escape_markdown(query_id)} · document {escape_markdown(doc_id)}")
+    query_text, title, text = shown(query_text), shown(title), shown(text, SHOWN_DOCUMENT)
     st.markdown(f"**Query:** {escape_markdown(query_text)}")
     with keyboard.document_box(text):
         if title:

@@ -67,7 +67,7 @@ def _confirm(
 ) -> None:
     """A preview without problems: its sample, the name and chunk options, and the Import button."""
     st.success(escape_markdown(f"{filename}: {preview.n_rows} rows; columns {', '.join(preview.columns)}."))
-    st.dataframe(pd.DataFrame(list(preview.sample)), hide_index=True, width="stretch")
+    st.dataframe(widgets.shown_cells(pd.DataFrame(list(preview.sample))), hide_index=True, width="stretch")
     name = (
         st.text_input("Name (default: the run's tag or the file name)", key=state.IMPORT_NAME)
         if kind in ("run", "qrels")
@@ -317,7 +317,7 @@ def _pool(actor: Actor, project: str) -> None:
             if len(shown)
             else f"No pairs after the first {offset}."
         )
-        st.dataframe(shown, hide_index=True, width="stretch")
+        st.dataframe(widgets.shown_cells(shown), hide_index=True, width="stretch")
 
 
 def render() -> None:

@@ -27,7 +27,7 @@ def _table(mine: list[LabelInfo]) -> None:
         }
         for x in mine
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(widgets.shown_cells(pd.DataFrame(rows)), hide_index=True, width="stretch")
 
 
 def _describe(x: LabelInfo) -> str:

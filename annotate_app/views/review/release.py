@@ -49,16 +49,16 @@ def row(r: ReleaseInfo) -> dict:
         "agreement": value,
         "threshold": f"{r.threshold:.3f}",
         "qrels": r.n_qrels,
-        "note": r.note or "",
-        "justification": r.justification or "",
+        "note": widgets.shown(r.note or "", widgets.SHOWN_CELL),
+        "justification": widgets.shown(r.justification or "", widgets.SHOWN_CELL),
     }
 
 
 def details(r: ReleaseInfo) -> dict:
     """Everything a release records, for its details."""
     return {
-        "note": r.note or "—",
-        "justification": r.justification or "—",
+        "note": widgets.shown(r.note or "—"),
+        "justification": widgets.shown(r.justification or "—"),
         "agreement band": str(r.agreement.get("band", "")) or "—",
         "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v) or "—",
         "qrels by source": ", ".join(f"{v} {k}" for k, v in sorted(r.sources.items())) or "—",
@@ -90,7 +90,8 @@ def downloads(actor: Actor, project: str, version: int) -> None:
 
 def _details(actor: Actor, project: str, r: ReleaseInfo, *, newest: bool) -> None:
     """A release's details and downloads (the newest one open)."""
-    title = f"v{r.version} · {r.created_at:%Y-%m-%d %H:%M} UTC" + (f" · {r.note}" if r.note else "")
+    note = widgets.shown(r.note or "", widgets.SHOWN_TITLE)
+    title = f"v{r.version} · {r.created_at:%Y-%m-%d %H:%M} UTC" + (f" · {note}" if note else "")
     with st.expander(escape_markdown(title), expanded=newest):
         frame = pd.DataFrame({"": list(details(r).values())}, index=list(details(r)))
         st.table(frame.style.format(lambda value: escape_markdown(str(value))), hide_header=True)
