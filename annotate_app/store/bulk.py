@@ -72,9 +72,10 @@ def insert_tuples(s: Session, table: Table, columns: Sequence[str], rows: Sequen
 
 
 def driver_value(s: Session, table: Table, column: str, value: Any) -> Any:
-    """``value`` as the driver takes it for ``table.column`` (its type's bind processor applied: a datetime
-    becomes SQLite's text form)."""
-    process = table.c[column].type.bind_processor(s.connection().dialect)
+    """``value`` as the driver takes it for ``table.column`` (the bind processor of its type on this database
+    applied: on SQLite a datetime becomes the text SQLAlchemy writes)."""
+    dialect = s.connection().dialect
+    process = table.c[column].type.dialect_impl(dialect).bind_processor(dialect)
     return value if process is None or value is None else process(value)
 
 

@@ -211,9 +211,9 @@ def _plan(
         new = labels[first_new:]
         has_label = state is not None and state.label_id is not None
         counts = plan.counts.setdefault(name, [0, 0, 0, 0])
-        added = int(bool(new) and not has_label)
-        for i, n in enumerate((len(labels), added, len(new) - added, first_new)):
-            counts[i] += n
+        first_added = int(bool(new) and not has_label)
+        for i, value in enumerate((len(labels), first_added, len(new) - first_added, first_new)):
+            counts[i] += value
         if not new:
             continue
         assignment_id, base, base_label, slot, claim_key = None, 0, None, None, 0
