@@ -43,6 +43,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotate_app.cli._chunk_runs import add_chunk_run_options
 from annotate_app.cli._common import (
     AddParser,
     Subcommands,
@@ -104,10 +105,10 @@ def add_score_parser(sub: Subcommands) -> None:
         help="score runs against qrels (trec_eval -c semantics)",
         description="Score one or more TREC runs against qrels.",
     )
-    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
+    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV (with --passages: a RUN)")
     p.add_argument(
         "runs",
-        nargs="+",
+        nargs="*",
         metavar="RUN",
         help="TREC run file(s); a run held as partitions: a directory, a quoted glob, or Parquet files "
         "(query_id, doc_id, score), every query in one partition",
@@ -151,6 +152,7 @@ def add_score_parser(sub: Subcommands) -> None:
         help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
         "the human qrels: release (the latest), release:N, or a qrels file",
     )
+    add_chunk_run_options(p)
     _add_slice_options(p)
     add_project_option(p)
     p.set_defaults(handler=_cmd_score)
@@ -294,8 +296,11 @@ def add_verify_parser(sub: Subcommands) -> None:
         "2 on bad input (a file that differs from the report's is bad input).",
     )
     p.add_argument("report", metavar="REPORT.json", help="a report made with --format json")
-    p.add_argument("qrels", metavar="QRELS", help="the qrels file the report was made from")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="the run files, in the report's order")
+    p.add_argument(
+        "qrels", metavar="QRELS", help="the qrels file the report was made from (with --passages: a RUN)"
+    )
+    p.add_argument("runs", nargs="*", metavar="RUN", help="the run files, in the report's order")
+    add_chunk_run_options(p, verify=True)
     p.add_argument(
         "--chunk-map",
         metavar="FILE",
@@ -361,26 +366,30 @@ def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ..
 @command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
+    from annotate_app.cli import _chunk_runs
     from metrics import parse_measures, read_qrels, render
 
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    chunked = _chunk_runs.chunk_scoring(args, measures)
     if args.ppi is not None:
         if args.by is not None:
             raise QrelForgeError("--by does not work with --ppi")
         return _cmd_score_ppi(args)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
     cut = _slicing(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")
     digests = _report_digests(args) if args.format == "json" else None
-    qrels = read_qrels(args.qrels)
-    if args.engine is Engine.RAY:
+    qrels = chunked.qrels if chunked else read_qrels(args.qrels)
+    if chunked:
+        results = [chunked.score(run, measures, strict=args.strict) for run in args.runs]
+    elif args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
     else:
         if args.address is not None:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
         results = _score_here(args, qrels, measures)
     if args.format == "json" or cut is not None:
-        text = _report_text(args, qrels, results, measures, cut, digests)
+        text = _report_text(args, qrels, results, measures, cut, digests, chunked)
     else:
         text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
     emit(text, args.output)
@@ -391,11 +400,18 @@ def _report_digests(args: argparse.Namespace) -> Any:
     """The sha256 of the report's files, hashed on a background thread while the runs are scored."""
     from metrics.fingerprint import FileDigests
 
-    return FileDigests(f for f in [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries] if f)
+    files = [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries, args.chunks, args.docs]
+    return FileDigests(f for f in files if f)
 
 
 def _report_text(
-    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any, digests: Any
+    args: argparse.Namespace,
+    qrels: Any,
+    results: list[Any],
+    measures: list[Any],
+    cut: Any,
+    digests: Any,
+    chunked: Any = None,
 ) -> str:
     """``score``'s JSON report, or its table or CSV with slices (``--by``)."""
     from annotate_app.cli import _reports
@@ -413,6 +429,7 @@ def _report_text(
             corpus=args.corpus,
             chunk_map=args.chunk_map,
             digests=digests,
+            chunked=chunked,
         )
         document = _reports.score_document(
             results, measures, per_query=args.per_query, cut=cut, fingerprint=fp
@@ -650,7 +667,20 @@ def _verdict(outcome: Any, fmt: str) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from annotate_app.cli._reports import verify
 
-    verdict = verify(args.report, args.qrels, args.runs, chunk_map=args.chunk_map, corpus=args.corpus)
+    qrels, runs = (args.passages, [args.qrels, *args.runs]) if args.passages else (args.qrels, args.runs)
+    if not runs:
+        raise QrelForgeError("the following arguments are required: RUN")
+    if args.chunks is not None and args.passages is None:
+        raise QrelForgeError(f"--chunks {args.chunks!r} is only used with --passages PASSAGES")
+    verdict = verify(
+        args.report,
+        qrels,
+        runs,
+        chunk_map=args.chunk_map,
+        corpus=args.corpus,
+        chunks=args.chunks,
+        docs=args.docs,
+    )
     if verdict.holds:
         print(f"{args.report}: all {verdict.numbers} numbers hold")
         return 0

@@ -4,23 +4,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from metrics import _ids
 from metrics.errors import EvaluationError, quoted
 from metrics.evaluate import Counts, Result, as_run
+from metrics.measures import REGISTRY
 from metrics.passages import _intervals
 from metrics.passages._inputs import Chunks, check_k, check_rel, load
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["evidence_scores", "EvidenceResult", "EVIDENCE_MEASURES", "measure_name"]
 
-# The measures, in the registry's naming style: ``EvidenceRecall@10``, ``EvidenceIoU(rel=2)@5``.
-EVIDENCE_MEASURES = ("EvidenceRecall", "EvidencePrecision", "EvidenceIoU")
+# The measures, as registered (`metrics.measures.REGISTRY`, ``requires="passages"``): recall, precision, IoU.
+EVIDENCE_MEASURES = tuple(name for name, d in REGISTRY.items() if d.requires == "passages")
 
 
 def measure_name(measure: str, k: int, rel: int = 1) -> str:

@@ -30,6 +30,7 @@ COMMANDS = [
     "check",
     "verify",
     "ab",
+    "passages",
     "init",
     "user",
     "project",
