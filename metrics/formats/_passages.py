@@ -98,7 +98,8 @@ def _passage(obj: Any) -> dict | str:
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             return f"{name} must be an int >= {low}; got {quoted(value)}"
     if obj["end"] <= obj["start"]:
-        return f"span [{obj['start']}, {obj['end']}) is empty"
+        what = "is empty" if obj["end"] == obj["start"] else "ends before it starts"
+        return f"span [{obj['start']}, {obj['end']}) {what}"
     if "text" in obj and not isinstance(obj["text"], str):
         return f"text must be a string; got {type(obj['text']).__name__}"
     return {k: obj[k] for k in (*PASSAGE_FIELDS, "text") if k in obj}

@@ -15,7 +15,7 @@ from metrics.measures import REGISTRY
 from metrics.passages import _intervals
 from metrics.passages._inputs import Chunks, check_k, check_rel, load
 
-__all__ = ["evidence_scores", "EvidenceResult", "EVIDENCE_MEASURES", "measure_name"]
+__all__ = ["evidence_scores", "EvidenceResult", "EVIDENCE_MEASURES", "measure_name", "chunk_rows"]
 
 # The measures, as registered (`metrics.measures.REGISTRY`, ``requires="passages"``): recall, precision, IoU.
 EVIDENCE_MEASURES = tuple(name for name, d in REGISTRY.items() if d.requires == "passages")
@@ -157,8 +157,12 @@ def _by_query(pair_query: np.ndarray, per_pair: np.ndarray, n_queries: int) -> n
     return np.rint(np.bincount(pair_query, weights=per_pair, minlength=n_queries)).astype(np.int64)
 
 
-def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For the run rows of evaluated queries: (query code, chunk row, 0-based rank within the query)."""
+def chunk_rows(ranked: Any, c: Chunks) -> np.ndarray:
+    """The row in ``c`` of the chunk of each row of the ranked run.
+
+    Raises:
+        EvaluationError: a chunk of the run is not in the chunking, naming the first one.
+    """
     at = _ids.lookup(ranked.doc_id, c.ids)
     if (at < 0).any():
         row = int(np.flatnonzero(at < 0)[0])
@@ -167,6 +171,12 @@ def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, n
             f"{quoted(ranked.query_id[row].as_py())} is not in the chunks "
             f"({int((at < 0).sum())} unknown in all)"
         )
+    return at
+
+
+def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the run rows of evaluated queries: (query code, chunk row, 0-based rank within the query)."""
+    at = chunk_rows(ranked, c)
     codes, distinct = ranked.query_codes()
     to_passage = _ids.lookup(distinct, queries)
     query = to_passage[codes].astype(np.int64) if len(codes) else np.zeros(0, np.int64)

@@ -11,7 +11,8 @@ import numpy as np
 from metrics.evaluate import Counts, Result, as_run, evaluate
 from metrics.measures import Measure, parse_measures
 from metrics.passages._chunk_qrels import check_min_overlap, chunk_qrels
-from metrics.passages._evidence import evidence_scores
+from metrics.passages._evidence import chunk_rows, evidence_scores
+from metrics.passages._inputs import load
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,8 +67,10 @@ def score_chunk_run(
         `metrics.evaluate.Result` with the measures in the order given.
 
     Raises:
-        FormatError: bad passages or chunks. EvaluationError: a chunk of the run is not in ``chunks``.
-        MeasureError: a bad measure name. QrelForgeError: ``min_overlap`` outside (0, 1].
+        FormatError: bad passages or chunks.
+        EvaluationError: a chunk of the run is not in ``chunks`` (a run made on another chunking).
+        MeasureError: a bad measure name.
+        QrelForgeError: ``min_overlap`` outside (0, 1].
 
     >>> import pandas as pd
     >>> p = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "start": [10], "end": [30], "grade": [1]})
@@ -82,6 +85,8 @@ def score_chunk_run(
     if qrels is None:
         qrels = chunk_qrels(passages, chunks, min_overlap=fraction)
     plain = [m for m in specs if not m.definition.requires]
+    if len(plain) == len(specs):  # (evidence_scores checks it too)
+        chunk_rows(run.ranked(), load(passages, chunks)[1])
     base = evaluate(qrels, run, plain or [_PLACEHOLDER], strict=strict)
     values = {str(m): base.values[str(m)] for m in plain}
     where = {q: i for i, q in enumerate(base.query_ids)}

@@ -42,6 +42,7 @@ def test_read_passages_keeps_the_fields_the_excerpt_and_the_lines():
         ({**GOOD, "start": 4.0}, "start must be an int >= 0; got 4.0"),
         ({**GOOD, "grade": True}, "grade must be an int >= 0; got True"),
         ({**GOOD, "end": 4}, "span [4, 4) is empty"),
+        ({**GOOD, "end": 3}, "span [4, 3) ends before it starts"),
         ({**GOOD, "text": 5}, "text must be a string; got int"),
     ],
 )
