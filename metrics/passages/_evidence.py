@@ -13,9 +13,16 @@ from metrics.errors import EvaluationError, quoted
 from metrics.evaluate import Counts, Result, as_run
 from metrics.measures import REGISTRY
 from metrics.passages import _intervals
-from metrics.passages._inputs import Chunks, check_k, check_rel, load
+from metrics.passages._inputs import Chunks, Passages, check_k, check_rel, load
 
-__all__ = ["evidence_scores", "EvidenceResult", "EVIDENCE_MEASURES", "measure_name", "chunk_rows"]
+__all__ = [
+    "evidence_scores",
+    "EvidenceResult",
+    "EVIDENCE_MEASURES",
+    "measure_name",
+    "chunk_rows",
+    "scores_of",
+]
 
 # The measures, as registered (`metrics.measures.REGISTRY`, ``requires="passages"``): recall, precision, IoU.
 EVIDENCE_MEASURES = tuple(name for name, d in REGISTRY.items() if d.requires == "passages")
@@ -94,7 +101,12 @@ def evidence_scores(
     """
     cutoffs, rel = check_k(k), check_rel(rel)
     p, c = load(passages, chunks)
-    ranked = as_run(run).ranked()
+    return scores_of(p, c, as_run(run).ranked(), cutoffs, rel)
+
+
+def scores_of(p: Passages, c: Chunks, ranked: Any, cutoffs: tuple[int, ...], rel: int) -> EvidenceResult:
+    """`evidence_scores` of passages and chunks already loaded (`metrics.passages._inputs.load`) and a
+    ranked run (``Run.ranked()``), with checked cutoffs and ``rel``."""
     query, rows, position = _run_rows(ranked, c, p.queries)
     n_queries, n_docs = len(p.queries), int(max(p.doc.max(initial=-1), c.doc.max(initial=-1))) + 1
     evidence = p.grade >= rel

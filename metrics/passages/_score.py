@@ -10,8 +10,8 @@ import numpy as np
 
 from metrics.evaluate import Counts, Result, as_run, evaluate
 from metrics.measures import Measure, parse_measures
-from metrics.passages._chunk_qrels import check_min_overlap, chunk_qrels
-from metrics.passages._evidence import chunk_rows, evidence_scores
+from metrics.passages._chunk_qrels import check_min_overlap, qrels_of
+from metrics.passages._evidence import chunk_rows, scores_of
 from metrics.passages._inputs import load
 
 if TYPE_CHECKING:
@@ -80,21 +80,19 @@ def score_chunk_run(
     """
     specs = parse_measures(measures)
     fraction = check_min_overlap(min_overlap)
-    passages, chunks = read_inputs(passages, chunks)
+    p, c = load(*read_inputs(passages, chunks))
     run = as_run(run)
+    ranked = run.ranked()
+    chunk_rows(ranked, c)  # every chunk of the run is one of the chunking
     if qrels is None:
-        qrels = chunk_qrels(passages, chunks, min_overlap=fraction)
+        qrels = qrels_of(p, c, fraction)
     plain = [m for m in specs if not m.definition.requires]
-    if len(plain) == len(specs):  # (evidence_scores checks it too)
-        chunk_rows(run.ranked(), load(passages, chunks)[1])
     base = evaluate(qrels, run, plain or [_PLACEHOLDER], strict=strict)
     values = {str(m): base.values[str(m)] for m in plain}
     where = {q: i for i, q in enumerate(base.query_ids)}
     for rel in sorted({m.rel for m in specs if m.definition.requires}):
         wanted = [m for m in specs if m.definition.requires and m.rel == rel]
-        scored = evidence_scores(
-            passages, chunks, run, k=sorted({int(m.cutoff or 1) for m in wanted}), rel=rel
-        )
+        scored = scores_of(p, c, ranked, tuple(sorted({int(m.cutoff or 1) for m in wanted})), rel)
         rows = np.fromiter((where[q] for q in scored.query_ids), dtype=np.intp, count=len(scored.query_ids))
         for m in wanted:
             aligned = np.full(len(base.query_ids), np.nan)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -311,9 +313,34 @@ def test_score_refuses_bad_chunk_run_options_in_one_line(capsys, args, message):
 
 
 # ----------------------------------------------------------------------------- document credit overstates
+def readme_console() -> list[tuple[str, str]]:
+    """(command, output) of each console block of the README's section on passages from the command line."""
+    readme = (SAMPLE.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Evidence passages from the command line")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    blocks = re.findall(r"```console\n(.*?)```", section, flags=re.S)
+    return [(block.split("\n", 1)[0], block.split("\n", 1)[1]) for block in blocks]
+
+
+def test_the_readme_walks_through_three_commands():
+    assert [command.split()[:3] for command, _ in readme_console()] == [
+        ["$", "qrelforge", "score"],  # by document (--chunk-map)
+        ["$", "qrelforge", "score"],  # by chunk, against the passages
+        ["$", "qrelforge", "passages"],
+    ]
+
+
+@pytest.mark.parametrize(("command", "output"), readme_console())
+def test_the_readme_s_numbers_are_the_tool_s(capsys, monkeypatch, command, output):
+    monkeypatch.chdir(SAMPLE.parent)
+    code, out, err = run_cli(capsys, *shlex.split(command.removeprefix("$ qrelforge ")))
+    assert (code, err) == (0, "")
+    assert out.rstrip("\n") == output.rstrip("\n")
+
+
 def test_document_credit_overstates_the_chunk_run(capsys):
-    """The README's walk-through: mapped to documents, the chunk run finds every relevant document at rank 1;
-    scored as chunks against the passages it does not."""
+    """Mapped to documents, the chunk run finds every relevant document at rank 1; scored as chunks against
+    the passages, it does not."""
     _, by_document, _ = run_cli(capsys, "score", DOC_QRELS, RUN, "--chunk-map", PARAGRAPHS, "-m", "R@1")
     _, by_chunk, _ = run_cli(capsys, "score", *CHUNK_RUN, "-m", "R@1", "-m", "EvidenceRecall@1")
     assert by_document.splitlines()[1].split() == ["para_run", "1.0000"]
