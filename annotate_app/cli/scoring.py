@@ -4,6 +4,9 @@
   A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
   (`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray
   (the ``ray`` extra), with the same output as the default ``--engine local``.
+- ``score --passages PASSAGES --chunks CHUNKS RUN...``: chunk runs against evidence passages: every measure on
+  the chunk qrels derived for the chunking, and the evidence measures (``EvidenceRecall@k``, ...) at the
+  character level (`annotate_app.cli._chunk_runs`); ``verify`` takes the same flags.
 - ``score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.ppi`) of each run's mean
   over a project's release and a machine judge: the measure per query with the judge's qrels (every query
   it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a qrels file),
@@ -290,8 +293,9 @@ def add_verify_parser(sub: Subcommands) -> None:
         help="recompute a JSON report of score, compare or check and say whether every number holds",
         description="Check that QRELS and each RUN are the files the report was made from (their sha256 "
         "in its fingerprint), recompute the report and compare every number. A score report made with "
-        "--chunk-map needs the same file (--chunk-map FILE, sha256 checked); --corpus DOCS is checked when "
-        "given. Exit status 0 when all "
+        "--chunk-map needs the same file (--chunk-map FILE, sha256 checked), one made with --passages the "
+        "same --passages PASSAGES --chunks CHUNKS (then every positional argument is a RUN); --corpus DOCS "
+        "is checked when given. Exit status 0 when all "
         "hold, 1 when one differs (each is listed: measure, run, query or mean, stored and recomputed), "
         "2 on bad input (a file that differs from the report's is bad input).",
     )
