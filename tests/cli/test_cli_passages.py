@@ -281,6 +281,30 @@ def test_verify_needs_the_report_s_passages_and_chunks(tmp_path, capsys, args, m
 
 
 @pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        ([], "the report was made with --docs; pass the same file with --docs FILE"),
+        (
+            ["--docs", str(SAMPLE / "docs.jsonl")],
+            f"--docs {SAMPLE / 'docs.jsonl'} differs from the file the report was made from (sha256 ",
+        ),
+        (["--docs", DOCS], None),
+    ],
+)
+def test_verify_a_report_of_chunks_given_by_text_needs_the_same_documents(tmp_path, capsys, docs, message):
+    windows_run = write(tmp_path, "w.trec", "q1 Q0 L1-w2 1 2 w\nq1 Q0 L1-w1 2 1 w\nq3 Q0 L3-w0 1 1 w\n")
+    report = str(tmp_path / "r.json")
+    chunk_run = ["--passages", PASSAGES, "--chunks", WINDOWS, windows_run]
+    options = ["-m", "EvidenceRecall@1", "--format", "json", "-o", report]
+    assert run_cli(capsys, "score", *chunk_run, "--docs", DOCS, *options)[0] == 0
+    code, out, err = run_cli(capsys, "verify", report, *chunk_run, *docs)
+    if message is None:
+        assert (code, out, err) == (0, f"{report}: all 6 numbers hold\n", "")
+    else:
+        assert (code, out) == (2, "") and err.startswith(f"qrelforge: error: {message}")
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (
