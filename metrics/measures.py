@@ -81,6 +81,7 @@ class Family(Choice):
     RANK = "rank"
     TREC = "trec_eval"  # trec_eval's set, count, incomplete-judgment and summary measures
     USER = "user model"  # ERR, RBP
+    EVIDENCE = "evidence passages"  # EvidenceRecall, ...: chunk runs scored against passages
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +106,7 @@ class MeasureDef:
     condensable: bool = True  # takes judged_only=True (the condensed list), as every rank measure
     aggregate: Aggregate = Aggregate.MEAN
     family: Family = Family.RANK
+    requires: str = ""  # an input beyond qrels and run ("passages"); without it the measure is refused
 
     def describe(self) -> str:
         """``"P: precision at k; relevant in top k / k (...)"``."""
@@ -391,6 +393,40 @@ for _definition in (
     register(_definition)
 
 
+def _needs_passages(ranked: ranking.Ranked, measure: ranking.Params) -> np.ndarray:
+    """The kernel of the evidence measures: they need passages and chunks, which qrels do not hold."""
+    raise MeasureError(
+        f"{measure} needs evidence passages and chunks: qrelforge score --passages PASSAGES --chunks CHUNKS "
+        "RUN, or metrics.passages.score_chunk_run"
+    )
+
+
+for _name, _summary, _formula in (
+    ("EvidenceRecall", "evidence recall at k (character level)", "|E ∩ T| / |E|"),
+    ("EvidencePrecision", "evidence precision at k (character level)", "|E ∩ T| / |T|, 0 when T is empty"),
+    (
+        "EvidenceIoU",
+        "evidence IoU at k (character level, as Chroma's chunking evaluation)",
+        "|E ∩ T| / |E ∪ T|",
+    ),
+):
+    register(
+        MeasureDef(
+            name=_name,
+            cutoff=_REQUIRED,
+            params=("rel",),
+            needs_relevant=True,
+            summary=_summary,
+            formula=f"{_formula}; E: the characters of the query's passages of grade ≥ rel, T: those of the "
+            "top k chunks (needs --passages and --chunks)",
+            compute=_needs_passages,
+            condensable=False,
+            family=Family.EVIDENCE,
+            requires="passages",
+        )
+    )
+
+
 def compute(ranked: ranking.Ranked, measure: Measure) -> np.ndarray:
     """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``.
 
@@ -422,7 +458,8 @@ def markdown_table() -> str:
             undefined = "yes"
         else:
             undefined = f"no; undefined {d.undefined}" if d.undefined else "no (0)"
-        rows.append(f"| {', '.join(forms)} | {d.summary}: {d.formula} | {undefined} |")
+        meaning = f"{d.summary}: {d.formula}".replace("|", "\\|")  # |E| would end the cell
+        rows.append(f"| {', '.join(forms)} | {meaning} | {undefined} |")
     return "\n".join(rows) + "\n"
 
 

@@ -141,7 +141,10 @@ def score_fingerprint(
     corpus: str | None = None,
     chunk_map: str | None = None,
     digests: Callable[[str], str] | None = None,
+    chunked: Any = None,
 ) -> dict[str, Any]:
+    """The fingerprint of a score report; ``chunked``: the passages and chunking of chunk runs
+    (`annotate_app.cli._chunk_runs.ChunkScoring`), whose files and F it records under ``passages``."""
     from metrics.fingerprint import file_sha256, fingerprint
 
     fp = fingerprint(
@@ -151,7 +154,7 @@ def score_fingerprint(
         qrels_file=qrels_file,
         command=Command.SCORE,
         parameters={"per_query": per_query, "by": cut.by if cut else None},
-        rules=_rules(strict, corpus, chunk_map, digests),
+        rules={**_rules(strict, corpus, chunk_map, digests), **(chunked.rules(digests) if chunked else {})},
         queries_file=cut.queries_file if cut else None,
         digests=digests or file_sha256,
     )
@@ -520,10 +523,14 @@ def recompute(
     *,
     chunk_map: str | None = None,
     corpus: str | None = None,
+    chunks: str | None = None,
+    docs: str | None = None,
 ) -> dict[str, Any]:
     """The report recomputed from its fingerprint on these files (their hashes checked first); a score
     report made with ``--chunk-map`` (``--corpus``) is recomputed with ``chunk_map`` (``corpus``), whose
-    sha256 must be the report's ``chunk_map_sha256`` (``corpus_sha256``)."""
+    sha256 must be the report's ``chunk_map_sha256`` (``corpus_sha256``); one made with ``--passages``
+    (``qrels_file`` is then the passages file) with ``chunks`` (and ``docs``), checked alike."""
+    from annotate_app.cli._chunk_runs import report_scoring
     from metrics import parse_measures, read_corpus, read_qrels
     from metrics.distributed import read_partitions
     from metrics.evaluate import evaluate
@@ -537,6 +544,12 @@ def recompute(
     cut = _cut(data, params.get("by"))
     measures = parse_measures(fp["measures"])
     strict = bool(rules.get("strict"))
+    chunked = report_scoring(rules, qrels_file if chunks or rules.get("passages") else None, chunks, docs)
+    if chunked is not None:
+        results = [chunked.score(p, measures, strict=strict) for p in run_files]
+        return score_document(
+            results, measures, per_query=bool(params.get("per_query")), cut=cut, fingerprint=None
+        )
     if fp["command"] == Command.SCORE:
         qrels = read_qrels(qrels_file)
         docs = read_corpus(corpus) if corpus else None
@@ -643,11 +656,15 @@ def verify(
     *,
     chunk_map: str | None = None,
     corpus: str | None = None,
+    chunks: str | None = None,
+    docs: str | None = None,
 ) -> Verdict:
-    """Recompute ``report_file`` on the files (and the chunk map or corpus the report was scored with) and
-    compare every number (see the module doc)."""
+    """Recompute ``report_file`` on the files (and the chunk map or corpus the report was scored with, or
+    its chunks and documents) and compare every number (see the module doc)."""
     data = _read_report(report_file)
-    fresh = recompute(data, qrels_file, run_files, chunk_map=chunk_map, corpus=corpus)
+    fresh = recompute(
+        data, qrels_file, run_files, chunk_map=chunk_map, corpus=corpus, chunks=chunks, docs=docs
+    )
     stored = dict(_numbers(data))
     again = dict(_numbers(fresh))
     diffs = []

@@ -4,6 +4,9 @@
   A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
   (`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray
   (the ``ray`` extra), with the same output as the default ``--engine local``.
+- ``score --passages PASSAGES --chunks CHUNKS RUN...``: chunk runs against evidence passages: every measure on
+  the chunk qrels derived for the chunking, and the evidence measures (``EvidenceRecall@k``, ...) at the
+  character level (`annotate_app.cli._chunk_runs`); ``verify`` takes the same flags.
 - ``score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.ppi`) of each run's mean
   over a project's release and a machine judge: the measure per query with the judge's qrels (every query
   it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a qrels file),
@@ -43,6 +46,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotate_app.cli._chunk_runs import add_chunk_run_options
 from annotate_app.cli._common import (
     AddParser,
     Subcommands,
@@ -104,10 +108,10 @@ def add_score_parser(sub: Subcommands) -> None:
         help="score runs against qrels (trec_eval -c semantics)",
         description="Score one or more TREC runs against qrels.",
     )
-    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
+    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV (with --passages: a RUN)")
     p.add_argument(
         "runs",
-        nargs="+",
+        nargs="*",
         metavar="RUN",
         help="TREC run file(s); a run held as partitions: a directory, a quoted glob, or Parquet files "
         "(query_id, doc_id, score), every query in one partition",
@@ -151,6 +155,7 @@ def add_score_parser(sub: Subcommands) -> None:
         help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
         "the human qrels: release (the latest), release:N, or a qrels file",
     )
+    add_chunk_run_options(p)
     _add_slice_options(p)
     add_project_option(p)
     p.set_defaults(handler=_cmd_score)
@@ -288,14 +293,18 @@ def add_verify_parser(sub: Subcommands) -> None:
         help="recompute a JSON report of score, compare or check and say whether every number holds",
         description="Check that QRELS and each RUN are the files the report was made from (their sha256 "
         "in its fingerprint), recompute the report and compare every number. A score report made with "
-        "--chunk-map needs the same file (--chunk-map FILE, sha256 checked); --corpus DOCS is checked when "
-        "given. Exit status 0 when all "
+        "--chunk-map needs the same file (--chunk-map FILE, sha256 checked), one made with --passages the "
+        "same --passages PASSAGES --chunks CHUNKS (then every positional argument is a RUN); --corpus DOCS "
+        "is checked when given. Exit status 0 when all "
         "hold, 1 when one differs (each is listed: measure, run, query or mean, stored and recomputed), "
         "2 on bad input (a file that differs from the report's is bad input).",
     )
     p.add_argument("report", metavar="REPORT.json", help="a report made with --format json")
-    p.add_argument("qrels", metavar="QRELS", help="the qrels file the report was made from")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="the run files, in the report's order")
+    p.add_argument(
+        "qrels", metavar="QRELS", help="the qrels file the report was made from (with --passages: a RUN)"
+    )
+    p.add_argument("runs", nargs="*", metavar="RUN", help="the run files, in the report's order")
+    add_chunk_run_options(p, verify=True)
     p.add_argument(
         "--chunk-map",
         metavar="FILE",
@@ -361,26 +370,30 @@ def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ..
 @command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
+    from annotate_app.cli import _chunk_runs
     from metrics import parse_measures, read_qrels, render
 
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    chunked = _chunk_runs.chunk_scoring(args, measures)
     if args.ppi is not None:
         if args.by is not None:
             raise QrelForgeError("--by does not work with --ppi")
         return _cmd_score_ppi(args)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
     cut = _slicing(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")
     digests = _report_digests(args) if args.format == "json" else None
-    qrels = read_qrels(args.qrels)
-    if args.engine is Engine.RAY:
+    qrels = chunked.qrels if chunked else read_qrels(args.qrels)
+    if chunked:
+        results = [chunked.score(run, measures, strict=args.strict) for run in args.runs]
+    elif args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
     else:
         if args.address is not None:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
         results = _score_here(args, qrels, measures)
     if args.format == "json" or cut is not None:
-        text = _report_text(args, qrels, results, measures, cut, digests)
+        text = _report_text(args, qrels, results, measures, cut, digests, chunked)
     else:
         text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
     emit(text, args.output)
@@ -391,11 +404,18 @@ def _report_digests(args: argparse.Namespace) -> Any:
     """The sha256 of the report's files, hashed on a background thread while the runs are scored."""
     from metrics.fingerprint import FileDigests
 
-    return FileDigests(f for f in [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries] if f)
+    files = [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries, args.chunks, args.docs]
+    return FileDigests(f for f in files if f)
 
 
 def _report_text(
-    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any, digests: Any
+    args: argparse.Namespace,
+    qrels: Any,
+    results: list[Any],
+    measures: list[Any],
+    cut: Any,
+    digests: Any,
+    chunked: Any = None,
 ) -> str:
     """``score``'s JSON report, or its table or CSV with slices (``--by``)."""
     from annotate_app.cli import _reports
@@ -413,6 +433,7 @@ def _report_text(
             corpus=args.corpus,
             chunk_map=args.chunk_map,
             digests=digests,
+            chunked=chunked,
         )
         document = _reports.score_document(
             results, measures, per_query=args.per_query, cut=cut, fingerprint=fp
@@ -650,7 +671,20 @@ def _verdict(outcome: Any, fmt: str) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from annotate_app.cli._reports import verify
 
-    verdict = verify(args.report, args.qrels, args.runs, chunk_map=args.chunk_map, corpus=args.corpus)
+    qrels, runs = (args.passages, [args.qrels, *args.runs]) if args.passages else (args.qrels, args.runs)
+    if not runs:
+        raise QrelForgeError("the following arguments are required: RUN")
+    if args.chunks is not None and args.passages is None:
+        raise QrelForgeError(f"--chunks {args.chunks!r} is only used with --passages PASSAGES")
+    verdict = verify(
+        args.report,
+        qrels,
+        runs,
+        chunk_map=args.chunk_map,
+        corpus=args.corpus,
+        chunks=args.chunks,
+        docs=args.docs,
+    )
     if verdict.holds:
         print(f"{args.report}: all {verdict.numbers} numbers hold")
         return 0

@@ -30,6 +30,7 @@ COMMANDS = [
     "check",
     "verify",
     "ab",
+    "passages",
     "init",
     "user",
     "project",
@@ -198,6 +199,17 @@ def test_the_metrics_commands_work_without_the_app_extra(tmp_path, capsys):
         ]
         + ["-o", str(bm25)],
         ["init", "--help"],
+        ["passages", "chunkers", str(SAMPLE / "passages.jsonl"), str(SAMPLE / "chunks_paragraphs.jsonl")],
+        [
+            "score",
+            "--passages",
+            str(SAMPLE / "passages.jsonl"),
+            "--chunks",
+            str(SAMPLE / "chunks_paragraphs.jsonl"),
+            str(SAMPLE / "run_chunks.trec"),
+            "-m",
+            "EvidenceIoU@3",
+        ],
     ]
     for argv in calls:
         proc = without_app_extra(*argv)
