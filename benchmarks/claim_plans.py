@@ -47,8 +47,8 @@ from sqlalchemy import event, select, text  # noqa: E402
 from annotate_app.services import projects, queue, users  # noqa: E402
 from annotate_app.services._context import annotator_context  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
+from annotate_app.store import annotation  # noqa: E402
 from annotate_app.store import judges as jdq  # noqa: E402
-from annotate_app.store import judging as jq  # noqa: E402
 from annotate_app.store import projects as pq  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.models import Project, User  # noqa: E402
@@ -125,9 +125,9 @@ def _skip(s, user, proj) -> None:
     if a is None:
         raise RuntimeError("nothing to take")
     s.info["record"] = True  # only the skip's statements
-    mine = jq.own_assignment(s, a.pair_id, user.id)
-    jq.skip(s, mine.id, "cannot judge")
-    jq.release_slot(s, a.pair_id)
+    mine = annotation.own_assignment(s, a.pair_id, user.id)
+    annotation.skip(s, mine.id, "cannot judge")
+    annotation.release_slot(s, a.pair_id)
 
 
 def _nothing(s, user, proj) -> None:

@@ -15,7 +15,7 @@ from annotate_app.services.auth import SYSTEM, Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_int
 from annotate_app.services.types import ProjectSettings
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import projects as q
 from annotate_app.store import releases as rq
 from annotate_app.store.enums import AgreementMode, Statistic, Weights
@@ -123,8 +123,8 @@ def load_release(s: Session, project: Project, version: int | None) -> Release:
 
 def pair_content(s: Session, pair_id: int, *, guidelines: bool = False) -> dict[str, Any]:
     """The query and current document version of a pair that exists (NotFound otherwise); ``guidelines``: with
-    the project's latest guidelines (`store.judging.pair_content`)."""
-    content = jq.pair_content(s, pair_id, guidelines=guidelines)
+    the project's latest guidelines (`store.annotation.contents.pair_content`)."""
+    content = annotation.pair_content(s, pair_id, guidelines=guidelines)
     if content is None:
         raise NotFound(f"pair {pair_id} does not exist")
     return content

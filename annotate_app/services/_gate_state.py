@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import settings_of
 from annotate_app.services._gate_types import AgreementSummary, Blockers
 from annotate_app.services.types import ProjectSettings
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import users as uq
 from annotate_app.store.enums import AgreementMode, Statistic, Weights
 from annotate_app.store.models import Project
@@ -80,8 +80,8 @@ def load_state(s: Session, project: Project, *, all_states: bool = False) -> Gat
     """Read the gate's inputs. ``all_states``: compute ``label_state`` for every pair (releases need the label
     IDs behind every qrel), not only for the disagreements."""
     settings = settings_of(project)
-    pairs = pd.DataFrame(jq.pair_rows(s, project.id)).set_index("pair_id", drop=False)
-    labels = pd.DataFrame(jq.current_labels(s, project.id))
+    pairs = pd.DataFrame(annotation.pair_rows(s, project.id)).set_index("pair_id", drop=False)
+    labels = pd.DataFrame(annotation.current_labels(s, project.id))
     excluded = pairs.index[pairs["excluded"].to_numpy()]
     if len(excluded):
         labels = labels[~labels["pair_id"].isin(excluded)].reset_index(drop=True)
@@ -92,7 +92,7 @@ def load_state(s: Session, project: Project, *, all_states: bool = False) -> Gat
     states = label_states(labels[labels["pair_id"].isin(wanted)])
     verdicts["label_state"] = states.reindex(verdicts.index).to_numpy()
     names = uq.names_of(s, labels["annotator_id"].unique().tolist())
-    adjudications = pd.DataFrame(jq.latest_adjudications(s, project.id)).set_index("pair_id")
+    adjudications = pd.DataFrame(annotation.latest_adjudications(s, project.id)).set_index("pair_id")
     return GateState(
         project=project,
         settings=settings,
@@ -101,7 +101,7 @@ def load_state(s: Session, project: Project, *, all_states: bool = False) -> Gat
         verdicts=verdicts,
         adjudications=adjudications,
         names=names,
-        queries=jq.query_names(s, project.id),
+        queries=annotation.query_names(s, project.id),
     )
 
 

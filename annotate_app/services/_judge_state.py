@@ -33,9 +33,9 @@ from annotate_app.judges import (
 )
 from annotate_app.services._context import settings_of
 from annotate_app.services.errors import InvalidInput
+from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
 from annotate_app.store import judges as q
-from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store import scoring as sq
 from annotate_app.store.enums import AgreementMode, ClaimDraw, JudgeBackend, QrelKind, QueueOrder
@@ -488,5 +488,7 @@ def over_budget(s: Session, project: Project, *, row: Any) -> bool:
     """Whether the project has spent its budget of human judgments (labelled claims); ``row``: the project's
     judge settings row, or None."""
     return (
-        row is not None and row.human_budget is not None and jq.label_count(s, project.id) >= row.human_budget
+        row is not None
+        and row.human_budget is not None
+        and annotation.label_count(s, project.id) >= row.human_budget
     )

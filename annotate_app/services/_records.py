@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from annotate_app.services.types import AdjudicationInfo, AnnotatorProgress, LabelInfo
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import users as uq
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Adjudication, Project
@@ -21,7 +21,7 @@ __all__ = ["label_info", "adjudication_info", "annotator_progress"]
 
 
 def label_info(row: Mapping[str, Any]) -> LabelInfo:
-    """A label version from a `store.judging.label_rows` row."""
+    """A label version from a `store.annotation.labels.label_rows` row."""
     return LabelInfo(
         pair_id=row["pair_id"],
         query_id=row["query_id"],
@@ -63,10 +63,10 @@ def annotator_progress(
     quota: int | None,
     groups: Sequence[tuple[int, str, int, bool]] | None = None,
 ) -> AnnotatorProgress:
-    """One annotator's counts in a project; ``groups``: their rows of `store.judging.annotator_counts` (read
-    here when not given)."""
+    """One annotator's counts in a project; ``groups``: their rows of
+    `store.annotation.claims.annotator_counts` (read here when not given)."""
     if groups is None:
-        groups = [g for g in jq.annotator_counts(s, proj.id) if g[0] == user_id]
+        groups = [g for g in annotation.annotator_counts(s, proj.id) if g[0] == user_id]
     count = dict.fromkeys(AssignmentStatus, 0)
     stale = 0
     for _, status, n, is_stale in groups:
@@ -79,5 +79,5 @@ def annotator_progress(
         skipped=count[AssignmentStatus.SKIPPED],
         stale=stale,
         quota=quota,
-        available=jq.available_count(s, proj.id, user_id, proj.annotators_per_pair),
+        available=annotation.available_count(s, proj.id, user_id, proj.annotators_per_pair),
     )

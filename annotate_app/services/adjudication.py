@@ -24,7 +24,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_int, check_reason, check_request_id
 from annotate_app.services.types import AdjudicationInfo
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import Adjudication, Project
@@ -33,7 +33,7 @@ __all__ = ["adjudicate", "get_adjudication"]
 
 
 def _pair_labels(s, project_id: int, pair_id: int) -> pd.DataFrame:
-    rows = jq.label_rows(s, project_id=project_id, pair_id=pair_id, current_only=True)
+    rows = annotation.label_rows(s, project_id=project_id, pair_id=pair_id, current_only=True)
     return pd.DataFrame(
         {
             "pair_id": [r["pair_id"] for r in rows],
@@ -71,7 +71,7 @@ def adjudicate(
             raise
     with db.read() as s:  # a concurrent attempt with the same key committed first
         _, proj = open_project(s, actor, project, Role.REVIEWER, "adjudicate")
-        row = jq.adjudication_by_request(s, actor.user_id, key)
+        row = annotation.adjudication_by_request(s, actor.user_id, key)
         if row is None:
             raise Conflict(f"pair {pair_id}: a concurrent adjudication failed; try again") from None
         return _replay(s, proj, row, pair_id, key)
@@ -82,10 +82,10 @@ def _adjudicate(
 ) -> AdjudicationInfo:
     _, proj = open_project(s, actor, project, Role.REVIEWER, "adjudicate")
     value, text = check_grade(proj, grade), check_reason(reason, proj.min_reason_length)
-    earlier = None if key is None else jq.adjudication_by_request(s, actor.user_id, key)
+    earlier = None if key is None else annotation.adjudication_by_request(s, actor.user_id, key)
     if earlier is not None:
         return _replay(s, proj, earlier, pair_id, key)
-    content = jq.pair_content(s, pair_id)
+    content = annotation.pair_content(s, pair_id)
     if content is None or content["project_id"] != proj.id:
         raise NotFound(f"pair {pair_id} does not exist in project {proj.name!r}")
     if content["excluded"]:
@@ -98,10 +98,10 @@ def _adjudicate(
             "and labels that disagree)"
         )
     label_state = verdict["label_state"].iloc[0]
-    latest = jq.adjudication_of(s, proj.id, pair_id)
+    latest = annotation.adjudication_of(s, proj.id, pair_id)
     if latest is not None and _same(latest, actor.user_id, value, text, label_state):
         return adjudication_info(s, latest, True)  # nothing new to record
-    row = jq.insert_adjudication(
+    row = annotation.insert_adjudication(
         s,
         project_id=proj.id,
         pair_id=pair_id,
@@ -130,7 +130,7 @@ def _same(adj: Adjudication, reviewer_id: int | None, grade: int, reason: str, l
 
 def _check_not_own(s: Session, actor: Actor, proj: Project, content: dict) -> bool:
     """Whether the reviewer labelled the pair; refused unless the project allows self-adjudication."""
-    if actor.user_id is None or not jq.has_labelled(s, content["pair_id"], actor.user_id):
+    if actor.user_id is None or not annotation.has_labelled(s, content["pair_id"], actor.user_id):
         return False
     if not proj.allow_self_adjudication:
         raise PermissionDenied(
@@ -163,7 +163,7 @@ def get_adjudication(
     check_int(pair_id, "pair_id")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see adjudications")
-        adj = jq.adjudication_of(s, proj.id, pair_id)
+        adj = annotation.adjudication_of(s, proj.id, pair_id)
         if adj is None:
             return None
         return adjudication_info(s, adj, _valid(s, proj, adj))

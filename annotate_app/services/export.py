@@ -26,8 +26,8 @@ from annotate_app.services._context import ProjectRef, load_release, open_projec
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.releases import canonical_trec, sha256_text
+from annotate_app.store import annotation
 from annotate_app.store import judges as mq
-from annotate_app.store import judging as jq
 from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
@@ -75,11 +75,14 @@ def _trec(rows: list[tuple], content_hash: str) -> str:
 
 def _jsonl(s, rows: list[tuple], version: int, qrel_sources: dict[int, tuple[str, int | None]]) -> str:
     label_ids = [int(i) for r in rows for i in r[4].split(",") if i]
-    labels = {i: {**x, "source": f"human:{x['annotator']}"} for i, x in jq.labels_by_id(s, label_ids).items()}
+    labels = {
+        i: {**x, "source": f"human:{x['annotator']}"}
+        for i, x in annotation.labels_by_id(s, label_ids).items()
+    }
     machine = mq.judge_labels_by_id(s, [j for _, j in qrel_sources.values() if j is not None])
-    adjudications = jq.adjudications_by_id(s, [r[5] for r in rows if r[5] is not None])
+    adjudications = annotation.adjudications_by_id(s, [r[5] for r in rows if r[5] is not None])
     pair_ids = [r[6] for r in rows]
-    sources, origins = pq.pair_sources(s, pair_ids), jq.pair_origins(s, pair_ids)
+    sources, origins = pq.pair_sources(s, pair_ids), annotation.pair_origins(s, pair_ids)
     out = []
     for qid, did, grade, kind, ids, adj, pair in rows:
         record = {
@@ -119,7 +122,7 @@ def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:
     ]
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export labels")
-        rows = jq.all_label_rows(s, proj.id)
+        rows = annotation.all_label_rows(s, proj.id)
         machine = mq.judge_label_rows(s, proj.id)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

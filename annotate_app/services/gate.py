@@ -43,7 +43,7 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
 from annotate_app.services.inputs import check_count, check_text
 from annotate_app.services.types import ProjectSettings
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store.db import Database
 from metrics import agreement as ag
 from metrics.errors import UndefinedMetricWarning
@@ -112,11 +112,11 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
     content = pair_content(s, pair_id)
-    rows = jq.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
+    rows = annotation.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
     labels = tuple(sorted((label_info(r) for r in rows), key=lambda x: x.annotator))
-    adj = jq.adjudication_of(s, state.project.id, pair_id)
+    adj = annotation.adjudication_of(s, state.project.id, pair_id)
     info = None if adj is None else adjudication_info(s, adj, state.adjudication_valid(pair_id))
-    priors = tuple(jq.priors(s, [pair_id]).get(pair_id, []))
+    priors = tuple(annotation.priors(s, [pair_id]).get(pair_id, []))
     return Disagreement(
         pair_id=pair_id,
         query_id=content["query_id"],

@@ -38,7 +38,7 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, DocumentChanged, InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_count, check_int, check_reason, check_request_id
 from annotate_app.services.types import LabelInfo
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
@@ -128,7 +128,7 @@ def save_label(
             raise
     with db.read() as s:  # a concurrent attempt with the same key committed first
         user, _ = annotator_context(s, actor, project, "label pairs")
-        label = jq.label_by_request(s, user.id, req.request_id)
+        label = annotation.label_by_request(s, user.id, req.request_id)
         if label is None:
             raise Conflict(f"pair {pair_id}: a concurrent save failed; reload it") from None
         return _replay(s, label, req, user.username)
@@ -142,10 +142,10 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
         return earlier
     target = _live_target(s, req.pair_id, user, proj.id)
     a, doc_version = target.assignment, _shown_version(req, target.doc_version)
-    current = None if a.label_id is None else jq.label_by_id(s, a.label_id)
+    current = None if a.label_id is None else annotation.label_by_id(s, a.label_id)
     if current is not None and _same(current, value, text, req.unsure, doc_version):
         return _label_info(s, current, user.username)  # nothing new to save
-    version = jq.mark_done(s, a.id, value, req.expected_version)
+    version = annotation.mark_done(s, a.id, value, req.expected_version)
     if version is None:
         # on PostgreSQL the UPDATE waited for a concurrent save: this save's first attempt, maybe
         earlier = _earlier(s, user, req)
@@ -163,7 +163,7 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
         "seconds": req.seconds,
         "doc_version": doc_version,
     }
-    label_id, created_at = jq.add_label(
+    label_id, created_at = annotation.add_label(
         s,
         project_id=proj.id,
         assignment_id=a.id,
@@ -172,7 +172,7 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
         request_id=req.request_id,
         **judged,
     )
-    jq.set_label_id(s, a.id, label_id)
+    annotation.set_label_id(s, a.id, label_id)
     title = target.doc_title if target.doc_title is not None else pair_content(s, req.pair_id)["doc_title"]
     return LabelInfo(
         pair_id=req.pair_id,
@@ -189,7 +189,7 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
 
 def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
     """The label an earlier attempt of this save (same request_id) stored, if any."""
-    label = None if req.request_id is None else jq.label_by_request(s, user.id, req.request_id)
+    label = None if req.request_id is None else annotation.label_by_request(s, user.id, req.request_id)
     return None if label is None else _replay(s, label, req, user.username)
 
 
@@ -216,8 +216,8 @@ def _same(label: Label, grade: int, reason: str, unsure: bool, doc_version: int)
     )
 
 
-def _live_target(s: Session, pair_id: int, user: User, project_id: int) -> jq.SaveTarget:
-    target = jq.save_target(s, pair_id, user.id)
+def _live_target(s: Session, pair_id: int, user: User, project_id: int) -> annotation.SaveTarget:
+    target = annotation.save_target(s, pair_id, user.id)
     if target is None or target.assignment.project_id != project_id:
         raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
     if target.assignment.status not in AssignmentStatus.live():
@@ -267,7 +267,7 @@ def my_labels(
     check_count(offset, "offset", 0)
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
-        rows = jq.label_rows(
+        rows = annotation.label_rows(
             s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit, offset=offset
         )
         return [label_info(r) for r in rows]
@@ -277,7 +277,7 @@ def count_my_labels(db: Database, actor: Actor, project: ProjectRef) -> int:
     """How many current labels the caller has in the project (the rows `my_labels` pages through)."""
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "count their labels")
-        return jq.own_label_count(s, project_id=proj.id, annotator_id=user.id, current_only=True)
+        return annotation.own_label_count(s, project_id=proj.id, annotator_id=user.id, current_only=True)
 
 
 def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> list[LabelInfo]:
@@ -290,5 +290,5 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
             if pq.member(s, proj.id, user.id) is None:
                 raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
             own_only = user.id
-        rows = jq.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
+        rows = annotation.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
         return [label_info(r) for r in rows]

@@ -24,8 +24,8 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_count, check_text
 from annotate_app.services.types import PairInfo, PoolReport
+from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
-from annotate_app.store import judging as jq
 from annotate_app.store import pool as q
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, PairOrigin
@@ -254,7 +254,7 @@ def exclude_pair(
         _, proj = open_project(s, actor, project, Role.REVIEWER, "exclude pairs")
         pair = _find(s, proj, query_id, doc_id)
         q.set_excluded(s, pair.id, True, reason.strip(), actor.user_id)
-        freed = jq.expire_claims(s, proj.id, pair_ids=[pair.id])
+        freed = annotation.expire_claims(s, proj.id, pair_ids=[pair.id])
         audit(
             s,
             actor,

@@ -26,7 +26,7 @@ from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.types import GuidelinesInfo, MemberInfo, ProjectInfo, ProjectSettings
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import projects as q
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
@@ -214,11 +214,11 @@ def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: 
 
 
 def _guard_settings(s: Session, project: Project, old: ProjectSettings, new: ProjectSettings) -> None:
-    if new.grades != old.grades and jq.label_count(s, project.id) > 0:
+    if new.grades != old.grades and annotation.label_count(s, project.id) > 0:
         raise Conflict("the grade scale's grades cannot change once labels exist (labels may be renamed)")
     if new.annotators_per_pair < old.annotators_per_pair:
-        jq.settings_lock(s, project.id)  # waits for the claims in flight; later claims read the new N
-        most = jq.max_claimed(s, project.id)
+        annotation.settings_lock(s, project.id)  # waits for the claims in flight; later claims read the new N
+        most = annotation.max_claimed(s, project.id)
         if most > new.annotators_per_pair:
             raise Conflict(
                 f"annotators_per_pair cannot drop to {new.annotators_per_pair}: a pair already has "
@@ -314,7 +314,7 @@ def unassign(db: Database, actor: Actor, project: ProjectRef, username: str) -> 
         user = uq.by_name(s, str(username).strip().lower())
         if user is None or not q.remove_member(s, row.id, user.id):
             raise NotFound(f"{username!r} is not a member of project {row.name!r}")
-        freed = jq.expire_claims(s, row.id, annotator_id=user.id)
+        freed = annotation.expire_claims(s, row.id, annotator_id=user.id)
         audit(
             s,
             actor,

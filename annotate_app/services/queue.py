@@ -40,9 +40,9 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
+from annotate_app.store import annotation
 from annotate_app.store import exhausted as ex
 from annotate_app.store import judges as jdq
-from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
@@ -118,7 +118,7 @@ def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | Non
 
 def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     """The caller's claim to show: their open one, else a new one; None when nothing is left."""
-    mine = jq.open_claim(s, proj.id, user.id)
+    mine = annotation.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _Claim.of(mine)
     if ex.is_full(proj) or ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
@@ -130,7 +130,7 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     claimed = _claim(s, user, proj, rules)
     if claimed is None:
         cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
-        if jq.expire_claims(s, proj.id, older_than=cutoff):
+        if annotation.expire_claims(s, proj.id, older_than=cutoff):
             claimed = _claim(s, user, proj, rules)
     if claimed is None:
         ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
@@ -139,7 +139,7 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
 
 def _over_quota(s: Session, proj: Project, user: User) -> bool:
     quota = _quota(s, proj, user)
-    return quota is not None and jq.own_count(s, proj.id, user.id) >= quota
+    return quota is not None and annotation.own_count(s, proj.id, user.id) >= quota
 
 
 def _quota(s: Session, proj: Project, user: User) -> int | None:
@@ -149,27 +149,27 @@ def _quota(s: Session, proj: Project, user: User) -> int | None:
 
 
 def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -> _Claim | None:
-    """Take a slot: one seeking statement (`store.judging.seek_slot`), under the project's shared claim lock
-    so that N is the one in force until commit (a settings change lowering N waits for it: issue 16; the seek
-    reads N itself). If the seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP
+    """Take a slot: one seeking statement (`store.annotation.claims.seek_slot`), under the project's shared
+    claim lock so that N is the one in force until commit (a settings change lowering N waits for it; the
+    seek reads N itself). If the seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP
     LOCKED) are looked at once more, waiting for their locks, so that None means nothing is left. The claim
-    row then takes the pair's lowest free slot in its INSERT (`store.judging.insert_claim`)."""
-    jq.claim_lock(s, proj.id)
+    row then takes the pair's lowest free slot in its INSERT (`store.annotation.claims.insert_claim`)."""
+    annotation.claim_lock(s, proj.id)
     order, draw = queue_order_by(s, proj, row=rules)
-    pair_id = jq.seek_slot(s, proj.id, user.id, order_by=order)
+    pair_id = annotation.seek_slot(s, proj.id, user.id, order_by=order)
     if pair_id is None:
-        n = jq.current_n(s, proj.id)
+        n = annotation.current_n(s, proj.id)
         pair_id = next(
             (
                 p
-                for p in jq.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order)
-                if jq.take_slot(s, p, n)
+                for p in annotation.candidates(s, proj.id, user.id, n, CANDIDATES, order_by=order)
+                if annotation.take_slot(s, p, n)
             ),
             None,
         )
     if pair_id is None:
         return None
-    claim_id = jq.insert_claim(s, proj.id, pair_id, user.id, draw=draw)
+    claim_id = annotation.insert_claim(s, proj.id, pair_id, user.id, draw=draw)
     return _Claim(id=claim_id, pair_id=pair_id, annotator_id=user.id, version=0, doc_changed=False)
 
 
@@ -178,7 +178,9 @@ def _view(s: Session, proj: Project, a: _Claim) -> PairView:
     settings = settings_of(proj)
     current = None
     if a.version > 0:
-        rows = jq.label_rows(s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1)
+        rows = annotation.label_rows(
+            s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1
+        )
         current = label_info(rows[0]) if rows else None
     return PairView(
         pair_id=a.pair_id,
@@ -205,7 +207,7 @@ def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> P
     check_int(pair_id, "pair_id")
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "judge pairs")
-        a = jq.own_assignment(s, pair_id, user.id)
+        a = annotation.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id or a.status not in AssignmentStatus.live():
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
         return _view(s, proj, _Claim.of(a))
@@ -219,14 +221,14 @@ def skip(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, reaso
     with db.write() as s:
         user, proj = annotator_context(s, actor, project, "skip pairs")
         text = check_reason(reason, proj.min_reason_length, "skip reason")
-        a = jq.own_assignment(s, pair_id, user.id)
+        a = annotation.own_assignment(s, pair_id, user.id)
         if a is None or a.project_id != proj.id:
             raise NotFound(f"pair {pair_id} is not assigned to {user.username}")
         if a.status == AssignmentStatus.DONE:
             raise Conflict(f"pair {pair_id} is already labelled; edit the label instead of skipping")
-        if not jq.skip(s, a.id, text):
+        if not annotation.skip(s, a.id, text):
             raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} (skipped or expired)")
-        jq.release_slot(s, pair_id)
+        annotation.release_slot(s, pair_id)
 
 
 # --------------------------------------------------------------------------------------------- progress
@@ -247,7 +249,7 @@ def release_stale_claims(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "free claims")
         minutes = proj.claim_timeout_minutes if older_than_minutes is None else older_than_minutes
-        freed = jq.expire_claims(s, proj.id, older_than=utcnow() - timedelta(minutes=minutes))
+        freed = annotation.expire_claims(s, proj.id, older_than=utcnow() - timedelta(minutes=minutes))
         audit(
             s,
             actor,

@@ -44,8 +44,8 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_text
 from annotate_app.services.types import ReleaseInfo
+from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
-from annotate_app.store import judging as jq
 from annotate_app.store import projects as pq
 from annotate_app.store import releases as q
 from annotate_app.store.db import Database
@@ -255,7 +255,7 @@ class _Frozen:
 
 
 def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -> _Frozen:
-    human = _qrels(state, jq.pair_external_ids(s, proj.id))
+    human = _qrels(state, annotation.pair_external_ids(s, proj.id))
     qrels = pd.concat([human, filled], ignore_index=True) if len(filled) else human
     names = ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id", "source")
     columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]

@@ -7,7 +7,7 @@ from annotate_app.services._gate_state import load_state
 from annotate_app.services._records import annotator_progress
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ProjectStatus
-from annotate_app.store import judging as jq
+from annotate_app.store import annotation
 from annotate_app.store import projects as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
@@ -21,7 +21,7 @@ def project_status(db: Database, actor: Actor, project: ProjectRef) -> ProjectSt
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see project status")
         state = load_state(s, proj)
-        groups = jq.annotator_counts(s, proj.id)
+        groups = annotation.annotator_counts(s, proj.id)
         members = [(u.id, u.username, quota) for u, quota in pq.members(s, proj.id)]
         people = [
             annotator_progress(s, proj, uid, name, quota, [g for g in groups if g[0] == uid])

@@ -2,7 +2,7 @@
 call its own session) claim and label; no pair may end with more than the N in force. Before the fix the
 claims in flight kept the N they read at the start of their transaction and PostgreSQL over-assigned pairs in
 20 of 20 rounds; now a claim holds the project's claim lock in shared mode and reads N under it, and lowering
-N takes that lock exclusively (`store.judging.claim_lock`, `settings_lock`)."""
+N takes that lock exclusively (`store.annotation.claim_lock`, `settings_lock`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sqlalchemy import text
 from annotate_app.services import imports, labels, pooling, projects, queue, users
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.services.errors import Conflict
-from annotate_app.store import judging
+from annotate_app.store import annotation
 
 ROUNDS = 20
 ANNOTATORS = 24
@@ -79,14 +79,14 @@ def _over_assigned(db, project_id: int, n: int) -> list[tuple]:
 
 
 def test_lowering_n_while_24_annotators_claim_never_over_assigns(db, monkeypatch):
-    insert = judging.insert_claim
+    insert = annotation.insert_claim
 
     def slow_insert(*args, **kwargs):  # a claim stays in flight 30 ms after taking its slot (a loaded server)
         time.sleep(0.03)
         return insert(*args, **kwargs)
 
     if not db.is_sqlite:  # SQLite serialises writers: holding its one write lock would only slow the test
-        monkeypatch.setattr(judging, "insert_claim", slow_insert)
+        monkeypatch.setattr(annotation, "insert_claim", slow_insert)
     people = [f"r{k:02d}" for k in range(ANNOTATORS)]
     for person in people:
         users.create_user(db, SYSTEM, person, f"{person}-password")

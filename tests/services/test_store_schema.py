@@ -190,7 +190,7 @@ def test_settings_from_environment(env, url):
 
 @pytest.mark.parametrize("rows", [0, 3])
 def test_bulk_integer_columns(db, rows):
-    from annotate_app.store.judging import int_columns
+    from annotate_app.store.annotation import int_columns
 
     with db.write() as s:
         for _ in range(rows):

@@ -35,9 +35,9 @@ from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.imports._common import lock_imports
 from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportInfo, UndoReport
+from annotate_app.store import annotation
 from annotate_app.store import corpus as q
 from annotate_app.store import doc_staging as ds
-from annotate_app.store import judging as jq
 from annotate_app.store import undo as uq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, ImportKind
@@ -177,7 +177,7 @@ class _Undo:
         self.excluded_names = names
         reason = f"import {self.record.id} ({self.record.kind} {self.record.source}) was undone"
         excluded = uq.exclude_pairs(self.s, ordered, reason, self.actor.user_id)
-        jq.expire_claims(self.s, self.project.id, pair_ids=ordered)
+        annotation.expire_claims(self.s, self.project.id, pair_ids=ordered)
         return excluded
 
     def refuse_referred(self, what: str, *, document_ids: Sequence[int] = (), query_ids: Sequence[int] = ()):

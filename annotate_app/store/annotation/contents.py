@@ -1,0 +1,118 @@
+"""Contents: what the annotation page shows of a pair (query, document, guidelines, prior grades)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    and_,
+    bindparam,
+    select,
+)
+from sqlalchemy.orm import Session
+
+from annotate_app.store.models import (
+    Document,
+    DocumentVersion,
+    Guidelines,
+    Pair,
+    PriorJudgment,
+    Query,
+)
+
+__all__ = [
+    "pair_content",
+    "current_doc_version",
+    "priors",
+]
+
+
+def pair_content(s: Session, pair_id: int, *, guidelines: bool = False) -> dict[str, Any] | None:
+    """Query and current document version of a pair, in one query. ``guidelines``: also the project's latest
+    guidelines (``guidelines_version`` and ``guidelines``, None when it has none), as two subqueries of
+    the same statement."""
+    row = s.execute(_PAIR_CONTENT[guidelines], {"pair_id": pair_id}).first()
+    if row is None:
+        return None
+    keys = _CONTENT_KEYS + (("guidelines_version", "guidelines") if guidelines else ())
+    return dict(zip(keys, row, strict=True))
+
+
+_CONTENT_KEYS = (
+    "pair_id",
+    "project_id",
+    "excluded",
+    "query_id",
+    "query_text",
+    "query_meta",
+    "doc_id",
+    "doc_version",
+    "doc_title",
+    "doc_text",
+    "doc_meta",
+)
+
+
+def _pair_content_statement(guidelines: bool) -> Any:
+    def latest(column: Any) -> Any:
+        newest = select(column).where(Guidelines.project_id == Pair.project_id)
+        return newest.order_by(Guidelines.version.desc()).limit(1).scalar_subquery()
+
+    extra = [latest(Guidelines.version), latest(Guidelines.markdown)] if guidelines else []
+    return (
+        select(
+            Pair.id,
+            Pair.project_id,
+            Pair.excluded,
+            Query.external_id,
+            Query.text,
+            Query.meta,
+            Document.external_id,
+            Document.version,
+            DocumentVersion.title,
+            DocumentVersion.text,
+            DocumentVersion.meta,
+            *extra,
+        )
+        .join(Query, Query.id == Pair.query_id)
+        .join(Document, Document.id == Pair.document_id)
+        .join(
+            DocumentVersion,
+            and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version),
+        )
+        .where(Pair.id == bindparam("pair_id"))
+    )
+
+
+_PAIR_CONTENT = {guidelines: _pair_content_statement(guidelines) for guidelines in (False, True)}
+
+
+def current_doc_version(s: Session, pair_id: int, *, lock: bool = True) -> int:
+    """The pair's current document version, share-locked on PostgreSQL until the transaction ends: a
+    concurrent re-import (which updates the document, then flags its claims) waits for a save that read the
+    version, or the save waits for the re-import and reads the new version. ``lock=False``: a plain read
+    (a read-only transaction, e.g. a preview, cannot lock)."""
+    stmt = select(Document.version).join(Pair, Pair.document_id == Document.id).where(Pair.id == pair_id)
+    if lock:
+        stmt = stmt.with_for_update(read=True, of=Document)
+    return int(s.execute(stmt).scalar_one())
+
+
+def priors(s: Session, pair_ids: Sequence[int]) -> dict[int, list[tuple[str, int]]]:
+    """pair id → [(prior qrels name, grade), ...]."""
+    if not pair_ids:
+        return {}
+    stmt = (
+        select(Pair.id, PriorJudgment.source, PriorJudgment.grade)
+        .join(
+            PriorJudgment,
+            and_(PriorJudgment.query_id == Pair.query_id, PriorJudgment.document_id == Pair.document_id),
+        )
+        .where(Pair.id.in_(list(pair_ids)))
+        .order_by(Pair.id, PriorJudgment.source)
+    )
+    out: dict[int, list[tuple[str, int]]] = {}
+    for pid, source, grade in s.execute(stmt):
+        out.setdefault(pid, []).append((source, grade))
+    return out
