@@ -103,7 +103,15 @@ _DEFAULTS: dict[str, Any] = {"rel": 1, "gain": Gain.LIN, "judged_only": False, "
 
 
 def register(definition: MeasureDef, *aliases: str) -> MeasureDef:
-    """Add a measure name (with ``definition.aliases`` and any further ``aliases``) to the registry."""
+    """Add a measure name, with ``definition.aliases`` and any further ``aliases``, to the registry.
+
+    Args:
+        definition: what the name accepts, means and computes.
+        aliases: more names for it (case-insensitive, as every name).
+
+    Returns:
+        ``definition``, so that a module can keep it.
+    """
     REGISTRY[definition.name] = definition
     for alias in (*definition.aliases, *aliases):
         ALIASES[alias] = definition.name

@@ -219,7 +219,25 @@ _SYNTAX = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<params>[^()]*)\)
 
 
 def parse_measure(text: str | Measure) -> Measure:
-    """Parse ``NAME``, ``NAME@k``, ``NAME(param=value,...)@k`` into a validated `Measure`."""
+    """Parse ``NAME``, ``NAME@k`` or ``NAME(param=value,...)@k`` into a validated `Measure`.
+
+    Args:
+        text: the measure's text (names are case-insensitive; aliases allowed), or a `Measure`, validated.
+
+    Returns:
+        The measure, its name canonical and default parameters left out.
+
+    Raises:
+        MeasureError: unknown name or parameter, bad value, or a cutoff missing or not allowed; the message
+            quotes ``text``.
+
+    >>> parse_measure("p(rel=2)@5")
+    Measure('P(rel=2)@5')
+    >>> parse_measure("P")
+    Traceback (most recent call last):
+    ...
+    metrics.errors.MeasureError: P needs a cutoff, e.g. 'P@10' (in 'P')
+    """
     if isinstance(text, Measure):
         return text.validate()
     if not isinstance(text, str):
@@ -299,7 +317,20 @@ def _parse_gain_map(value: str, text: str) -> dict[int, float]:
 
 
 def parse_measures(items: Iterable[str | Measure] | str) -> tuple[Measure, ...]:
-    """Parse several measures, keeping their order and dropping repeats."""
+    """Parse several measures, keeping their order and dropping repeats.
+
+    Args:
+        items: measure texts or `Measure` objects; one string is one measure.
+
+    Returns:
+        The distinct measures, in the order first given.
+
+    Raises:
+        MeasureError: as `parse_measure`, or when ``items`` names no measure.
+
+    >>> parse_measures(["AP", "MAP", "nDCG@10"])
+    (Measure('AP'), Measure('nDCG@10'))
+    """
     if isinstance(items, str | Measure):
         items = [items]
     out: dict[str, Measure] = {}
@@ -312,10 +343,18 @@ def parse_measures(items: Iterable[str | Measure] | str) -> tuple[Measure, ...]:
 
 
 def compute(ranked: ranking.Ranked, measure: Measure) -> np.ndarray:
-    """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``.
+    """Per-query values of ``measure``, aligned with ``ranked.query_ids``.
 
-    The measure's kernel (``measure.definition.compute``) does the work; a measure that ``needs_relevant`` is
-    NaN for a query without relevant documents (grade >= ``rel``; nDCG, without ``rel``, counts grades >= 1).
+    The measure's kernel (``measure.definition.compute``) does the work, on the condensed list when
+    ``judged_only``; a measure that ``needs_relevant`` is NaN for a query without relevant documents (grade
+    >= ``rel``; nDCG, without ``rel``, counts grades >= 1).
+
+    Args:
+        ranked: a run joined to qrels (`metrics.measures.ranking.rank_run`).
+        measure: a validated measure.
+
+    Returns:
+        float64 values, one per query, NaN where undefined.
     """
     definition = measure.definition
     values = definition.compute(ranked.condensed() if measure.judged_only else ranked, measure)

@@ -50,7 +50,18 @@ def stuff_query_terms(document_text: str, query_text: str, *, seed: int) -> str:
     2. inserted once more each, after a word of the result chosen uniformly at random (with replacement) by
        ``numpy.random.default_rng(seed)``; nothing else of the text changes (whitespace is kept).
 
-    The same (document, query, seed) always gives the same text. A query without a word raises.
+    The same (document, query, seed) always gives the same text.
+
+    Args:
+        document_text: the document's text.
+        query_text: the query's text; it must hold a word.
+        seed: an integer >= 0 for the random insertion points.
+
+    Returns:
+        The stuffed text.
+
+    Raises:
+        QrelForgeError: a text that is not a string, a query without a word, or a bad seed.
 
     >>> stuff_query_terms("Cats sleep a lot. They purr.", "cat naps", seed=0)
     'Cats sleep a lot cat naps. naps They cat purr.'
@@ -106,7 +117,17 @@ def probe_summary(before_grades: Sequence[float], after_grades: Sequence[float])
     :func:`stuff_query_terms`.
 
     Position i of both sequences is the same pair. A robust judge leaves the grades unchanged
-    (``share_raised`` 0); a judge fooled by keywords raises them.
+    (``share_raised`` 0); a judge fooled by keywords raises them. ``mean_rise`` = mean(after − before).
+
+    Args:
+        before_grades: the judge's grades of the pairs as they are.
+        after_grades: its grades of the same pairs, stuffed.
+
+    Returns:
+        The counts of grades raised, lowered and unchanged, the share raised and the mean rise.
+
+    Raises:
+        QrelForgeError: an empty sequence, a value that is not a number, or sequences of different lengths.
 
     >>> probe_summary([0, 1, 2, 3], [1, 1, 3, 3])
     ProbeSummary(n_pairs=4, n_raised=2, n_lowered=0, n_unchanged=2, share_raised=0.5, mean_rise=0.5)

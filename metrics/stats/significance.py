@@ -118,6 +118,15 @@ def paired_t(diffs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = mean(d) / (sd(d) / sqrt(n)) with the sample standard deviation (ddof=1), n - 1 degrees of freedom.
     n < 2 gives NaN. All-zero differences give t = 0, p = 1; a constant non-zero difference t = ±inf, p = 0.
 
+    Args:
+        diffs: per-query differences (run − baseline), 1-D or one column per comparison; NaN drops a pair.
+
+    Returns:
+        Arrays t, p and n, one entry per column.
+
+    Raises:
+        QrelForgeError: ``diffs`` not 1-D or 2-D, or holding an infinite value.
+
     >>> t, p, n = paired_t([0.1, 0.2, 0.3, 0.0])
     >>> round(float(t[0]), 4), round(float(p[0]), 4), int(n[0])
     (2.3238, 0.1027, 4)
@@ -156,6 +165,17 @@ def permutation_test(diffs: Any, *, n_permutations: int = 10_000, seed: int = 0)
     else ``n_permutations`` random patterns from ``numpy.random.default_rng([seed, 0])``, drawn in chunks
     and applied to every column with one matrix product (p = (hits + 1) / (n_permutations + 1)). A pattern is
     a hit when ``|sum of signed differences| >= |observed sum|`` (relative tolerance 1e-9 for float noise).
+
+    Args:
+        diffs: per-query differences (run − baseline), 1-D or one column per comparison; NaN drops a pair.
+        n_permutations: random patterns drawn when enumeration would need more (int >= 1).
+        seed: the random generator's seed (int >= 0).
+
+    Returns:
+        Per column: p, the pairs kept, the sign patterns used, and whether they were all of them.
+
+    Raises:
+        QrelForgeError: bad ``diffs``, ``n_permutations`` or ``seed``.
 
     >>> r = permutation_test([1 / 3, 0, 1 / 3])
     >>> float(r.p[0]), int(r.resamples[0]), bool(r.exact[0])
@@ -224,6 +244,18 @@ def bootstrap_ci(
     the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
     interpolation) of the resampled means. n = 0 gives NaN; identical runs give [0, 0].
 
+    Args:
+        diffs: per-query differences (run − baseline), 1-D or one column per comparison; NaN drops a pair.
+        n_bootstrap: resamples (int >= 1).
+        seed: the random generator's seed (int >= 0).
+        confidence: the interval's coverage, in (0, 1).
+
+    Returns:
+        Arrays low and high, one entry per column.
+
+    Raises:
+        QrelForgeError: bad ``diffs``, ``n_bootstrap``, ``seed`` or ``confidence``.
+
     >>> low, high = bootstrap_ci([0.0, 0.0, 0.0])
     >>> float(low[0]), float(high[0])
     (0.0, 0.0)
@@ -262,6 +294,16 @@ def adjust(p: Any, method: str | None = Correction.HOLM) -> np.ndarray:
     ``"holm"``: sort the m p-values ascending, adjusted p_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
     ``"bonferroni"``: min(1, m p). ``"none"`` (or None): unchanged.
 
+    Args:
+        p: the family's p-values.
+        method: ``"holm"``, ``"bonferroni"``, ``"none"`` or None.
+
+    Returns:
+        The adjusted p-values, in the order given.
+
+    Raises:
+        QrelForgeError: an unknown ``method``.
+
     >>> adjust([0.01, 0.04, 0.03]).round(2).tolist()
     [0.03, 0.06, 0.06]
     """
@@ -289,6 +331,13 @@ def kendall_tau(x: Any, y: Any) -> np.ndarray | float:
     pairs, Tx/Ty the pairs tied in x/y. NaN when x or y is constant (or n < 2). Equal to
     ``scipy.stats.kendalltau(x, y).statistic``.
 
+    Args:
+        x: scores, 1-D, or 2-D with one vector per row.
+        y: scores of the same shape.
+
+    Returns:
+        tau-b: a float for 1-D inputs, else one value per row.
+
     >>> kendall_tau([1, 2, 3], [1, 3, 2])
     0.3333333333333333
     """
@@ -306,7 +355,18 @@ def kendall_tau(x: Any, y: Any) -> np.ndarray | float:
 # ---------------------------------------------------------------------------------------- proportions
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval for a proportion: center (k + z²/2) / (n + z²), half-width
-    z sqrt(k (n - k) / n + z²/4) / (n + z²). n = 0 gives NaN.
+    z sqrt(k (n - k) / n + z²/4) / (n + z²), z the normal quantile of (1 + confidence) / 2. n = 0 gives NaN.
+
+    Args:
+        successes: k, the number of successes (a number or an array).
+        n: the number of trials, of the same shape.
+        confidence: the interval's coverage, in (0, 1).
+
+    Returns:
+        Arrays low and high.
+
+    Raises:
+        QrelForgeError: ``confidence`` outside (0, 1).
 
     >>> low, high = wilson_interval(8, 10)
     >>> round(float(low), 4), round(float(high), 4)
@@ -327,6 +387,15 @@ def two_proportion_z(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float]:
 
     z = (k1/n1 - k2/n2) / sqrt(p (1 - p) (1/n1 + 1/n2)), p = (k1 + k2) / (n1 + n2). When every outcome is
     the same (p = 0 or 1) the rates are equal: z = 0, p = 1.
+
+    Args:
+        k1: successes of the first arm, out of n1 trials (n1 >= 1).
+        n1: trials of the first arm.
+        k2: successes of the second arm, out of n2 trials (n2 >= 1).
+        n2: trials of the second arm.
+
+    Returns:
+        (z, two-sided p).
 
     >>> z, p = two_proportion_z(30, 100, 45, 100)
     >>> round(z, 4), round(p, 4)
