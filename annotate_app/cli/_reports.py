@@ -169,8 +169,8 @@ def score_document(
     cut: Slicing | None,
     fingerprint: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The JSON document of ``score`` (`metrics.render.score_payload`)."""
-    from metrics import render
+    """The JSON document of ``score`` (`metrics.report.render.score_payload`)."""
+    from metrics.report import render
     from metrics.slices import slice_results
 
     slices = None
@@ -187,7 +187,7 @@ def score_document(
 
 def score_text(document: dict[str, Any], results: Sequence[Any], measures: Sequence[Any], fmt: str) -> str:
     """``score``'s table or CSV with one block (table) or a leading ``slice`` column (CSV) per slice."""
-    from metrics import render
+    from metrics.report import render
     from metrics.slices import slice_results
 
     measures = list(measures)

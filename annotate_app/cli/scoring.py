@@ -7,8 +7,8 @@
 - ``score --passages PASSAGES --chunks CHUNKS RUN...``: chunk runs against evidence passages: every measure on
   the chunk qrels derived for the chunking, and the evidence measures (``EvidenceRecall@k``, ...) at the
   character level (`annotate_app.cli._chunk_runs`); ``verify`` takes the same flags.
-- ``score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.ppi`) of each run's mean
-  over a project's release and a machine judge: the measure per query with the judge's qrels (every query
+- ``score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.stats.ppi`) of each run's
+  mean over a project's release and a machine judge: the measure per query with the judge's qrels (every query
   it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a qrels file),
   the PPI estimate with its 95% interval beside the human-only interval (needs the ``app`` extra).
 - ``compare QRELS RUN... [--baseline NAME]``: means, paired tests against the baseline (t-test, randomization
@@ -27,9 +27,9 @@
   the semantics, the options). ``verify REPORT.json QRELS RUN...`` checks the files' hashes and recomputes
   every number: exit 0 when all hold, 1 listing each that differs, 2 on bad input
   (`annotate_app.cli._reports`).
-- ``ab LOGFILE``: an online A/B test from an interaction log (`metrics.ablog`: CSV or JSONL with ``user_id``,
-  ``group``, ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a Wilson interval
-  and a two-proportion z-test against the control.
+- ``ab LOGFILE``: an online A/B test from an interaction log (`metrics.stats.ablog`: CSV or JSONL with
+  ``user_id``, ``group``, ``query``, ``feedback`` 0/1, ``timestamp``): each arm's satisfaction rate with a
+  Wilson interval and a two-proportion z-test against the control.
 
 These commands need only the metrics library (no ``app`` extra). It is imported inside the handlers, so
 building the parser stays fast; bad input raises `QrelForgeError` (one line, exit status 2, via
@@ -371,7 +371,8 @@ def _stored_tags(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, ..
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
     from annotate_app.cli import _chunk_runs
-    from metrics import parse_measures, read_qrels, render
+    from metrics import parse_measures, read_qrels
+    from metrics.report import render
 
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
     chunked = _chunk_runs.chunk_scoring(args, measures)
@@ -533,13 +534,13 @@ def _human_qrels(db: Any, project: str, spec: str) -> Any:
 
 
 def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> list[dict[str, Any]]:
-    """One JSON row per measure of `metrics.ppi.ppi_run` (the Score page's PPI tab computes the same)."""
+    """One JSON row per measure of `metrics.stats.ppi.ppi_run` (as the Score page's PPI tab)."""
     import math
     import warnings
 
     from metrics import read_run
     from metrics.errors import UndefinedMetricWarning
-    from metrics.ppi import ppi_run
+    from metrics.stats.ppi import ppi_run
 
     run = read_run(run_path)
     name = run.name or Path(run_path).name
@@ -712,8 +713,8 @@ def _show_history(args: argparse.Namespace) -> None:
 
 # ----------------------------------------------------------------------------------------------------- ab
 def _cmd_ab(args: argparse.Namespace) -> int:
-    from metrics.ablog import read_log
     from metrics.stats import ab_test
+    from metrics.stats.ablog import read_log
 
     records, lines = read_log(args.log)
     report = ab_test(

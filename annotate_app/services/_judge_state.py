@@ -3,7 +3,7 @@ calibration figures against the humans, and the pairs a calibrated judge may fil
 
 Private to `annotate_app.services`: `judges` and `releases` share it. Its functions take a session, never
 ``(db, actor)``; the role checks are the callers'. Machine labels are compared with the human ones here, one
-judge at a time (`metrics.calibration`); they never enter the gate's state (`_gate_state` reads only the
+judge at a time (`metrics.stats.calibration`); they never enter the gate's state (`_gate_state` reads only the
 human assignments).
 """
 
@@ -40,9 +40,9 @@ from annotate_app.store import projects as pq
 from annotate_app.store import scoring as sq
 from annotate_app.store.enums import AgreementMode, ClaimDraw, JudgeBackend, QrelKind, QueueOrder
 from annotate_app.store.models import MachineJudge, Project
-from metrics.calibration import calibrate_judges, ranking_agreement_from_qrels
 from metrics.data import Run
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.calibration import calibrate_judges, ranking_agreement_from_qrels
 
 __all__ = [
     "JudgeSettingsInfo",
@@ -107,7 +107,7 @@ class QueryAgreement:
 
 @dataclass(frozen=True)
 class JudgeCalibrationInfo:
-    """One judge against the humans (see `metrics.calibration.calibrate_judges`).
+    """One judge against the humans (see `metrics.stats.calibration.calibrate_judges`).
 
     ``n_pairs``: pairs the judge shares with at least one human; ``kappa`` in the project's agreement mode
     (binary at the relevance cut-off, or graded); ``weighted_kappa`` linear on the full scale;
@@ -330,7 +330,7 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
 
 
 def _figures(humans: pd.DataFrame, grades: pd.DataFrame, settings: Any, mode: AgreementMode) -> dict:
-    """`metrics.calibration.calibrate_judges` of the judges' ``grades`` against these human labels."""
+    """`metrics.stats.calibration.calibrate_judges` of the judges' ``grades`` against these human labels."""
     return calibrate_judges(
         humans[["item", "query", "annotator", "grade"]],
         grades[["item", "query", "judge", "grade"]],

@@ -3,8 +3,8 @@
 Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its
 stored content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports
 are machine formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are
-written exactly; the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe`
-against formula injection.
+written exactly; the labels CSV, meant for spreadsheets, passes every cell through
+`metrics.report.render.csv_safe` against formula injection.
 
 JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
@@ -32,7 +32,7 @@ from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
-from metrics.render import csv_safe
+from metrics.report.render import csv_safe
 
 __all__ = ["export_release", "export_labels_csv", "FORMATS"]
 

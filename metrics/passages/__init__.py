@@ -28,8 +28,9 @@ without loading the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from metrics._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.passages._chunk_qrels import chunk_qrels
@@ -68,15 +69,4 @@ __all__ = [
     "Method",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -193,7 +193,7 @@ def test_a_measure_needing_passages_is_refused_on_qrels_alone(name, message):
 @pytest.mark.parametrize("name", RANKED)
 def test_every_registered_measure_computes_on_a_small_case(name):
     from metrics.evaluate import as_qrels, as_run
-    from metrics.ranking import rank_run
+    from metrics.measures.ranking import rank_run
 
     ranked = rank_run(
         as_qrels({"q1": {"D1": 2, "D2": 0, "D4": 1}, "q2": {"D9": 0}}),
