@@ -1,0 +1,60 @@
+"""Judges against the humans: calibration, and the qrels a judge and a release's humans give."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._judge_state import (
+    JudgeCalibrationInfo,
+    calibrations,
+)
+from annotate_app.services.auth import Actor, Role
+from annotate_app.services.judges._common import check_name, judge_of
+from annotate_app.store import judges as q
+from annotate_app.store import releases as rq
+from annotate_app.store.db import Database
+from metrics.data import Qrels
+
+__all__ = ["calibrate", "judge_qrels", "human_release_qrels"]
+
+
+def calibrate(db: Database, actor: Actor, project: ProjectRef) -> list[JudgeCalibrationInfo]:
+    """Every judge of the project against its human labels (reviewer): kappa in the project's agreement mode,
+    linear weighted kappa, ordinal alpha, leniency, Kendall's tau of the stored runs' rankings and the
+    confusion matrix; ``passed`` says whether the judge may fill pairs (`update_judge_settings`)."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "calibrate judges")
+        return calibrations(s, proj, q.judges_of(s, proj.id))
+
+
+def judge_qrels(db: Database, actor: Actor, project: ProjectRef, name: str) -> Qrels:
+    """A judge's current grades as `metrics.Qrels` (reviewer): its latest graded label of each pair not
+    excluded, made on the pair's current document version."""
+    name = check_name(name)
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read machine labels")
+        row = judge_of(s, proj, name)
+        rows = q.current_grades(s, proj.id, [row.id])
+    return Qrels(
+        [r["query_id"] for r in rows],
+        [r["doc_id"] for r in rows],
+        np.array([int(r["grade"]) for r in rows], dtype=np.int64),
+        source=f"{proj.name} judge {name}",
+    )
+
+
+def human_release_qrels(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> Qrels:
+    """The qrels of a release (default: the latest) that came from human labels, without the pairs a judge
+    filled (reviewer): the human side of prediction-powered inference."""
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
+        release = load_release(s, proj, version)
+        sources = q.qrel_sources(s, release.id)
+        rows = sorted(r[:3] for r in rq.qrel_rows(s, release.id) if sources[int(r[6])][0] == "human")
+    return Qrels(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        np.array([int(r[2]) for r in rows], dtype=np.int64),
+        source=f"{proj.name} release {release.version} (human qrels)",
+    )
