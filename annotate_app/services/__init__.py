@@ -25,6 +25,7 @@ module                    concern
 ``adjudication``          a reviewer's final grade for a disagreement
 ``releases``              immutable, hashed qrels snapshots
 ``export``                TREC qrels, BEIR TSV, JSONL with provenance, labels CSV
+``release_formats``       the release formats (`ReleaseFormat`): suffix, media type, button label
 ``scoring``               stored runs, BM25 baselines and label tables for the Score page
 ``judges``                machine judges: add, run, import, calibrate, probe, their project settings
 ``status``                where a project stands
