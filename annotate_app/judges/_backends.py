@@ -4,7 +4,7 @@ A builder makes a judge from a `JudgeSetup` (what the app stores of a judge, wit
 list of runnable backends derives from `BUILDERS`, read when used: the services' `build_judge`, the CLI's
 ``judge add --backend`` choices. A `Backend` without a builder (``replay``) only imports labels.
 
->>> sorted(BUILDERS)
+>>> sorted(b.value for b in BUILDERS)
 ['lexical', 'openai']
 >>> judge = BUILDERS[Backend.LEXICAL](JudgeSetup(name="lex", corpus=lambda: {"d1": "battery"}))
 >>> judge.name, judge.backend
