@@ -166,3 +166,16 @@ def test_export_offers_the_release_formats_then_the_other_exports():
 @pytest.mark.parametrize("fmt", list(ReleaseFormat))
 def test_each_release_format_names_its_file(fmt):
     assert fmt.label and fmt.suffix and re.fullmatch(r"[a-z]+/[a-z-]+", fmt.mime)
+
+
+# ------------------------------------------------------------------------------------------------ measures
+def test_every_measure_the_cli_and_the_pages_name_is_registered():
+    """Measures are the registry's (`metrics.measures.REGISTRY`; the README's table is generated from it):
+    the CLI's defaults, the Score page's and the calibration's measures parse against it."""
+    from annotate_app.cli.scoring import DEFAULT_MEASURES
+    from annotate_app.services._judge_state import TAU_MEASURE
+    from annotate_app.ui.components.score_panels import measures_for
+    from metrics.measures import parse_measures
+
+    for names in (DEFAULT_MEASURES, measures_for(10), [TAU_MEASURE]):
+        assert [str(m) for m in parse_measures(names)] == names
