@@ -35,6 +35,7 @@ from annotate_app.judges._model import (
     FailureKind,
     GradeScale,
     JudgeResult,
+    JudgeSetup,
     JudgeTask,
     Pair,
     RenderedPrompt,
@@ -105,6 +106,11 @@ class LexicalJudge:
         self._corpus_hash = digest
         self._rows: OrderedDict[str, Any] = OrderedDict()  # query -> numpy row of scores
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_setup(cls, setup: JudgeSetup) -> LexicalJudge:
+        """The judge a stored setup describes: BM25 over the setup's corpus, under its name."""
+        return cls(setup.corpus(), name=setup.name)
 
     @property
     def name(self) -> str:
