@@ -60,6 +60,7 @@ from metrics.agreement._coefficients import (
     percent_agreement,
     scott_pi,
 )
+from metrics.agreement._competence import TRAININGS, DawidSkene, Mace, Training, dawid_skene, mace
 from metrics.agreement._core import CI_METHODS, LEVELS, WEIGHTS, Band, CIMethod, Level, Weights
 from metrics.agreement._long import (
     PairwiseKappa,
@@ -98,4 +99,10 @@ __all__ = [
     "unitizing_alpha",
     "PairwiseSpanF1",
     "pairwise_span_f1",
+    "Training",
+    "TRAININGS",
+    "DawidSkene",
+    "dawid_skene",
+    "Mace",
+    "mace",
 ]
