@@ -54,12 +54,12 @@ Where the reference libraries differ (the tests match them to 1e-9 everywhere el
   returns NaN with ``UndefinedMetricWarning`` in both cases.
 * crowd-kit ``DawidSkene`` and ``MACE`` (equal to ours to 1e-6 from the same start and number of
   iterations): ``DawidSkene`` stops on the change of its own loss, ours on the change of the posteriors; it
-  clips posteriors at 1e-10 without renormalizing. ``MACE`` puts ``alpha`` on the spamming state (ours, as
-  θ ~ Beta(alpha, beta), on the knowing one); it reseeds every restart with the same ``random_state``, so
-  its restarts repeat one start; and its M-step reads the worker × label counts in sorted order against
-  parameters indexed in order of first appearance, so its result changes with the row order of the table
-  unless workers and labels first appear sorted. Ours starts each restart from one seeded generator, draws
-  starts in [1, 1.5] (crowd-kit: [1, 2.5]) and takes ``init`` to start where crowd-kit does.
+  clips posteriors at 1e-10 without renormalizing. ``MACE`` reseeds every restart with the same
+  ``random_state``, so its restarts repeat one start; its M-step reads the worker × label counts in sorted
+  order against parameters indexed in order of first appearance, so its result changes with the row order
+  of the table unless workers and labels first appear sorted; and under VB it reports the sub-normalized
+  weights, ours normalized. Ours starts each restart from one seeded generator, draws starts in [1, 1.5] as
+  Hovy et al.'s MACE (crowd-kit: [1, 2.5]) and takes ``init`` to start where crowd-kit does.
 """
 
 from metrics.agreement._annotators import (

@@ -325,7 +325,7 @@ def mace(
     rater="rater",
     label="label",
     labels=None,
-    training=Training.EM,
+    training=Training.VB,
     max_iter: int = 50,
     tol: float = 1e-6,
     restarts: int | None = None,
@@ -346,8 +346,9 @@ def mace(
       P(spam) = 1 − P(know);
     - M-step (``training='em'``): θ_r and ξ_r are the expected counts plus ``smoothing``, normalized;
       (``training='vb'``): variational Bayes, exp ψ(counts + prior) / exp ψ(Σ (counts + prior)), with a
-      Beta(``alpha``, ``beta``) prior on θ_r (``alpha`` pseudo-counts for knowing, ``beta`` for spamming) and
-      a symmetric Dirichlet(``strategy_prior``) prior on ξ_r. The E-step then uses the weights exp E[log θ_r],
+      Beta prior on the (spam, know) split with pseudo-counts ``alpha`` for spamming and ``beta`` for
+      knowing (as Hovy et al.'s MACE and crowd-kit) and a symmetric Dirichlet(``strategy_prior``) prior on
+      ξ_r. The E-step then uses the weights exp E[log θ_r],
       exp E[log (1 − θ_r)] and exp E[log ξ_r], which sum to less than 1; ``competence`` and ``strategy``
       report them normalized.
 
@@ -358,7 +359,7 @@ def mace(
     Args:
         table: the long labels table (columns ``item``, ``rater``, ``label``; names configurable).
         labels: the grade scale, e.g. ``[0, 1, 2, 3]`` (default: the grades observed, sorted).
-        training: ``'em'`` or ``'vb'``.
+        training: ``'vb'`` (the default of Hovy et al.'s MACE and of crowd-kit) or ``'em'``.
         max_iter: the most iterations per run, ≥ 1.
         tol: the convergence threshold on the posteriors, ≥ 0.
         restarts: the number of random starts (default 10; 1 with ``init``).
@@ -366,7 +367,7 @@ def mace(
         init: a start ``(competence, strategy)``: R probabilities and an R × K table of rows summing to 1,
             raters in sorted order and grades in scale order.
         smoothing: the EM pseudo-count, ≥ 0 (default 0.01 / K, as Hovy et al.'s MACE).
-        alpha, beta, strategy_prior: the VB priors, > 0.
+        alpha, beta, strategy_prior: the VB pseudo-counts (spamming, knowing, each strategy grade), > 0.
 
     Returns:
         A `Mace` with ``competence``, ``strategy``, ``posterior`` and convergence figures.
@@ -387,8 +388,8 @@ def mace(
         raise QrelForgeError(f"seed must be an int; got {seed!r}")
     priors = np.array(
         [
-            _check_number(beta, "beta", positive=True),
             _check_number(alpha, "alpha", positive=True),
+            _check_number(beta, "beta", positive=True),
             _check_number(strategy_prior, "strategy_prior", positive=True),
         ]
     )

@@ -95,18 +95,17 @@ def test_mace_matches_crowd_kit(seed, training):
     assert np.abs(strategy - ours.strategy.to_numpy()).max() < TIGHT
 
 
-def test_crowd_kit_mace_alpha_is_the_spamming_prior():
-    """Documented difference: crowd-kit puts ``alpha`` on the spamming state, ours (θ ~ Beta(alpha, beta),
-    θ = P(knowing)) on the knowing one; with the roles swapped the fits are equal."""
+@pytest.mark.parametrize(("alpha", "beta"), [(2.0, 0.5), (0.5, 2.0)])
+def test_mace_priors_match_crowd_kit(alpha, beta):
+    """``alpha`` weighs spamming and ``beta`` knowing, in crowd-kit as in Hovy et al.'s MACE; unequal priors
+    show the roles (swapping them changes the fit)."""
     table = crowd_table(0)
-    theirs = CrowdKitMACE(n_restarts=1, method="vb", alpha=2.0, beta=0.5).fit(table)
+    theirs = CrowdKitMACE(n_restarts=1, method="vb", alpha=alpha, beta=beta).fit(table)
     start = crowd_kit_start(table["worker"].nunique(), table["label"].nunique())
-    swapped = mace(table, **COLUMNS, training="vb", alpha=0.5, beta=2.0, tol=0.0, init=start)
-    same_names = mace(table, **COLUMNS, training="vb", alpha=2.0, beta=0.5, tol=0.0, init=start)
-    assert np.abs(aligned(theirs.probas_, swapped.posterior) - swapped.posterior.to_numpy()).max() < TIGHT
-    assert (
-        np.abs(aligned(theirs.probas_, same_names.posterior) - same_names.posterior.to_numpy()).max() > 1e-3
-    )
+    ours = mace(table, **COLUMNS, alpha=alpha, beta=beta, tol=0.0, init=start)
+    swapped = mace(table, **COLUMNS, alpha=beta, beta=alpha, tol=0.0, init=start)
+    assert np.abs(aligned(theirs.probas_, ours.posterior) - ours.posterior.to_numpy()).max() < TIGHT
+    assert np.abs(aligned(theirs.probas_, swapped.posterior) - swapped.posterior.to_numpy()).max() > 1e-3
 
 
 def test_crowd_kit_mace_depends_on_row_order_ours_does_not():
