@@ -246,7 +246,7 @@ def leniency(table, *, labels, item="item", rater="rater", label="label") -> Len
             {
                 "n_labels": n,
                 "mean_grade": np.bincount(long.rater, x, minlength=r) / n,
-                "team_mean_grade": x.mean(),
+                "team_mean_grade": x.sum() / len(x) if len(x) else math.nan,
                 "n_compared": n_compared.astype(int),
                 "leniency": np.bincount(long.rater, shift, minlength=r) / n_compared,
             },
@@ -254,7 +254,7 @@ def leniency(table, *, labels, item="item", rater="rater", label="label") -> Len
         )
     return Leniency(
         distribution=pd.DataFrame(counts / n[:, None], index=index, columns=long.categories),
-        team=pd.Series(counts.sum(axis=0) / len(x), index=long.categories, name="team"),
+        team=pd.Series(counts.sum(axis=0) / max(len(x), 1), index=long.categories, name="team"),
         scores=scores,
     )
 

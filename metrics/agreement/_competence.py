@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.special import digamma, logsumexp
+from scipy.special import digamma
 
 from metrics._choice import Choice
 from metrics.agreement._core import _check_choice
@@ -49,6 +49,14 @@ def _check_count(value, name: str) -> int:
     return int(value)
 
 
+def _rated(table, item, rater, label, labels) -> _Long:
+    """The encoded long table; one without a single rating raises."""
+    long = _long_table(table, item, rater, label, labels, None)
+    if len(long.code) == 0:
+        raise QrelForgeError(f"table has no rating: it is empty or every {label!r} is missing")
+    return long
+
+
 def _check_init(init, n_raters: int, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
     """(competence (R,), strategy (R, K)) of a MACE start, each a probability (distribution)."""
     if not isinstance(init, tuple) or len(init) != 2:
@@ -73,27 +81,30 @@ def _check_init(init, n_raters: int, n_categories: int) -> tuple[np.ndarray, np.
 
 @dataclass(frozen=True, eq=False)
 class _Design:
-    """Sparse sums over the ratings: by item, and by (rater, given category)."""
+    """The ratings as an items × (rater, grade) 0/1 matrix: each EM step is then two sparse products whose
+    cost grows with the number of ratings, on tables of R · K rows instead of one row per rating."""
 
-    by_item: sparse.csr_matrix  # items × ratings
-    by_rater_answer: sparse.csr_matrix  # (raters · K) × ratings
+    pairs: sparse.csr_matrix  # items × (raters · K): 1 where the rater gave the item that grade
+    pairs_t: sparse.csr_matrix  # its transpose
+    n_rated: np.ndarray  # (raters · K): how many items each rater gave each grade
 
     @classmethod
     def of(cls, long: _Long) -> _Design:
-        n, k = len(long.code), len(long.categories)
-        ones, rows = np.ones(n), np.arange(n)
-        return cls(
-            by_item=sparse.csr_matrix((ones, (long.item, rows)), shape=(len(long.items), n)),
-            by_rater_answer=sparse.csr_matrix(
-                (ones, (long.rater * k + long.code, rows)), shape=(len(long.raters) * k, n)
-            ),
+        k = len(long.categories)
+        columns = long.rater * k + long.code
+        pairs = sparse.csr_matrix(
+            (np.ones(len(columns)), (long.item, columns)), shape=(len(long.items), len(long.raters) * k)
         )
+        n_rated = np.bincount(columns, minlength=len(long.raters) * k).astype(float)
+        return cls(pairs=pairs, pairs_t=pairs.T.tocsr(), n_rated=n_rated)
 
 
 def _softmax_rows(log_joint: np.ndarray) -> tuple[np.ndarray, float]:
     """Row-normalized exp(log_joint), and the log marginal likelihood Σ_i log Σ_c exp(log_joint[i, c])."""
-    norm = logsumexp(log_joint, axis=1)
-    return np.exp(log_joint - norm[:, None]), float(norm.sum())
+    top = log_joint.max(axis=1, keepdims=True)
+    scaled = np.exp(log_joint - top)
+    total = scaled.sum(axis=1, keepdims=True)
+    return scaled / total, float((np.log(total) + top).sum())
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,9 +171,9 @@ class DawidSkene(_Posterior):
         )
 
 
-def _ds_m_step(design: _Design, q_ratings: np.ndarray, r: int, k: int, smoothing: float) -> np.ndarray:
-    """Confusion matrices (R, K_true, K_given) from the expected counts Σ_n q[i_n, c] [r_n = r, g_n = g]."""
-    counts = (design.by_rater_answer @ q_ratings).reshape(r, k, k).transpose(0, 2, 1) + smoothing
+def _ds_m_step(design: _Design, q: np.ndarray, r: int, k: int, smoothing: float) -> np.ndarray:
+    """Confusion matrices (R, K_true, K_given) from the expected counts Σ_i q[i, c] [r gave i grade g]."""
+    counts = (design.pairs_t @ q).reshape(r, k, k).transpose(0, 2, 1) + smoothing
     counts = np.maximum(counts, _FLOOR)
     return counts / counts.sum(axis=2, keepdims=True)
 
@@ -212,22 +223,22 @@ def dawid_skene(
     max_iter = _check_count(max_iter, "max_iter")
     tol = _check_number(tol, "tol")
     smoothing = _check_number(smoothing, "smoothing")
-    long = _long_table(table, item, rater, label, labels, None)
+    long = _rated(table, item, rater, label, labels)
     design = _Design.of(long)
     r, k = len(long.raters), len(long.categories)
     counts = long.counts()
     q = counts / counts.sum(axis=1, keepdims=True)
     priors = q.mean(axis=0)
-    confusion = _ds_m_step(design, q[long.item], r, k, smoothing)
+    confusion = _ds_m_step(design, q, r, k, smoothing)
     converged, log_likelihood, n_iter = False, -math.inf, 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        log_given = np.log(confusion[long.rater, :, long.code])  # ratings × true grade
-        log_joint = np.log(np.maximum(priors, _FLOOR)) + design.by_item @ log_given
+        log_given = np.log(confusion).transpose(0, 2, 1).reshape(r * k, k)  # (rater, given) × true
+        log_joint = np.log(np.maximum(priors, _FLOOR)) + design.pairs @ log_given
         q_new, log_likelihood = _softmax_rows(log_joint)
         change = float(np.abs(q_new - q).max())
         q = q_new
         priors = q.mean(axis=0)
-        confusion = _ds_m_step(design, q[long.item], r, k, smoothing)
+        confusion = _ds_m_step(design, q, r, k, smoothing)
         if change < tol:
             converged = True
             break
@@ -271,21 +282,23 @@ class _MaceRun:
     converged: bool
 
 
-def _mace_e_step(long: _Long, design: _Design, weights: np.ndarray, strategy: np.ndarray):
-    """Posteriors q, log-likelihood, and per rating P(spam) and P(know).
+def _mace_e_step(design: _Design, weights: np.ndarray, strategy: np.ndarray):
+    """Posteriors q, log-likelihood, and per (rater, grade given) the expected spamming and knowing counts.
 
     P(g | c) = w_spam,r ξ_r[g] + w_know,r [g = c], the true grade uniform over the K grades. Under EM the
-    weights are (1 − θ_r, θ_r); under VB they are the sub-normalized exp E[log θ] of mean-field VB.
+    weights are (1 − θ_r, θ_r); under VB they are the sub-normalized exp E[log θ] of mean-field VB. A label g
+    by r on item i is known with probability q[i, g] w_know,r / (w_spam,r ξ_r[g] + w_know,r).
     """
-    k = strategy.shape[1]
-    spam = weights[long.rater, 0] * strategy[long.rater, long.code]
-    knows = weights[long.rater, 1]
-    rows = np.arange(len(long.code))
+    r, k = strategy.shape
+    spam = (weights[:, :1] * strategy).ravel()  # (rater, given)
+    knows = np.repeat(weights[:, 1], k)
+    agree = np.tile(np.eye(k), (r, 1)).astype(bool)  # (rater, given) × true: given == true
     given = np.repeat(np.log(np.maximum(spam, _TINY))[:, None], k, axis=1)
-    given[rows, long.code] = np.log(np.maximum(spam + knows, _TINY))
-    q, log_likelihood = _softmax_rows(design.by_item @ given - math.log(k))
-    p_know = q[long.item, long.code] * knows / np.maximum(spam + knows, _TINY)
-    return q, log_likelihood, 1.0 - p_know, p_know
+    given[agree] = np.log(np.maximum(spam + knows, _TINY))
+    q, log_likelihood = _softmax_rows(design.pairs @ given - math.log(k))
+    q_given = (design.pairs_t @ q)[agree]  # Σ over the items r gave g of q[i, g]
+    p_know = q_given * knows / np.maximum(spam + knows, _TINY)
+    return q, log_likelihood, design.n_rated - p_know, p_know
 
 
 def _normalize(counts: np.ndarray, prior: np.ndarray | float, training: str) -> np.ndarray:
@@ -296,20 +309,20 @@ def _normalize(counts: np.ndarray, prior: np.ndarray | float, training: str) -> 
     return np.exp(digamma(counts + prior) - digamma((counts + prior).sum(axis=1, keepdims=True)))
 
 
-def _mace_run(long, design, weights, strategy, *, max_iter, tol, training, smoothing, priors) -> _MaceRun:
+def _mace_run(design, weights, strategy, *, max_iter, tol, training, smoothing, priors) -> _MaceRun:
     r, k = strategy.shape
-    q, log_likelihood, p_spam, p_know = _mace_e_step(long, design, weights, strategy)
+    q, log_likelihood, p_spam, p_know = _mace_e_step(design, weights, strategy)
     converged, n_iter = False, 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        spam_know = np.stack([np.bincount(long.rater, p_spam, r), np.bincount(long.rater, p_know, r)], axis=1)
-        strategy_counts = (design.by_rater_answer @ p_spam).reshape(r, k)
+        spam_know = np.stack([p_spam.reshape(r, k).sum(axis=1), p_know.reshape(r, k).sum(axis=1)], axis=1)
+        strategy_counts = p_spam.reshape(r, k)
         if training == Training.EM:
             weights = _normalize(spam_know, smoothing, training)
             strategy = _normalize(strategy_counts, smoothing, training)
         else:
             weights = _normalize(spam_know, priors[:2], training)
             strategy = _normalize(strategy_counts, priors[2], training)
-        q_new, log_likelihood, p_spam, p_know = _mace_e_step(long, design, weights, strategy)
+        q_new, log_likelihood, p_spam, p_know = _mace_e_step(design, weights, strategy)
         change = float(np.abs(q_new - q).max())
         q = q_new
         if change < tol:
@@ -393,7 +406,7 @@ def mace(
             _check_number(strategy_prior, "strategy_prior", positive=True),
         ]
     )
-    long = _long_table(table, item, rater, label, labels, None)
+    long = _rated(table, item, rater, label, labels)
     r, k = len(long.raters), len(long.categories)
     smoothing = 0.01 / k if smoothing is None else _check_number(smoothing, "smoothing")
     if init is not None:
@@ -411,7 +424,6 @@ def mace(
     design = _Design.of(long)
     runs = [
         _mace_run(
-            long,
             design,
             weights,
             xi,

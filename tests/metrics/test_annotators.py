@@ -174,6 +174,11 @@ def test_leniency_distributions():
     np.testing.assert_allclose(result.distribution.sum(axis=1), 1.0)
 
 
+def test_leniency_of_an_empty_table_is_empty():
+    result = leniency(LENIENCY_TABLE.iloc[:0], labels=SCALE)
+    assert result.scores.empty and result.team.tolist() == [0.0] * 4
+
+
 def test_leniency_is_on_scale_positions():
     """A scale of strings: positions, not values, so 'high' is one grade above 'mid'."""
     table = pd.DataFrame({"item": [1, 1], "rater": ["a", "b"], "label": ["high", "mid"]})

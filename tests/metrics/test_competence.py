@@ -221,6 +221,13 @@ def test_bad_options_name_the_parameter_and_value(fit, options, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize("fit", [dawid_skene, mace])
+def test_a_table_without_ratings_is_refused(fit):
+    unrated = TINY.assign(label=None)
+    with pytest.raises(QrelForgeError, match="table has no rating: it is empty or every 'label' is missing"):
+        fit(unrated)
+
+
 def test_repeated_rating_is_refused():
     twice = pd.concat([TINY, TINY.iloc[:1]], ignore_index=True)
     with pytest.raises(QrelForgeError, match="repeated"):
