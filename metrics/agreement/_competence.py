@@ -302,10 +302,13 @@ def _mace_e_step(design: _Design, weights: np.ndarray, strategy: np.ndarray):
 
 
 def _normalize(counts: np.ndarray, prior: np.ndarray | float, training: str) -> np.ndarray:
-    """Rows of counts + prior normalized (EM), or exp ψ(counts + prior) / exp ψ(Σ counts + prior) (VB)."""
+    """Rows of counts + prior normalized (EM; a row summing to 0 becomes uniform), or
+    exp ψ(counts + prior) / exp ψ(Σ counts + prior) (VB)."""
     if training == Training.EM:
         smoothed = counts + prior
-        return smoothed / smoothed.sum(axis=1, keepdims=True)
+        total = smoothed.sum(axis=1, keepdims=True)
+        uniform = np.full_like(smoothed, 1.0 / smoothed.shape[1])
+        return np.divide(smoothed, total, out=uniform, where=total > 0)
     return np.exp(digamma(counts + prior) - digamma((counts + prior).sum(axis=1, keepdims=True)))
 
 

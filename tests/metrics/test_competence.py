@@ -189,6 +189,16 @@ def test_dawid_skene_confusion_rows_are_distributions():
     assert fit.confusion_frame("c").loc[1, 0] > 1 / 3
 
 
+def test_mace_em_without_smoothing_stays_finite():
+    """Raters who surely know (competence 1) spam on no label: their strategy counts are all 0, and the row
+    becomes uniform, not NaN."""
+    unanimous = pd.DataFrame({"item": [1, 1, 2, 2], "rater": list("abab"), "label": [0, 0, 1, 1]})
+    start = (np.ones(2), np.array([[0.5, 0.5], [0.5, 0.5]]))
+    fit = mace(unanimous, training="em", smoothing=0.0, init=start)
+    assert np.isfinite(fit.posterior.to_numpy()).all() and np.isfinite(fit.strategy.to_numpy()).all()
+    assert fit.labels.tolist() == [0, 1]
+
+
 def test_tol_stops_early_and_reports_it():
     stopped = dawid_skene(TINY, tol=1e-3, max_iter=500)
     assert stopped.converged and stopped.n_iter < 500
