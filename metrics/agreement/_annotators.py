@@ -42,8 +42,13 @@ class GoldScores:
     weights: str | None
 
 
-def _gold_codes(long: _Long, gold, labels) -> np.ndarray:
+def _gold_codes(long: _Long, gold) -> np.ndarray:
     """The gold grade's code of every rating (-1 where the item is not gold); a grade off the scale raises."""
+    return _gold_items(long, gold)[long.item]
+
+
+def _gold_items(long: _Long, gold) -> np.ndarray:
+    """The gold grade's code of every item (-1 where the item is not gold); a grade off the scale raises."""
     if not isinstance(gold, Mapping | pd.Series):
         raise QrelForgeError(
             f"gold must map item to expected grade (a dict or Series); got {type(gold).__name__}"
@@ -55,12 +60,12 @@ def _gold_codes(long: _Long, gold, labels) -> np.ndarray:
         bad = series.to_numpy()[codes < 0][0]
         raise QrelForgeError(
             f"gold grade {_shown(bad)!r} of item {_shown(series.index[codes < 0][0])!r} is not one of "
-            f"{list(labels)!r}"
+            f"{list(long.categories)!r}"
         )
     per_item = np.full(len(long.items), -1)
     position = long.items.get_indexer(series.index)
     per_item[position[position >= 0]] = codes[position >= 0]
-    return per_item[long.item]
+    return per_item
 
 
 def gold_scores(
@@ -102,7 +107,7 @@ def gold_scores(
     weights = _check_choice("weights", weights, WEIGHTS)
     confidence = check_probability(confidence, "confidence")
     long = _long_table(table, item, rater, label, labels, None)
-    gold_code = _gold_codes(long, gold, labels)
+    gold_code = _gold_codes(long, gold)
     on_gold = gold_code >= 0
     r, k = len(long.raters), len(long.categories)
     raters, given, expected = long.rater[on_gold], long.code[on_gold], gold_code[on_gold]
@@ -331,7 +336,7 @@ def drift(
     same = counts[long.item, long.code]
     with np.errstate(divide="ignore", invalid="ignore"):
         agreement = np.where(m >= 2, (same - 1) / (m - 1), np.nan)
-    gold_code = _gold_codes(long, gold, labels) if gold is not None else np.full(len(long.code), -1)
+    gold_code = _gold_codes(long, gold) if gold is not None else np.full(len(long.code), -1)
     frame = pd.DataFrame(
         {
             rater: long.raters.take(long.rater),

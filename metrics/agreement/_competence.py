@@ -13,6 +13,7 @@ from scipy import sparse
 from scipy.special import digamma
 
 from metrics._choice import Choice
+from metrics.agreement._annotators import _gold_items
 from metrics.agreement._core import _check_choice
 from metrics.agreement._long import _Long, _long_table
 from metrics.errors import QrelForgeError
@@ -178,6 +179,24 @@ def _ds_m_step(design: _Design, q: np.ndarray, r: int, k: int, smoothing: float)
     return counts / counts.sum(axis=2, keepdims=True)
 
 
+@dataclass(frozen=True, eq=False)
+class _Anchor:
+    """The gold items and their grades, to set their posteriors to."""
+
+    items: np.ndarray
+    onehot: np.ndarray
+
+    @classmethod
+    def of(cls, long: _Long, gold) -> _Anchor:
+        codes = _gold_items(long, gold) if gold is not None else np.full(len(long.items), -1)
+        items = np.flatnonzero(codes >= 0)
+        return cls(items=items, onehot=np.eye(len(long.categories))[codes[items]])
+
+    def apply(self, q: np.ndarray) -> np.ndarray:
+        q[self.items] = self.onehot
+        return q
+
+
 def dawid_skene(
     table,
     *,
@@ -188,6 +207,7 @@ def dawid_skene(
     max_iter: int = 100,
     tol: float = 1e-6,
     smoothing: float = 0.0,
+    gold=None,
 ) -> DawidSkene:
     """Dawid & Skene (1979): each rater's confusion matrix and each item's posterior grade distribution.
 
@@ -197,6 +217,8 @@ def dawid_skene(
     - M-step: π_c = mean_i q[i, c]; e_r[c, g] ∝ max(Σ_{i rated g by r} q[i, c] + smoothing, 1e-10);
     - E-step: q[i, c] ∝ π_c Π_{r rated i} e_r[c, g_ir] (π_c floored at 1e-10), in log space.
 
+    With ``gold``, the posterior of a gold item is its gold grade (q[i, gold_i] = 1) at the start and after
+    every E-step, so the gold pairs anchor the confusion matrices (crowd-kit's ``true_labels``).
     It stops when no posterior probability moves by ``tol`` or more in an iteration, or after ``max_iter``
     iterations (``tol=0`` always runs ``max_iter``).
 
@@ -207,6 +229,7 @@ def dawid_skene(
         max_iter: the most EM iterations, ≥ 1.
         tol: the convergence threshold on the posteriors, ≥ 0.
         smoothing: a pseudo-count added to every cell of the confusion counts (0: maximum likelihood).
+        gold: item → expected grade (a dict or Series), optional; items not in the table are ignored.
 
     Returns:
         A `DawidSkene` with ``confusion``, ``priors``, ``posterior``, ``accuracy`` and convergence figures.
@@ -227,7 +250,8 @@ def dawid_skene(
     design = _Design.of(long)
     r, k = len(long.raters), len(long.categories)
     counts = long.counts()
-    q = counts / counts.sum(axis=1, keepdims=True)
+    anchor = _Anchor.of(long, gold)
+    q = anchor.apply(counts / counts.sum(axis=1, keepdims=True))
     priors = q.mean(axis=0)
     confusion = _ds_m_step(design, q, r, k, smoothing)
     converged, log_likelihood, n_iter = False, -math.inf, 0
@@ -235,6 +259,7 @@ def dawid_skene(
         log_given = np.log(confusion).transpose(0, 2, 1).reshape(r * k, k)  # (rater, given) × true
         log_joint = np.log(np.maximum(priors, _FLOOR)) + design.pairs @ log_given
         q_new, log_likelihood = _softmax_rows(log_joint)
+        q_new = anchor.apply(q_new)
         change = float(np.abs(q_new - q).max())
         q = q_new
         priors = q.mean(axis=0)

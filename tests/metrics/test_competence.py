@@ -249,3 +249,32 @@ def test_results_are_frozen():
         assert isinstance(result, DawidSkene | Mace)
         with pytest.raises(AttributeError):
             result.n_iter = 0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dawid_skene_with_gold_matches_crowd_kit_true_labels(seed):
+    """Gold items' posteriors set to their grade at the start and after every E-step, as crowd-kit's
+    ``true_labels``; the gold items' posteriors are exactly their grade."""
+    table = crowd_table(seed)
+    tasks = table["task"].drop_duplicates().sort_values().to_numpy()[::4]
+    gold = pd.Series(np.random.default_rng(seed).integers(0, 4, len(tasks)), index=tasks)
+    theirs = CrowdKitDS(n_iter=10, tol=-np.inf).fit(table, true_labels=gold)
+    ours = dawid_skene(table, **COLUMNS, max_iter=10, tol=0.0, gold=gold.to_dict())
+    assert np.abs(aligned(theirs.probas_, ours.posterior) - ours.posterior.to_numpy()).max() < TIGHT
+    assert np.abs(crowd_kit_confusion(theirs.errors_, ours) - ours.confusion).max() < TIGHT
+    assert (ours.labels[gold.index] == gold).all() and (ours.confidence[gold.index] == 1.0).all()
+
+
+def test_gold_anchors_the_simulated_lenient_rater(team):
+    """With a fifth of the items gold, the fit stays as good and the gold items are exactly their grade."""
+    truth = team.groupby("item")["truth"].first()
+    gold = truth.iloc[::5]
+    fit = dawid_skene(team, labels=GRADES, gold=gold, max_iter=1000)
+    assert (fit.labels[gold.index] == gold).all()
+    assert fit.accuracy.idxmin() == CARELESS
+    assert (fit.labels.to_numpy() == truth.to_numpy()).mean() > 0.9
+
+
+def test_gold_grade_off_the_scale_is_named():
+    with pytest.raises(QrelForgeError, match=r"gold grade 5 of item 2 is not one of \[0, 1\]"):
+        dawid_skene(TINY, gold={2: 5})
