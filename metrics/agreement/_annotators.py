@@ -42,6 +42,13 @@ class GoldScores:
     weights: str | None
 
 
+def _scaled(table, item, rater, label, labels) -> _Long:
+    """The encoded long table on a declared scale (grade distances need the scale, not the grades seen)."""
+    if labels is None:
+        raise QrelForgeError("labels must be the grade scale in order, e.g. [0, 1, 2, 3]; got None")
+    return _long_table(table, item, rater, label, labels, None)
+
+
 def _gold_codes(long: _Long, gold) -> np.ndarray:
     """The gold grade's code of every rating (-1 where the item is not gold); a grade off the scale raises."""
     return _gold_items(long, gold)[long.item]
@@ -106,7 +113,7 @@ def gold_scores(
     """
     weights = _check_choice("weights", weights, WEIGHTS)
     confidence = check_probability(confidence, "confidence")
-    long = _long_table(table, item, rater, label, labels, None)
+    long = _scaled(table, item, rater, label, labels)
     gold_code = _gold_codes(long, gold)
     on_gold = gold_code >= 0
     r, k = len(long.raters), len(long.categories)
@@ -234,7 +241,7 @@ def leniency(table, *, labels, item="item", rater="rater", label="label") -> Len
     >>> leniency(t, labels=[0, 1, 2, 3]).scores["leniency"].round(4).tolist()
     [0.6667, -0.5, -0.5]
     """
-    long = _long_table(table, item, rater, label, labels, None)
+    long = _scaled(table, item, rater, label, labels)
     r, k = len(long.raters), len(long.categories)
     x = long.code.astype(float)
     total = np.bincount(long.item, x, minlength=len(long.items))[long.item]
@@ -330,7 +337,7 @@ def drift(
     if rated[order].isna().any():
         where = rated.index[rated[order].isna().to_numpy().argmax()]
         raise QrelForgeError(f"column {order!r} has a missing value at row {_shown(where)!r}")
-    long = _long_table(rated, item, rater, label, labels, None)
+    long = _scaled(rated, item, rater, label, labels)
     counts = long.counts()
     m = counts.sum(axis=1)[long.item]
     same = counts[long.item, long.code]

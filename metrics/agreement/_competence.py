@@ -389,9 +389,8 @@ def mace(
       (``training='vb'``): variational Bayes, exp ψ(counts + prior) / exp ψ(Σ (counts + prior)), with a
       Beta prior on the (spam, know) split with pseudo-counts ``alpha`` for spamming and ``beta`` for
       knowing (as Hovy et al.'s MACE and crowd-kit) and a symmetric Dirichlet(``strategy_prior``) prior on
-      ξ_r. The E-step then uses the weights exp E[log θ_r],
-      exp E[log (1 − θ_r)] and exp E[log ξ_r], which sum to less than 1; ``competence`` and ``strategy``
-      report them normalized.
+      ξ_r. The E-step then uses the weights exp E[log θ_r], exp E[log (1 − θ_r)] and exp E[log ξ_r], which
+      sum to less than 1; ``competence`` and ``strategy`` report them normalized.
 
     Each run starts from θ_r, ξ_r drawn uniformly in [1, 1.5] and normalized (seeded by ``seed``) or from
     ``init``, and stops when no posterior probability moves by ``tol`` or more, or after ``max_iter``

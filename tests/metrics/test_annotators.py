@@ -279,3 +279,18 @@ def test_drift_finds_a_rater_who_turns_careless(team):
     change = drift(worse, window=half, gold=gold, labels=GRADES).change
     assert change.loc[CAREFUL[0], "agreement"] < -0.2 and change.loc[CAREFUL[0], "gold_accuracy"] < -0.3
     assert change.drop(CAREFUL[0]).abs().max().max() < 0.15
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gold_scores(GOLD_TABLE, GOLD, labels=None),
+        lambda: leniency(LENIENCY_TABLE, labels=None),
+        lambda: drift(DRIFT_TABLE, window=2, labels=None),
+    ],
+)
+def test_grade_distances_need_the_declared_scale(call):
+    with pytest.raises(
+        QrelForgeError, match=r"labels must be the grade scale in order, e.g. \[0, 1, 2, 3\]; got None"
+    ):
+        call()
