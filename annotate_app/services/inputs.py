@@ -117,20 +117,28 @@ def check_length(text: str, what: str, limit: int = MAX_REASON) -> str:
     return text
 
 
+_CUT_NOTE = re.compile(r"… \(cut: ([0-9,]+) characters\)\Z")
+
+
 def cut(text: str, limit: int, *, length: int | None = None) -> str:
     """``text`` if it has at most ``limit`` characters; else its beginning and a note of its length, in
     ``limit`` characters at most (at least the note): what is shown (or kept) of a text that may be huge.
     ``length``: the length of the whole text when ``text`` is only its beginning (at least ``limit``
-    characters of it, read cut from the database), for the same result as on the whole text.
+    characters of it, read cut from the database), for the same result as on the whole text. A text cut
+    before (ending with the note) cut again keeps the whole text's length in its note.
 
     >>> cut("0123456789" * 10, 40)
     '01234567890123456… (cut: 100 characters)'
     >>> cut("0123456789" * 4, 40, length=100)
     '01234567890123456… (cut: 100 characters)'
+    >>> cut(cut("0123456789" * 10, 60), 40)
+    '01234567890123456… (cut: 100 characters)'
     """
     whole = len(text) if length is None else length
     if whole <= limit:
         return text
+    if length is None and (told := _CUT_NOTE.search(text)):
+        whole, text = int(told[1].replace(",", "")), text[: told.start()]
     note = f"… (cut: {whole:,} characters)"
     return text[: max(limit - len(note), 0)] + note
 
