@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.services.types import AdjudicationInfo, AnnotatorProgress, LabelInfo
 from annotate_app.store import annotation
 from annotate_app.store import users as uq
@@ -21,7 +22,8 @@ __all__ = ["label_info", "adjudication_info", "annotator_progress"]
 
 
 def label_info(row: Mapping[str, Any]) -> LabelInfo:
-    """A label version from a `store.annotation.labels.label_rows` row."""
+    """A label version from a `store.annotation.label_rows` row; a reason longer than `MAX_REASON` (stored
+    past the services' checks) comes cut, with a note of its length (`inputs.cut`)."""
     return LabelInfo(
         pair_id=row["pair_id"],
         query_id=row["query_id"],
@@ -29,7 +31,7 @@ def label_info(row: Mapping[str, Any]) -> LabelInfo:
         annotator=row["annotator"],
         version=row["version"],
         grade=row["grade"],
-        reason=row["reason"],
+        reason=cut(row["reason"], MAX_REASON, length=row.get("reason_length")),
         unsure=bool(row["unsure"]),
         seconds=row["seconds"],
         doc_version=row["doc_version"],

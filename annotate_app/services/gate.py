@@ -41,7 +41,7 @@ from annotate_app.services._gate_types import AgreementSummary, Blockers, Confus
 from annotate_app.services._records import adjudication_info, label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
-from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.inputs import MAX_REASON, check_count, check_text
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store.db import Database
@@ -112,7 +112,9 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
     content = pair_content(s, pair_id)
-    rows = annotation.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
+    rows = annotation.label_rows(
+        s, project_id=state.project.id, pair_id=pair_id, current_only=True, reason_chars=MAX_REASON
+    )
     labels = tuple(sorted((label_info(r) for r in rows), key=lambda x: x.annotator))
     adj = annotation.adjudication_of(s, state.project.id, pair_id)
     info = None if adj is None else adjudication_info(s, adj, state.adjudication_valid(pair_id))

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.inputs import check_count, check_length, check_text
 from annotate_app.services.types import PairInfo, PoolReport
 from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
@@ -202,7 +202,7 @@ def add_pair(
     db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *, note: str = ""
 ) -> PairInfo:
     """Add one pair by hand (reviewer or admin): origin ``manual``."""
-    check_text(note, "note")
+    check_length(check_text(note, "note"), "note")
     check_text(query_id, "query_id")
     check_text(doc_id, "doc_id")
     with db.write() as s:
@@ -225,7 +225,7 @@ def add_pair(
                     "document_id": key[1],
                     "origin": PairOrigin.MANUAL,
                     "added_by": actor.user_id,
-                    "note": str(note)[:2000],
+                    "note": note,
                     "claimed": 0,
                     "excluded": False,
                     "created_at": utcnow(),
@@ -249,7 +249,7 @@ def exclude_pair(
     """Take a pair out of judging, agreement and releases (reviewer or admin); ``reason`` is required."""
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("reason must be a non-empty string saying why the pair is excluded")
-    check_text(reason, "reason")
+    check_length(check_text(reason, "reason").strip(), "reason")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "exclude pairs")
         pair = _find(s, proj, query_id, doc_id)

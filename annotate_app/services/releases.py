@@ -42,7 +42,7 @@ from annotate_app.services._gate_types import Blockers
 from annotate_app.services._judge_state import fill_state
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.services.inputs import check_text
+from annotate_app.services.inputs import check_length, check_text
 from annotate_app.services.types import ReleaseInfo
 from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
@@ -181,8 +181,8 @@ def create_release(
     Qrels identical to an existing release's create nothing: that release comes back with
     ``unchanged=True``, also when another reviewer created it at the same moment."""
     if justification is not None:
-        check_text(justification, "justification")
-    note = check_text(note or "", "note")
+        check_length(check_text(justification, "justification"), "justification")
+    note = check_length(check_text(note or "", "note"), "note")
     content_hash = ""
     try:
         with db.write(snapshot=True) as s:
@@ -202,7 +202,7 @@ def create_release(
             if existing is not None:
                 return dataclasses.replace(_info(proj, existing), unchanged=True)
             text = _check_justification(justification, block)
-            return _insert(s, actor, proj, state, frozen, summary.to_dict(), text, note[:2000])
+            return _insert(s, actor, proj, state, frozen, summary.to_dict(), text, note)
     except IntegrityError:
         pass  # a concurrent release took the version or the content: read what it made
     same = _concurrent_twin(db, actor, project, content_hash)

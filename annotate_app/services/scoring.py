@@ -31,7 +31,7 @@ import pandas as pd
 from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import InvalidInput, NotFound
-from annotate_app.services.inputs import check_text
+from annotate_app.services.inputs import check_length, check_text
 from annotate_app.store import corpus as cq
 from annotate_app.store import pool as pq
 from annotate_app.store import scoring as q
@@ -164,7 +164,7 @@ def queue_pairs(
     ``note`` (e.g. "unjudged in bm25's top 10") is kept with each pair and in the audit entry.
     """
     wanted = _check_pairs(pairs)
-    text = check_text(note or "", "note")[:2000]
+    text = check_length(check_text(note or "", "note"), "note")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "add pairs")
         queries, docs = cq.query_index(s, proj.id), cq.doc_index(s, proj.id)

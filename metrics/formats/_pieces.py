@@ -51,6 +51,7 @@ def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
         if held_bytes < size:
             continue
         data, start = b"".join(held), 0
+        held.clear()  # the blocks, joined: a long line is not held twice while it is read
         while len(data) - start >= size:
             cut = data.index(b"\n", start + size - 1) + 1  # the end of the line holding the size-th byte
             piece = data[start:cut]
@@ -59,6 +60,7 @@ def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
         held = [data[start:]] if start < len(data) else []
         held_bytes = len(data) - start
     rest = b"".join([*held, *tail])
+    held, tail = [], []
     if rest or not given:
         yield src.piece(rest, number)
 
