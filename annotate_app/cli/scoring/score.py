@@ -148,8 +148,8 @@ def _report_text(
 
 def _lean_arrow() -> None:
     """Arrow's jemalloc pool for this process, unless the user chose one (``ARROW_DEFAULT_MEMORY_POOL``): it
-    hands freed parse buffers back sooner than the default mimalloc, a lower peak RSS (7M-line run: ~410 MB
-    against ~490 MB). Only before pyarrow is imported; the numbers are the same with any pool."""
+    hands freed parse buffers back sooner than the default mimalloc, so the peak RSS is lower (figures in the
+    README's Speed section). Only before pyarrow is imported; the numbers are the same with any pool."""
     if "pyarrow" not in sys.modules:
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
