@@ -2,7 +2,8 @@
 
 Systems, measured in the same run on the same corpus and queries (top 100 per query):
 
-- ``qrelforge``: `metrics.bm25.BM25Index` (our tokenizer; bm25s index; batched sparse scoring, exact ties);
+- ``qrelforge``: `metrics.retrieval.bm25.BM25Index` (our tokenizer; bm25s index; batched sparse scoring, exact
+  ties);
 - ``bm25s+ourtok``: bm25s's own ``retrieve`` (one query at a time, numpy backend) on our tokens: the
   same index and scores, so the ratio isolates the query path;
 - ``bm25s-default``: bm25s end to end with its default tokenizer (``\\b\\w\\w+\\b``, English stop
@@ -27,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metrics.bm25 import BM25Index, tokenize  # noqa: E402
+from metrics.retrieval.bm25 import BM25Index, tokenize  # noqa: E402
 
 SEED = 20240817
 K = 100

@@ -1,4 +1,4 @@
-"""Coverage and width of the PPI interval (`metrics.ppi`) with a lenient machine judge, by simulation.
+"""Coverage and width of the PPI interval (`metrics.stats.ppi`) with a lenient machine judge, by simulation.
 
     .venv/bin/python benchmarks/ppi_coverage.py [--trials 1000] [--queries 200] [--human 40] [--seed 0]
 
@@ -29,7 +29,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from metrics.ppi import ppi_mean
+from metrics.stats.ppi import ppi_mean
 
 DEPTH, TOP_GRADE = 10, 3
 P_LENIENT, P_NOISE = 0.35, 0.1

@@ -1,22 +1,26 @@
 """QrelForge metrics: trec_eval-faithful retrieval measures, agreement statistics and run comparison.
 
-A pure library: numbers in, numbers out. Its modules import only the standard library, numpy, pyarrow,
-pandas and scipy (the last two lazily where the scoring path does not need them), and each other downwards;
-never the app (`annotate_app`), Streamlit or SQLAlchemy (checked by ``lint-imports``), and no module imports
-back up (``tests/metrics/test_metrics_package.py`` checks there is no cycle). From the bottom up:
-`metrics.errors`, `metrics._ids` (ID columns and trec_eval's row order), `metrics.data` (`Qrels`, `Run`),
-`metrics.ranking` and `metrics.context` (the measure kernels), `metrics.measures` (the one registry),
-`metrics.formats`, `metrics.evaluate`, then the analyses built on them (`metrics.compare` and its
-`metrics.report`, `metrics.sensitivity`, `metrics.coverage`, `metrics.checks`, `metrics.agreement`,
-`metrics.classification`, `metrics.fusion`, `metrics.bm25`, `metrics.harness`, `metrics.slices` (per-tag
-slices of the per-query results), `metrics.fingerprint` (what a report was computed from)). Private text
-helpers live in `metrics._text`.
+A pure library: numbers in, numbers out. It imports the standard library, numpy, pyarrow, pandas and scipy
+(the last two lazily where the scoring path does not need them), never the app, Streamlit or SQLAlchemy
+(``lint-imports``), and no module imports back up. Its parts, from the bottom up:
+
+- `metrics.errors`, `metrics._ids` (ID columns, trec_eval's row order), `metrics.data` (`Qrels`, `Run`);
+- `metrics.measures`: the one measure registry and its kernels, one module per family;
+- `metrics.formats`: readers and writers; `metrics.evaluate`: score a run;
+- `metrics.stats`: significance tests, A/B logs, assessor sensitivity, PPI, judge calibration and
+  classification measures; `metrics.agreement`: agreement between annotators;
+- `metrics.compare` and `metrics.report` (the report model, its renderers, `render` and `charts`);
+- `metrics.retrieval`: BM25, run fusion and the retriever harness; `metrics.passages`: evidence passages;
+- `metrics.coverage`, `metrics.checks`, `metrics.history`, `metrics.slices`, `metrics.fingerprint`,
+  `metrics.distributed`.
+
+Every public name below is importable from ``metrics``; module paths of earlier releases (`_MOVED`) still
+import, as the same module.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from metrics._lazy import alias_modules, lazy_exports
 
 _HOMES = {  # public name -> the module that defines it
     **dict.fromkeys(
@@ -43,14 +47,12 @@ _HOMES = {  # public name -> the module that defines it
         ],
         "metrics.agreement",
     ),
-    **dict.fromkeys(["BM25Index", "bm25_run"], "metrics.bm25"),
+    **dict.fromkeys(["BM25Index", "bm25_run"], "metrics.retrieval.bm25"),
     **dict.fromkeys(["check_thresholds", "parse_threshold"], "metrics.checks"),
     **dict.fromkeys(
         [
             "ConfusionCounts",
-            "PRCurve",
             "PartialMatch",
-            "RunPRCurve",
             "accuracy",
             "average_scores",
             "binary_scores",
@@ -59,13 +61,12 @@ _HOMES = {  # public name -> the module that defines it
             "f1",
             "f_beta",
             "partial_match",
-            "pr_curve",
             "precision",
             "recall",
-            "run_pr_curve",
         ],
-        "metrics.classification",
+        "metrics.stats.classification",
     ),
+    **dict.fromkeys(["PRCurve", "RunPRCurve", "pr_curve", "run_pr_curve"], "metrics.stats.pr_curves"),
     **dict.fromkeys(["Report", "compare"], "metrics.compare"),
     **dict.fromkeys(["Coverage", "judging_coverage"], "metrics.coverage"),
     **dict.fromkeys(["Qrels", "Run"], "metrics.data"),
@@ -94,10 +95,10 @@ _HOMES = {  # public name -> the module that defines it
         ],
         "metrics.formats",
     ),
-    **dict.fromkeys(["combmnz", "combsum", "fuse", "rrf"], "metrics.fusion"),
-    **dict.fromkeys(["RetrievalResult", "run_retriever"], "metrics.harness"),
+    **dict.fromkeys(["combmnz", "combsum", "fuse", "rrf"], "metrics.retrieval.fusion"),
+    **dict.fromkeys(["RetrievalResult", "run_retriever"], "metrics.retrieval.harness"),
     **dict.fromkeys(["Measure", "parse_measure", "parse_measures"], "metrics.measures"),
-    **dict.fromkeys(["Sensitivity", "assessor_sensitivity", "majority_qrels"], "metrics.sensitivity"),
+    **dict.fromkeys(["Sensitivity", "assessor_sensitivity", "majority_qrels"], "metrics.stats.sensitivity"),
     **dict.fromkeys(["query_tags", "slice_results", "slice_table"], "metrics.slices"),
     **dict.fromkeys(["fingerprint"], "metrics.fingerprint"),
     **dict.fromkeys(
@@ -108,18 +109,16 @@ _HOMES = {  # public name -> the module that defines it
 
 __all__ = sorted(_HOMES, key=str.lower)
 
+_MOVED = {  # module paths of earlier releases -> the module's home now
+    **{f"metrics.{name}": f"metrics.measures.{name}" for name in ("ranking", "context")},
+    **{
+        f"metrics.{name}": f"metrics.stats.{name}"
+        for name in ("ablog", "ppi", "sensitivity", "calibration", "classification")
+    },
+    **{f"metrics.{name}": f"metrics.report.{name}" for name in ("render", "charts")},
+    **{f"metrics.{name}": f"metrics.retrieval.{name}" for name in ("bm25", "fusion", "harness")},
+}
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'metrics' has no attribute {name!r}")
-    module = importlib.import_module(home)
-    # ``evaluate`` and ``compare`` are callable modules: the package attribute is the module itself, as the
-    # import system binds it, so every spelling gets the same object.
-    value = module if home == f"{__name__}.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+alias_modules(_MOVED)
+# ``evaluate`` and ``compare`` are callable modules: the package attribute is the module itself.
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

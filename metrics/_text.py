@@ -1,5 +1,5 @@
-"""The private text helpers of the reports (`metrics.render`, `metrics.report`, `metrics.checks`,
-`metrics.coverage`, `metrics.sensitivity`, `metrics.stats`, `metrics.charts`), in one place:
+"""The private text helpers of the reports (`metrics.report.render`, `metrics.report`, `metrics.checks`,
+`metrics.coverage`, `metrics.stats.sensitivity`, `metrics.stats`, `metrics.report.charts`), in one place:
 
 - numbers as text: `_fmt` (``undef`` for None/NaN), `_signed`, `_p` (p-values), `_py` / `_nan` (numpy scalars
   and NaN to and from None), `_json_ready` (whole payloads for ``json.dumps``);

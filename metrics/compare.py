@@ -6,7 +6,7 @@ by query, and returns a `Report`: means, per-query values, paired differences, a
 randomization test and a bootstrap interval of the mean difference (`metrics.stats`), Holm-adjusted across
 the runs compared with the baseline, and per-query win/tie/loss counts. Renderings (`metrics.report`):
 ``to_dataframe()``, ``to_markdown()``, ``to_html()`` (one self-contained file, inline SVG charts from
-`metrics.charts`), ``to_latex()``, ``to_text()``, ``to_dict()`` (JSON-ready).
+`metrics.report.charts`), ``to_latex()``, ``to_text()``, ``to_dict()`` (JSON-ready).
 
 Queries undefined in either run of a pair (e.g. R@k on a query without relevant documents; FirstRel when a
 run returned nothing relevant) are dropped from that pair's tests, and each comparison reports how many pairs
@@ -14,9 +14,9 @@ it kept (``n``). The means are over each run's own defined queries, as in `metri
 better comes from the measure's `MeasureDef.higher_is_better` (lower is better for FirstRel).
 
 The related analyses live in their own modules and are re-exported here, so ``from metrics.compare import X``
-keeps working: `metrics.sensitivity` (`assessor_sensitivity`, `Sensitivity`, `majority_qrels`),
+keeps working: `metrics.stats.sensitivity` (`assessor_sensitivity`, `Sensitivity`, `majority_qrels`),
 `metrics.coverage` (`judging_coverage`, `Coverage`), `metrics.checks` (`check_thresholds`, `parse_threshold`,
-`CheckResult`, `CheckRow`), `metrics.charts` (`svg_line_chart`), `metrics.report` (`Report`,
+`CheckResult`, `CheckRow`), `metrics.report.charts` (`svg_line_chart`), `metrics.report` (`Report`,
 `Comparison`, `Settings`, `UP`, `DOWN`) and `metrics.evaluate` (`named_runs`).
 
 The module itself is callable: ``import metrics.compare as cmp; cmp(...)`` calls `compare` (see
@@ -32,9 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from metrics import _callable, stats
+from metrics import _callable
 from metrics._text import _TIE, _py, _sign
-from metrics.charts import svg_line_chart
 from metrics.checks import CheckResult, CheckRow, check_thresholds, parse_threshold
 from metrics.coverage import Coverage, judging_coverage
 from metrics.errors import QrelForgeError
@@ -44,9 +43,11 @@ from metrics.report import DOWN, UP, Comparison, Direction, Report, Settings
 from metrics.report import svg_differences as svg_differences  # re-exported (public before the split)
 from metrics.report import svg_means as svg_means
 from metrics.report import svg_per_query as svg_per_query
-from metrics.sensitivity import LABEL_COLUMNS as LABEL_COLUMNS
-from metrics.sensitivity import Sensitivity, assessor_sensitivity, majority_qrels
-from metrics.stats import TESTS, StatTest
+from metrics.report.charts import svg_line_chart
+from metrics.stats import significance
+from metrics.stats.sensitivity import LABEL_COLUMNS as LABEL_COLUMNS
+from metrics.stats.sensitivity import Sensitivity, assessor_sensitivity, majority_qrels
+from metrics.stats.significance import TESTS, StatTest
 
 __all__ = [
     "compare",
@@ -114,12 +115,14 @@ def _comparisons(
 def _run_tests(diffs: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     if StatTest.T in settings.tests:
-        out["t"], out["p_t"], _ = stats.paired_t(diffs)
+        out["t"], out["p_t"], _ = significance.paired_t(diffs)
     if StatTest.PERMUTATION in settings.tests:
-        perm = stats.permutation_test(diffs, n_permutations=settings.n_permutations, seed=settings.seed)
+        perm = significance.permutation_test(
+            diffs, n_permutations=settings.n_permutations, seed=settings.seed
+        )
         out["p_permutation"], out["permutations"], out["exact"] = perm.p, perm.resamples, perm.exact
     if StatTest.BOOTSTRAP in settings.tests:
-        out["ci_low"], out["ci_high"] = stats.bootstrap_ci(
+        out["ci_low"], out["ci_high"] = significance.bootstrap_ci(
             diffs, n_bootstrap=settings.n_bootstrap, seed=settings.seed, confidence=settings.confidence
         )
     return out
@@ -129,7 +132,7 @@ def _adjust_per_measure(p: np.ndarray, measures: list[str], correction: str) -> 
     out = np.full(len(p), np.nan)
     for name in dict.fromkeys(measures):
         idx = np.array([i for i, m in enumerate(measures) if m == name])
-        out[idx] = stats.adjust(p[idx], correction)
+        out[idx] = significance.adjust(p[idx], correction)
     return out
 
 
@@ -165,7 +168,7 @@ def compare(
     seed: int = 0,
     alpha: float = 0.05,
     confidence: float = 0.95,
-    correction: str | None = stats.Correction.HOLM,
+    correction: str | None = significance.Correction.HOLM,
     corpus: Any = None,
     strict: bool = False,
     chunk_map: Any = None,
@@ -198,7 +201,7 @@ def compare(
         seed=seed,
         alpha=alpha,
         confidence=confidence,
-        correction=stats.Correction.NONE if correction is None else correction,
+        correction=significance.Correction.NONE if correction is None else correction,
     )
     specs = parse_measures(measures)
     named = named_runs(runs)

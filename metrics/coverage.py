@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics import _ids, stats
+from metrics import _ids
 from metrics._text import _fmt, _json_ready, _md, _py, _rows, _table
 from metrics.data import Qrels, Run
 from metrics.errors import QrelForgeError
 from metrics.evaluate import as_qrels, named_runs
 from metrics.measures import Measure, compute
-from metrics.ranking import position_within, rank_run, trec_order
+from metrics.measures.ranking import position_within, rank_run, trec_order
+from metrics.stats import significance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +40,7 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
     >>> cov.pool["unjudged_pairs"].tolist(), cov.pool["only_this_run"].tolist(), cov.pool_total
     ([1, 1], [1, 1], 2)
     """
-    k = stats.check_int(k, "k", 1)
+    k = significance.check_int(k, "k", 1)
     qrels, named = as_qrels(qrels), named_runs(runs, minimum=1)
     judged, parts = {}, []
     for name, run in named.items():
@@ -134,7 +135,10 @@ class Coverage:
 
     def to_markdown(self, *, digits: int = 4, max_rows: int = 50) -> str:
         """Markdown: Judged@k and pool additions per run, then up to ``max_rows`` unjudged documents."""
-        digits, max_rows = stats.check_int(digits, "digits", 0), stats.check_int(max_rows, "max_rows", 0)
+        digits, max_rows = (
+            significance.check_int(digits, "digits", 0),
+            significance.check_int(max_rows, "max_rows", 0),
+        )
         pool = self.pool.set_index("run")
         rows = [
             [

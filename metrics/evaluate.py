@@ -19,7 +19,7 @@ from metrics._text import _few
 from metrics.data import Qrels, Run
 from metrics.errors import EvaluationError, QrelForgeError, quoted
 from metrics.measures import MIN_GEO_MEAN, Aggregate, Gain, Measure, compute, parse_measures
-from metrics.ranking import position_within, rank_run
+from metrics.measures.ranking import position_within, rank_run
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -65,7 +65,7 @@ def append_history(path: str, result: Any, name: str, qrels: str) -> None:
 
 
 def _history_row(result: Any, name: str, qrels: str) -> Row:
-    from metrics.render import csv_safe
+    from metrics.report.render import csv_safe
 
     row = {
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -181,7 +181,7 @@ def trend_text(rows: list[Row], measures: Sequence[str], path: str) -> str:
     a    AP            2  0.5000  0.2500  0.2500  0.5000  █▁
     last check: 2026-01-02 a: fail (AP)
     """
-    from metrics.render import _grid
+    from metrics.report.render import _grid
 
     if not rows:
         return f"{path}: no checks recorded yet\n"
@@ -210,7 +210,7 @@ def history_chart(rows: list[Row], measures: Sequence[str], path: str) -> str:
     >>> history_chart(rows, ["AP"], "h.csv").startswith("<svg")
     True
     """
-    from metrics.charts import svg_line_chart
+    from metrics.report.charts import svg_line_chart
 
     series = {}
     for run in dict.fromkeys(r["run"] for r in rows):

@@ -11,6 +11,7 @@ module         commands
 ============== ======================================================
 ``scoring``    score, compare, check, verify, ab
 ``retrieval``  baseline, fuse
+``passages``   passages (chunk-qrels, chunkers)
 ``admin``      init, user, project, demo-data
 ``data``       import, pool, assign
 ``review``     status, agreement, release, export
@@ -47,6 +48,7 @@ HOMES = {
     "check": "scoring",
     "verify": "scoring",
     "ab": "scoring",
+    "passages": "passages",
     "init": "admin",
     "user": "admin",
     "project": "admin",
@@ -67,7 +69,7 @@ HOMES = {
 command imports its own module only (``qrelforge score`` never imports the database commands' modules)."""
 HELP_ORDER = tuple(HOMES)
 """The commands in the order ``qrelforge --help`` lists them."""
-GROUP_NAMES = ("scoring", "retrieval", "admin", "data", "review", "judges", "backup", "serve")
+GROUP_NAMES = ("scoring", "retrieval", "passages", "admin", "data", "review", "judges", "backup", "serve")
 
 
 def __getattr__(name: str) -> Any:

@@ -133,7 +133,10 @@ def score_fingerprint(
     corpus: str | None = None,
     chunk_map: str | None = None,
     digests: Callable[[str], str] | None = None,
+    chunked: Any = None,
 ) -> dict[str, Any]:
+    """The fingerprint of a score report; ``chunked``: the passages and chunking of chunk runs
+    (`annotate_app.cli._chunk_runs.ChunkScoring`), whose files and F it records under ``passages``."""
     from metrics.fingerprint import file_sha256, fingerprint
 
     fp = fingerprint(
@@ -143,7 +146,7 @@ def score_fingerprint(
         qrels_file=qrels_file,
         command=Command.SCORE,
         parameters={"per_query": per_query, "by": cut.by if cut else None},
-        rules=_rules(strict, corpus, chunk_map, digests),
+        rules={**_rules(strict, corpus, chunk_map, digests), **(chunked.rules(digests) if chunked else {})},
         queries_file=cut.queries_file if cut else None,
         digests=digests or file_sha256,
     )
@@ -158,8 +161,8 @@ def score_document(
     cut: Slicing | None,
     fingerprint: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The JSON document of ``score`` (`metrics.render.score_payload`)."""
-    from metrics import render
+    """The JSON document of ``score`` (`metrics.report.render.score_payload`)."""
+    from metrics.report import render
     from metrics.slices import slice_results
 
     slices = None
@@ -176,7 +179,7 @@ def score_document(
 
 def score_text(document: dict[str, Any], results: Sequence[Any], measures: Sequence[Any], fmt: str) -> str:
     """``score``'s table or CSV with one block (table) or a leading ``slice`` column (CSV) per slice."""
-    from metrics import render
+    from metrics.report import render
     from metrics.slices import slice_results
 
     measures = list(measures)

@@ -134,10 +134,14 @@ def recompute(
     *,
     chunk_map: str | None = None,
     corpus: str | None = None,
+    chunks: str | None = None,
+    docs: str | None = None,
 ) -> dict[str, Any]:
     """The report recomputed from its fingerprint on these files (their hashes checked first); a score
     report made with ``--chunk-map`` (``--corpus``) is recomputed with ``chunk_map`` (``corpus``), whose
-    sha256 must be the report's ``chunk_map_sha256`` (``corpus_sha256``)."""
+    sha256 must be the report's ``chunk_map_sha256`` (``corpus_sha256``); one made with ``--passages``
+    (``qrels_file`` is then the passages file) with ``chunks`` (and ``docs``), checked alike."""
+    from annotate_app.cli._chunk_runs import report_scoring
     from metrics import parse_measures, read_corpus, read_qrels
     from metrics.distributed import read_partitions
     from metrics.evaluate import evaluate
@@ -151,6 +155,12 @@ def recompute(
     cut = _cut(data, params.get("by"))
     measures = parse_measures(fp["measures"])
     strict = bool(rules.get("strict"))
+    chunked = report_scoring(rules, qrels_file if chunks or rules.get("passages") else None, chunks, docs)
+    if chunked is not None:
+        results = [chunked.score(p, measures, strict=strict) for p in run_files]
+        return score_document(
+            results, measures, per_query=bool(params.get("per_query")), cut=cut, fingerprint=None
+        )
     if fp["command"] == Command.SCORE:
         qrels = read_qrels(qrels_file)
         docs = read_corpus(corpus) if corpus else None
@@ -257,11 +267,15 @@ def verify(
     *,
     chunk_map: str | None = None,
     corpus: str | None = None,
+    chunks: str | None = None,
+    docs: str | None = None,
 ) -> Verdict:
-    """Recompute ``report_file`` on the files (and the chunk map or corpus the report was scored with) and
-    compare every number (see the module doc)."""
+    """Recompute ``report_file`` on the files (and the chunk map or corpus the report was scored with, or
+    its chunks and documents) and compare every number (see the module doc)."""
     data = _read_report(report_file)
-    fresh = recompute(data, qrels_file, run_files, chunk_map=chunk_map, corpus=corpus)
+    fresh = recompute(
+        data, qrels_file, run_files, chunk_map=chunk_map, corpus=corpus, chunks=chunks, docs=docs
+    )
     stored = dict(_numbers(data))
     again = dict(_numbers(fresh))
     diffs = []

@@ -21,24 +21,10 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from annotate_app.services.import_kinds import IMPORT_KINDS, ImportKind, KindInfo, by_command
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
-
-_KINDS = {
-    "docs": "import_documents",
-    "queries": "import_queries",
-    "run": "import_run",
-    "qrels": "import_qrels",
-    "chunks": "import_chunk_map",
-}
-_HELP = {
-    "docs": "documents (JSONL, CSV or TSV: doc_id, title, text[, version, ...])",
-    "queries": "queries (JSONL, CSV or TSV: query_id, text[, ...])",
-    "run": "a TREC run (qid Q0 docid rank score tag)",
-    "qrels": "existing qrels as prior judgments (TREC or BEIR TSV)",
-    "chunks": "a chunk→document map (chunk_id, doc_id)",
-}
 
 
 def _import_parser(sub: Subcommands) -> None:
@@ -49,20 +35,22 @@ def _import_parser(sub: Subcommands) -> None:
         "and every bad line is reported. Importing the same file again changes nothing.",
     )
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
-    for kind, help_text in _HELP.items():
-        child = kinds.add_parser(kind, help=help_text)
+    for kind, info in IMPORT_KINDS.items():
+        if kind == ImportKind.LABELS:
+            _labels_parser(kinds, info)
+            continue
+        child = kinds.add_parser(info.command, help=info.help)
         child.add_argument("file")
         add_project_option(child)
-        if kind in ("run", "qrels"):
+        if info.named:
             child.add_argument("--name", help="name to store it under (default: the run tag / the file name)")
-        if kind == "run":
+        if info.chunks:
             child.add_argument(
                 "--chunks",
                 action="store_true",
                 help="document IDs are chunk IDs: map them through the imported chunk map",
             )
         child.set_defaults(handler=_cmd_import)
-    _labels_parser(kinds)
     _ir_datasets_parser(kinds)
     listing = kinds.add_parser("list", help="list the project's imports (id, kind, file, counts, who, when)")
     add_project_option(listing)
@@ -126,13 +114,14 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from annotate_app.services.errors import InvalidInput
 
     db = open_db(args)
+    info = by_command(args.kind)
     options: dict = {}
-    if args.kind in ("run", "qrels") and args.name:
+    if info.named and args.name:
         options["name"] = args.name
-    if args.kind == "run" and args.chunks:
+    if info.chunks and args.chunks:
         options["chunks"] = True
     try:
-        report = getattr(imports, _KINDS[args.kind])(db, SYSTEM, project_of(db, args), args.file, **options)
+        report = getattr(imports, info.function)(db, SYSTEM, project_of(db, args), args.file, **options)
     except InvalidInput as exc:
         if len(exc.problems) > 1:  # the last line (from cli.main) names the first problem
             sys.stderr.write("".join(f"  {problem}\n" for problem in exc.problems))
@@ -144,19 +133,25 @@ def _cmd_import(args: argparse.Namespace) -> int:
 _OPTION_NAMES = {"annotator": "--annotator", "grade_map": "--grade-map"}  # how messages name the options
 
 
-def _labels_parser(kinds: Subcommands) -> None:
+def _labels_parser(kinds: Subcommands, info: KindInfo) -> None:
     from metrics.formats import LabelFormat
 
     child = kinds.add_parser(
-        "labels",
-        help="human labels made in another tool (JSONL, Label Studio, Argilla, Prodigy, Quepid)",
+        info.command,
+        help=info.help,
         description="Import human labels made elsewhere. Each pair must be in the pool; a new annotator "
         "becomes an account that cannot log in until an admin enables it. Importing the same file again "
         "adds nothing.",
     )
     child.add_argument("file")
     add_project_option(child)
-    child.add_argument("--format", required=True, choices=[f.value for f in LabelFormat], dest="label_format")
+    child.add_argument(
+        "--format",
+        required=True,
+        choices=[f.value for f in LabelFormat],
+        dest="label_format",
+        help="; ".join(f"{f}: {f.help}" for f in LabelFormat),
+    )
     child.add_argument(
         "--annotator", help="who made the labels whose file does not say (required for quepid)"
     )

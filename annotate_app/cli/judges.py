@@ -43,7 +43,7 @@ from annotate_app.cli._common import (
     positive_int,
     project_of,
 )
-from annotate_app.judges import BUILTIN_PROMPTS, FailureKind
+from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, FailureKind
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
@@ -85,7 +85,7 @@ def add_judge_parser(sub: Subcommands) -> None:
     add = actions.add_parser("add", help="add a judge to the project")
     add_project_option(add)
     add.add_argument("name", metavar="NAME")
-    add.add_argument("--backend", choices=("openai", "lexical"), required=True)
+    add.add_argument("--backend", choices=[b.value for b in BUILDERS], required=True)
     add.add_argument(
         "--base-url", default="", metavar="URL", help="OpenAI-compatible API, e.g. http://host/v1"
     )

@@ -93,7 +93,7 @@ def _write(run: Any, output: str, tag: str) -> None:
 
 
 def _cmd_bm25(args: argparse.Namespace) -> int:
-    from metrics.bm25 import BM25Index
+    from metrics.retrieval.bm25 import BM25Index
 
     _check_tag(args.tag)
     start = time.perf_counter()
@@ -116,7 +116,7 @@ def _cmd_bm25(args: argparse.Namespace) -> int:
 
 def _cmd_fuse(args: argparse.Namespace) -> int:
     from metrics.formats import read_run
-    from metrics.fusion import fuse
+    from metrics.retrieval.fusion import fuse
 
     _check_tag(args.tag)
     if args.method == "rrf" and args.norm is not None:

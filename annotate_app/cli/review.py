@@ -24,6 +24,7 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from annotate_app.services.release_formats import ReleaseFormat
 from metrics.errors import QrelForgeError
 
 __all__ = ["COMMANDS"]
@@ -261,15 +262,21 @@ def _confirmed(plan: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- export
+_OTHER_EXPORTS = ("labels-csv", "label-studio")  # not a release: every label as CSV, the pairs as tasks
+
+
 def _export_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "export",
-        help="export a release (TREC, BEIR TSV, JSONL), all labels (CSV) or the pairs as Label Studio tasks",
+        help=f"export a release ({', '.join(f.label for f in ReleaseFormat)}), all labels (CSV) or the pairs "
+        "as Label Studio tasks",
     )
     add_project_option(p)
     p.add_argument("--version", type=int, help="release version (default: the latest)")
     p.add_argument(
-        "--format", choices=["trec", "beir", "jsonl", "labels-csv", "label-studio"], default="trec"
+        "--format",
+        choices=[*(f.value for f in ReleaseFormat), *_OTHER_EXPORTS],
+        default=ReleaseFormat.TREC.value,
     )
     p.add_argument(
         "--config",

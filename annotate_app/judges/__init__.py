@@ -6,7 +6,7 @@ with provenance (prompt hash, raw response, latency, tokens, model, samples and 
 judge cannot grade is a result with a `FailureKind`, its raw text and the error, never a guessed grade and
 never an exception that loses the other pairs.
 
-Judges (`Judge` protocol, `Backend`):
+Judges (`Judge` protocol, `Backend`; `BUILDERS` makes the runnable ones from a stored `JudgeSetup`):
 
 - `OpenAIJudge`: an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, LM Studio, SGLang,
   TGI, LiteLLM, OpenRouter, Groq, OpenAI, Azure, DashScope), with a built-in prompt (`BUILTIN_PROMPTS`: ours,
@@ -32,6 +32,7 @@ standalone local cache for the client and benchmarks, not the app's database.)
 (3, 1.0, <Backend.LEXICAL: 'lexical'>)
 """
 
+from annotate_app.judges._backends import BUILDERS, Builder
 from annotate_app.judges._cache import JudgeCache, MemoryCache, SQLiteCache, cache_key
 from annotate_app.judges._client import Counts, JudgeClient, TqdmProgress
 from annotate_app.judges._completion import split_think
@@ -45,6 +46,7 @@ from annotate_app.judges._model import (
     GradeScale,
     Judge,
     JudgeResult,
+    JudgeSetup,
     JudgeTask,
     Pair,
     RenderedPrompt,
@@ -63,6 +65,9 @@ from annotate_app.judges._replay import MachineLabel, ReplayJudge, read_machine_
 
 __all__ = [
     "Backend",
+    "BUILDERS",
+    "Builder",
+    "JudgeSetup",
     "FailureKind",
     "Grade",
     "GradeScale",

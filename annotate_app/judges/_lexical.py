@@ -1,4 +1,5 @@
-"""An offline baseline judge: BM25 scores (`metrics.bm25.BM25Index` over the project's documents) as grades.
+"""An offline baseline judge: BM25 scores (`metrics.retrieval.bm25.BM25Index` over the project's documents) as
+grades.
 
 The mapping, per query: r = score(query, doc) / the best score of any document of the corpus for that query
 (r = 0 when the query shares no term with the corpus). With the scale's grades g_0 < g_1 < ... < g_(n-1) and
@@ -12,9 +13,9 @@ and r = 1 (top grade).
 
 The pair's document text is what is scored: the corpus's score of that document when the text is the one
 indexed (or empty), else the text itself against the corpus's statistics
-(`metrics.bm25.BM25Index.score_text`), with r relative to max(the query's best in the corpus, that score).
-So the stuffing probe's text, the query's terms inserted into the document, is scored as sent and its grade
-rises: BM25 is fooled by stuffing, which is what the probe shows.
+(`metrics.retrieval.bm25.BM25Index.score_text`), with r relative to max(the query's best in the corpus, that
+score). So the stuffing probe's text, the query's terms inserted into the document, is scored as sent and its
+grade rises: BM25 is fooled by stuffing, which is what the probe shows.
 
 No network: the feature works in the demo and in tests. Pairs are best sent grouped by query: the scores of
 the last few queries are kept.
@@ -34,6 +35,7 @@ from annotate_app.judges._model import (
     FailureKind,
     GradeScale,
     JudgeResult,
+    JudgeSetup,
     JudgeTask,
     Pair,
     RenderedPrompt,
@@ -92,7 +94,9 @@ class LexicalJudge:
             thresholds = _checked_thresholds(thresholds)
         if not isinstance(cached_queries, int) or isinstance(cached_queries, bool) or cached_queries < 1:
             raise ValueError(f"cached_queries must be an int >= 1; got {cached_queries!r}")
-        from metrics.bm25 import BM25Index  # numpy, scipy and bm25s load only when a lexical judge is built
+        from metrics.retrieval.bm25 import (
+            BM25Index,  # numpy, scipy and bm25s load only when a lexical judge is built
+        )
 
         self._index = BM25Index(corpus, k1=k1, b=b)
         self._texts = {str(d): str(t) for d, t in corpus.items()}
@@ -102,6 +106,11 @@ class LexicalJudge:
         self._corpus_hash = digest
         self._rows: OrderedDict[str, Any] = OrderedDict()  # query -> numpy row of scores
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_setup(cls, setup: JudgeSetup) -> LexicalJudge:
+        """The judge a stored setup describes: BM25 over the setup's corpus, under its name."""
+        return cls(setup.corpus(), name=setup.name)
 
     @property
     def name(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -19,6 +19,7 @@ __all__ = [
     "RenderedPrompt",
     "JudgeResult",
     "Judge",
+    "JudgeSetup",
     "sha256_text",
 ]
 
@@ -319,3 +320,29 @@ class Judge(Protocol):
     def judge(self, pair: Pair, task: JudgeTask) -> JudgeResult:
         """Judge one pair."""
         ...
+
+
+def _no_corpus() -> Mapping[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What the app stores of a judge, without the database: what a `Backend`'s builder reads.
+
+    ``params``: the request parameters (``max_tokens``, ``timeout_s``, ``seed``, ``extra_body``; absent keys
+    take the judge's defaults); ``adapted``: the adaptations made to its server in earlier runs (unknown
+    names are dropped by the builder); ``prompt``: the template text of its latest prompt version (None:
+    the default); ``corpus``: the project's documents ``{doc_id: text}``, read only by the builders that
+    need them.
+    """
+
+    name: str
+    base_url: str = ""
+    model: str = ""
+    temperature: float = 0.0
+    samples: int = 1
+    params: Mapping[str, Any] = field(default_factory=dict)
+    adapted: tuple[str, ...] = ()
+    prompt: str | None = None
+    corpus: Callable[[], Mapping[str, str]] = _no_corpus

@@ -39,6 +39,7 @@ from annotate_app.judges._model import (
     Backend,
     FailureKind,
     JudgeResult,
+    JudgeSetup,
     JudgeTask,
     Pair,
     RenderedPrompt,
@@ -141,6 +142,25 @@ class OpenAIJudge:
             base_url, timeout_s=timeout_s, retry=retry or RetryPolicy(), headers=headers, seed=jitter_seed
         )
         self.base_url = base_url
+
+    @classmethod
+    def from_setup(cls, setup: JudgeSetup) -> OpenAIJudge:
+        """The judge a stored setup describes: its prompt (None: the default), request parameters (absent:
+        the defaults) and the adaptations made in earlier runs that this client knows."""
+        known = {a.value for a in Adaptation}
+        request = {
+            k: setup.params[k] for k in ("max_tokens", "timeout_s", "seed", "extra_body") if k in setup.params
+        }
+        return cls(
+            setup.base_url,
+            setup.model,
+            name=setup.name,
+            template=PromptTemplate(text=setup.prompt) if setup.prompt is not None else PromptTemplate(),
+            temperature=setup.temperature,
+            samples=setup.samples,
+            adaptations=[a for a in setup.adapted if a in known],
+            **request,
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIJudge({self.base_url!r}, {self.model!r}, name={self._name!r}, samples={self.samples})"

@@ -25,6 +25,8 @@ module                    concern
 ``adjudication``          a reviewer's final grade for a disagreement
 ``releases``              immutable, hashed qrels snapshots
 ``export``                TREC qrels, BEIR TSV, JSONL with provenance, labels CSV
+``release_formats``       the release formats (`ReleaseFormat`): suffix, media type, button label
+``import_kinds``          what each kind of import is (`IMPORT_KINDS`): command, function, help, reader
 ``scoring``               stored runs, BM25 baselines and label tables for the Score page
 ``judges``                machine judges: add, run, import, calibrate, probe, their project settings
 ``status``                where a project stands
@@ -38,9 +40,9 @@ module                    concern
 ========================= ============================================================================
 
 Documented exceptions to the ``(db, actor)`` rule: `setup` (database bootstrap, before anyone logs in), `auth`
-and `sso` (they make the Actor), `types`, `errors` and `inputs` (no service calls), and a few pure helpers
-over plain values that touch no database (`projects.check_settings`, `releases.canonical_trec`,
-`releases.corpus_hash`, `releases.sha256_text`, `backup.read_manifest`);
+and `sso` (they make the Actor), `types`, `errors`, `inputs`, `import_kinds` and `release_formats` (no
+service calls), and a few pure helpers over plain values that touch no database (`projects.check_settings`,
+`releases.canonical_trec`, `releases.corpus_hash`, `releases.sha256_text`, `backup.read_manifest`);
 tests/services/test_access_control.py checks the rule for every public module it discovers.
 
 Private modules (``_context``, ``_records``, ``_gate_state``, ``_gate_types``, ``_judge_state``,

@@ -3,7 +3,7 @@ calibration figures against the humans, and the pairs a calibrated judge may fil
 
 Private to `annotate_app.services`: `judges` and `releases` share it. Its functions take a session, never
 ``(db, actor)``; the role checks are the callers'. Machine labels are compared with the human ones here, one
-judge at a time (`metrics.calibration`); they never enter the gate's state (`_gate_state` reads only the
+judge at a time (`metrics.stats.calibration`); they never enter the gate's state (`_gate_state` reads only the
 human assignments).
 """
 
@@ -21,16 +21,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
-from annotate_app.judges import (
-    Adaptation,
-    GradeScale,
-    Judge,
-    JudgeTask,
-    LexicalJudge,
-    OpenAIJudge,
-    PromptTemplate,
-    check_extra_body,
-)
+from annotate_app.judges import BUILDERS, GradeScale, Judge, JudgeSetup, JudgeTask, check_extra_body
 from annotate_app.services._context import settings_of
 from annotate_app.services.errors import InvalidInput
 from annotate_app.store import annotation
@@ -40,9 +31,9 @@ from annotate_app.store import projects as pq
 from annotate_app.store import scoring as sq
 from annotate_app.store.enums import AgreementMode, ClaimDraw, JudgeBackend, QrelKind, QueueOrder
 from annotate_app.store.models import MachineJudge, Project
-from metrics.calibration import calibrate_judges, ranking_agreement_from_qrels
 from metrics.data import Run
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.calibration import calibrate_judges, ranking_agreement_from_qrels
 
 __all__ = [
     "JudgeSettingsInfo",
@@ -107,7 +98,7 @@ class QueryAgreement:
 
 @dataclass(frozen=True)
 class JudgeCalibrationInfo:
-    """One judge against the humans (see `metrics.calibration.calibrate_judges`).
+    """One judge against the humans (see `metrics.stats.calibration.calibrate_judges`).
 
     ``n_pairs``: pairs the judge shares with at least one human; ``kappa`` in the project's agreement mode
     (binary at the relevance cut-off, or graded); ``weighted_kappa`` linear on the full scale;
@@ -224,36 +215,38 @@ def check_request_params(max_tokens: Any, timeout_s: Any, seed: Any, extra_body:
 
 
 def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
-    """The judge a stored row describes (OpenAI-compatible or lexical; replay judges only import), with its
-    request parameters and the adaptations to its server made in earlier runs."""
-    if row.backend == JudgeBackend.LEXICAL:
-        corpus = {
-            doc: f"{title}\n\n{text}" if title else text
-            for doc, title, text in sq.corpus_texts(s, project.id)
-        }
-        return LexicalJudge(corpus, name=row.name)
-    if row.backend == JudgeBackend.OPENAI:
-        prompt = q.latest_prompt(s, row.id)
-        template = PromptTemplate(text=prompt.text) if prompt is not None else PromptTemplate()
-        params = request_params(row.params)
-        known = {a.value for a in Adaptation}
-        return OpenAIJudge(
-            row.base_url,
-            row.model,
+    """The judge a stored row describes, made by its backend's builder (`annotate_app.judges.BUILDERS`),
+    with its request parameters and the adaptations to its server made in earlier runs.
+
+    Raises:
+        InvalidInput: the backend has no builder (a ``replay`` judge only imports labels).
+    """
+    builder = BUILDERS.get(JudgeBackend(row.backend))
+    if builder is None:
+        raise InvalidInput(
+            f"judge {row.name!r} has backend {row.backend!r}: its labels are imported "
+            "(qrelforge judge import), it cannot be run"
+        )
+    prompt = q.latest_prompt(s, row.id)
+    return builder(
+        JudgeSetup(
             name=row.name,
-            template=template,
+            base_url=row.base_url,
+            model=row.model,
             temperature=row.temperature,
             samples=row.samples,
-            max_tokens=params["max_tokens"],
-            timeout_s=params["timeout_s"],
-            seed=params["seed"],
-            extra_body=params["extra_body"],
-            adaptations=[a for a in adapted_of(row.params) if a in known],
+            params=request_params(row.params),
+            adapted=tuple(adapted_of(row.params)),
+            prompt=None if prompt is None else prompt.text,
+            corpus=lambda: _corpus(s, project),
         )
-    raise InvalidInput(
-        f"judge {row.name!r} has backend {row.backend!r}: its labels are imported (qrelforge judge import), "
-        "it cannot be run"
     )
+
+
+def _corpus(s: Session, project: Project) -> dict[str, str]:
+    return {
+        doc: f"{title}\n\n{text}" if title else text for doc, title, text in sq.corpus_texts(s, project.id)
+    }
 
 
 def settings_info(s: Session, project: Project) -> JudgeSettingsInfo:
@@ -330,7 +323,7 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
 
 
 def _figures(humans: pd.DataFrame, grades: pd.DataFrame, settings: Any, mode: AgreementMode) -> dict:
-    """`metrics.calibration.calibrate_judges` of the judges' ``grades`` against these human labels."""
+    """`metrics.stats.calibration.calibrate_judges` of the judges' ``grades`` against these human labels."""
     return calibrate_judges(
         humans[["item", "query", "annotator", "grade"]],
         grades[["item", "query", "judge", "grade"]],

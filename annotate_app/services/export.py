@@ -3,8 +3,8 @@
 Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its
 stored content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports
 are machine formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are
-written exactly; the labels CSV, meant for spreadsheets, passes every cell through `metrics.render.csv_safe`
-against formula injection.
+written exactly; the labels CSV, meant for spreadsheets, passes every cell through
+`metrics.report.render.csv_safe` against formula injection.
 
 JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
@@ -21,10 +21,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
+
+from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
+from annotate_app.services.release_formats import ReleaseFormat
 from annotate_app.services.releases import canonical_trec, sha256_text
 from annotate_app.store import annotation
 from annotate_app.store import judges as mq
@@ -32,29 +36,26 @@ from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
-from metrics.render import csv_safe
+from annotate_app.store.models import Release
+from metrics.report.render import csv_safe
 
 __all__ = ["export_release", "export_labels_csv", "FORMATS"]
 
-FORMATS = ("trec", "beir", "jsonl")
+FORMATS = tuple(f.value for f in ReleaseFormat)
+"""The release formats, from `ReleaseFormat`; each has its writer in `_WRITERS`."""
 
 
 def export_release(
     db: Database, actor: Actor, project: ProjectRef, version: int | None = None, *, format: str = "trec"
 ) -> bytes:
-    """A release (default: the latest) as ``"trec"``, ``"beir"`` or ``"jsonl"`` bytes (reviewer)."""
+    """A release (default: the latest) as the bytes of ``format``, one of `FORMATS` (reviewer)."""
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}; got {format!r}")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export releases")
         release = load_release(s, proj, version)
         rows = sorted(tuple(r) for r in rq.qrel_rows(s, release.id))
-        if format == "trec":
-            data = _trec(rows, release.content_hash)
-        elif format == "beir":
-            data = "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
-        else:
-            data = _jsonl(s, rows, release.version, mq.qrel_sources(s, release.id))
+        data = _WRITERS[format](s, rows, release)
         audit(
             s,
             actor,
@@ -66,14 +67,19 @@ def export_release(
     return data.encode("utf-8")
 
 
-def _trec(rows: list[tuple], content_hash: str) -> str:
+def _trec(s: Session, rows: list[tuple], release: Release) -> str:
     text = canonical_trec([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-    if sha256_text(text) != content_hash:
+    if sha256_text(text) != release.content_hash:
         raise Conflict("release integrity check failed: its qrels no longer match the stored content hash")
     return text
 
 
-def _jsonl(s, rows: list[tuple], version: int, qrel_sources: dict[int, tuple[str, int | None]]) -> str:
+def _beir(s: Session, rows: list[tuple], release: Release) -> str:
+    return "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
+
+
+def _jsonl(s: Session, rows: list[tuple], release: Release) -> str:
+    version, qrel_sources = release.version, mq.qrel_sources(s, release.id)
     label_ids = [int(i) for r in rows for i in r[4].split(",") if i]
     labels = {
         i: {**x, "source": f"human:{x['annotator']}"}
@@ -101,6 +107,13 @@ def _jsonl(s, rows: list[tuple], version: int, qrel_sources: dict[int, tuple[str
         record["judge_label"] = machine.get(judge_label) if judge_label is not None else None
         out.append(json.dumps(record, ensure_ascii=False) + "\n")
     return "".join(out)
+
+
+_WRITERS: dict[str, Callable[[Session, list[tuple], Release], str]] = {  # a `ReleaseFormat` each
+    ReleaseFormat.TREC: _trec,
+    ReleaseFormat.BEIR: _beir,
+    ReleaseFormat.JSONL: _jsonl,
+}
 
 
 def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:

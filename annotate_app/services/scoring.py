@@ -9,9 +9,9 @@ and labels, so a number on the Score page is exactly what ``qrelforge score`` gi
 Rules:
 
 - Everything here needs the reviewer role (reviewers see qrels; annotators stay blind to them).
-- `bm25_baseline` indexes the current version of every document (title and text, `metrics.bm25.tokenize`: CJK
-  character bigrams plus Latin words) and searches every query of the project. The run is returned, not stored
-  (an admin can import its TREC file to pool from it).
+- `bm25_baseline` indexes the current version of every document (title and text,
+  `metrics.retrieval.bm25.tokenize`: CJK character bigrams plus Latin words) and searches every query of the
+  project. The run is returned, not stored (an admin can import its TREC file to pool from it).
 - `queue_pairs` adds (query, document) pairs to the pool as ``manual`` pairs in one transaction; pairs already
   in the pool are counted, IDs unknown to the project are reported, nothing else is written. One audit entry.
 
@@ -106,7 +106,8 @@ def bm25_baseline(
 ) -> Run:
     """A BM25 run over the project's documents and queries (reviewer); see the module doc.
 
-    ``k``: documents kept per query (int >= 1); ``k1``, ``b``: BM25 parameters (`metrics.bm25.BM25Index`).
+    ``k``: documents kept per query (int >= 1); ``k1``, ``b``: BM25 parameters
+    (`metrics.retrieval.bm25.BM25Index`).
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise InvalidInput(f"k must be an int >= 1; got {k!r}")
@@ -115,7 +116,7 @@ def bm25_baseline(
         docs, queries = scoring_store.corpus_texts(s, proj.id), scoring_store.query_texts(s, proj.id)
     if not docs or not queries:
         raise InvalidInput(f"project {proj.name!r} needs documents and queries for a BM25 baseline")
-    from metrics.bm25 import BM25Index
+    from metrics.retrieval.bm25 import BM25Index
 
     corpus = pd.DataFrame(docs, columns=["doc_id", "title", "text"])
     return BM25Index(corpus, k1=k1, b=b).run(dict(queries), k=int(k), name=name)
@@ -123,7 +124,7 @@ def bm25_baseline(
 
 def label_table(db: Database, actor: Actor, project: ProjectRef) -> pd.DataFrame:
     """Every annotator's current label on the pairs not excluded (reviewer): columns ``query_id``, ``doc_id``,
-    ``annotator``, ``grade`` — the input of `metrics.sensitivity.assessor_sensitivity`."""
+    ``annotator``, ``grade`` — the input of `metrics.stats.sensitivity.assessor_sensitivity`."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read labels")
         rows = scoring_store.label_table(s, proj.id)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from annotate_app.judges._model import Backend
+
 __all__ = [
     "AssignmentStatus",
     "PairOrigin",
@@ -152,12 +154,9 @@ class LoginMethod(StrEnum):
     SSO = "sso"
 
 
-class JudgeBackend(StrEnum):
-    """Where a machine judge's grades come from (the values of `annotate_app.judges.Backend`)."""
-
-    OPENAI = "openai"
-    REPLAY = "replay"
-    LEXICAL = "lexical"
+JudgeBackend = Backend
+"""Where a machine judge's grades come from: `annotate_app.judges.Backend`, the one list of backends (the
+``judges.backend`` CHECK constraint is built from it)."""
 
 
 class QueueOrder(StrEnum):

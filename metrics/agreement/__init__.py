@@ -1,12 +1,13 @@
 """Agreement between annotators: Cohen's kappa, Scott's pi, Fleiss' kappa, Krippendorff's alpha, Gwet's AC1
 and percent agreement, plus vectorized helpers that work on the app's long labels table (``item``,
-``rater``, ``label``).
+``rater``, ``label``), annotator competence learned from the labels (Dawid–Skene, MACE) and per-annotator
+quality (gold accuracy, time, leniency, drift).
 
 What it is for: the figures behind the app's agreement gate and review pages, and behind ``qrelforge``
 reports. What it may import: numpy, pandas, scipy, `metrics.errors`, `metrics._text` (message formatting),
-`metrics._choice` (the string enums) and `metrics.passages._intervals` (interval arithmetic on spans);
-nothing else of `metrics`, never the app. The private modules, each
-re-exported here (import from `metrics.agreement`, not from them):
+`metrics._choice` (the string enums), `metrics.stats` (the Wilson interval and option checks) and
+`metrics.passages._intervals` (interval arithmetic on spans); nothing else of `metrics`, never the app. The
+private modules, each re-exported here (import from `metrics.agreement`, not from them):
 
 - `metrics.agreement._core`: input checks, encodings, count tables, the arithmetic every coefficient shares,
   and the choices as string enums (`Weights`, `Level`, `CIMethod`, `Band`; equal to their plain strings);
@@ -15,6 +16,10 @@ re-exported here (import from `metrics.agreement`, not from them):
   `percent_agreement`), `interpret` and `binarize`;
 - `metrics.agreement._long`: the helpers on the long labels table (`pairwise_kappa` and `PairwiseKappa`,
   `item_agreement`, `disagreements`, `group_agreement`, `agreement_summary`);
+- `metrics.agreement._competence`: competence and posterior grades by EM on the long labels table
+  (`dawid_skene` and `DawidSkene`, `mace` and `Mace`, `Training`);
+- `metrics.agreement._annotators`: per-annotator quality on the long labels table (`gold_scores` and
+  `GoldScores`, `time_scores` and `TimeScores`, `leniency` and `Leniency`, `drift` and `Drift`);
 - `metrics.agreement._unitizing`: agreement on spans (`unitizing_alpha` and `UnitizingAlpha`,
   `pairwise_span_f1` and `PairwiseSpanF1`), on the interval arithmetic of `metrics.passages._intervals`.
 
@@ -47,8 +52,26 @@ Where the reference libraries differ (the tests match them to 1e-9 everywhere el
 * ``krippendorff.alpha``: raters × items orientation; it raises ``ValueError`` when the value domain has a
   single value and returns NaN with a numpy ``RuntimeWarning`` when all pairable values are equal; ours
   returns NaN with ``UndefinedMetricWarning`` in both cases.
+* crowd-kit ``DawidSkene`` and ``MACE`` (equal to ours to 1e-6 from the same start and number of
+  iterations): ``DawidSkene`` stops on the change of its own loss, ours on the change of the posteriors; it
+  clips posteriors at 1e-10 without renormalizing. ``MACE`` reseeds every restart with the same
+  ``random_state``, so its restarts repeat one start; its M-step reads the worker × label counts in sorted
+  order against parameters indexed in order of first appearance, so its result changes with the row order
+  of the table unless workers and labels first appear sorted; and under VB it reports the sub-normalized
+  weights, ours normalized. Ours starts each restart from one seeded generator, draws starts in [1, 1.5] as
+  Hovy et al.'s MACE (crowd-kit: [1, 2.5]) and takes ``init`` to start where crowd-kit does.
 """
 
+from metrics.agreement._annotators import (
+    Drift,
+    GoldScores,
+    Leniency,
+    TimeScores,
+    drift,
+    gold_scores,
+    leniency,
+    time_scores,
+)
 from metrics.agreement._coefficients import (
     KappaResult,
     binarize,
@@ -60,6 +83,7 @@ from metrics.agreement._coefficients import (
     percent_agreement,
     scott_pi,
 )
+from metrics.agreement._competence import TRAININGS, DawidSkene, Mace, Training, dawid_skene, mace
 from metrics.agreement._core import CI_METHODS, LEVELS, WEIGHTS, Band, CIMethod, Level, Weights
 from metrics.agreement._long import (
     PairwiseKappa,
@@ -98,4 +122,18 @@ __all__ = [
     "unitizing_alpha",
     "PairwiseSpanF1",
     "pairwise_span_f1",
+    "Training",
+    "TRAININGS",
+    "DawidSkene",
+    "dawid_skene",
+    "Mace",
+    "mace",
+    "GoldScores",
+    "gold_scores",
+    "TimeScores",
+    "time_scores",
+    "Leniency",
+    "leniency",
+    "Drift",
+    "drift",
 ]

@@ -42,9 +42,9 @@ re-exported here (import from `metrics.formats`):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from metrics._lazy import lazy_exports
 from metrics.formats._beir import read_beir_qrels
 from metrics.formats._lines import MAX_PROBLEMS, Source, line_of_row
 from metrics.formats._trec import (
@@ -106,15 +106,4 @@ __all__ = [
     "MAX_PROBLEMS",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -2,7 +2,8 @@
 export into the labels it holds and the answers it leaves out, or raises `_Bad` with the reason.
 
 The vocabulary lives here too: `LabelFormat` (the formats), `LeftOut` (why an answer is not a label) and
-`ForeignLabel` (one label read), re-exported by `metrics.formats`.
+`ForeignLabel` (one label read), re-exported by `metrics.formats`. `READERS` registers each format's
+`LabelReader`, one line a format: every other list of formats derives from `LabelFormat` and `READERS`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,22 @@ __all__ = ["LabelFormat", "LeftOut", "ForeignLabel"]
 
 
 class LabelFormat(StrEnum):
-    """The label files `read_labels` reads."""
+    """The label files `read_labels` reads; each has its `LabelReader` in `READERS`."""
 
     JSONL = "jsonl"
     LABEL_STUDIO = "label-studio"
     ARGILLA = "argilla"
     PRODIGY = "prodigy"
     QUEPID = "quepid"
+
+    @property
+    def help(self) -> str:
+        """One line on what the format's file is (the CLI's and the import page's help).
+
+        >>> LabelFormat.QUEPID.help
+        'Quepid ratings CSV query,docid,rating (query by its text); needs the annotator'
+        """
+        return READERS[self].help
 
 
 class LeftOut(StrEnum):
@@ -367,10 +377,68 @@ def _quepid(obj: Any, line: int, options: _Options) -> Found:
     ]
 
 
-READERS: dict[LabelFormat, Callable[[Any, int, _Options], Found]] = {
-    LabelFormat.JSONL: _jsonl,
-    LabelFormat.LABEL_STUDIO: _label_studio,
-    LabelFormat.ARGILLA: _argilla,
-    LabelFormat.PRODIGY: _prodigy,
-    LabelFormat.QUEPID: _quepid,
+class Records(StrEnum):
+    """How a label file's records are read: one JSON object a line, JSON (a list, one object, or one object
+    a line) or CSV with a header."""
+
+    JSONL = "jsonl"
+    JSON = "json"
+    CSV = "csv"
+
+
+@dataclass(frozen=True)
+class LabelReader:
+    """How one label format is read: ``read`` turns a record into its labels and left-out answers;
+    ``records`` says how the file is split into records; ``help`` is the one line the CLI and the import
+    page show; ``versions``: one annotator answering a task again is a new version (else an error);
+    ``wrong_export``: names the export to use instead when the first record shows another export of the
+    tool; ``not_json``: the message for a file that is not JSON at all (empty: read it one object a line)."""
+
+    read: Callable[[Any, int, _Options], Found]
+    records: Records
+    help: str
+    versions: bool = False
+    wrong_export: Callable[[Any], str | None] | None = None
+    not_json: str = ""
+
+
+EXPORT_TO_USE = (
+    "this is Label Studio's {export} export, which does not keep who gave each label: export the project "
+    "as JSON (Export, then JSON) and import that file"
+)
+
+
+def _label_studio_min(obj: Any) -> str | None:
+    """Label Studio's JSON-MIN export: the task data and one annotation flattened together."""
+    flat = isinstance(obj, dict) and "data" not in obj and ("annotation_id" in obj or "annotator" in obj)
+    return EXPORT_TO_USE.format(export="JSON-MIN") if flat else None
+
+
+READERS: dict[LabelFormat, LabelReader] = {  # one line per format
+    LabelFormat.JSONL: LabelReader(
+        _jsonl, Records.JSONL, "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line"
+    ),
+    LabelFormat.LABEL_STUDIO: LabelReader(
+        _label_studio,
+        Records.JSON,
+        "Label Studio JSON export (or one task a file): data.query_id, data.doc_id; annotator "
+        "label-studio-N; the choices or rating result",
+        wrong_export=_label_studio_min,
+        not_json=EXPORT_TO_USE.format(export="CSV"),
+    ),
+    LabelFormat.ARGILLA: LabelReader(
+        _argilla,
+        Records.JSON,
+        "Argilla 2 records (records.to_json, or flattened with the response status): query_id, doc_id; "
+        "annotator user_id",
+    ),
+    LabelFormat.PRODIGY: LabelReader(
+        _prodigy,
+        Records.JSONL,
+        "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; accept/reject or the option",
+        versions=True,
+    ),
+    LabelFormat.QUEPID: LabelReader(
+        _quepid, Records.CSV, "Quepid ratings CSV query,docid,rating (query by its text); needs the annotator"
+    ),
 }

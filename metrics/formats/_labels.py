@@ -3,7 +3,7 @@
 Every reader returns `ForeignLabels`, a list of `ForeignLabel` records (query, document, annotator, grade,
 reason, the line the label came from and its version) that also counts the answers left out (`LeftOut`), or
 raises `FormatError` listing every bad line (or JSON record, numbered by the line it starts on). Formats
-(``format=``; one reader each in `metrics.formats._label_readers`):
+(``format=``; one `LabelReader` each in `metrics.formats._label_readers.READERS`):
 
 - ``jsonl``: one object a line: ``query_id``, ``doc_id``, ``annotator``, ``grade``, ``reason`` (optional);
 - ``label-studio``: Label Studio's JSON export (a list of tasks), or one task or one annotation as a target
@@ -45,7 +45,7 @@ import csv
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from metrics.errors import QrelForgeError, quoted
@@ -54,6 +54,7 @@ from metrics.formats._label_readers import (
     ForeignLabel,
     LabelFormat,
     LeftOut,
+    Records,
     _Bad,
     _Options,
 )
@@ -122,20 +123,17 @@ def read_labels(
     )
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     problems = _Collector(src.name)
-    if fmt == LabelFormat.QUEPID:
-        records = _csv_records(src, problems)
-    elif fmt in (LabelFormat.LABEL_STUDIO, LabelFormat.ARGILLA):
-        records = _json_records(src, problems, refuse_csv=fmt == LabelFormat.LABEL_STUDIO)
-    else:
-        records = _jsonl_rows(src, problems)
+    spec = READERS[fmt]
+    records = _RECORDS[spec.records](src, problems, spec.not_json)
     found: list[tuple[int, str, Any, ForeignLabel]] = []
     left_out: Counter[LeftOut] = Counter()
     for number, text, obj in records:
-        if fmt == LabelFormat.LABEL_STUDIO and not found and not left_out and _ls_min(obj):
-            problems.add(number, text, _EXPORT_TO_USE.format(export="JSON-MIN"))
+        wrong = spec.wrong_export(obj) if spec.wrong_export and not found and not left_out else None
+        if wrong:
+            problems.add(number, text, wrong)
             break
         try:
-            items = READERS[fmt](obj, number, options)
+            items = spec.read(obj, number, options)
         except _Bad as exc:
             problems.add(number, text, str(exc))
             continue
@@ -144,20 +142,9 @@ def read_labels(
                 left_out[item] += 1
             else:
                 found.append((number, text, obj, item))
-    labels = _versions(found, problems) if fmt == LabelFormat.PRODIGY else _once(found, problems)
+    labels = _versions(found, problems) if spec.versions else _once(found, problems)
     problems.check()
     return ForeignLabels(labels, left_out)
-
-
-_EXPORT_TO_USE = (
-    "this is Label Studio's {export} export, which does not keep who gave each label: export the project "
-    "as JSON (Export, then JSON) and import that file"
-)
-
-
-def _ls_min(obj: Any) -> bool:
-    """A record of Label Studio's JSON-MIN export: the task data and one annotation flattened together."""
-    return isinstance(obj, dict) and "data" not in obj and ("annotation_id" in obj or "annotator" in obj)
 
 
 def _key(label: ForeignLabel) -> tuple[str, str, str]:
@@ -247,22 +234,18 @@ def _check_grade_map(value: Any) -> dict[str, int]:
 
 
 # -------------------------------------------------------------------------------------------- records
-def _json_records(src: _Source, problems: _Collector, *, refuse_csv: bool) -> Iterator[tuple[int, str, Any]]:
+def _json_records(src: _Source, problems: _Collector, not_json: str) -> Iterator[tuple[int, str, Any]]:
     """(line, text, object) of every record: a JSON list's items, one JSON object (a file holding a single
-    task), else one JSON object a line. ``refuse_csv``: a file that is not JSON at all is Label Studio's CSV
-    export, refused in one line."""
+    task), else one JSON object a line. ``not_json``: the message refusing a file that is not JSON at all
+    (empty: such a file is read one object a line)."""
     head = b""
     for block in src.blocks():
         head += block
         if head.lstrip(_BLANK):
             break
     start = head.lstrip(_BLANK)[:1]
-    if refuse_csv and start and start not in (b"[", b"{"):
-        problems.add(
-            1,
-            head.lstrip(_BLANK).split(b"\n", 1)[0][:200].decode("utf-8", "replace"),
-            _EXPORT_TO_USE.format(export="CSV"),
-        )
+    if not_json and start and start not in (b"[", b"{"):
+        problems.add(1, head.lstrip(_BLANK).split(b"\n", 1)[0][:200].decode("utf-8", "replace"), not_json)
         return
     if start not in (b"[", b"{"):
         yield from _jsonl_rows(src, problems)
@@ -360,3 +343,10 @@ def _csv_records(src: _Source, problems: _Collector) -> Iterator[tuple[int, str,
                 return
             continue
         yield reader.line_num, shown, dict(zip(header, row, strict=False))
+
+
+_RECORDS: dict[Records, Callable[[_Source, _Collector, str], Iterator[tuple[int, str, Any]]]] = {
+    Records.JSONL: lambda src, problems, _: _jsonl_rows(src, problems),
+    Records.JSON: _json_records,
+    Records.CSV: lambda src, problems, _: _csv_records(src, problems),
+}

@@ -95,8 +95,8 @@ def _fast_table(src: _Source, names: list[str], types: dict[str, pa.DataType]) -
 
     if not _plain_layout(src):
         return None
-    # One thread: on a loaded 2-core machine Arrow's threaded reader was 2-3x slower, and its blocks in flight
-    # held ~170 MB more at 7M lines. Bigger blocks (fewer chunks) only for big files.
+    # One thread: Arrow's threaded reader is slower on a loaded machine and holds more blocks in flight.
+    # Bigger blocks (fewer chunks) only for big files.
     big = src.size() > _BIG_FILE
     read = pacsv.ReadOptions(column_names=names, block_size=(2 if big else 1) << 20, use_threads=False)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=True)

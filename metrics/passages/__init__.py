@@ -18,6 +18,7 @@ What it may import: numpy, pandas, pyarrow (through `metrics._lazy`), rapidfuzz 
 - `metrics.passages._inputs`: passages and chunks as validated columns;
 - `metrics.passages._chunk_qrels`: `chunk_qrels`;
 - `metrics.passages._evidence`: `evidence_scores`, `EvidenceResult`, `EVIDENCE_MEASURES`;
+- `metrics.passages._score`: `score_chunk_run` (any measure, the evidence measures included);
 - `metrics.passages._chunkers`: `perfect_evidence_recall`, `compare_chunkers`;
 - `metrics.passages._locate`: `locate_quote`, `QuoteMatch`, `Method`.
 
@@ -27,14 +28,16 @@ without loading the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from metrics._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.passages._chunk_qrels import chunk_qrels
     from metrics.passages._chunkers import compare_chunkers, perfect_evidence_recall
     from metrics.passages._evidence import EVIDENCE_MEASURES, EvidenceResult, evidence_scores
     from metrics.passages._locate import Method, QuoteMatch, locate_quote
+    from metrics.passages._score import score_chunk_run
     from metrics.passages._spans import CarriedSpan, Carry, SpanError, carry_spans, check_spans
 
 _HOMES = {
@@ -42,6 +45,7 @@ _HOMES = {
     **dict.fromkeys(["compare_chunkers", "perfect_evidence_recall"], "metrics.passages._chunkers"),
     **dict.fromkeys(["EVIDENCE_MEASURES", "EvidenceResult", "evidence_scores"], "metrics.passages._evidence"),
     **dict.fromkeys(["Method", "QuoteMatch", "locate_quote"], "metrics.passages._locate"),
+    **dict.fromkeys(["score_chunk_run"], "metrics.passages._score"),
     **dict.fromkeys(
         ["Carry", "CarriedSpan", "SpanError", "carry_spans", "check_spans"], "metrics.passages._spans"
     ),
@@ -57,6 +61,7 @@ __all__ = [
     "evidence_scores",
     "EvidenceResult",
     "EVIDENCE_MEASURES",
+    "score_chunk_run",
     "perfect_evidence_recall",
     "compare_chunkers",
     "locate_quote",
@@ -64,15 +69,4 @@ __all__ = [
     "Method",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

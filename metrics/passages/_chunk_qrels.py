@@ -14,7 +14,7 @@ from metrics.errors import QrelForgeError, quoted
 from metrics.passages import _intervals
 from metrics.passages._inputs import Chunks, Passages, load
 
-__all__ = ["chunk_qrels", "check_min_overlap"]
+__all__ = ["chunk_qrels", "check_min_overlap", "qrels_of"]
 
 
 def check_min_overlap(min_overlap: Any) -> float:
@@ -62,6 +62,11 @@ def chunk_qrels(passages: Any, chunks: Any, *, min_overlap: float = 0.5) -> Qrel
     """
     fraction = check_min_overlap(min_overlap)
     p, c = load(passages, chunks)
+    return qrels_of(p, c, fraction)
+
+
+def qrels_of(p: Passages, c: Chunks, fraction: float) -> Qrels:
+    """`chunk_qrels` of passages and chunks already loaded (`metrics.passages._inputs.load`)."""
     query, chunk, grade = _grades(p, c, fraction)
     return Qrels(
         np.asarray(p.queries, dtype=object)[query].tolist() if len(query) else [],

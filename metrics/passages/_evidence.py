@@ -4,23 +4,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from metrics import _ids
 from metrics.errors import EvaluationError, quoted
 from metrics.evaluate import Counts, Result, as_run
+from metrics.measures import REGISTRY
 from metrics.passages import _intervals
-from metrics.passages._inputs import Chunks, check_k, check_rel, load
+from metrics.passages._inputs import Chunks, Passages, check_k, check_rel, load
 
-if TYPE_CHECKING:
-    pass
+__all__ = [
+    "evidence_scores",
+    "EvidenceResult",
+    "EVIDENCE_MEASURES",
+    "measure_name",
+    "chunk_rows",
+    "scores_of",
+]
 
-__all__ = ["evidence_scores", "EvidenceResult", "EVIDENCE_MEASURES", "measure_name"]
-
-# The measures, in the registry's naming style: ``EvidenceRecall@10``, ``EvidenceIoU(rel=2)@5``.
-EVIDENCE_MEASURES = ("EvidenceRecall", "EvidencePrecision", "EvidenceIoU")
+# The measures, as registered (`metrics.measures.REGISTRY`, ``requires="passages"``): recall, precision, IoU.
+EVIDENCE_MEASURES = tuple(name for name, d in REGISTRY.items() if d.requires == "passages")
 
 
 def measure_name(measure: str, k: int, rel: int = 1) -> str:
@@ -96,7 +101,12 @@ def evidence_scores(
     """
     cutoffs, rel = check_k(k), check_rel(rel)
     p, c = load(passages, chunks)
-    ranked = as_run(run).ranked()
+    return scores_of(p, c, as_run(run).ranked(), cutoffs, rel)
+
+
+def scores_of(p: Passages, c: Chunks, ranked: Any, cutoffs: tuple[int, ...], rel: int) -> EvidenceResult:
+    """`evidence_scores` of passages and chunks already loaded (`metrics.passages._inputs.load`) and a
+    ranked run (``Run.ranked()``), with checked cutoffs and ``rel``."""
     query, rows, position = _run_rows(ranked, c, p.queries)
     n_queries, n_docs = len(p.queries), int(max(p.doc.max(initial=-1), c.doc.max(initial=-1))) + 1
     evidence = p.grade >= rel
@@ -159,8 +169,12 @@ def _by_query(pair_query: np.ndarray, per_pair: np.ndarray, n_queries: int) -> n
     return np.rint(np.bincount(pair_query, weights=per_pair, minlength=n_queries)).astype(np.int64)
 
 
-def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For the run rows of evaluated queries: (query code, chunk row, 0-based rank within the query)."""
+def chunk_rows(ranked: Any, c: Chunks) -> np.ndarray:
+    """The row in ``c`` of the chunk of each row of the ranked run.
+
+    Raises:
+        EvaluationError: a chunk of the run is not in the chunking, naming the first one.
+    """
     at = _ids.lookup(ranked.doc_id, c.ids)
     if (at < 0).any():
         row = int(np.flatnonzero(at < 0)[0])
@@ -169,6 +183,12 @@ def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, n
             f"{quoted(ranked.query_id[row].as_py())} is not in the chunks "
             f"({int((at < 0).sum())} unknown in all)"
         )
+    return at
+
+
+def _run_rows(ranked: Any, c: Chunks, queries: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the run rows of evaluated queries: (query code, chunk row, 0-based rank within the query)."""
+    at = chunk_rows(ranked, c)
     codes, distinct = ranked.query_codes()
     to_passage = _ids.lookup(distinct, queries)
     query = to_passage[codes].astype(np.int64) if len(codes) else np.zeros(0, np.int64)

@@ -15,7 +15,9 @@ from ui_attack_helpers import fake_uploads
 
 from annotate_app.services import gate, users
 from annotate_app.services.auth import SYSTEM
+from annotate_app.services.import_kinds import IMPORT_KINDS
 from annotate_app.ui import state
+from metrics.formats import LabelFormat
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labels"
 GRADE_MAP = "Not relevant=0\nSomewhat relevant=1\nRelevant=2\nHighly relevant=3\n"
@@ -52,6 +54,9 @@ def _preview_rows(at) -> list[dict]:
 def test_a_label_studio_file_previews_then_imports_once(labels_db, monkeypatch):
     at = _page(labels_db, monkeypatch, "label_studio.json", (FIXTURES / "label_studio.json").read_bytes())
     assert not at.error
+    assert at.selectbox(key=state.IMPORT_LABEL_FORMAT).options == [f"{f}: {f.help}" for f in LabelFormat]
+    kinds = at.selectbox(key=state.IMPORT_KIND).options  # a kind's help, capitalized
+    assert [k.lower() for k in kinds] == [i.help.lower() for i in IMPORT_KINDS.values()]
     assert texts(at.success) == ["label_studio.json: 12 labels by 2 annotators; 1 left out: 1 skipped."]
     rows = [
         {"annotator": n, "labels": 6, "new": 6, "changed": 0, "unchanged": 0, "account": "new (disabled)"}

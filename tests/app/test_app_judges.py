@@ -175,7 +175,7 @@ def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
     from annotate_app.services import releases
     from metrics.evaluate import evaluate
     from metrics.formats import read_run
-    from metrics.ppi import ppi_mean
+    from metrics.stats.ppi import ppi_mean
 
     _import_copycat(released_db)
     at = _ppi_tab(released_db)

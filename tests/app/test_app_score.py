@@ -135,7 +135,7 @@ def test_bm25_and_fusion_runs_are_scored_with_the_rest(released_db):
     assert table.index.tolist() == ["scheme_a", "scheme_b", "bm25", "rrf_ab"]
     rita = authenticate(released_db, "rita", "rita-demo")
     qrels = read_qrels(io.BytesIO(export.export_release(released_db, rita, "demo", format="trec")))
-    from metrics.fusion import fuse
+    from metrics.retrieval.fusion import fuse
 
     fused = fuse([read_run(SAMPLE / "run_a.trec"), read_run(SAMPLE / "run_b.trec")], method="rrf")
     assert table.loc["rrf_ab"].to_dict() == evaluate(qrels, fused, table.columns.tolist()).mean

@@ -17,7 +17,7 @@ from annotate_app.cli import main
 from annotate_app.services import judges, releases
 from annotate_app.services.auth import SYSTEM
 from metrics import evaluate, read_run
-from metrics.ppi import ppi_mean
+from metrics.stats.ppi import ppi_mean
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 RUN_A = SAMPLE / "run_a.trec"

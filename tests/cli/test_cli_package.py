@@ -1,6 +1,6 @@
 """The ``qrelforge`` package itself: its commands and their order, what it imports (never the store; the
 metrics-only commands without the ``app`` extra), which errors become one line with exit status 2, and the
-file handling that moved to `metrics.history` and `metrics.ablog`."""
+file handling that moved to `metrics.history` and `metrics.stats.ablog`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import annotate_app.cli as cli
-import metrics.ablog
 import metrics.history
+import metrics.stats.ablog
 from annotate_app.cli import main
 from metrics.errors import FormatError, QrelForgeError
 
@@ -30,6 +30,7 @@ COMMANDS = [
     "check",
     "verify",
     "ab",
+    "passages",
     "init",
     "user",
     "project",
@@ -200,6 +201,17 @@ def test_the_metrics_commands_work_without_the_app_extra(tmp_path, capsys):
         ]
         + ["-o", str(bm25)],
         ["init", "--help"],
+        ["passages", "chunkers", str(SAMPLE / "passages.jsonl"), str(SAMPLE / "chunks_paragraphs.jsonl")],
+        [
+            "score",
+            "--passages",
+            str(SAMPLE / "passages.jsonl"),
+            "--chunks",
+            str(SAMPLE / "chunks_paragraphs.jsonl"),
+            str(SAMPLE / "run_chunks.trec"),
+            "-m",
+            "EvidenceIoU@3",
+        ],
     ]
     for argv in calls:
         proc = without_app_extra(*argv)
@@ -280,7 +292,7 @@ def _with_handler(add, handler):
 
 
 # ------------------------------------------------------------------------------- metrics.history and ablog
-@pytest.mark.parametrize("module", [metrics.history, metrics.ablog])
+@pytest.mark.parametrize("module", [metrics.history, metrics.stats.ablog])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 
@@ -343,7 +355,7 @@ def test_read_log_errors_name_the_file_and_line(tmp_path, name, content, message
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(QrelForgeError) as caught:
-        metrics.ablog.read_log(str(path))
+        metrics.stats.ablog.read_log(str(path))
     assert str(caught.value).startswith(f"{tmp_path}/{message}")
 
 
@@ -351,11 +363,11 @@ def test_read_log_by_suffix_or_content(tmp_path):
     tsv, unnamed = tmp_path / "log.tsv", tmp_path / "log.txt"
     tsv.write_text("user_id\tgroup\tquery\tfeedback\ttimestamp\n\nu1\tA\tq, 1\t1\t5\n")
     unnamed.write_text('\n{"user_id": "u1", "group": "A", "query": "q1", "feedback": 0, "timestamp": 5}\n')
-    assert metrics.ablog.read_log(str(tsv)) == (
+    assert metrics.stats.ablog.read_log(str(tsv)) == (
         [{"user_id": "u1", "group": "A", "query": "q, 1", "feedback": "1", "timestamp": "5"}],
         [3],
     )
-    assert metrics.ablog.read_log(str(unnamed)) == (
+    assert metrics.stats.ablog.read_log(str(unnamed)) == (
         [{"user_id": "u1", "group": "A", "query": "q1", "feedback": 0, "timestamp": 5}],
         [2],
     )

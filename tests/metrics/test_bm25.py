@@ -1,5 +1,5 @@
-"""The BM25 baseline (metrics.bm25): the tokenizer, scores against bm25s itself, exact top-k and ties, the
-sample corpus, and input validation."""
+"""The BM25 baseline (metrics.retrieval.bm25): the tokenizer, scores against bm25s itself, exact top-k and
+ties, the sample corpus, and input validation."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from metrics import evaluate, read_corpus
-from metrics.bm25 import BM25Index, bm25_run, tokenize
 from metrics.errors import FormatError, QrelForgeError
-from metrics.harness import load_queries
+from metrics.retrieval.bm25 import BM25Index, bm25_run, tokenize
+from metrics.retrieval.harness import load_queries
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 
@@ -198,7 +198,7 @@ def test_a_bad_corpus_file_names_file_and_line(tmp_path):
 
 
 def test_batches_are_capped_by_the_dense_cell_budget(monkeypatch):
-    import metrics.bm25 as bm25
+    import metrics.retrieval.bm25 as bm25
 
     docs = {f"D{i}": "电池 退货 发票"[i % 3 * 3 : i % 3 * 3 + 2] for i in range(5)}
     queries = {f"q{i}": ["电池", "退货", "发票"][i % 3] for i in range(7)}
@@ -210,6 +210,6 @@ def test_batches_are_capped_by_the_dense_cell_budget(monkeypatch):
 def test_docstring_examples():
     import doctest
 
-    import metrics.bm25
+    import metrics.retrieval.bm25
 
-    assert doctest.testmod(metrics.bm25).failed == 0
+    assert doctest.testmod(metrics.retrieval.bm25).failed == 0

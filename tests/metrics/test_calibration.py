@@ -1,4 +1,4 @@
-"""Judge calibration (metrics.calibration): a hand-computed case, cross-checks against scikit-learn,
+"""Judge calibration (metrics.stats.calibration): a hand-computed case, cross-checks against scikit-learn,
 krippendorff and scipy, the stuffing probe, and every validation error by its exact message."""
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-import metrics.calibration as calibration
+import metrics.stats.calibration as calibration
 from metrics import evaluate
-from metrics.calibration import (
+from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.calibration import (
     AgreementMode,
     calibrate_judges,
-    probe_summary,
     ranking_agreement,
     ranking_agreement_from_qrels,
-    stuff_query_terms,
 )
-from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.probe import probe_summary, stuff_query_terms
 
 SCALE = [0, 1, 2, 3]
 TIGHT = 1e-12

@@ -22,8 +22,9 @@ from sklearn.metrics import (
 )
 from sklearn.preprocessing import MultiLabelBinarizer
 
-import metrics.classification as classification
-from metrics.classification import (
+import metrics.stats.classification as classification
+from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.classification import (
     ConfusionCounts,
     accuracy,
     average_scores,
@@ -33,12 +34,10 @@ from metrics.classification import (
     f1,
     f_beta,
     partial_match,
-    pr_curve,
     precision,
     recall,
-    run_pr_curve,
 )
-from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.pr_curves import pr_curve, run_pr_curve
 
 SEEDS = [0, 1, 2, 3, 4]
 TIGHT = 1e-9

@@ -1,6 +1,6 @@
 """The classification measures against scikit-learn on randomized labels and scores: equal wherever
-scikit-learn is defined, and each documented difference (the table in `metrics.classification`) asserted as
-it is."""
+scikit-learn is defined, and each documented difference (the table in `metrics.stats.classification`) asserted
+as it is."""
 
 from __future__ import annotations
 
@@ -14,16 +14,15 @@ from sklearn.exceptions import UndefinedMetricWarning as SklearnUndefined
 from sklearn.metrics import average_precision_score, precision_recall_curve, precision_recall_fscore_support
 
 from metrics import evaluate
-from metrics.classification import (
+from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.classification import (
     average_scores,
     binary_scores,
     class_scores,
     confusion_counts,
     partial_match,
-    pr_curve,
-    run_pr_curve,
 )
-from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.pr_curves import pr_curve, run_pr_curve
 
 SEEDS = range(20)
 TIGHT = 1e-9

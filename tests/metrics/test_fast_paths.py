@@ -13,8 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from metrics import Qrels, Run, _ids, evaluate, ranking, read_qrels, read_run
+from metrics import Qrels, Run, _ids, evaluate, read_qrels, read_run
 from metrics.formats import _lines, _plain
+from metrics.measures import ranking
 
 ROOT = Path(__file__).resolve().parents[2]
 MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR", "P@3", "Judged@5", "R-Prec"]

@@ -1,4 +1,5 @@
-"""Run fusion (metrics.fusion): hand-worked RRF / CombSUM / CombMNZ examples, normalization, ties, errors."""
+"""Run fusion (metrics.retrieval.fusion): hand-worked RRF / CombSUM / CombMNZ examples, normalization, ties,
+errors."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from metrics import evaluate, read_run
 from metrics.data import Run
 from metrics.errors import QrelForgeError
-from metrics.fusion import combmnz, combsum, fuse, normalize, rrf
+from metrics.retrieval.fusion import combmnz, combsum, fuse, normalize, rrf
 
 # The worked example. Run A ranks D1 (3), D2 (2), D3 (1); run B ranks D2 (0.9), D4 (0.5). Ranks: A: D1 1,
 # D2 2, D3 3; B: D2 1, D4 2.
@@ -159,6 +160,6 @@ def test_infinite_scores_are_fine_for_rrf_and_raw_sums():
 def test_docstring_examples():
     import doctest
 
-    import metrics.fusion
+    import metrics.retrieval.fusion
 
-    assert doctest.testmod(metrics.fusion).failed == 0
+    assert doctest.testmod(metrics.retrieval.fusion).failed == 0

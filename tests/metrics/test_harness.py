@@ -1,5 +1,5 @@
-"""The retriever harness (metrics.harness.run_retriever): retriever shapes, failures, duplicates, latency,
-determinism across workers, progress, and input validation."""
+"""The retriever harness (metrics.retrieval.harness.run_retriever): retriever shapes, failures, duplicates,
+latency, determinism across workers, progress, and input validation."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from metrics import evaluate, read_run
-from metrics.bm25 import BM25Index
 from metrics.data import Run
 from metrics.errors import QrelForgeError
-from metrics.harness import Duplicate, Failure, RetrievalResult, load_queries, run_retriever
+from metrics.retrieval.bm25 import BM25Index
+from metrics.retrieval.harness import Duplicate, Failure, RetrievalResult, load_queries, run_retriever
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 QUERIES = {"q1": "battery", "q2": "returns"}
@@ -308,9 +308,9 @@ def test_no_progress_output_when_disabled(capsys):
 def test_docstring_examples():
     import doctest
 
-    import metrics.harness
+    import metrics.retrieval.harness
 
-    assert doctest.testmod(metrics.harness).failed == 0
+    assert doctest.testmod(metrics.retrieval.harness).failed == 0
 
 
 def test_per_query_table():

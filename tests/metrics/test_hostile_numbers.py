@@ -14,8 +14,8 @@ from metrics import evaluate
 from metrics.agreement import krippendorff_alpha
 from metrics.errors import EvaluationError, FormatError, QrelForgeError
 from metrics.formats import read_run
-from metrics.fusion import fuse
 from metrics.measures import Measure, parse_measure
+from metrics.retrieval.fusion import fuse
 
 RUN = {"q1": {"d1": 1.0, "d2": 0.5}}
 

@@ -315,7 +315,7 @@ def test_python_specs_of_the_new_measures():
 
 def test_judged_only_costs_only_when_asked_for():
     from metrics.evaluate import as_qrels, as_run
-    from metrics.ranking import rank_run
+    from metrics.measures.ranking import rank_run
 
     qrels, run = random_case(0)
     ranked = rank_run(as_qrels(qrels), as_run(run))

@@ -17,6 +17,7 @@ import pytest
 
 import metrics
 from metrics import measures
+from metrics.errors import MeasureError
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(
@@ -161,15 +162,38 @@ EXPECTED_Q1 = {
 }
 
 
+RANKED = [name for name, d in measures.REGISTRY.items() if not d.requires]  # from qrels and a run alone
+
+
 def test_the_small_case_covers_every_registered_measure():
-    names = {str(m) for d in measures.REGISTRY.values() for m in _params(d)}
+    names = {str(m) for name in RANKED for m in _params(measures.REGISTRY[name])}
     assert names == set(EXPECTED_Q1)
 
 
-@pytest.mark.parametrize("name", list(measures.REGISTRY))
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        (
+            name,
+            f"{name}@2 needs evidence passages and chunks: qrelforge score --passages PASSAGES --chunks "
+            "CHUNKS RUN, or metrics.passages.score_chunk_run",
+        )
+        for name in ("EvidenceRecall", "EvidencePrecision", "EvidenceIoU")
+    ],
+)
+def test_a_measure_needing_passages_is_refused_on_qrels_alone(name, message):
+    from metrics import evaluate
+
+    assert measures.REGISTRY[name].requires == "passages"
+    with pytest.raises(MeasureError) as caught:
+        evaluate({"q1": {"D1": 1}}, {"q1": ["D1"]}, [f"{name}@2"])
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("name", RANKED)
 def test_every_registered_measure_computes_on_a_small_case(name):
     from metrics.evaluate import as_qrels, as_run
-    from metrics.ranking import rank_run
+    from metrics.measures.ranking import rank_run
 
     ranked = rank_run(
         as_qrels({"q1": {"D1": 2, "D2": 0, "D4": 1}, "q2": {"D9": 0}}),

@@ -20,6 +20,7 @@ from metrics.passages import (
     evidence_scores,
     locate_quote,
     perfect_evidence_recall,
+    score_chunk_run,
 )
 
 
@@ -241,6 +242,66 @@ def test_worked_example_document_credit_overstates_a_chunk_runs_recall():
         assert scores == pytest.approx(
             dict(zip(["EvidenceRecall@2", "EvidencePrecision@2", "EvidenceIoU@2"], evidence, strict=True))
         )
+
+
+# ---------------------------------------------------------------------------------------- score_chunk_run
+WORKED = (
+    _passages(("q", "d1", 10, 30, 2), ("q", "d2", 50, 70, 1), ("r", "d1", 60, 70, 0)),
+    _chunks(("d1#0", "d1", 0, 50), ("d1#1", "d1", 50, 100), ("d2#0", "d2", 0, 40), ("d2#1", "d2", 40, 80)),
+)
+
+
+@pytest.mark.parametrize(
+    ("measures", "want_q", "want_r"),
+    [
+        # every measure on the chunk qrels beside the evidence measures, in the order asked
+        (["R@2", "EvidenceRecall@2", "P@1"], [0.5, 0.5, 1.0], [np.nan, np.nan, 0.0]),
+        # evidence measures only; rel=2 leaves d2's grade-1 passage out of E
+        (["EvidenceRecall(rel=2)@1", "EvidenceIoU@2"], [1.0, 20 / 110], [np.nan, np.nan]),
+        # the same cutoff under two thresholds
+        (["EvidencePrecision@2", "EvidencePrecision(rel=2)@2"], [20 / 90, 20 / 90], [np.nan, np.nan]),
+    ],
+)
+def test_score_chunk_run_joins_chunk_qrels_and_evidence_per_query(measures, want_q, want_r):
+    """Run B of the worked example (d1#0, d2#0) for q; r has only a grade-0 passage: no evidence, no relevant
+    chunk, so recall and the evidence measures are undefined for it and P@1 is 0."""
+    result = score_chunk_run(*WORKED, {"q": ["d1#0", "d2#0"], "r": ["d1#1"]}, measures)
+    assert [str(m) for m in result.measures] == measures and result.query_ids == ["q", "r"]
+    frame = result.per_query
+    np.testing.assert_allclose(frame.loc["q"].to_numpy(), want_q)
+    np.testing.assert_allclose(frame.loc["r"].to_numpy(), want_r)
+    assert result.counts.no_relevant == 1
+
+
+@pytest.mark.parametrize(
+    ("run", "kwargs", "error", "message"),
+    [
+        (
+            {"q": ["d1#0", "d9#0"]},
+            {},
+            EvaluationError,
+            "run: chunk 'd9#0' of query 'q' is not in the chunks (1 unknown in all)",
+        ),
+        (
+            {"q": ["d1#0"]},
+            {"min_overlap": 0},
+            QrelForgeError,
+            "min_overlap must be a number in (0, 1]; got 0",
+        ),
+        (
+            {"q": ["d1#0"]},
+            {"strict": True},
+            EvaluationError,
+            "strict=True: run: 1 qrels query missing from the run: 'r'",
+        ),
+    ],
+)
+def test_score_chunk_run_refuses(run, kwargs, error, message):
+    with pytest.raises(error) as caught:
+        score_chunk_run(
+            *WORKED, run, ["R@2"], **kwargs
+        )  # (only ordinary measures: the chunks are checked too)
+    assert str(caught.value) == message
 
 
 # ---------------------------------------------------------------------------------------- evidence scores

@@ -42,6 +42,7 @@ def test_read_passages_keeps_the_fields_the_excerpt_and_the_lines():
         ({**GOOD, "start": 4.0}, "start must be an int >= 0; got 4.0"),
         ({**GOOD, "grade": True}, "grade must be an int >= 0; got True"),
         ({**GOOD, "end": 4}, "span [4, 4) is empty"),
+        ({**GOOD, "end": 3}, "span [4, 3) ends before it starts"),
         ({**GOOD, "text": 5}, "text must be a string; got int"),
     ],
 )
@@ -168,12 +169,51 @@ def test_read_chunks_by_offsets_or_by_located_text(tmp_path, name, content, want
         ),
     ],
 )
-def test_read_chunks_refuses_a_bad_line_naming_it(line, corpus, reason):
-    data = io.BytesIO(('{"chunk_id": "a", "doc_id": "d1", "start": 0, "end": 3}\n' + line + "\n").encode())
+@pytest.mark.parametrize("where", ["memory", "file"])  # a JSONL file on disk is read by Arrow first
+def test_read_chunks_refuses_a_bad_line_naming_it(tmp_path, where, line, corpus, reason):
+    content = ('{"chunk_id": "a", "doc_id": "d1", "start": 0, "end": 3}\n' + line + "\n").encode()
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(content)
     with pytest.raises(FormatError) as caught:
-        read_chunks(data, corpus=corpus)
+        read_chunks(io.BytesIO(content) if where == "memory" else path, corpus=corpus)
     (problem,) = caught.value.problems
     assert (problem.line, problem.reason) == (2, reason)
+
+
+GOOD_CHUNKS = (
+    '{"chunk_id": "a", "doc_id": "d1", "start": 0, "end": 3, "text": "One"}\n'
+    '{"end": 8, "start": 4, "doc_id": "d1", "chunk_id": "b", "model": {"name": "x"}}\n'
+    '{"chunk_id": "c", "doc_id": "d2", "start": 0, "end": 6}'
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "lines"),
+    [
+        (GOOD_CHUNKS, [1, 2, 3]),  # Arrow reads it: extra fields, no newline at the end
+        (GOOD_CHUNKS.replace("\n", "\n\n", 1), [1, 3, 4]),  # a blank line: the line reader numbers the lines
+        ("\ufeff" + GOOD_CHUNKS, [1, 2, 3]),  # a BOM
+        (GOOD_CHUNKS.replace('"end": 6', '"end": 6.0'), None),  # a float offset: refused line by line
+    ],
+)
+def test_read_chunks_from_a_file_equals_the_line_reader(tmp_path, content, lines):
+    path = tmp_path / "chunks.jsonl"
+    path.write_text(content, encoding="utf-8")
+    if lines is None:
+        with pytest.raises(FormatError, match=r"chunks.jsonl:3: end must be an int >= 0; got 6.0: "):
+            read_chunks(path, corpus=DOCS)
+        return
+    fast, slow = read_chunks(path, corpus=DOCS), read_chunks(io.BytesIO(content.encode()), corpus=DOCS)
+    assert (
+        fast.to_dict("records")
+        == slow.to_dict("records")
+        == [
+            {"chunk_id": "a", "doc_id": "d1", "start": 0, "end": 3},
+            {"chunk_id": "b", "doc_id": "d1", "start": 4, "end": 8},
+            {"chunk_id": "c", "doc_id": "d2", "start": 0, "end": 6},
+        ]
+    )
+    assert fast.attrs["lines"] == slow.attrs["lines"] == lines
 
 
 def test_read_chunks_takes_a_corpus_as_a_dataframe_or_a_file(tmp_path):

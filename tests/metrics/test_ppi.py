@@ -1,4 +1,4 @@
-"""Prediction-powered inference (metrics.ppi): a hand-computed case, the perfect-judge and useless-judge
+"""Prediction-powered inference (metrics.stats.ppi): a hand-computed case, the perfect-judge and useless-judge
 properties, vectorisation over runs, the paired difference, and every validation error by its message."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import metrics.ppi as ppi
+import metrics.stats.ppi as ppi
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
-from metrics.ppi import Interval, Method, ppi_difference, ppi_mean
+from metrics.stats.ppi import Interval, Method, ppi_difference, ppi_mean
 
 Z = 1.959963984540054  # normal 97.5% quantile
 T2 = float(stats.t.ppf(0.975, 2))  # Student t 97.5% quantile, 2 degrees of freedom: 4.3027

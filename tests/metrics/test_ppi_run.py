@@ -1,4 +1,4 @@
-"""`metrics.ppi.ppi_run`: PPI of one run from qrels (what ``score --ppi`` and the Score page compute)
+"""`metrics.stats.ppi.ppi_run`: PPI of one run from qrels (what ``score --ppi`` and the Score page compute)
 equals `ppi_mean` on the per-query values computed by hand; a measure without a shared query is an error
 naming it."""
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from metrics.errors import QrelForgeError
-from metrics.ppi import ppi_mean, ppi_run
+from metrics.stats.ppi import ppi_mean, ppi_run
 
 HUMAN = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 0, "d4": 1}}
 JUDGE = {"q1": {"d1": 1}, "q2": {"d2": 1, "d5": 1}, "q3": {"d3": 1, "d4": 1}, "q4": {"d6": 1}}

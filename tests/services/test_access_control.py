@@ -49,6 +49,8 @@ NOT_SERVICE_MODULES = {
     "setup": "opening and creating the database, before anyone logs in",
     "auth": "makes the caller (NOT_CALLS)",
     "sso": "makes the caller from a single sign-on (NOT_CALLS)",
+    "import_kinds": "what each kind of import is (the one list of import kinds)",
+    "release_formats": "the release formats (the one list of them)",
 }
 # Public functions of service modules that are not service calls: helpers over plain values or files, which
 # touch no database and need no caller.

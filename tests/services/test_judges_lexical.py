@@ -16,7 +16,7 @@ from annotate_app.judges import (
     Pair,
     grade_of,
 )
-from metrics.bm25 import BM25Index
+from metrics.retrieval.bm25 import BM25Index
 
 CORPUS = {
     "d1": "how to replace the battery",

@@ -391,7 +391,7 @@ def test_the_lexical_judge_is_fooled_by_stuffing(db):
 def test_the_openai_judge_is_sent_the_stuffed_text(db):
     from llm_server import LLMServer, reply
 
-    from metrics.calibration import stuff_query_terms
+    from metrics.stats.probe import stuff_query_terms
 
     project = _review(db)
     with LLMServer(script=lambda body, attempt: reply('{"grade": 0, "reason": "fake"}')) as llm:

@@ -10,9 +10,9 @@ import pytest
 from annotate_app.services import labels, pooling, queue, scoring, sso
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
-from metrics.bm25 import bm25_run
 from metrics.evaluate import evaluate
 from metrics.formats import read_run
+from metrics.retrieval.bm25 import bm25_run
 
 SAMPLE = "sample_corpus"
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import CheckConstraint, create_engine, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from annotate_app.config import load_settings
+from annotate_app.judges import Backend
+from annotate_app.store import enums
 from annotate_app.store.db import Database, safe_url
 from annotate_app.store.migrate import current_revision, downgrade_all, head_revision, upgrade
-from annotate_app.store.models import IMMUTABLE_TABLES, Base
+from annotate_app.store.models import IMMUTABLE_TABLES, ROLES, Base
 
 
 def test_migrations_create_exactly_the_models(db):
@@ -31,6 +34,51 @@ def test_downgrade_and_upgrade_again(db_url):
     assert current_revision(db_url) is None
     assert upgrade(db_url) == head_revision()
     assert upgrade(db_url) == head_revision()  # idempotent
+
+
+ENUM_CHECKS = [  # (table, column, the one list its CHECK constraint is built from)
+    ("users", "role", ROLES),
+    ("projects", "statistic", enums.Statistic),
+    ("projects", "agreement_mode", enums.AgreementMode),
+    ("projects", "weights", enums.Weights),
+    ("sessions", "method", enums.LoginMethod),
+    ("judges", "backend", Backend),
+    ("judge_settings", "queue_order", enums.QueueOrder),
+    ("pairs", "origin", enums.PairOrigin),
+    ("assignments", "status", enums.AssignmentStatus),
+    ("release_qrels", "kind", enums.QrelKind),
+]
+
+
+def _quoted(sql: str) -> set[str]:
+    """The string literals of a CHECK's SQL (PostgreSQL writes ``'x'::character varying``)."""
+    return set(re.findall(r"'([^']*)'", sql))
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "values"), ENUM_CHECKS, ids=[f"{t}.{c}" for t, c, _ in ENUM_CHECKS]
+)
+def test_the_migrated_checks_hold_exactly_the_enums(db_url, table, column, values):
+    """Adding a member to one of these lists needs a migration that changes the CHECK: this test says so."""
+    name = f"ck_{table}_{column}"
+    (model,) = [c for c in Base.metadata.tables[table].constraints if c.name == name]
+    engine = create_engine(db_url)
+    try:
+        (migrated,) = [c for c in inspect(engine).get_check_constraints(table) if c["name"] == name]
+    finally:
+        engine.dispose()
+    expected = {str(v) for v in values}
+    assert (_quoted(str(model.sqltext)), _quoted(migrated["sqltext"])) == (expected, expected)
+
+
+def test_every_enum_check_of_the_models_is_in_the_table_above():
+    checked = {
+        (table.name, str(c.sqltext).split(" IN ")[0])
+        for table in Base.metadata.tables.values()
+        for c in table.constraints
+        if isinstance(c, CheckConstraint) and re.fullmatch(r"\w+ IN \(.*\)", str(c.sqltext))
+    }
+    assert checked == {(t, c) for t, c, _ in ENUM_CHECKS}
 
 
 def _unindexed_foreign_keys(inspector, schema: str | None = None) -> list[str]:

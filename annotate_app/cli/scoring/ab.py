@@ -1,6 +1,6 @@
 """``qrelforge ab LOGFILE``: an online A/B test from an interaction log.
 
-The log (`metrics.ablog`: CSV or JSONL with ``user_id``, ``group``, ``query``, ``feedback`` 0/1,
+The log (`metrics.stats.ablog`: CSV or JSONL with ``user_id``, ``group``, ``query``, ``feedback`` 0/1,
 ``timestamp``) gives each arm's satisfaction rate with a Wilson interval and a two-proportion z-test
 against the control.
 """
@@ -42,8 +42,8 @@ def add_ab_parser(sub: Subcommands) -> None:
 
 
 def _cmd_ab(args: argparse.Namespace) -> int:
-    from metrics.ablog import read_log
     from metrics.stats import ab_test
+    from metrics.stats.ablog import read_log
 
     records, lines = read_log(args.log)
     report = ab_test(

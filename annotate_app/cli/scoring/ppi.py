@@ -1,4 +1,4 @@
-"""``qrelforge score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.ppi`).
+"""``qrelforge score --ppi JUDGE -p P RELEASE RUN...``: prediction-powered inference (`metrics.stats.ppi`).
 
 Each run's mean over a project's release and a machine judge: the measure per query with the judge's qrels
 (every query it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a
@@ -60,13 +60,13 @@ def _human_qrels(db: Any, project: str, spec: str) -> Any:
 
 
 def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> list[dict[str, Any]]:
-    """One JSON row per measure of `metrics.ppi.ppi_run` (the Score page's PPI tab computes the same)."""
+    """One JSON row per measure of `metrics.stats.ppi.ppi_run` (as the Score page's PPI tab)."""
     import math
     import warnings
 
     from metrics import read_run
     from metrics.errors import UndefinedMetricWarning
-    from metrics.ppi import ppi_run
+    from metrics.stats.ppi import ppi_run
 
     run = read_run(run_path)
     name = run.name or Path(run_path).name

@@ -4,8 +4,9 @@ trec_eval text.
 A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
 (`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray (the
 ``ray`` extra), with the same output as the default ``--engine local``. ``--by tag|tag:KEY`` also reports
-each slice's means; ``--ppi JUDGE`` is `annotate_app.cli.scoring.ppi`. The JSON report carries its
-fingerprint (`metrics.fingerprint`).
+each slice's means; ``--ppi JUDGE`` is `annotate_app.cli.scoring.ppi`. ``--passages PASSAGES --chunks
+CHUNKS`` scores chunk runs against evidence passages (`annotate_app.cli._chunk_runs`). The JSON report
+carries its fingerprint (`metrics.fingerprint`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import sys
 from typing import Any
 
+from annotate_app.cli._chunk_runs import add_chunk_run_options
 from annotate_app.cli._common import Subcommands, add_project_option, command, emit, partitioned
 from annotate_app.cli.scoring._shared import DEFAULT_MEASURES, Engine, add_slice_options, slicing_of
 from annotate_app.cli.scoring.ppi import score_ppi
@@ -30,10 +32,10 @@ def add_score_parser(sub: Subcommands) -> None:
         help="score runs against qrels (trec_eval -c semantics)",
         description="Score one or more TREC runs against qrels.",
     )
-    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV")
+    p.add_argument("qrels", help="qrels file: TREC (qid iter docid rel) or BEIR TSV (with --passages: a RUN)")
     p.add_argument(
         "runs",
-        nargs="+",
+        nargs="*",
         metavar="RUN",
         help="TREC run file(s); a run held as partitions: a directory, a quoted glob, or Parquet files "
         "(query_id, doc_id, score), every query in one partition",
@@ -77,6 +79,7 @@ def add_score_parser(sub: Subcommands) -> None:
         help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
         "the human qrels: release (the latest), release:N, or a qrels file",
     )
+    add_chunk_run_options(p)
     add_slice_options(p)
     add_project_option(p)
     p.set_defaults(handler=_cmd_score)
@@ -85,26 +88,31 @@ def add_score_parser(sub: Subcommands) -> None:
 @command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
-    from metrics import parse_measures, read_qrels, render
+    from annotate_app.cli import _chunk_runs
+    from metrics import parse_measures, read_qrels
+    from metrics.report import render
 
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    chunked = _chunk_runs.chunk_scoring(args, measures)
     if args.ppi is not None:
         if args.by is not None:
             raise QrelForgeError("--by does not work with --ppi")
         return score_ppi(args)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
     cut = slicing_of(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")
     digests = _report_digests(args) if args.format == "json" else None
-    qrels = read_qrels(args.qrels)
-    if args.engine is Engine.RAY:
+    qrels = chunked.qrels if chunked else read_qrels(args.qrels)
+    if chunked:
+        results = [chunked.score(run, measures, strict=args.strict) for run in args.runs]
+    elif args.engine is Engine.RAY:
         results = _score_on_ray(args, measures)
     else:
         if args.address is not None:
             raise QrelForgeError(f"--address {args.address!r} needs --engine ray")
         results = _score_here(args, qrels, measures)
     if args.format == "json" or cut is not None:
-        text = _report_text(args, qrels, results, measures, cut, digests)
+        text = _report_text(args, qrels, results, measures, cut, digests, chunked)
     else:
         text = render.score_output(results, measures, fmt=args.format, per_query=args.per_query)
     emit(text, args.output)
@@ -115,11 +123,18 @@ def _report_digests(args: argparse.Namespace) -> Any:
     """The sha256 of the report's files, hashed on a background thread while the runs are scored."""
     from metrics.fingerprint import FileDigests
 
-    return FileDigests(f for f in [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries] if f)
+    files = [args.qrels, *args.runs, args.corpus, args.chunk_map, args.queries, args.chunks, args.docs]
+    return FileDigests(f for f in files if f)
 
 
 def _report_text(
-    args: argparse.Namespace, qrels: Any, results: list[Any], measures: list[Any], cut: Any, digests: Any
+    args: argparse.Namespace,
+    qrels: Any,
+    results: list[Any],
+    measures: list[Any],
+    cut: Any,
+    digests: Any,
+    chunked: Any = None,
 ) -> str:
     """``score``'s JSON report, or its table or CSV with slices (``--by``)."""
     from annotate_app.cli import _reports
@@ -137,6 +152,7 @@ def _report_text(
             corpus=args.corpus,
             chunk_map=args.chunk_map,
             digests=digests,
+            chunked=chunked,
         )
         document = _reports.score_document(
             results, measures, per_query=args.per_query, cut=cut, fingerprint=fp

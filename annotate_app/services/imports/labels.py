@@ -65,17 +65,9 @@ __all__ = [
 ]
 
 LABEL_FORMATS = tuple(f.value for f in LabelFormat)
-LABEL_FORMAT_HELP = {  # one line each; the README's "Labels from other tools" has the whole table
-    LabelFormat.JSONL.value: "JSONL: query_id, doc_id, annotator, grade, reason (optional) a line",
-    LabelFormat.LABEL_STUDIO.value: "Label Studio JSON export (or one task a file): data.query_id, "
-    "data.doc_id; annotator label-studio-N; the choices or rating result",
-    LabelFormat.ARGILLA.value: "Argilla 2 records (records.to_json, or flattened with the response status): "
-    "query_id, doc_id; annotator user_id",
-    LabelFormat.PRODIGY.value: "Prodigy db-out JSONL: query_id, doc_id; annotator _annotator_id; "
-    "accept/reject or the option",
-    LabelFormat.QUEPID.value: "Quepid ratings CSV query,docid,rating (query by its text); "
-    "needs the annotator",
-}
+LABEL_FORMAT_HELP = {f.value: f.help for f in LabelFormat}
+"""One line per format (`metrics.formats.LabelFormat.help`); the README's "Labels from other tools" has the
+whole table."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput
+from annotate_app.services.import_kinds import IMPORT_KINDS
 from annotate_app.services.imports._common import (
     Source,
     read_source,
@@ -21,13 +22,8 @@ from metrics.errors import FormatError
 __all__ = ["preview"]
 
 
-_READERS = {
-    ImportKind.DOCUMENTS: "read_corpus",
-    ImportKind.QUERIES: "read_queries",
-    ImportKind.RUN: "read_run",
-    ImportKind.QRELS: "read_qrels",
-    ImportKind.CHUNKS: "read_chunk_map",
-}
+_READERS = {kind: info.reader for kind, info in IMPORT_KINDS.items() if info.reader}
+"""The kinds this preview reads, and their `metrics.formats` reader (labels have their own preview)."""
 
 
 def preview(

@@ -257,7 +257,7 @@ class _RunTarget:
         ids, rank (1-based within the query), score. A chunk-level run first keeps each document's best-ranked
         chunk (`metrics.evaluate.map_chunks`)."""
         from metrics.evaluate import map_chunks
-        from metrics.ranking import position_within, trec_order
+        from metrics.measures.ranking import position_within, trec_order
 
         if self.chunks is not None:
             run = map_chunks(run, self._chunk_map(run.doc_id))

@@ -37,7 +37,7 @@ from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import MachineJudge, Project
-from metrics.calibration import probe_summary, stuff_query_terms
+from metrics.stats.probe import probe_summary, stuff_query_terms
 
 __all__ = ["ProbeReport", "probe", "probe_results"]
 
@@ -45,7 +45,7 @@ __all__ = ["ProbeReport", "probe", "probe_results"]
 @dataclass(frozen=True)
 class ProbeReport:
     """The stuffing probe: pairs humans judged non-relevant, the query's terms inserted
-    (`metrics.calibration.stuff_query_terms`), judged again. ``n_pairs`` probed (both judgments graded),
+    (`metrics.stats.probe.stuff_query_terms`), judged again. ``n_pairs`` probed (both judgments graded),
     how many grades rose, fell or stayed, ``share_raised`` and ``mean_rise`` (None when nothing was probed);
     ``failed``: sampled pairs left out because a judgment failed."""
 

@@ -61,7 +61,7 @@ COLUMNS = {
     "ci_high": "CI high",
     "significant": "Significant",
     "direction": "Direction",
-    # assessor sensitivity (metrics.sensitivity)
+    # assessor sensitivity (metrics.stats.sensitivity)
     "qrels": "Qrels",
     "min_qrels": "Lowest under",
     "max_qrels": "Highest under",

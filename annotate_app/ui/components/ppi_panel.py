@@ -1,7 +1,7 @@
 """The Score page's "Machine judge (PPI)" tab: prediction-powered inference of each run's mean with a
 machine judge, beside the human-only interval from the same human budget.
 
-Per run, `metrics.ppi.ppi_run` (what ``qrelforge score --ppi`` computes): the measure per query with the
+Per run, `metrics.stats.ppi.ppi_run` (what ``qrelforge score --ppi`` computes): the measure per query with the
 judge's current qrels (`services.judges.judge_qrels`: every query it judged) and with the release's human
 qrels (`services.judges.human_release_qrels`: the pairs a judge filled left out); θ̂ = mean over the judged
 queries + mean human − judge correction over the human queries, with its 95% interval, beside the classical
@@ -25,7 +25,7 @@ from annotate_app.ui.components import names
 from annotate_app.ui.escape import escape_name
 from metrics.data import Run
 from metrics.errors import UndefinedMetricWarning
-from metrics.ppi import PPIResult, ppi_run
+from metrics.stats.ppi import PPIResult, ppi_run
 
 __all__ = ["ppi_view", "ppi_table", "COLUMNS"]
 

@@ -6,13 +6,13 @@ Every number is `metrics.evaluate` (or `metrics.compare`, which calls it) on the
 fused runs live in this session only (download them as TREC files; an admin can import one to pool from it).
 
 Only the open tab's panel runs (see ``views/review/score.py``): Altair (`charts`), `metrics.compare`,
-`metrics.coverage` and `metrics.sensitivity` are imported by the panels that use them, so the first load stays
-light. Tables show human column names (`names.column_config`).
+`metrics.coverage` and `metrics.stats.sensitivity` are imported by the panels that use them, so the first load
+stays light. Tables show human column names (`names.column_config`).
 
 Run names and IDs are user data: they reach Markdown (captions, expander labels, and ``st.table``, which
 renders its cells and index as Markdown) only through `escape_name`; the CSV download is safe against formula
-injection (`metrics.render.csv_safe`). Uploaded runs are limited to ``AppSettings.run_upload_max_mb``; the
-unjudged documents are shown `widgets.PAGE_ROWS` at a time.
+injection (`metrics.report.render.csv_safe`). Uploaded runs are limited to ``AppSettings.run_upload_max_mb``;
+the unjudged documents are shown `widgets.PAGE_ROWS` at a time.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from metrics.data import Qrels, Run
 from metrics.errors import FormatError, QrelForgeError
 from metrics.evaluate import Result, evaluate
 from metrics.formats import read_run
-from metrics.render import csv_safe
+from metrics.report.render import csv_safe
 
 __all__ = [
     "measures_for",
@@ -348,7 +348,7 @@ def sensitivity_view(
     )
     if not st.toggle("Compute assessor sensitivity", key=state.SCORE_SENSITIVITY):
         return
-    from metrics.sensitivity import assessor_sensitivity
+    from metrics.stats.sensitivity import assessor_sensitivity
 
     with errors.shown():
         labels = scoring.label_table(cache.database(), actor, project)
@@ -387,7 +387,7 @@ def _bm25(actor: Actor, project: str, taken: list[str]) -> None:
 
 
 def _fuse(runs: dict[str, Run], taken: list[str]) -> None:
-    from metrics.fusion import fuse
+    from metrics.retrieval.fusion import fuse
 
     ss = st.session_state
     chosen = [runs[n] for n in ss.get(state.SCORE_FUSE_RUNS) or [] if n in runs]

@@ -154,8 +154,8 @@ def json_report(
 ) -> bytes:
     """The scores as ``qrelforge score --format json --per-query`` writes them, with the slices of the
     chosen slicing and the fingerprint (which ``qrelforge verify`` reads)."""
-    from metrics import render
     from metrics.measures import parse_measures
+    from metrics.report import render
     from metrics.slices import slice_results
 
     slices = None

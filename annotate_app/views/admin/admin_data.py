@@ -15,26 +15,12 @@ import streamlit as st
 from annotate_app.services import imports, pooling
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import InvalidInput
+from annotate_app.services.import_kinds import IMPORT_KINDS, ImportKind
 from annotate_app.services.types import ImportInfo, ImportPreview, LabelImportPreview
 from annotate_app.ui import auth, cache, errors, nav, settings, state
 from annotate_app.ui.components import widgets
 from annotate_app.ui.escape import escape_markdown
 
-KINDS = {
-    "documents": "Documents (JSONL, CSV or TSV: doc_id, title, text)",
-    "queries": "Queries (JSONL, CSV or TSV: query_id, text)",
-    "run": "Run (TREC: qid Q0 docid rank score tag)",
-    "qrels": "Prior qrels (TREC or BEIR TSV)",
-    "chunks": "Chunk map (chunk_id, doc_id)",
-    "labels": "Labels from another tool (JSONL, Label Studio, Argilla, Prodigy, Quepid)",
-}
-ROWS = {  # what a row of each kind is: (one, several)
-    "documents": ("document", "documents"),
-    "queries": ("query", "queries"),
-    "run": ("run line", "run lines"),
-    "qrels": ("qrels line", "qrels lines"),
-    "chunks": ("chunk mapping", "chunk mappings"),
-}
 HINT = "Import bigger files on the server with `qrelforge import KIND FILE` (it streams them)."
 LABELS_DOCS = (
     "Formats, grade maps and annotator names: the README's section *Labels from other tools* "
@@ -50,16 +36,13 @@ def done(message: str) -> None:
 def run_import(
     actor: Actor, project: str, kind: str, data: bytes, filename: str, name: str | None, chunks: bool
 ):
-    db = cache.database()
-    if kind == "documents":
-        return imports.import_documents(db, actor, project, data, filename=filename)
-    if kind == "queries":
-        return imports.import_queries(db, actor, project, data, filename=filename)
-    if kind == "run":
-        return imports.import_run(db, actor, project, data, filename=filename, name=name, chunks=chunks)
-    if kind == "qrels":
-        return imports.import_qrels(db, actor, project, data, filename=filename, name=name)
-    return imports.import_chunk_map(db, actor, project, data, filename=filename)
+    info = IMPORT_KINDS[ImportKind(kind)]
+    options: dict[str, Any] = {"name": name} if info.named else {}
+    if info.chunks:
+        options["chunks"] = chunks
+    return getattr(imports, info.function)(
+        cache.database(), actor, project, data, filename=filename, **options
+    )
 
 
 def _confirm(
@@ -68,13 +51,14 @@ def _confirm(
     """A preview without problems: its sample, the name and chunk options, and the Import button."""
     st.success(escape_markdown(f"{filename}: {preview.n_rows} rows; columns {', '.join(preview.columns)}."))
     st.dataframe(widgets.shown_cells(pd.DataFrame(list(preview.sample))), hide_index=True, width="stretch")
+    info = IMPORT_KINDS[ImportKind(kind)]
     name = (
         st.text_input("Name (default: the run's tag or the file name)", key=state.IMPORT_NAME)
-        if kind in ("run", "qrels")
+        if info.named
         else None
     )
-    chunks = kind == "run" and st.checkbox("Document IDs are chunk IDs", key=state.IMPORT_CHUNKS)
-    one, several = ROWS[kind]
+    chunks = info.chunks and st.checkbox("Document IDs are chunk IDs", key=state.IMPORT_CHUNKS)
+    one, several = info.rows
     nav.confirm(f"Import {preview.n_rows} {one if preview.n_rows == 1 else several} into {project}.")
     if st.button("Import", type="primary"):
         with errors.shown() as outcome:
@@ -169,10 +153,16 @@ def _confirm_labels(preview: LabelImportPreview, project: str) -> None:
     nav.confirm(f"Import {n} label{'s' if n != 1 else ''} into {project}.")
 
 
+def _kind_text(kind: ImportKind) -> str:
+    """``A TREC run (qid Q0 docid rank score tag)``: the kind's help, capitalized."""
+    text = IMPORT_KINDS[kind].help
+    return text[:1].upper() + text[1:]
+
+
 def _import(actor: Actor, project: str) -> None:
     st.subheader("Import")
-    kind = str(st.selectbox("What", list(KINDS), format_func=KINDS.__getitem__, key=state.IMPORT_KIND))
-    options = _label_options() if kind == "labels" else None
+    kind = str(st.selectbox("What", list(IMPORT_KINDS), format_func=_kind_text, key=state.IMPORT_KIND))
+    options = _label_options() if kind == ImportKind.LABELS else None
     limit = settings.app_settings().import_max_mb
     upload = st.file_uploader(
         "File",

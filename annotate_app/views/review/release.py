@@ -1,6 +1,6 @@
 """Release (reviewer): what blocks a release, creating one (a justification is required below the agreement
 threshold), past releases with their agreement figures and notes, and each release's details (note,
-justification, hashes) with its downloads (TREC, BEIR TSV, JSONL).
+justification, hashes) with its downloads (one a `ReleaseFormat`).
 
 ``st.table`` renders its cells as Markdown: the text cells (note, justification, names) are shown escaped (the
 table's display values), so a note or a justification reads exactly as typed."""
@@ -12,17 +12,12 @@ import streamlit as st
 
 from annotate_app.services import export, gate
 from annotate_app.services.auth import Actor, Role
+from annotate_app.services.release_formats import ReleaseFormat
 from annotate_app.services.releases import MIN_JUSTIFICATION
 from annotate_app.services.types import Blockers, ReleaseInfo
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
 from annotate_app.ui.components import names, release_form, widgets
 from annotate_app.ui.escape import escape_markdown
-
-FORMATS = (
-    ("trec", "TREC qrels", "qrels", "text/plain"),
-    ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values"),
-    ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl"),
-)
 
 
 def _blockers(block: Blockers) -> None:
@@ -72,16 +67,16 @@ def details(r: ReleaseInfo) -> dict:
 def downloads(actor: Actor, project: str, version: int) -> None:
     """The release's files, side by side while they fit (a row that wraps, never a cut label)."""
     with st.container(horizontal=True, gap="small"):
-        for fmt, label, suffix, mime in FORMATS:
+        for fmt in ReleaseFormat:
             data = functools.partial(
-                export.export_release, cache.database(), actor, project, version, format=fmt
+                export.export_release, cache.database(), actor, project, version, format=fmt.value
             )
             st.download_button(
-                label,
+                fmt.label,
                 data,
-                file_name=f"{project}-v{version}.{suffix}",
-                mime=mime,
-                key=state.per_item(f"download_{fmt}", version),
+                file_name=f"{project}-v{version}.{fmt.suffix}",
+                mime=fmt.mime,
+                key=state.per_item(f"download_{fmt.value}", version),
                 on_click="ignore",
                 icon=":material/download:",
                 width="content",

@@ -1,6 +1,6 @@
 """Context measures for retrieval-augmented generation (RAG), computed from human qrels.
 
-Their kernels (built on those of `metrics.ranking`) are registered in `metrics.measures`.
+Their kernels (built on those of `metrics.measures.ranking`) are registered in `metrics.measures`.
 
 A RAG system hands the top k retrieved passages (its *context*) to a generator. Two questions matter: is the
 relevant material near the top of that context, and is all of it there?
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.ranking import Params, Ranked, cumsum_within, recall
+from metrics.measures.ranking import Params, Ranked, cumsum_within, recall
 
 __all__ = ["context_precision", "context_recall"]
 

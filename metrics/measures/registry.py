@@ -1,37 +1,25 @@
-"""Measure names as text, in ir_measures syntax, parsed into small frozen specs.
+"""The one list of measures: each name's cutoff policy, parameters, meaning, formula and kernel.
 
-``"P(rel=2)@5"`` parses into ``Measure("P", cutoff=5, rel=2)``, which prints back as ``P(rel=2)@5``. Default
-parameters are left out of the canonical text (``P(rel=1)@5`` prints as ``P@5``) and aliases print as their
-canonical name (``MAP`` → ``AP``, ``MRR`` → ``RR``), so equal measures have equal text.
-
-Specs can also be built in Python: ``P(rel=2) @ 5``, ``nDCG(gain="exp") @ 10``.
-
-Parameters: ``rel=N`` (relevance threshold), ``gain=lin|exp|{grade:gain,...}`` (nDCG), ``p=0.8`` (RBP's
-persistence), ``beta=1`` (SetF), ``judged_only=True`` (any measure but Judged, NumRel and RBPResidual: the
-condensed list, `metrics.ranking.Ranked.condensed`). IPrec takes a recall level for ``@``: ``IPrec@0.5``.
-
->>> parse_measure("MRR@10")
-Measure('RR@10')
->>> str(parse_measure("nDCG(gain=exp)@10"))
-'nDCG(gain=exp)@10'
+`register` adds a `MeasureDef`; `REGISTRY` (name -> definition) and `ALIASES` (alias -> name) are what
+`metrics.measures.spec` parses against, what `metrics.evaluate` computes and what `markdown_table` prints for
+the README. The kernels live beside it, one module per family: `metrics.measures.ranking` (rank measures),
+`metrics.measures._trec` (trec_eval's set, count and incomplete-judgment measures), `metrics.measures._user`
+(ERR, RBP) and `metrics.measures.context` (RAG context measures).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from metrics import _trec, _user, context, ranking
 from metrics._choice import Choice
 from metrics.errors import MeasureError
+from metrics.measures import _trec, _user, context, ranking
 
 __all__ = [
-    "Measure",
     "MeasureDef",
     "CutoffPolicy",
     "Gain",
@@ -40,10 +28,8 @@ __all__ = [
     "Family",
     "REGISTRY",
     "ALIASES",
-    "parse_measure",
-    "parse_measures",
+    "MIN_GEO_MEAN",
     "register",
-    "compute",
     "markdown_table",
 ]
 
@@ -81,15 +67,17 @@ class Family(Choice):
     RANK = "rank"
     TREC = "trec_eval"  # trec_eval's set, count, incomplete-judgment and summary measures
     USER = "user model"  # ERR, RBP
+    EVIDENCE = "evidence passages"  # EvidenceRecall, ...: chunk runs scored against passages
 
 
 @dataclass(frozen=True, kw_only=True)
 class MeasureDef:
     """What a measure name accepts, means and computes.
 
-    ``compute`` is the kernel (`metrics.ranking`): per-query values from the ranked rows and the measure's
-    parameters. ``needs_relevant``: undefined (NaN per query, None in results) for a query without relevant
-    documents. ``summary`` and ``formula`` are what the measure table (`markdown_table`, the README) says.
+    ``compute`` is the kernel (`metrics.measures.ranking` and its siblings): per-query values from the ranked
+    rows and the measure's parameters. ``needs_relevant``: undefined (NaN per query, None in results) for a
+    query without relevant documents. ``summary`` and ``formula`` are what the measure table
+    (`markdown_table`, the README) says.
     """
 
     name: str
@@ -105,6 +93,7 @@ class MeasureDef:
     condensable: bool = True  # takes judged_only=True (the condensed list), as every rank measure
     aggregate: Aggregate = Aggregate.MEAN
     family: Family = Family.RANK
+    requires: str = ""  # an input beyond qrels and run ("passages"); without it the measure is refused
 
     def describe(self) -> str:
         """``"P: precision at k; relevant in top k / k (...)"``."""
@@ -117,7 +106,15 @@ _DEFAULTS: dict[str, Any] = {"rel": 1, "gain": Gain.LIN, "judged_only": False, "
 
 
 def register(definition: MeasureDef, *aliases: str) -> MeasureDef:
-    """Add a measure name (with ``definition.aliases`` and any further ``aliases``) to the registry."""
+    """Add a measure name, with ``definition.aliases`` and any further ``aliases``, to the registry.
+
+    Args:
+        definition: what the name accepts, means and computes.
+        aliases: more names for it (case-insensitive, as every name).
+
+    Returns:
+        ``definition``, so that a module can keep it.
+    """
     REGISTRY[definition.name] = definition
     for alias in (*definition.aliases, *aliases):
         ALIASES[alias] = definition.name
@@ -391,17 +388,38 @@ for _definition in (
     register(_definition)
 
 
-def compute(ranked: ranking.Ranked, measure: Measure) -> np.ndarray:
-    """Per-query values of ``measure`` (float64, NaN where undefined), aligned with ``ranked.query_ids``.
+def _needs_passages(ranked: ranking.Ranked, measure: ranking.Params) -> np.ndarray:
+    """The kernel of the evidence measures: they need passages and chunks, which qrels do not hold."""
+    raise MeasureError(
+        f"{measure} needs evidence passages and chunks: qrelforge score --passages PASSAGES --chunks CHUNKS "
+        "RUN, or metrics.passages.score_chunk_run"
+    )
 
-    The measure's kernel (``measure.definition.compute``) does the work; a measure that ``needs_relevant`` is
-    NaN for a query without relevant documents (grade >= ``rel``; nDCG, without ``rel``, counts grades >= 1).
-    """
-    definition = measure.definition
-    values = definition.compute(ranked.condensed() if measure.judged_only else ranked, measure)
-    if definition.needs_relevant:
-        values = np.where(ranked.relevant_count(measure.rel) == 0, np.nan, values)
-    return values
+
+for _name, _summary, _formula in (
+    ("EvidenceRecall", "evidence recall at k (character level)", "|E ∩ T| / |E|"),
+    ("EvidencePrecision", "evidence precision at k (character level)", "|E ∩ T| / |T|, 0 when T is empty"),
+    (
+        "EvidenceIoU",
+        "evidence IoU at k (character level, as Chroma's chunking evaluation)",
+        "|E ∩ T| / |E ∪ T|",
+    ),
+):
+    register(
+        MeasureDef(
+            name=_name,
+            cutoff=_REQUIRED,
+            params=("rel",),
+            needs_relevant=True,
+            summary=_summary,
+            formula=f"{_formula}; E: the characters of the query's passages of grade ≥ rel, T: those of the "
+            "top k chunks (needs --passages and --chunks)",
+            compute=_needs_passages,
+            condensable=False,
+            family=Family.EVIDENCE,
+            requires="passages",
+        )
+    )
 
 
 def markdown_table() -> str:
@@ -422,7 +440,8 @@ def markdown_table() -> str:
             undefined = "yes"
         else:
             undefined = f"no; undefined {d.undefined}" if d.undefined else "no (0)"
-        rows.append(f"| {', '.join(forms)} | {d.summary}: {d.formula} | {undefined} |")
+        meaning = f"{d.summary}: {d.formula}".replace("|", "\\|")  # |E| would end the cell
+        rows.append(f"| {', '.join(forms)} | {meaning} | {undefined} |")
     return "\n".join(rows) + "\n"
 
 
@@ -438,252 +457,3 @@ def _known() -> str:
     rank = ", ".join(groups.pop(Family.RANK))
     more = "".join(f"; {family}: {', '.join(names)}" for family, names in groups.items() if names)
     return f"known: {rank} (aliases: {aliases}){more}"
-
-
-def _check_cutoff(value: Any, text: str = "") -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < 1:
-        where = f" in {text!r}" if text else ""
-        raise MeasureError(f"cutoff must be an int >= 1; got {value!r}{where}")
-    return int(value)  # a numpy integer as a plain int: specs print, hash and compare as with an int
-
-
-def _check_param(name: str, value: Any) -> Any:
-    """The parameter's value, checked and normalized (a gain mapping becomes a `GainMap`)."""
-    if name == "rel":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise MeasureError(f"rel must be an int >= 1; got {value!r}")
-    elif name == "gain":
-        return _check_gain(value)
-    elif name == "judged_only" and not isinstance(value, bool):
-        raise MeasureError(f"judged_only must be True or False; got {value!r}")
-    elif name in _NUMBERS:
-        low, high, closed, shown = _NUMBERS[name]
-        number = _real(value)
-        if number is None or not (low <= number <= high if closed else low < number < high):
-            raise MeasureError(f"{name} must be a number {shown}; got {value!r}")
-        return number
-    return value
-
-
-_NUMBERS = {  # name -> (low, high, bounds included, as shown in the message)
-    "p": (0.0, 1.0, False, "in (0, 1)"),
-    "beta": (0.0, math.inf, False, "> 0"),
-    "recall": (0.0, 1.0, True, "in [0, 1]"),
-}
-
-
-def _real(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _check_gain(value: Any) -> Any:
-    if isinstance(value, GainMap) or (isinstance(value, str) and value in tuple(Gain)):
-        return value
-    if isinstance(value, Mapping) and value:
-        for grade, gain in value.items():
-            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0 or _real(gain) is None:
-                raise MeasureError(
-                    f"gain must map grades (ints >= 0) to numbers; got {grade!r}: {gain!r} in {value!r}"
-                )
-        return GainMap(value)
-    raise MeasureError(f"gain must be 'lin' or 'exp'; got {value!r}")
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A measure with its parameters: ``Measure("P", cutoff=5, rel=2)`` is ``P(rel=2)@5``."""
-
-    name: str
-    cutoff: int | None = None
-    params: tuple[tuple[str, Any], ...] = field(default=())
-
-    def __init__(self, name: str, cutoff: int | None = None, **params: Any):
-        definition = _lookup(name) if isinstance(name, str) else None
-        if definition is None:
-            raise MeasureError(f"unknown measure {name!r}; {_known()}")
-        if definition.cutoff == CutoffPolicy.RECALL and cutoff is not None:
-            cutoff, params = None, {**params, "recall": cutoff}
-        for key, value in params.items():
-            if key not in definition.params and not (key == "judged_only" and definition.condensable):
-                allowed = ", ".join(definition.params) or "none"
-                raise MeasureError(f"{definition.name} has no parameter {key!r}; its parameters: {allowed}")
-            params[key] = _check_param(key, value)
-        cleaned = tuple(sorted((k, v) for k, v in params.items() if v != _DEFAULTS.get(k)))
-        object.__setattr__(self, "name", definition.name)
-        object.__setattr__(self, "cutoff", _check_cutoff(cutoff))
-        object.__setattr__(self, "params", cleaned)
-        self._check_cutoff_policy(definition)
-
-    def _check_cutoff_policy(self, definition: MeasureDef) -> None:
-        if definition.cutoff == CutoffPolicy.NONE and self.cutoff is not None:
-            raise MeasureError(f"{definition.name} takes no cutoff; got {str(self)!r}")
-
-    @property
-    def definition(self) -> MeasureDef:
-        return REGISTRY[self.name]
-
-    @property
-    def rel(self) -> int:
-        return dict(self.params).get("rel", 1)
-
-    @property
-    def gain(self) -> Gain | GainMap:
-        value = dict(self.params).get("gain", Gain.LIN)
-        return value if isinstance(value, GainMap) else Gain(value)
-
-    @property
-    def judged_only(self) -> bool:
-        return bool(dict(self.params).get("judged_only", False))
-
-    @property
-    def p(self) -> float:
-        return float(dict(self.params).get("p", _DEFAULTS["p"]))
-
-    @property
-    def beta(self) -> float:
-        return float(dict(self.params).get("beta", _DEFAULTS["beta"]))
-
-    @property
-    def recall(self) -> float:
-        return float(dict(self.params).get("recall", math.nan))
-
-    def __call__(self, **params: Any) -> Measure:
-        return Measure(self.name, self.cutoff, **{**dict(self.params), **params})
-
-    def __matmul__(self, cutoff: int) -> Measure:
-        return Measure(self.name, cutoff, **dict(self.params))
-
-    def validate(self) -> Measure:
-        """Raise if this measure needs a cutoff and has none (``P`` alone is a family, ``P@10`` a measure)."""
-        if self.definition.cutoff == CutoffPolicy.REQUIRED and self.cutoff is None:
-            raise MeasureError(f"{self.name} needs a cutoff, e.g. '{self.name}@10'")
-        if self.definition.cutoff == CutoffPolicy.RECALL and "recall" not in dict(self.params):
-            raise MeasureError(f"{self.name} needs a recall level in [0, 1], e.g. '{self.name}@0.5'")
-        return self
-
-    def __str__(self) -> str:
-        shown = [(k, v) for k, v in self.params if k != "recall"]
-        params = f"({','.join(f'{k}={_shown(v)}' for k, v in shown)})" if shown else ""
-        recall = dict(self.params).get("recall")
-        at = self.cutoff if recall is None else _shown(recall)
-        cutoff = f"@{at}" if at is not None else ""
-        return f"{self.name}{params}{cutoff}"
-
-    def __repr__(self) -> str:
-        return f"Measure({str(self)!r})"
-
-
-def _shown(value: Any) -> str:
-    """A parameter value as measure text: an integral float as an int (``beta=2``), others as str()."""
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
-    return str(value)
-
-
-_SYNTAX = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]*))?")
-
-
-def parse_measure(text: str | Measure) -> Measure:
-    """Parse ``NAME``, ``NAME@k``, ``NAME(param=value,...)@k`` into a validated `Measure`."""
-    if isinstance(text, Measure):
-        return text.validate()
-    if not isinstance(text, str):
-        raise MeasureError(f"measure must be a str or Measure; got {type(text).__name__} {text!r}")
-    match = _SYNTAX.fullmatch(text.strip())
-    if match is None:
-        raise MeasureError(f"cannot parse measure {text!r}; expected NAME, NAME@k or NAME(param=value)@k")
-    definition = _lookup(match["name"])
-    if definition is None:
-        raise MeasureError(f"unknown measure {match['name']!r} in {text!r}; {_known()}")
-    params = _parse_params(match["params"], text)
-    if definition.cutoff == CutoffPolicy.RECALL:
-        cutoff, params = None, {**params, **_parse_recall(match["cutoff"], text)}
-    else:
-        cutoff = _parse_cutoff(match["cutoff"], text)
-    try:
-        return Measure(match["name"], cutoff, **params).validate()
-    except MeasureError as exc:
-        raise MeasureError(f"{exc} (in {text!r})") from None
-
-
-def _parse_cutoff(raw: str | None, text: str) -> int | None:
-    if raw is None:
-        return None
-    if not re.fullmatch(r"[+-]?\d+", raw.strip()):
-        raise MeasureError(f"cutoff must be an int >= 1; got {raw!r} in {text!r}")
-    return _check_cutoff(int(raw), text)
-
-
-def _parse_recall(raw: str | None, text: str) -> dict[str, float]:
-    if raw is None:
-        return {}
-    try:
-        return {"recall": float(raw)}
-    except ValueError:
-        raise MeasureError(f"recall level must be a number in [0, 1]; got {raw!r} in {text!r}") from None
-
-
-def _parse_params(raw: str | None, text: str) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    parts = re.split(r",(?![^{]*\})", raw or "")  # commas inside {...} (a gain map) do not split
-    for part in filter(None, (p.strip() for p in parts)):
-        key, sep, value = (s.strip() for s in part.partition("="))
-        if not sep or not key or not value:
-            raise MeasureError(f"cannot parse parameter {part!r} in {text!r}; expected name=value")
-        params[key] = _parse_value(value, text)
-    return params
-
-
-def _parse_value(value: str, text: str) -> Any:
-    """An int, a float, True/False, a gain map ``{grade:gain,...}``, or the text itself."""
-    if re.fullmatch(r"[+-]?\d+", value):
-        return int(value)
-    if value in ("True", "False"):
-        return value == "True"
-    if value.startswith("{") and value.endswith("}"):
-        return _parse_gain_map(value, text)
-    try:
-        return float(value)
-    except ValueError:
-        return value
-
-
-def _parse_gain_map(value: str, text: str) -> dict[int, float]:
-    mapping: dict[int, float] = {}
-    for pair in filter(None, (p.strip() for p in value[1:-1].split(","))):
-        grade, sep, gain = (s.strip() for s in pair.partition(":"))
-        try:
-            mapping[int(grade)] = float(gain)
-        except ValueError:
-            raise MeasureError(
-                f"cannot parse gain {pair!r} in {text!r}; expected {{grade:gain,...}} with numbers"
-            ) from None
-        if not sep:
-            raise MeasureError(f"cannot parse gain {pair!r} in {text!r}; expected grade:gain")
-    return mapping
-
-
-def parse_measures(items: Iterable[str | Measure] | str) -> tuple[Measure, ...]:
-    """Parse several measures, keeping their order and dropping repeats."""
-    if isinstance(items, str | Measure):
-        items = [items]
-    out: dict[str, Measure] = {}
-    for item in items:
-        measure = parse_measure(item)
-        out.setdefault(str(measure), measure)
-    if not out:
-        raise MeasureError("measures must name at least one measure; got none")
-    return tuple(out.values())
-
-
-# Module-level specs for Python use: ``from metrics.measures import P, nDCG``; ``P(rel=2) @ 5``.
-P, R, F1, nDCG, AP, RR = (Measure(n) for n in ("P", "R", "F1", "nDCG", "AP", "RR"))
-RPrec, Success, Judged, FirstRel = (Measure(n) for n in ("R-Prec", "Success", "Judged", "FirstRel"))
-ERR, RBP, Bpref, infAP, GMAP, IPrec = (Measure(n) for n in ("ERR", "RBP", "Bpref", "infAP", "GMAP", "IPrec"))
-SetP, SetR, SetF, NumRet, NumRel, NumRelRet = (
-    Measure(n) for n in ("SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet")
-)

@@ -1,7 +1,8 @@
 """Kernels of trec_eval's set, count and incomplete-judgment measures, equal to trec_eval 9.0.8 per query.
 
-Each names the trec_eval source it follows (``m_*.c``); like every kernel (`metrics.ranking`) they are
-vectorized over all queries: cumulative sums and ``np.bincount`` over the judged rows, no loop per document.
+Each names the trec_eval source it follows (``m_*.c``); like every kernel (`metrics.measures.ranking`) they
+are vectorized over all queries: cumulative sums and ``np.bincount`` over the judged rows, no loop per
+document.
 Relevant means a grade >= ``rel``; judged non-relevant a grade in [0, rel); a negative grade is trec_eval's
 "in the pool but unjudged" (RELVALUE_UNJUDGED); a document without a judgment is outside the pool.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics.ranking import Params, Ranked, _divide, _hits, cumsum_within
+from metrics.measures.ranking import Params, Ranked, _divide, _hits, cumsum_within
 
 __all__ = [
     "num_ret",

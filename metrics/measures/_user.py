@@ -1,11 +1,11 @@
 """Kernels of the user-model measures: ERR (Chapelle et al. 2009) as gdeval computes it, and RBP with its
-residual (Moffat & Zobel 2008). Vectorized over all queries like every kernel (`metrics.ranking`)."""
+residual (Moffat & Zobel 2008). Vectorized over all queries like every kernel (`metrics.measures.ranking`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from metrics.ranking import Params, Ranked, cumsum_within
+from metrics.measures.ranking import Params, Ranked, cumsum_within
 
 __all__ = ["MAX_GRADE", "err", "rbp", "rbp_residual"]
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from metrics.data import Run
 from metrics.errors import QrelForgeError
-from metrics.harness import load_queries
+from metrics.retrieval.harness import load_queries
 
 if TYPE_CHECKING:
     import pandas as pd

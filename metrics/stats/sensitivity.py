@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics import stats
 from metrics._choice import Choice
 from metrics._text import _TIE, _fmt, _json_ready, _md, _nan, _py, _rows, _sign, _table
 from metrics.data import Qrels
 from metrics.errors import FormatError, Problem, QrelForgeError
 from metrics.evaluate import Result, as_qrels, evaluate, named_runs
 from metrics.measures import Measure, parse_measures
+from metrics.stats import significance
+from metrics.stats.ablog import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,7 @@ def _labels_frame(labels: Any, source: str = "labels") -> pd.DataFrame:
 def _label_problem(rec: tuple, source: str, row: int) -> Problem | None:
     query, doc, annotator, grade = rec
     for value, name in zip(rec, LABEL_COLUMNS, strict=True):
-        if stats.is_missing(value):
+        if is_missing(value):
             return Problem(source, row + 1, "", f"{name} is missing", "row")
     for value, name in ((query, "query_id"), (doc, "doc_id"), (annotator, "annotator")):
         ok_int = isinstance(value, int | np.integer) and not isinstance(value, bool) and name == "annotator"
@@ -215,8 +216,11 @@ def assessor_sensitivity(
     specs = parse_measures(measures)
     if not isinstance(fill, bool):
         raise QrelForgeError(f"fill must be a bool; got {fill!r}")
-    n_bootstrap = stats.check_int(n_bootstrap, "n_bootstrap", 0)
-    seed, confidence = stats.check_int(seed, "seed", 0), stats.check_probability(confidence, "confidence")
+    n_bootstrap = significance.check_int(n_bootstrap, "n_bootstrap", 0)
+    seed, confidence = (
+        significance.check_int(seed, "seed", 0),
+        significance.check_probability(confidence, "confidence"),
+    )
     frame = _labels_frame(labels)
     variants = _variants(frame, None if release is None else as_qrels(release), tie, fill)
     named = named_runs(runs, minimum=1)
@@ -371,7 +375,7 @@ class Sensitivity:
 
     def to_markdown(self, *, digits: int = 4) -> str:
         """Markdown: scores per qrels variant, the spread per run, tau per variant (and the bootstrap)."""
-        digits = stats.check_int(digits, "digits", 0)
+        digits = significance.check_int(digits, "digits", 0)
         parts = [
             "# Assessor sensitivity\n",
             f"Reference qrels: {_md(self.reference)} · {len(self.variants)} qrels variants · "
@@ -458,7 +462,7 @@ def _ranking_agreement(
     discordant = int((np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) < 0).sum())
     top = _top(values, runs, sign)
     return {
-        "tau": stats.kendall_tau(x, y) if len(x) >= 2 else math.nan,
+        "tau": significance.kendall_tau(x, y) if len(x) >= 2 else math.nan,
         "discordant": discordant,
         "top": top,
         "same_top": top == _top(reference, runs, sign),
@@ -518,7 +522,7 @@ def _boot_tables(means: np.ndarray, s: Sensitivity, confidence: float) -> dict[s
     for j, m in enumerate(map(str, s.measures)):
         rows += _boot_run_rows(means[:, :, j], s.runs, m, q)
         ref = s._means(m)[s.variants.index(s.reference)]
-        tau = np.asarray(stats.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape)))
+        tau = np.asarray(significance.kendall_tau(means[:, :, j], np.broadcast_to(ref, means[:, :, j].shape)))
         ok = np.isfinite(tau).any()
         taus.append(
             {

@@ -1,0 +1,30 @@
+"""The judge backends that run: `BUILDERS`, one line per backend, from its `Backend` to its builder.
+
+A builder makes a judge from a `JudgeSetup` (what the app stores of a judge, without the database). Every
+list of runnable backends derives from `BUILDERS`, read when used: the services' `build_judge`, the CLI's
+``judge add --backend`` choices. A `Backend` without a builder (``replay``) only imports labels.
+
+>>> sorted(b.value for b in BUILDERS)
+['lexical', 'openai']
+>>> judge = BUILDERS[Backend.LEXICAL](JudgeSetup(name="lex", corpus=lambda: {"d1": "battery"}))
+>>> judge.name, judge.backend
+('lex', <Backend.LEXICAL: 'lexical'>)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from annotate_app.judges._lexical import LexicalJudge
+from annotate_app.judges._model import Backend, Judge, JudgeSetup
+from annotate_app.judges._openai import OpenAIJudge
+
+__all__ = ["BUILDERS", "Builder"]
+
+Builder = Callable[[JudgeSetup], Judge]
+"""Makes a judge from its stored setup."""
+
+BUILDERS: dict[Backend, Builder] = {  # the backends a judge can be added and run with
+    Backend.OPENAI: OpenAIJudge.from_setup,
+    Backend.LEXICAL: LexicalJudge.from_setup,
+}
