@@ -13,8 +13,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.services.types import AdjudicationInfo, AnnotatorProgress, LabelInfo
-from annotate_app.store import annotation
-from annotate_app.store import users as uq
+from annotate_app.store import annotation, users
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Adjudication, Project
 
@@ -46,7 +45,7 @@ def adjudication_info(s: Session, adj: Adjudication, valid: bool) -> Adjudicatio
     """An adjudication with its reviewer's name (``"system"`` for the CLI's) and whether it still holds."""
     reviewer = "system"
     if adj.reviewer_id is not None:
-        reviewer = uq.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system")
+        reviewer = users.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system")
     return AdjudicationInfo(
         pair_id=adj.pair_id,
         reviewer=reviewer,
