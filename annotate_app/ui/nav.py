@@ -90,7 +90,7 @@ class Section(StrEnum):
     """The sidebar's sections, one per role."""
 
     NONE = ""
-    ANNOTATE = "Judge"
+    ANNOTATE = "Annotate"
     REVIEW = "Review"
     ADMIN = "Admin"
 
