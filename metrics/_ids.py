@@ -54,36 +54,71 @@ class Packed:
     the bytes.
 
     `from_cells` holds the strings as one row of 8-byte words each instead, NUL past each string's end (as
-    the reader cuts them): ``data`` is then packed on first use, and `take` (hence `raw`, `values` and
-    `equal_at`) works on the rows it is asked for, so scoring a run never packs all its IDs."""
+    the reader cuts them), with their lengths as given (``offsets`` are summed from them on first use):
+    ``data`` is then packed on first use, and `take` (hence `raw`, `values` and `equal_at`) works on the rows
+    it is asked for, so scoring a run never packs all its IDs nor sums their offsets."""
 
-    __slots__ = ("offsets", "_data", "_cells")
+    __slots__ = ("_offsets", "_data", "_cells", "_lengths")
 
     def __init__(self, offsets: np.ndarray, data: np.ndarray):
-        self.offsets = offsets  # int64, one more than the rows
+        self._offsets: np.ndarray | None = offsets  # int64, one more than the rows
         self._data = data  # uint8; empty while `_cells` holds the strings
         self._cells: np.ndarray | None = None
+        self._lengths: np.ndarray | None = None  # with `_cells`: each string's length
 
     @classmethod
     def from_cells(cls, cells: np.ndarray, lengths: np.ndarray) -> Packed:
         """Strings of ``lengths`` bytes, string ``i`` the first bytes of row ``i`` of ``cells`` (uint8, one
         row per string, zero past its end)."""
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
         packed = cls.__new__(cls)
-        packed.offsets, packed._data, packed._cells = offsets, np.zeros(0, np.uint8), cells
+        packed._offsets, packed._data, packed._cells, packed._lengths = (
+            None,
+            np.zeros(0, np.uint8),
+            cells,
+            lengths,
+        )
         return packed
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each string starts in ``data``, and where the last ends (int64, one more than the rows)."""
+        if self._offsets is None:
+            lengths = self.lengths()
+            self._offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, dtype=np.int64, out=self._offsets[1:])  # (as int64: 3x faster for narrow ints)
+        return self._offsets
+
+    def lengths(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The byte length of every string, or of ``rows``."""
+        if self._lengths is not None:
+            return self._lengths if rows is None else self._lengths[rows]
+        if rows is None:
+            return np.diff(self.offsets)
+        return self.offsets[rows + 1] - self.offsets[rows]
+
+    @classmethod
+    def of(cls, strings: list[str]) -> Packed:
+        """A few Python strings (e.g. a column's distinct query IDs), packed as UTF-8.
+
+        >>> Packed.of(["q1", "q22"]).values(np.arange(2))
+        ['q1', 'q22']
+        """
+        raw = [s.encode() for s in strings]
+        offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in raw], out=offsets[1:])
+        return cls(offsets, np.frombuffer(b"".join(raw), dtype=np.uint8))
 
     @property
     def data(self) -> np.ndarray:
         """The strings' bytes end to end (uint8)."""
         if self._cells is not None:
-            keep = np.arange(self._cells.shape[1]) < np.diff(self.offsets)[:, None]
-            self._data, self._cells = self._cells[keep], None
+            keep = np.arange(self._cells.shape[1]) < self.lengths()[:, None]
+            _ = self.offsets  # summed while the lengths are held
+            self._data, self._cells, self._lengths = self._cells[keep], None, None
         return self._data
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return len(self._lengths) if self._lengths is not None else len(self.offsets) - 1
 
     def values(self, rows: np.ndarray) -> list[str]:
         """The strings of ``rows``, as Python strings (for a few rows)."""
@@ -98,9 +133,9 @@ class Packed:
 
     def take(self, rows: np.ndarray) -> Packed:
         rows = np.asarray(rows, dtype=np.int64)
-        starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
         if self._cells is not None:
-            return Packed.from_cells(self._cells[rows], lengths)
+            return Packed.from_cells(self._cells[rows], self.lengths(rows))
+        starts, lengths = self.offsets[rows], self.lengths(rows)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
@@ -444,8 +479,7 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
 def _packed_equal_at(a: Packed, rows: np.ndarray, b: Packed, at: np.ndarray) -> np.ndarray:
     """`equal_at` for two packed columns, without Python strings: equal lengths, then every byte of the
     pairs of equal length compared at once (a pair is equal when none of its bytes differs)."""
-    length = a.offsets[rows + 1] - a.offsets[rows]
-    equal = length == b.offsets[at + 1] - b.offsets[at]
+    equal = a.lengths(rows) == b.lengths(at)
     same = np.flatnonzero(equal)
     left, right = a.take(rows[same]), b.take(at[same])
     differ = np.zeros(len(left.data) + 1, dtype=np.int64)
