@@ -93,7 +93,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
-    doc_lengths = np.empty(rows, dtype=np.int64)
+    doc_lengths = np.empty(rows, dtype=np.uint16)  # each checked against `_ids.MAX_ID_BYTES` first
     doc_parts: list[np.ndarray] = []  # per block: the IDs' bytes end to end, or their cells (2-D)
     hash_parts: list[np.ndarray | None] = []
     names: dict[str, int] = {}
@@ -111,6 +111,8 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
             raise _NotPlain  # a comment line: the line readers skip it
         _query_codes(block, starts, sep[:, 0], names, codes[at : at + n])
         doc_start, doc_end = sep[:, 1] + 1, sep[:, 2]
+        if int((doc_end - doc_start).max()) > _ids.MAX_ID_BYTES:
+            raise _NotPlain
         doc_lengths[at : at + n] = doc_end - doc_start
         doc_bytes, doc_hashes = _doc_ids(block, doc_start, doc_end)
         doc_parts.append(doc_bytes)
@@ -122,8 +124,6 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     if len(names) * _MIN_QUERY_RUN > max(rows, 1) and rows > 1000:
         raise _NotPlain
     del buf, block
-    if int(doc_lengths.max(initial=0)) > _ids.MAX_ID_BYTES:
-        raise _NotPlain
     docs = _packed_docs(doc_parts, lines, doc_lengths)
     known = [h for h in hash_parts if h is not None]
     hashes = np.concatenate(known) if len(known) == len(hash_parts) and known else None
@@ -261,7 +261,7 @@ def _packed_docs(parts: list[np.ndarray], counts: list[int], lengths: np.ndarray
         for p, end in zip(parts, ends.tolist(), strict=True)
     ]
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    np.cumsum(lengths, dtype=np.int64, out=offsets[1:])
     return _ids.Packed(offsets, np.concatenate(flat))
 
 
