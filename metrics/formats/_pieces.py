@@ -21,6 +21,10 @@ from metrics.formats._lines import _blank, _newlines, _only_blanks, _Source
 # Bytes of whole lines in a piece. 4 MiB: a piece's Arrow table and columns stay in tens of MB, and Arrow's
 # per-call cost is noise (a 7M-line run reads in as much time as in one piece).
 PIECE_BYTES = 4 << 20
+# Bytes of a piece when the pieces are gathered into one run (`RunColumns`, `read_run`): a piece's bytes and
+# the numpy reader's temporaries are then small beside the columns, and the reader's per-piece cost is
+# still noise.
+GATHER_BYTES = 1 << 20
 _MERGE_BLOCK = 1 << 16  # held hashes moved at a time by `PairHashes._merge`
 _MERGE_MIN = 1 << 20  # new hashes wait in levels until there are this many (and a quarter of those held)
 _SPAN_MIN = 1 << 16  # `RunColumns.hits` looks back this many rows (or 8 pieces' worth) before spilling

@@ -2,8 +2,8 @@
 
 A file qualifies when it is ASCII, not gzip, without BOM, tabs, carriage returns or other line-breaking bytes,
 and every line holds exactly the expected fields (six for a run, four for qrels) separated by single spaces,
-with a final newline optional, no line a ``#`` comment; and it is at most 48 MB (above that, Arrow's C++
-parser reading the file in pieces is faster, and pyarrow's fixed memory cost matters less). Its scores must
+with a final newline optional, no line a ``#`` comment; and it is at most 48 MB (`read_run` hands it a
+larger run, and any run over 1 MB, as pieces of about 1 MB: `metrics.formats._pieces`). Its scores must
 be plain decimals (``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of
 at most 16 characters (an integral float such as ``3.0`` is that integer), IDs at most `_ids.MAX_ID_BYTES`
 long, and no (query, document) pair may repeat. Anything else returns None, and the Arrow reader or the line
@@ -27,10 +27,7 @@ from metrics.formats._lines import _BOM, _Source
 # Bytes of the file split at once (whole lines). 1 MB: a block's temporaries stay in the CPU's cache, and a
 # 1M-line run peaks at ~110 MB RSS (4 MB blocks: ~127 MB, and ~4% slower; interleaved, 2026-12-01, load 4-6).
 _BLOCK = 1 << 20
-# Files up to this size are read here, without importing pyarrow; bigger ones go to Arrow's reader. Measured
-# (`qrelforge score`, 5 measures, CPU seconds of the whole process, 2026-12-01, load 15): 1M lines (37 MB)
-# 0.37-0.47 s / 123 MB here against 0.37-0.44 s / 159 MB through Arrow; 1.7M lines (63 MB) 0.67-0.78 s /
-# 171 MB here against 0.61-0.62 s / 181-196 MB. The two cross at about 1M lines.
+# Files (qrels; pieces of a run) up to this size are read here whole; bigger ones go to the piece readers.
 _PLAIN_MAX = 48 << 20
 _WORDS_DOC = 64  # document IDs up to this long are cut from their 8-byte words (`_doc_ids`)
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow

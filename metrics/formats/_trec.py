@@ -15,6 +15,7 @@ from metrics._choice import Choice
 from metrics._lazy import lazy
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem, quoted
+from metrics.formats import _pieces
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
@@ -188,8 +189,8 @@ def read_run(
     The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
     fields, a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
     than 512 bytes or holding a line break, a document listed twice for one query. Lines whose first
-    character other than a blank is ``#`` are comments. Any input but a plain file of at most 48 MB is read
-    in pieces of about 4 MB (a file of repeated lines stops at its first piece; memory: the run and one
+    character other than a blank is ``#`` are comments. Any input but a plain file of at most 1 MB is read
+    in pieces of about 1 MB (a file of repeated lines stops at its first piece; memory: the run and one
     piece). Limits (every reader): gzip content inflated to at most ``max_inflated_mb`` (default:
     ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``,
     else 16).
@@ -199,7 +200,7 @@ def read_run(
     'bm25'
     """
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
-    run = plain_run(src)
+    run = plain_run(src) if src.size() <= _pieces.GATHER_BYTES else None
     if run is None:
         return next(_run_chunks(src, None, name))
     run.name = name or _tag(_first_fields(src)) or Path(src.name).name
@@ -301,7 +302,7 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
     seen: PairHashes | RunColumns = gathered if gathered is not None else PairHashes(capacity)
     held: list[Run] = []
     count, given, named = 0, False, name is not None
-    for piece in pieces(src):
+    for piece in pieces(src, _pieces.GATHER_BYTES if rows is None else None):
         if not named:
             fields = _first_fields(piece)
             if fields is not None:

@@ -82,7 +82,7 @@ def outcome(read):
 def assert_same(data: bytes, rows: int, piece: int) -> None:
     """The chunks against the whole file read in one piece, the input cut into pieces of ``piece`` bytes."""
     whole = outcome(lambda: read_run(io.BytesIO(data)))
-    with mock.patch.object(pieces, "PIECE_BYTES", piece):
+    with mock.patch.multiple(pieces, PIECE_BYTES=piece, GATHER_BYTES=piece):
         chunked = outcome(lambda: list(iter_run_chunks(io.BytesIO(data), rows=rows)))
         assert outcome(lambda: read_run(io.BytesIO(gzip.compress(data)))) == whole
     assert chunked == whole
