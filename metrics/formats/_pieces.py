@@ -21,9 +21,9 @@ from metrics.formats._lines import _blank, _newlines, _only_blanks, _Source
 # Bytes of whole lines in a piece. 4 MiB: a piece's Arrow table and columns stay in tens of MB, and Arrow's
 # per-call cost is noise (a 7M-line run reads in as much time as in one piece).
 PIECE_BYTES = 4 << 20
-# Bytes of a piece when the pieces are gathered into one run (`RunColumns`, `read_run`): a piece's bytes and
-# the numpy reader's temporaries are then small beside the columns, and the reader's per-piece cost is
-# still noise.
+# Bytes of a piece while the pieces are gathered into one run (`RunColumns`, `read_run`): a piece's bytes
+# and the numpy reader's temporaries are then small beside the columns, and its per-piece cost is still
+# noise. Once a piece is not gathered (another reader took it), `PIECE_BYTES` again.
 GATHER_BYTES = 1 << 20
 _MERGE_BLOCK = 1 << 16  # held hashes moved at a time by `PairHashes._merge`
 _MERGE_MIN = 1 << 20  # new hashes wait in levels until there are this many (and a quarter of those held)
@@ -33,12 +33,12 @@ _SPARE = (
 )
 
 
-def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
-    """The input as pieces of whole lines of about ``size`` bytes each (default `PIECE_BYTES`; a line longer
-    than that is a piece of its own), numbered from their first line (the last one may end without a
-    newline). Every input gives at least one piece (an empty one when it holds nothing else); blocks of blank
-    lines are counted and skipped, so a piece ends before them."""
-    size = size or PIECE_BYTES
+def pieces(src: _Source, size: Callable[[], int] | None = None) -> Iterator[_Source]:
+    """The input as pieces of whole lines of about ``size()`` bytes each (asked before each piece; default
+    `PIECE_BYTES`; a line longer than that is a piece of its own), numbered from their first line (the last
+    one may end without a newline). Every input gives at least one piece (an empty one when it holds nothing
+    else); blocks of blank lines are counted and skipped, so a piece ends before them."""
+    size = size or (lambda: PIECE_BYTES)
     number, held_bytes, given = 1, 0, False
     held: list[bytes] = []  # whole lines
     tail: list[bytes] = []  # the start of a line not ended yet (within the line limit: `blocks` checked it)
@@ -58,11 +58,11 @@ def pieces(src: _Source, size: int | None = None) -> Iterator[_Source]:
         held.extend([*tail, block[: end + 1]])
         held_bytes += sum(map(len, tail)) + end + 1
         tail = [block[end + 1 :]] if end + 1 < len(block) else []
-        if held_bytes < size:
+        if held_bytes < size():
             continue
         data, start = b"".join(held), 0
-        while len(data) - start >= size:
-            cut = data.index(b"\n", start + size - 1) + 1  # the end of the line holding the size-th byte
+        while len(data) - start >= size():
+            cut = data.index(b"\n", start + size() - 1) + 1  # the end of the line holding the size-th byte
             piece = data[start:cut]
             yield src.piece(piece, number)
             number, start, given = number + _newlines(piece, len(piece)), cut, True
@@ -247,6 +247,11 @@ class RunColumns:
         self._cells[at : at + n, words.shape[1] :] = 0
         self._n = at + n
         return True
+
+    @property
+    def piece_bytes(self) -> int:
+        """The size of the next piece: `GATHER_BYTES` while pieces are gathered, then `PIECE_BYTES`."""
+        return GATHER_BYTES if self._open else PIECE_BYTES
 
     def stop(self) -> None:
         """Take no more pieces; the pairs of the rows before go to a `PairHashes`."""

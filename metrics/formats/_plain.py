@@ -29,6 +29,7 @@ from metrics.formats._lines import _BOM, _Source
 _BLOCK = 1 << 20
 # Files (qrels; pieces of a run) up to this size are read here whole; bigger ones go to the piece readers.
 _PLAIN_MAX = 48 << 20
+_FIRST_LINE = 4096  # bytes of a piece's first line, at most (`_content`)
 _WORDS_DOC = 64  # document IDs up to this long are cut from their 8-byte words (`_doc_ids`)
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow
 _FAST_DIGITS = 15  # digits of a score `_decimals` parses (10**15 < 2**53: exact as a double)
@@ -69,11 +70,16 @@ def plain_qrels(src: _Source) -> Qrels | None:
 
 def _content(src: _Source) -> np.ndarray:
     """The file's bytes (a final newline added), read straight into numpy (``np.fromfile``: about half the
-    time of ``f.read()``, which copies through a growing buffer); raises unless ASCII without BOM."""
+    time of ``f.read()``, which copies through a growing buffer); raises unless ASCII without BOM, and for
+    content in memory (a piece) when its first line is longer than `_FIRST_LINE` (no plain line is, short of
+    a long run tag: the other readers take those without this reader's temporaries)."""
     if src.gzipped or src.size() > _PLAIN_MAX:
         raise _NotPlain
     if src.path is None:
-        buf = np.frombuffer(src.data or b"", dtype=np.uint8)
+        data = src.data or b""
+        if len(data) > _FIRST_LINE and data.find(b"\n", 0, _FIRST_LINE) < 0:
+            raise _NotPlain
+        buf = np.frombuffer(data, dtype=np.uint8)
     else:
         buf = np.fromfile(src.path, dtype=np.uint8)
     if len(buf) and buf[-1] != ord("\n"):

@@ -302,7 +302,7 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
     seen: PairHashes | RunColumns = gathered if gathered is not None else PairHashes(capacity)
     held: list[Run] = []
     count, given, named = 0, False, name is not None
-    for piece in pieces(src, _pieces.GATHER_BYTES if rows is None else None):
+    for piece in pieces(src, (lambda: gathered.piece_bytes) if gathered is not None else None):
         if not named:
             fields = _first_fields(piece)
             if fields is not None:
