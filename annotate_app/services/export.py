@@ -10,7 +10,10 @@ JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, `
 ``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
 guidelines_version, created_at, source}]), ``adjudication`` ({reviewer, grade, reason, created_at} or null),
 ``source`` (where the qrel's grade came from: ``human``, or ``judge:NAME`` for a pair a calibrated machine
-judge filled) and ``judge_label`` (that machine label's provenance, or null).
+judge filled) and ``judge_label`` (that machine label, or null: {judge, source, grade, reason, confidence,
+model, prompt_hash, prompt_version, doc_version, created_at, reasoning, aspects}; ``reasoning`` is what the
+model thought before it answered, ``aspects`` what the reply said besides the grade, such as the
+``aspects`` prompt's ``intent`` and ``trust``).
 
 Every label carries its source, ``human:USERNAME`` or ``judge:NAME``: in the JSONL export and in the labels
 CSV (its last column), which lists the machine labels after the human ones.
