@@ -77,12 +77,6 @@ PENDING = frozenset(
         "metrics.report.markdown.render_markdown",
         "metrics.report.text.render_latex",
         "metrics.report.text.render_text",
-        "metrics.stats.calibration.calibrate_judges",
-        "metrics.stats.calibration.ranking_agreement",
-        "metrics.stats.calibration.ranking_agreement_from_qrels",
-        "metrics.stats.ppi.ppi_difference",
-        "metrics.stats.ppi.ppi_mean",
-        "metrics.stats.ppi.ppi_run",
     }
 )
 """The public functions whose docstrings do not state their contract yet."""
