@@ -7,6 +7,7 @@ passes over the Arrow buffers, block by block, and builds Python strings only fo
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
@@ -31,6 +32,7 @@ _TAIL_MASK = np.array([0] + [((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in rang
 _BLOCK_ROWS = 1 << 18
 _MIN_RUN = 8  # `encode` run-end encodes a column whose runs of equal values are this long on average
 _SORT_ROWS = 4096  # rows sorted at once by `may_repeat_pairs` (whole groups: a stretch may be longer)
+_ORDER_ROWS = 1 << 16  # rows ordered at once by `_sorted_order` (whole groups)
 _LONG = 512  # rows longer than this (in bytes) are hashed one by one, not in the word loop
 _NUMPY_TYPES = (
     "int8",
@@ -54,36 +56,71 @@ class Packed:
     the bytes.
 
     `from_cells` holds the strings as one row of 8-byte words each instead, NUL past each string's end (as
-    the reader cuts them): ``data`` is then packed on first use, and `take` (hence `raw`, `values` and
-    `equal_at`) works on the rows it is asked for, so scoring a run never packs all its IDs."""
+    the reader cuts them), with their lengths as given (``offsets`` are summed from them on first use):
+    ``data`` is then packed on first use, and `take` (hence `raw`, `values` and `equal_at`) works on the rows
+    it is asked for, so scoring a run never packs all its IDs nor sums their offsets."""
 
-    __slots__ = ("offsets", "_data", "_cells")
+    __slots__ = ("_offsets", "_data", "_cells", "_lengths")
 
     def __init__(self, offsets: np.ndarray, data: np.ndarray):
-        self.offsets = offsets  # int64, one more than the rows
+        self._offsets: np.ndarray | None = offsets  # int64, one more than the rows
         self._data = data  # uint8; empty while `_cells` holds the strings
         self._cells: np.ndarray | None = None
+        self._lengths: np.ndarray | None = None  # with `_cells`: each string's length
 
     @classmethod
     def from_cells(cls, cells: np.ndarray, lengths: np.ndarray) -> Packed:
         """Strings of ``lengths`` bytes, string ``i`` the first bytes of row ``i`` of ``cells`` (uint8, one
         row per string, zero past its end)."""
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
         packed = cls.__new__(cls)
-        packed.offsets, packed._data, packed._cells = offsets, np.zeros(0, np.uint8), cells
+        packed._offsets, packed._data, packed._cells, packed._lengths = (
+            None,
+            np.zeros(0, np.uint8),
+            cells,
+            lengths,
+        )
         return packed
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each string starts in ``data``, and where the last ends (int64, one more than the rows)."""
+        if self._offsets is None:
+            lengths = self.lengths()
+            self._offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, dtype=np.int64, out=self._offsets[1:])  # (as int64: 3x faster for narrow ints)
+        return self._offsets
+
+    def lengths(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The byte length of every string, or of ``rows``."""
+        if self._lengths is not None:
+            return self._lengths if rows is None else self._lengths[rows]
+        if rows is None:
+            return np.diff(self.offsets)
+        return self.offsets[rows + 1] - self.offsets[rows]
+
+    @classmethod
+    def of(cls, strings: list[str]) -> Packed:
+        """A few Python strings (e.g. a column's distinct query IDs), packed as UTF-8.
+
+        >>> Packed.of(["q1", "q22"]).values(np.arange(2))
+        ['q1', 'q22']
+        """
+        raw = [s.encode() for s in strings]
+        offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in raw], out=offsets[1:])
+        return cls(offsets, np.frombuffer(b"".join(raw), dtype=np.uint8))
 
     @property
     def data(self) -> np.ndarray:
         """The strings' bytes end to end (uint8)."""
         if self._cells is not None:
-            keep = np.arange(self._cells.shape[1]) < np.diff(self.offsets)[:, None]
-            self._data, self._cells = self._cells[keep], None
+            keep = np.arange(self._cells.shape[1]) < self.lengths()[:, None]
+            _ = self.offsets  # summed while the lengths are held
+            self._data, self._cells, self._lengths = self._cells[keep], None, None
         return self._data
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return len(self._lengths) if self._lengths is not None else len(self.offsets) - 1
 
     def values(self, rows: np.ndarray) -> list[str]:
         """The strings of ``rows``, as Python strings (for a few rows)."""
@@ -98,9 +135,9 @@ class Packed:
 
     def take(self, rows: np.ndarray) -> Packed:
         rows = np.asarray(rows, dtype=np.int64)
-        starts, lengths = self.offsets[rows], np.diff(self.offsets)[rows]
         if self._cells is not None:
-            return Packed.from_cells(self._cells[rows], lengths)
+            return Packed.from_cells(self._cells[rows], self.lengths(rows))
+        starts, lengths = self.offsets[rows], self.lengths(rows)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         at = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
@@ -379,15 +416,16 @@ def _group_starts(groups: np.ndarray) -> np.ndarray | None:
     return starts
 
 
-def _group_cuts(groups: np.ndarray) -> list[int] | None:
-    """Row positions cutting ``groups`` into stretches of whole groups, about `_SORT_ROWS` rows each (0
-    first, the length last); None when a group's rows are not contiguous."""
+def _group_cuts(groups: np.ndarray, rows: int | None = None) -> list[int] | None:
+    """Row positions cutting ``groups`` into stretches of whole groups, about ``rows`` rows each (default
+    `_SORT_ROWS`; 0 first, the length last); None when a group's rows are not contiguous."""
     starts = _group_starts(groups)
-    return None if starts is None else _group_cuts_of(starts)
+    return None if starts is None else _group_cuts_of(starts, rows)
 
 
-def _group_cuts_of(starts: np.ndarray) -> list[int]:
-    at = np.searchsorted(starts, np.arange(_SORT_ROWS, int(starts[-1]), _SORT_ROWS))
+def _group_cuts_of(starts: np.ndarray, rows: int | None = None) -> list[int]:
+    rows = rows or _SORT_ROWS
+    at = np.searchsorted(starts, np.arange(rows, int(starts[-1]), rows))
     cuts = np.concatenate([[0], starts[at], starts[-1:]])  # non-decreasing
     return cuts[np.append(True, cuts[1:] != cuts[:-1])].tolist()
 
@@ -399,18 +437,19 @@ def hash_matches(
     position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes
     need an exact comparison of the IDs.
 
-    A direct-address table over the hashes' low bits (16 slots per entry, so most slots are empty) finds them
+    A direct-address table over the hashes' low bits (8 slots per entry, so most slots are empty) finds them
     in one gather per row; the rare slot that two entries share is resolved by a binary search."""
     order = np.argsort(table)
     held = table[order]
     if len(held) >= 2 and bool((held[1:] == held[:-1]).any()):
         return None
-    bits = max(int(len(held)).bit_length() + 4, 10)
+    bits = max(int(len(held)).bit_length() + 3, 10)
     mask = np.uint64((1 << bits) - 1)
     slot = (held & mask).astype(np.intp)
     direct = np.full(1 << bits, -1, dtype=np.int32)
     direct[slot] = np.arange(len(held), dtype=np.int32)
-    direct[np.bincount(slot, minlength=len(direct)) > 1] = -2
+    slot.sort()  # a slot met twice is shared (a sort of the entries, not a count over every slot)
+    direct[slot[1:][slot[1:] == slot[:-1]]] = -2
     rows, at = [], []
     for lo in range(0, len(groups), _BLOCK_ROWS):
         key = pair_hashes(doc_hashes, groups, lo, lo + _BLOCK_ROWS)
@@ -444,8 +483,7 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
 def _packed_equal_at(a: Packed, rows: np.ndarray, b: Packed, at: np.ndarray) -> np.ndarray:
     """`equal_at` for two packed columns, without Python strings: equal lengths, then every byte of the
     pairs of equal length compared at once (a pair is equal when none of its bytes differs)."""
-    length = a.offsets[rows + 1] - a.offsets[rows]
-    equal = length == b.offsets[at + 1] - b.offsets[at]
+    equal = a.lengths(rows) == b.lengths(at)
     same = np.flatnonzero(equal)
     left, right = a.take(rows[same]), b.take(at[same])
     differ = np.zeros(len(left.data) + 1, dtype=np.int64)
@@ -613,6 +651,7 @@ class Order:
     order: np.ndarray | None
     at: np.ndarray
     moved: np.ndarray
+    within_groups: bool = False  # ``order`` moves no row out of its group's positions (grouped rows)
 
     def full(self, n: int) -> np.ndarray:
         if self.order is not None:
@@ -650,7 +689,10 @@ def trec_order_sparse(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array)
     for lo in range(0, max(n - 1, 0), step):
         key = _order_key(groups[lo : lo + step + 1], scores[lo : lo + step + 1])
         if not bool(np.all(key[1:] >= key[:-1])):
-            return Order(_sorted_order(groups, scores, doc_ids), _NO_ROWS, _NO_ROWS)
+            starts = _group_starts(groups)
+            ascending = starts is not None and bool(np.all(groups[starts[1:-1]] > groups[starts[:-2]]))
+            cuts = _group_cuts_of(starts, _ORDER_ROWS) if starts is not None and ascending else None
+            return Order(_sorted_order(groups, scores, doc_ids, cuts), _NO_ROWS, _NO_ROWS, cuts is not None)
         ties.append(np.flatnonzero(key[1:] == key[:-1]) + lo)
     tied_at = np.concatenate(ties) if ties else _NO_ROWS
     if not len(tied_at):
@@ -672,12 +714,29 @@ def _order_key(groups: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return key
 
 
-def _sorted_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    key = _order_key(groups, scores)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    tied = key[1:] == key[:-1]
-    del key
+def _sorted_order(
+    groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array, cuts: list[int] | None
+) -> np.ndarray:
+    """The full `trec_order`. When each group's rows are contiguous, in ascending order of group (``cuts``:
+    `_group_cuts`; so no row leaves its group's positions), the stretches
+    of whole groups between cuts are sorted one at a time (the same order: no key crosses a group), so the
+    temporaries are a stretch long and the order is int32."""
+    n = len(scores)
+    if cuts is None or n >= 1 << 31:
+        key = _order_key(groups, scores)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        tied = key[1:] == key[:-1]
+        del key
+        return _break_ties(order, tied, doc_ids) if tied.any() else order
+    order = np.empty(n, dtype=np.int32)
+    tied = np.zeros(max(n - 1, 0), dtype=bool)
+    for lo, hi in itertools.pairwise(cuts):
+        key = _order_key(groups[lo:hi], scores[lo:hi])
+        local = np.argsort(key, kind="stable")
+        key = key[local]
+        np.equal(key[1:], key[:-1], out=tied[lo : hi - 1])
+        np.add(local, lo, out=order[lo:hi], casting="unsafe")
     return _break_ties(order, tied, doc_ids) if tied.any() else order
 
 
@@ -696,9 +755,8 @@ def _increasing(key: np.ndarray) -> bool:
 
 
 def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    """Reorder each run of equal keys by document ID descending."""
+    """Reorder each run of equal keys by document ID descending, in place (``order`` is the caller's own)."""
     at, within = _tie_order(order, tied, doc_ids)
-    order = order.copy()
     order[at] = order[at][within]
     return order
 

@@ -58,9 +58,8 @@ from annotate_app.services import (
 from annotate_app.services.auth import SYSTEM, Actor, Role, actor_of, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.types import PoolReport
-from annotate_app.store import backup as bq
-from annotate_app.store import migrate
-from annotate_app.store import users as uq
+from annotate_app.store import backup, migrate
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 
 __all__ = [
@@ -202,13 +201,13 @@ def _reset(db: Database, actor: Actor) -> None:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")
         if migrate.current_revision(db) == migrate.head_revision():
             with db.write() as s:  # rows first: SQLite cannot drop labels that assignments still point to
-                bq.wipe(s)
+                backup.wipe(s)
     migrate.downgrade_all(db)
 
 
 def _users(db: Database, actor: Actor) -> tuple[str, ...]:
     with db.read() as s:
-        existing = set(uq.by_names(s, [name for name, _, _ in DEMO_USERS]))
+        existing = set(users_store.by_names(s, [name for name, _, _ in DEMO_USERS]))
     created = []
     for name, role, password in DEMO_USERS:
         if name not in existing:
@@ -286,7 +285,7 @@ def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], t
 def _as_user(db: Database, name: str) -> Actor:
     """The Actor of the demo user ``name`` (without their password, which they may have changed)."""
     with db.read() as s:
-        user = uq.by_name(s, name)
+        user = users_store.by_name(s, name)
         if user is None:
             raise NotFound(f"demo user {name!r} does not exist")
         return actor_of(user)

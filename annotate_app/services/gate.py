@@ -41,11 +41,11 @@ from annotate_app.services._gate_types import AgreementSummary, Blockers, Confus
 from annotate_app.services._records import adjudication_info, label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
-from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.inputs import MAX_REASON, check_count, check_text
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store.db import Database
-from metrics import agreement as ag
+from metrics import agreement as metrics_agreement
 from metrics.errors import UndefinedMetricWarning
 
 __all__ = [
@@ -104,7 +104,7 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
     table = agreement_table(state)
     table = table[table["item"].isin(ids)]
     weights = state.settings.weights
-    per_item = ag.item_agreement(table, labels=list(state.settings.grades), weights=weights)
+    per_item = metrics_agreement.item_agreement(table, labels=list(state.settings.grades), weights=weights)
     return per_item.sort_values(
         ["disagreement", "spread", "item"], ascending=[False, False, True], kind="stable"
     )
@@ -112,7 +112,9 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
     content = pair_content(s, pair_id)
-    rows = annotation.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
+    rows = annotation.label_rows(
+        s, project_id=state.project.id, pair_id=pair_id, current_only=True, reason_chars=MAX_REASON
+    )
     labels = tuple(sorted((label_info(r) for r in rows), key=lambda x: x.annotator))
     adj = annotation.adjudication_of(s, state.project.id, pair_id)
     info = None if adj is None else adjudication_info(s, adj, state.adjudication_valid(pair_id))
@@ -170,11 +172,14 @@ def _pair_kappa(both: pd.DataFrame, settings: ProjectSettings) -> float:
     opts = agreement_options(settings)
     r1, r2 = both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy()
     if "cutoff" in opts:
-        r1, r2 = ag.binarize(r1, opts["cutoff"]), ag.binarize(r2, opts["cutoff"])
+        r1, r2 = (
+            metrics_agreement.binarize(r1, opts["cutoff"]),
+            metrics_agreement.binarize(r2, opts["cutoff"]),
+        )
         opts = {"labels": [0.0, 1.0]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return float(ag.cohen_kappa(r1, r2, **opts).kappa)
+        return float(metrics_agreement.cohen_kappa(r1, r2, **opts).kappa)
 
 
 def blockers(db: Database, actor: Actor, project: ProjectRef) -> Blockers:

@@ -42,8 +42,9 @@ __all__ = [
 
 MAX_INT = MAX_ID
 MAX_REASON = 10_000
-"""The most characters of a reason, wherever it comes from: a label saved or imported, a skip, an
-adjudication, a machine judge's label."""
+"""The most characters of a reason or note a person writes, wherever it comes from: a label saved or
+imported, a skip, an adjudication, a machine judge's label, a pair's exclusion reason, a pair's note in the
+pool, a release's note and justification."""
 
 
 def check_text(value: Any, what: str) -> str:
@@ -116,16 +117,29 @@ def check_length(text: str, what: str, limit: int = MAX_REASON) -> str:
     return text
 
 
-def cut(text: str, limit: int) -> str:
+_CUT_NOTE = re.compile(r"… \(cut: ([0-9,]+) characters\)\Z")
+
+
+def cut(text: str, limit: int, *, length: int | None = None) -> str:
     """``text`` if it has at most ``limit`` characters; else its beginning and a note of its length, in
     ``limit`` characters at most (at least the note): what is shown (or kept) of a text that may be huge.
+    ``length``: the length of the whole text when ``text`` is only its beginning (at least ``limit``
+    characters of it, read cut from the database), for the same result as on the whole text. A text cut
+    before (ending with the note) cut again keeps the whole text's length in its note.
 
     >>> cut("0123456789" * 10, 40)
     '01234567890123456… (cut: 100 characters)'
+    >>> cut("0123456789" * 4, 40, length=100)
+    '01234567890123456… (cut: 100 characters)'
+    >>> cut(cut("0123456789" * 10, 60), 40)
+    '01234567890123456… (cut: 100 characters)'
     """
-    if len(text) <= limit:
+    whole = len(text) if length is None else length
+    if whole <= limit:
         return text
-    note = f"… (cut: {len(text):,} characters)"
+    if length is None and (told := _CUT_NOTE.search(text)):
+        whole, text = int(told[1].replace(",", "")), text[: told.start()]
+    note = f"… (cut: {whole:,} characters)"
     return text[: max(limit - len(note), 0)] + note
 
 

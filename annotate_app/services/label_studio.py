@@ -16,7 +16,7 @@ from xml.sax.saxutils import quoteattr
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
 from annotate_app.services.auth import Actor, Role
-from annotate_app.store import label_import as lq
+from annotate_app.store import label_import
 from annotate_app.store.db import Database
 
 __all__ = ["export_label_studio_tasks", "label_studio_config"]
@@ -26,7 +26,7 @@ def export_label_studio_tasks(db: Database, actor: Actor, project: ProjectRef) -
     """The project's pairs to judge as a Label Studio task list (JSON, UTF-8), in pair order (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export tasks")
-        rows = lq.pair_tasks(s, proj.id)
+        rows = label_import.pair_tasks(s, proj.id)
     tasks = [
         {"data": {"query_id": qid, "query": query, "doc_id": did, "title": title, "text": text}}
         for qid, query, did, title, text in rows

@@ -36,10 +36,9 @@ from annotate_app.services._context import (
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, DocumentChanged, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_count, check_int, check_reason, check_request_id
+from annotate_app.services.inputs import MAX_REASON, check_count, check_int, check_reason, check_request_id
 from annotate_app.services.types import LabelInfo
-from annotate_app.store import annotation
-from annotate_app.store import projects as pq
+from annotate_app.store import annotation, projects
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Label, User
@@ -268,7 +267,13 @@ def my_labels(
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
         rows = annotation.label_rows(
-            s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit, offset=offset
+            s,
+            project_id=proj.id,
+            annotator_id=user.id,
+            current_only=True,
+            limit=limit,
+            offset=offset,
+            reason_chars=MAX_REASON,
         )
         return [label_info(r) for r in rows]
 
@@ -287,8 +292,10 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
         user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
         own_only = None  # reviewers (and the system actor) see every annotator's labels
         if user is not None and user.role == Role.ANNOTATOR:
-            if pq.member(s, proj.id, user.id) is None:
+            if projects.member(s, proj.id, user.id) is None:
                 raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
             own_only = user.id
-        rows = annotation.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
+        rows = annotation.label_rows(
+            s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only, reason_chars=MAX_REASON
+        )
         return [label_info(r) for r in rows]

@@ -40,10 +40,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
-from annotate_app.store import annotation
-from annotate_app.store import exhausted as ex
-from annotate_app.store import judges as jdq
-from annotate_app.store import projects as pq
+from annotate_app.store import annotation, exhausted, judges, projects
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
 from annotate_app.store.models import Assignment, JudgeSettings, Project, User, utcnow
@@ -121,9 +118,9 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     mine = annotation.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _Claim.of(mine)
-    if ex.is_full(proj) or ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
+    if exhausted.is_full(proj) or exhausted.is_exhausted(projects.member(s, proj.id, user.id), proj):
         return None  # a "nothing left" marker stands: no pair became claimable since the last empty claim
-    rules = jdq.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
+    rules = judges.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
     if _over_quota(s, proj, user) or over_budget(s, proj, row=rules):
         return None
     epoch = proj.queue_epoch  # read before the seek: a pair freed after this read moves the epoch on
@@ -133,7 +130,7 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
         if annotation.expire_claims(s, proj.id, older_than=cutoff):
             claimed = _claim(s, user, proj, rules)
     if claimed is None:
-        ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
+        exhausted.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return claimed
 
 
@@ -144,7 +141,7 @@ def _over_quota(s: Session, proj: Project, user: User) -> bool:
 
 def _quota(s: Session, proj: Project, user: User) -> int | None:
     """The member's cap on claims and labels (None: no cap, or not a member)."""
-    member = pq.member(s, proj.id, user.id)
+    member = projects.member(s, proj.id, user.id)
     return None if member is None else member.quota
 
 

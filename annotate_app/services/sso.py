@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from annotate_app.services.auth import Actor, actor_of, check_username
 from annotate_app.services.errors import InvalidInput, PermissionDenied
-from annotate_app.store import users as q
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import utcnow
@@ -65,7 +65,7 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
     if unstorable(name):
         raise PermissionDenied(f"{identity} has no active QrelForge account")
     with db.write() as s:
-        user = q.by_name(s, name)
+        user = users_store.by_name(s, name)
         if user is None or not user.active:
             raise PermissionDenied(
                 f"{identity} has no active QrelForge account; ask an admin to create user {name!r}"
@@ -76,8 +76,8 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
                 f"{identity}: the identity provider did not confirm this e-mail address (email_verified is "
                 f"{claim}); single sign-on refused"
             )
-        q.set_fields(s, user.id, last_login_at=utcnow())
-        q.add_audit(
+        users_store.set_fields(s, user.id, last_login_at=utcnow())
+        users_store.add_audit(
             s,
             actor_id=user.id,
             actor_name=user.username,

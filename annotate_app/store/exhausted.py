@@ -1,4 +1,4 @@
-"""The "nothing left" markers (issue 14): a claim that finds nothing records the project's queue epoch on the
+"""The "nothing left" markers: a claim that finds nothing records the project's queue epoch on the
 caller's membership row; while the epoch is unchanged (for at most ``MARKER_TTL``, and never past the moment
 the oldest open claim may be freed) the next claim answers "nothing left" from the rows it has already loaded,
 without scanning the caller's open pairs. When that claim also finds that no pair of the project has a free
@@ -81,7 +81,7 @@ def _state_statement() -> Any:
     SELECT of three one-row index reads. The lowest count is a ``min()`` over ``ix_pairs_queue`` (project,
     excluded, claimed), which PostgreSQL answers from the first index entry; an ``EXISTS (... claimed < N)``
     was planned as a sequential scan of the pairs (N is a parameter there, so the planner guessed a third
-    of the rows would match and expected to stop early; with none matching it read all 200 000, 14 ms)."""
+    of the rows would match and expected to stop early; with none matching it read them all)."""
     project_id = bindparam("project_id", type_=Project.__table__.c.id.type)
     n = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
     oldest = (

@@ -1,5 +1,4 @@
-"""Database faults as one clear message each: the store's only translation of driver errors (issue 16 item 5,
-issue 14 item 7).
+"""Database faults as one clear message each: the store's only translation of driver errors.
 
 `install(engine)` adds a ``handle_error`` listener to an engine: every error the driver raises — on connect,
 in a statement, at COMMIT — goes through `classify`, and a fault users can do something about is raised as

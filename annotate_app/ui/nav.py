@@ -90,7 +90,7 @@ class Section(StrEnum):
     """The sidebar's sections, one per role."""
 
     NONE = ""
-    JUDGE = "Judge"
+    ANNOTATE = "Annotate"
     REVIEW = "Review"
     ADMIN = "Admin"
 
@@ -126,18 +126,18 @@ LOGIN = PageSpec(
     project=ProjectUse.UNUSED,
 )
 ANNOTATE = PageSpec(
-    path="views/judge/annotate.py",
+    path="views/annotate/annotate.py",
     url_path="annotate",
     title="Annotate",
     role=Role.ANNOTATOR,
-    section=Section.JUDGE,
+    section=Section.ANNOTATE,
 )
 MY_LABELS = PageSpec(
-    path="views/judge/my_labels.py",
+    path="views/annotate/my_labels.py",
     url_path="my_labels",
     title="My labels",
     role=Role.ANNOTATOR,
-    section=Section.JUDGE,
+    section=Section.ANNOTATE,
 )
 AGREEMENT = PageSpec(
     path="views/review/agreement.py",

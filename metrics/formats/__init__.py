@@ -12,12 +12,13 @@ or tab is ``#`` is a comment, skipped as trec_eval 10 skips it):
 - runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
   rank column is not read, order comes from the score).
 
-Well-formed files take a vectorized path: a plain TREC file of up to 48 MB (ASCII, single spaces, plain
-decimal scores) is split with numpy alone, without importing pyarrow (`metrics.formats._plain`); any other
-(larger, gzip, tabs, ...) is read in pieces of about 4 MB of whole lines, each through Arrow's CSV reader
-(`metrics.formats._pieces`: a piece is cut by bytes, a line is checked against the line limit before it is
-joined, and blank lines are counted, never kept). Anything unusual, and every error, goes through the
-line-by-line reader, which is the reference for what is accepted.
+Well-formed files take a vectorized path: a plain TREC file (ASCII, single spaces, plain decimal scores) is
+split with numpy alone, without importing pyarrow (`metrics.formats._plain`): qrels of up to 48 MB whole, a
+run of more than 1 MB in pieces of about 1 MB of whole lines gathered into one run. Any other input (gzip,
+tabs, ...) is read in pieces (about 1 MB for `read_run`, 4 MB otherwise), each through the numpy reader if
+it can, else Arrow's CSV reader (`metrics.formats._pieces`: a piece is cut by bytes, a line is checked
+against the line limit before it is joined, and blank lines are counted, never kept). Anything unusual,
+and every error, goes through the line-by-line reader, which is the reference for what is accepted.
 
 The package may import numpy, pyarrow (through `metrics._lazy`, on first use), the standard library,
 `metrics.errors`, `metrics._choice`, `metrics._lazy`, `metrics._ids` and `metrics.data` (pandas only inside
@@ -27,8 +28,8 @@ re-exported here (import from `metrics.formats`):
 - `metrics.formats._lines`: the shared line and error machinery (sources, gzip, bad-line collection, decoding,
   writing lines, `line_of_row`);
 - `metrics.formats._plain`: the numpy-only reader of plain TREC files (tried first; None for anything else);
-- `metrics.formats._pieces`: an input cut into pieces of whole lines by bytes, and the (query, document) pair
-  hashes that find a pair repeated across pieces;
+- `metrics.formats._pieces`: an input cut into pieces of whole lines by bytes, the (query, document) pair
+  hashes that find a pair repeated across pieces, and the columns that gather pieces into one run;
 - `metrics.formats._trec`: TREC qrels and runs (`read_qrels`, `read_run`, `iter_run_chunks`, `write_qrels`,
   `write_run`);
 - `metrics.formats._beir`: BEIR TSV qrels (`read_beir_qrels`, and ``read_qrels(format="beir")``);

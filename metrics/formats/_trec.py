@@ -15,6 +15,7 @@ from metrics._choice import Choice
 from metrics._lazy import lazy
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem, quoted
+from metrics.formats import _pieces
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
@@ -36,7 +37,7 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
-from metrics.formats._pieces import PairHashes, pieces
+from metrics.formats._pieces import PairHashes, RunColumns, pieces
 from metrics.formats._plain import plain_qrels, plain_run
 
 if TYPE_CHECKING:
@@ -186,8 +187,8 @@ def read_run(
     """Read a TREC run (``qid Q0 docid rank score tag``).
 
     Lines whose first character other than a blank is ``#`` are comments. The rank column is not read: the
-    order is by score, then by document ID, as trec_eval ranks. Any input but a plain file of at most 48 MB
-    is read in pieces of about 4 MB (memory: the run and one piece).
+    order is by score, then by document ID, as trec_eval ranks. Any input but a plain file of at most 1 MB
+    is read in pieces of about 1 MB (memory: the run and one piece).
 
     Args:
         source: a path (plain or gzip) or an open text or binary file.
@@ -209,7 +210,7 @@ def read_run(
     'bm25'
     """
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
-    run = plain_run(src)
+    run = plain_run(src) if src.size() <= _pieces.GATHER_BYTES else None
     if run is None:
         return next(_run_chunks(src, None, name))
     run.name = name or _tag(_first_fields(src)) or Path(src.name).name
@@ -318,17 +319,23 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
     """The run read in pieces (`_pieces.pieces`), as runs of ``rows`` rows (the last one: the rest; one
     empty run for an input without rows), or, with ``rows=None``, as one run. Named ``name``, else by the
     tag of the first line that is neither blank nor a comment, else by the file name."""
-    problems, seen = _Collector(src.name), PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    capacity = src.size() // _MIN_RUN_LINE + 1
+    gathered = RunColumns(src.size(), capacity, lambda run: _pair_keys(run)) if rows is None else None
+    problems = _Collector(src.name)
+    seen: PairHashes | RunColumns = gathered if gathered is not None else PairHashes(capacity)
     held: list[Run] = []
     count, given, named = 0, False, name is not None
-    for piece in pieces(src):
+    for piece in pieces(src, (lambda: gathered.piece_bytes) if gathered is not None else None):
         if not named:
             fields = _first_fields(piece)
             if fields is not None:
                 name, named = _tag(fields), True
         run = _piece_run(src, piece, problems, seen)
+        size = len(piece.data or b"")
         del piece  # not held while the caller works on the run
-        if problems.problems:
+        if problems.problems and gathered is not None:
+            gathered.stop()
+        if problems.problems or (gathered is not None and gathered.take(run, size)):
             continue
         at = 0
         while rows is not None and len(run) - at >= rows - count:
@@ -340,6 +347,8 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
             held.append(_rows(run, at, len(run)))
             count += len(run) - at
     problems.check()
+    if gathered is not None and (len(gathered) or not held):
+        held.insert(0, gathered.run(src.name))
     if held or not given:
         yield _named(_joined(Run, held, src), name, src)
 
@@ -349,7 +358,7 @@ def _named(run: Run, name: str | None, src: _Source) -> Run:
     return run
 
 
-def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes) -> Run:
+def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes | RunColumns) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
     has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
@@ -357,7 +366,7 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
     The scratch pass that asks whether a piece is clean stops at its first bad line; only a bad piece after
     the first reads its good rows through (their pairs may repeat earlier pieces'): a piece of a million
     repeated lines costs its first thousand lines, not a million problems."""
-    run = _fast_run(piece)
+    run = plain_run(piece) or _fast_run(piece)
     clean = run is not None
     if run is None:
         try:
@@ -372,7 +381,7 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
             run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
     earlier = _earlier_lines(
-        src, piece.first_line, run, seen.hits(keys, _query_names(run), run.query_codes()[0])
+        src, piece.first_line, run, seen.hits(keys, _query_names(run), run._query_code_list()[0])
     )
     if earlier or not clean:
         run = _slow_run(piece, problems, _Pairs(earlier))
@@ -389,8 +398,8 @@ def _query_names(rows: Run | Qrels) -> list[str]:
 def _pair_keys(rows: Run | Qrels) -> np.ndarray:
     """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes, in any piece): the
     document's hash mixed with its query ID's."""
-    codes, distinct = rows.query_codes()
-    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(distinct)[codes])
+    codes, distinct = rows._query_code_list()
+    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(_ids.Packed.of(distinct))[codes])
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
@@ -474,7 +483,7 @@ def _piece_qrels(src: _Source) -> Qrels | None:
             except FormatError:
                 return None
         keys = _pair_keys(qrels)
-        names, codes = _query_names(qrels), qrels.query_codes()[0]
+        names, codes = _query_names(qrels), qrels._query_code_list()[0]
         if len(seen.hits(keys, names, codes)):
             return None
         seen.add(keys, names)

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from metrics._choice import Choice
+from metrics._proportions import wilson_interval
+from metrics._validate import check_int, check_probability
 from metrics.errors import QrelForgeError
 
 __all__ = [
@@ -74,50 +76,6 @@ class Correction(Choice):
 
 TESTS: tuple[StatTest, ...] = tuple(StatTest)
 CORRECTIONS: tuple[Correction, ...] = tuple(Correction)
-
-
-# ------------------------------------------------------------------------------------------ validation
-def check_int(value: Any, name: str, minimum: int) -> int:
-    """Check an option that must be an int (not a bool) >= ``minimum``.
-
-    Args:
-        value: the option's value.
-        name: the option's name, for the message.
-        minimum: the smallest value allowed.
-
-    Returns:
-        ``value`` as an int.
-
-    Raises:
-        QrelForgeError: ``value`` is not such an int, naming ``name``.
-
-    >>> check_int(5, "k", 1)
-    5
-    """
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise QrelForgeError(f"{name} must be an int >= {minimum}; got {value!r}")
-    return int(value)
-
-
-def check_probability(value: Any, name: str) -> float:
-    """Check an option that must be a real number strictly between 0 and 1.
-
-    Args:
-        value: the option's value.
-        name: the option's name, for the message.
-
-    Returns:
-        ``value`` as a float.
-
-    Raises:
-        QrelForgeError: ``value`` is not such a number, naming ``name``.
-
-    >>> check_probability(0.05, "alpha")
-    0.05
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not 0 < value < 1:
-        raise QrelForgeError(f"{name} must be a number strictly between 0 and 1; got {value!r}")
-    return float(value)
 
 
 def _as_matrix(diffs: Any) -> np.ndarray:
@@ -382,35 +340,6 @@ def kendall_tau(x: Any, y: Any) -> np.ndarray | float:
 
 
 # ---------------------------------------------------------------------------------------- proportions
-def wilson_interval(successes: Any, n: Any, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for a proportion: center (k + z²/2) / (n + z²), half-width
-    z sqrt(k (n - k) / n + z²/4) / (n + z²), z the normal quantile of (1 + confidence) / 2. n = 0 gives NaN.
-
-    Args:
-        successes: k, the number of successes (a number or an array).
-        n: the number of trials, of the same shape.
-        confidence: the interval's coverage, in (0, 1).
-
-    Returns:
-        Arrays low and high.
-
-    Raises:
-        QrelForgeError: ``confidence`` outside (0, 1).
-
-    >>> low, high = wilson_interval(8, 10)
-    >>> round(float(low), 4), round(float(high), 4)
-    (0.4902, 0.9433)
-    """
-    from scipy.special import ndtri
-
-    k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    z = ndtri((1 + check_probability(confidence, "confidence")) / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        center = (k + z * z / 2) / (n + z * z)
-        half = z * np.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-    return np.where(n > 0, center - half, np.nan), np.where(n > 0, center + half, np.nan)
-
-
 def two_proportion_z(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float]:
     """Two-sided two-proportion z-test with pooled variance: (z, p) for H0: p1 = p2.
 

@@ -355,6 +355,29 @@ def test_sparse_order_equals_a_full_sort(packed):
     assert order.gather(positions).tolist() == expected.tolist()
 
 
+ORDERS = {  # (groups, scores): rows to put in trec_eval's order (group, score descending, ID descending)
+    "grouped, unsorted, ties": ([0, 0, 0, 1, 1, 2, 2, 2, 2], [1, 3, 3, 2, 2, 5, 1, 5, 5]),
+    "grouped, one group": ([0, 0, 0, 0], [1, 2, 2, 3]),
+    "a group in two places": ([0, 1, 0, 1, 0], [1, 2, 3, 2, 1]),
+    "grouped, groups descending": ([2, 2, 1, 0, 0], [1, 2, 3, 2, 2]),
+    "one row": ([0], [1]),
+}
+
+
+@pytest.mark.parametrize(("groups", "scores"), ORDERS.values(), ids=ORDERS.keys())
+@pytest.mark.parametrize("stretch", [1, 2, 3, 1 << 16])
+@pytest.mark.parametrize("packed", [False, True], ids=["arrow", "packed"])
+def test_full_order_sorts_stretches_of_whole_groups(groups, scores, stretch, packed, monkeypatch):
+    monkeypatch.setattr(_ids, "_ORDER_ROWS", stretch)
+    docs = [f"d{i % 3}{i}" for i in range(len(groups))]
+    column = _cell_column(docs) if packed else _ids.as_strings(docs)
+    order = _ids.trec_order(np.array(groups, dtype=np.int32), np.array(scores, dtype=float), column)
+    expected = sorted(
+        range(len(groups)), key=lambda i: (groups[i], -scores[i], [-b for b in docs[i].encode()])
+    )
+    assert order.tolist() == expected
+
+
 def _packed(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     raw = [v.encode() for v in values]
     offsets = np.zeros(len(raw) + 1, dtype=np.int64)

@@ -34,7 +34,7 @@ get in between; on failure the staged rows are deleted): peak memory is about on
 up to the line limit) and one chunk of rows, plus 8 bytes per row read (the hashes that find a duplicate pair
 across pieces), whatever the file size or the length of its lines; blank lines cost no memory. A bad
 line in any piece rolls the whole import back. Documents are streamed too (`metrics.formats.iter_corpus`,
-`documents.DOC_BATCH` at a time, one transaction): a 1 GB JSONL corpus peaks at about 320 MB. Bytes and
+`documents.DOC_BATCH` at a time, one transaction), so their peak memory does not grow with the file. Bytes and
 file objects (uploads) are held in memory once; the app caps their size.
 """
 

@@ -41,6 +41,7 @@ from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
+    collector_paused,
     fail,
     parse,
     read_source,
@@ -102,15 +103,16 @@ def import_labels(
     messages name the options (`metrics.formats.read_labels`). Returns how many labels were added, changed (a
     new version) and unchanged, and what the file left out."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
-    return store_labels(
-        db,
-        actor,
-        project,
-        file,
-        lambda s, proj: _check(s, proj, file, labels, renames),
-        left_out=labels.left_out_text(),
-    )
+    with collector_paused():  # rows by the hundred thousand, none in a cycle
+        file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
+        return store_labels(
+            db,
+            actor,
+            project,
+            file,
+            lambda s, proj: _check(s, proj, file, labels, renames),
+            left_out=labels.left_out_text(),
+        )
 
 
 def preview_labels(

@@ -33,7 +33,7 @@ from annotate_app.services.judges._common import (
     pair_of,
 )
 from annotate_app.services.judges.cache import StoreCache
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import MachineJudge, Project
@@ -81,7 +81,7 @@ def probe(
         _, proj = open_project(s, actor, project, Role.ADMIN, "probe judges")
         row = judge_of(s, proj, name)
         task, judge = task_of(s, proj), build_judge(s, proj, row)
-        prompt = q.latest_prompt(s, row.id)
+        prompt = judges_store.latest_prompt(s, row.id)
         chosen = _non_relevant(s, proj, sample, seed)
     try:
         report = _probe(db, row, judge, task, chosen, prompt.id if prompt else None, seed, concurrency)
@@ -96,7 +96,7 @@ def probe_results(db: Database, actor: Actor, project: ProjectRef) -> dict[str, 
     entry); judges never probed are absent."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see probe results")
-        found = q.latest_probes(s, proj.id, AuditAction.JUDGE_PROBED.value)
+        found = judges_store.latest_probes(s, proj.id, AuditAction.JUDGE_PROBED.value)
     return {name: _probe_report(name, details) for name, details in found.items()}
 
 
@@ -124,10 +124,12 @@ def _probe_report(name: str, details: Mapping[str, Any]) -> ProbeReport:
 def _non_relevant(s: Session, proj: Project, sample: int, seed: int) -> list[dict]:
     cutoff = proj.relevance_cutoff
     grades: dict[int, list[int]] = {}
-    for pair_id, *_, grade in q.human_labels(s, proj.id):
+    for pair_id, *_, grade in judges_store.human_labels(s, proj.id):
         grades.setdefault(int(pair_id), []).append(int(grade))
     wanted = {p for p, g in grades.items() if max(g) < cutoff}
-    candidates = [p for p in q.pair_inputs(s, proj.id) if p["pair_id"] in wanted and not p["excluded"]]
+    candidates = [
+        p for p in judges_store.pair_inputs(s, proj.id) if p["pair_id"] in wanted and not p["excluded"]
+    ]
     picks = np.random.default_rng(seed).permutation(len(candidates))[:sample]
     return [candidates[i] for i in sorted(picks.tolist())]
 

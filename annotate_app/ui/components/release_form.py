@@ -3,7 +3,7 @@
 A double click must not make two releases, and Streamlit cannot be trusted to finish a callback: once a
 second click has queued a rerun, any ``st.session_state`` access inside the first click's ``on_click``
 callback may raise Streamlit's rerun exception, so the callback stops right after the release was created —
-before it cleared the boxes or left its message (issue 12, item 2). So nothing here depends on the callback
+before it cleared the boxes or left its message. So nothing here depends on the callback
 finishing:
 
 - the service creates nothing for qrels identical to an existing release (a second click gets "identical to

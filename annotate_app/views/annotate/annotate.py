@@ -1,4 +1,4 @@
-"""Annotate: judge the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
+"""Annotate: label the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
 
 Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
 
