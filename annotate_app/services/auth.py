@@ -1,9 +1,9 @@
 """Who is calling: roles, the `Actor` every service receives, login sessions, passwords and login throttling.
 
 Roles rank ``annotator < reviewer < admin``. `SYSTEM` (the CLI's local admin) is recognised by identity and
-cannot judge. A stale actor (password, role or activity changed) is refused. Sessions live in the database
-(the browser holds a random id only); failed logins lock the account, and at most `MAX_CONCURRENT_CHECKS`
-password checks run at once.
+cannot judge. A stale actor (after a password reset, role change or deactivation) is refused. Sessions
+live in the database (the browser holds a random id only); failed logins lock the account, and at most
+`MAX_CONCURRENT_CHECKS` password checks run at once.
 """
 
 from __future__ import annotations
