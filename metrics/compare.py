@@ -1,26 +1,10 @@
 """Compare runs with confidence: paired significance tests against a baseline, with the numbers kept apart
 from their rendering.
 
-`compare` scores several runs on the same qrels (`metrics.evaluate`), pairs every run with a baseline query
-by query, and returns a `Report`: means, per-query values, paired differences, a paired t-test, a Fisher
-randomization test and a bootstrap interval of the mean difference (`metrics.stats`), Holm-adjusted across
-the runs compared with the baseline, and per-query win/tie/loss counts. Renderings (`metrics.report`):
-``to_dataframe()``, ``to_markdown()``, ``to_html()`` (one self-contained file, inline SVG charts from
-`metrics.report.charts`), ``to_latex()``, ``to_text()``, ``to_dict()`` (JSON-ready).
-
-Queries undefined in either run of a pair (e.g. R@k on a query without relevant documents; FirstRel when a
-run returned nothing relevant) are dropped from that pair's tests, and each comparison reports how many pairs
-it kept (``n``). The means are over each run's own defined queries, as in `metrics.evaluate`. Which way is
-better comes from the measure's `MeasureDef.higher_is_better` (lower is better for FirstRel).
-
-The related analyses live in their own modules and are re-exported here, so ``from metrics.compare import X``
-keeps working: `metrics.stats.sensitivity` (`assessor_sensitivity`, `Sensitivity`, `majority_qrels`),
-`metrics.coverage` (`judging_coverage`, `Coverage`), `metrics.checks` (`check_thresholds`, `parse_threshold`,
-`CheckResult`, `CheckRow`), `metrics.report.charts` (`svg_line_chart`), `metrics.report` (`Report`,
-`Comparison`, `Settings`, `UP`, `DOWN`) and `metrics.evaluate` (`named_runs`).
-
-The module itself is callable: ``import metrics.compare as cmp; cmp(...)`` calls `compare` (see
-`metrics._callable`).
+`compare` scores runs on the same qrels and returns a `Report`: means, per-query paired differences, t-test,
+randomization test and bootstrap interval, Holm-adjusted, and win/tie/loss counts. Queries undefined in
+either run of a pair are dropped from its tests (``n`` says how many remain). Re-exports the related
+analyses for ``from metrics.compare import X``. The module is callable (`metrics._callable`).
 """
 
 from __future__ import annotations

@@ -1,40 +1,10 @@
 """Score runs too big for one machine: a run held as partition files, evaluated query by query on Ray.
 
-`evaluate_ray` gives the numbers of `metrics.evaluate` on the concatenated run (the same ``Result``: means,
-``n``, counts, per-query values), computed by Ray tasks, one per partition file. `read_partitions` reads the
-same partitions into one `Run` in this process (no Ray needed), so both engines see the same input.
-
-Design
-------
-- **Partitions.** A run is one or more files: TREC text (``qid Q0 docid rank score tag``, plain or gzip, read
-  by `metrics.read_run`) or Parquet (``.parquet``/``.pq``, columns ``query_id``, ``doc_id``, ``score``; other
-  columns are ignored, integer IDs become text). A directory stands for its files (names starting with ``.``
-  or ``_`` are skipped, as Spark's ``_SUCCESS`` and ``.crc`` files), a pattern with ``*``, ``?`` or ``[`` for
-  its matches; both are taken in sorted name order, the order of ``cat DIR/*``.
-- **Split by query, never re-shuffled.** Every line of a query must be in one partition. A query found in
-  two partitions is refused with an `EvaluationError` naming the query and both files. Re-shuffling by query
-  hash would move the whole run across the network once more, and the runs that break the rule are most often
-  a broken export (a shard written twice, an overlapping retry) that a silent merge would hide. Partition by
-  query upstream (``PARTITION BY query_id``, or one file per query shard).
-- **Qrels everywhere.** The qrels are small: read once, sent to the object store once (``ray.put``). Each task
-  reads its partition, keeps the judgments of its queries and calls `metrics.evaluate` on them, so every
-  per-query value is computed by the very code `evaluate` runs (a query's value depends only on its own lines
-  and judgments).
-- **Combination.** Tasks send back per-query values (one float per query and measure: a few bytes against
-  the megabytes of run lines). The driver puts them in the qrels' query order and builds a `metrics.Result`,
-  whose means are then taken over the queries where a measure is defined and whose ``n`` sums the defined
-  queries of every partition: the numbers are those of `evaluate`, bit for bit (a mean of partition means
-  weighted by their counts would equal them only to rounding).
-- **Edge cases.** Queries of the qrels in no partition score as `evaluate` scores a missing query (0;
-  ``FirstRel`` and the measures needing a relevant document are undefined as there); queries in a partition
-  but not in the qrels are ignored and counted as extra; ``strict=True`` makes either an error. The run's name
-  is ``name``, else the first partition's (the tag of a TREC file's first line), else the run's path.
-  A bad partition raises the `FormatError` `read_run` raises, naming the file and the line.
-
-Ray is optional (``pip install 'qrelforge[ray]'``): this module imports without it; `evaluate_ray` then raises
-`QrelForgeError`. With ``address=None`` a running Ray connection is used, else a local Ray is started (and
-shut down at the end): call ``ray.init`` yourself to keep one across calls. A remote cluster's workers must be
-able to import ``metrics`` (install qrelforge there, or pass a ``runtime_env`` to ``ray.init``).
+`evaluate_ray` returns exactly `metrics.evaluate`'s `Result` on the concatenated run; `read_partitions`
+reads the same partitions into one `Run` without Ray. A partition is a TREC or Parquet file (a directory or
+a glob stands for its files, in name order). A query found in two partitions is refused
+(`EvaluationError`). Ray is optional: without it `evaluate_ray` raises `QrelForgeError`. Design:
+docs/modules.md.
 
 The example is skipped by the doctests (+SKIP): it needs Ray, its files, and seconds to start a cluster.
 

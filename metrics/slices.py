@@ -1,16 +1,8 @@
-"""Slices: per-query results split by query tags (head/tail, intent, language) and aggregated per slice.
+"""Slices: per-query results split by query tags (``head``, ``intent:navigational``) and aggregated per slice.
 
-Tags come from the ``tags`` field of a queries file (`metrics.formats.read_queries`; `query_tags` reads
-them): a tag is a label (``head``) or ``key:value`` (``intent:navigational``). ``by`` picks the slices:
-
-- ``"tag"``: one slice per distinct tag, named by the tag (``head``, ``intent:navigational``);
-- ``"tag:KEY"``: one slice per value of the tags ``KEY:value``, named by the value (``by="tag:lang"``:
-  ``en``, ``zh``).
-
-A query with several matching tags is in each of their slices; a query with none (or absent from the tags)
-is in the slice `UNTAGGED`, listed last. Each slice is a `metrics.evaluate.Result` of its queries only
-(`Result.take`): its means are over the slice's queries where the measure is defined, so a slice's number is
-exactly what `metrics.evaluate` gives on the qrels cut to the slice's queries.
+``by="tag"`` makes one slice per tag, ``by="tag:KEY"`` one per value of ``KEY:value`` tags. A query is in
+every matching slice, or in `UNTAGGED` (last). Each slice is `metrics.evaluate.Result.take` of its queries,
+so its means equal `metrics.evaluate` on the qrels cut to the slice.
 
 >>> from metrics.evaluate import evaluate
 >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}, "q3": {"D3": 1}},

@@ -1,15 +1,8 @@
 """Self-contained inline SVG charts: numbers and labels in, one ``<svg>`` element out (no script, no external
-resource, no dependency beyond numpy). Every piece of text (labels, titles, tooltips) is HTML-escaped, so run,
-query and measure names can never inject markup.
+resource, numpy only). Every text is HTML-escaped, so names can never inject markup.
 
-- `svg_bar_panels`: bar panels side by side, one per measure, each on its own scale (the means of
-  ``Report.to_html``);
-- `svg_intervals`: one row per label with a dot and a whisker around zero (differences and their intervals);
-- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query
-  differences);
-- `svg_line_chart`: series over a shared x axis, gaps allowed (``qrelforge check --plot``).
-
-The charts know nothing of reports: `metrics.report` picks their numbers, colours and tooltips.
+`svg_bar_panels`, `svg_intervals`, `svg_sorted_bars` and `svg_line_chart`; the charts know nothing of
+reports: `metrics.report` picks their numbers, colours and tooltips.
 """
 
 from __future__ import annotations

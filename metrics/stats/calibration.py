@@ -1,28 +1,10 @@
 """Calibrating machine judges (LLM relevance labellers) against a blind human sample.
 
-Each judge is compared with the human labels on the query–document pairs both have labelled, and the figures
-are laid out so that they read beside the human pairwise agreement of `metrics.agreement`:
-
-* :func:`calibrate_judges`: kappa, linearly weighted kappa, ordinal alpha, the confusion matrix, leniency (how
-  much higher the judge grades) and per-query agreement, one :class:`JudgeCalibration` per judge;
-* :func:`ranking_agreement` (and :func:`ranking_agreement_from_qrels`): Kendall's tau between the run rankings
-  given by human and by judge qrels, overall and among the top runs;
-* :func:`stuff_query_terms` and :func:`probe_summary`: the keyword-stuffing probe (does inserting the query's
-  terms into a document raise the judge's grade?).
-
-Machine labels never enter the human agreement figures: the human labels are only ever compared with the
-judge here, one judge at a time.
-
-Input tables
-------------
-``human`` and ``judges`` are long tables, one row per label: a DataFrame, a sequence of mappings, or a
-sequence of rows in the order (item, query, annotator, grade) resp. (item, query, judge, grade). The column
-names are options. An *item* is a query–document pair; it belongs to one query. Grades are numbers on the
-declared scale ``labels`` (e.g. ``[0, 1, 2, 3]``). A missing value, a grade outside ``labels``, the same
-(item, rater) twice, or an item with two queries is an error (:class:`~metrics.errors.QrelForgeError`).
-
-Undefined statistics (e.g. kappa when every shared rating is in one category, or tau over fewer than 3 runs)
-are NaN with an :class:`~metrics.errors.UndefinedMetricWarning`, never a silent 0 or 1.
+`calibrate_judges` (kappa, weighted kappa, ordinal alpha, confusion, leniency, per-query agreement),
+`ranking_agreement` (Kendall's tau of run rankings) and the keyword-stuffing probe (`stuff_query_terms`,
+`probe_summary`). Inputs are long tables (item, query, rater, grade); a grade off ``labels``, a duplicate
+(item, rater) or an item with two queries raises `QrelForgeError`. Undefined figures are NaN with
+`UndefinedMetricWarning`. Machine labels never enter the human agreement figures.
 """
 
 from __future__ import annotations

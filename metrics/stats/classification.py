@@ -1,49 +1,10 @@
-"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from confusion counts
-or from labels; macro, micro and weighted averages over classes; multilabel partial-match precision and
-recall; and precision–recall curves for one query or a whole run.
+"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from counts or
+labels; macro, micro and weighted averages; multilabel partial match; precision–recall curves.
 
-Zero division
--------------
-Every measure that can divide by zero takes ``zero_division="warn" | 0 | 1``:
-
-* ``"warn"`` (default): the undefined value is ``None`` and an :class:`~metrics.errors.UndefinedMetricWarning`
-  says why. An average over classes or samples is ``None`` as soon as one of its terms is undefined.
-* ``0`` or ``1``: the undefined value is that number (a float), silently.
-
-Inside DataFrames an undefined value is NaN (pandas' missing value), never None.
-
-Against scikit-learn (1.9)
---------------------------
-Wherever scikit-learn is defined the values are equal to 1e-9
-(``tests/metrics/test_classification_sklearn.py``, randomized): `class_scores` is
-``precision_recall_fscore_support(average=None)``, `average_scores` its ``"macro"``, ``"micro"`` and
-``"weighted"``, ``binary_scores(*confusion_counts(..., pos_label=p))`` its ``average="binary"``,
-`partial_match` its ``"samples"`` average of precision and recall, and `pr_curve` is
-``precision_recall_curve`` (reversed: ours runs from the highest threshold) with ``average_precision`` =
-``average_precision_score``. Every difference:
-
-=============================================  ==================================  ===========================
-case                                           scikit-learn                        here
-=============================================  ==================================  ===========================
-``zero_division="warn"``, a 0/0 term           0.0, UndefinedMetricWarning         None (NaN in DataFrames),
-                                                                                   UndefinedMetricWarning
-``zero_division="warn"``, an average over      the mean of the terms, the 0/0      None: the average is
-classes with a 0/0 term                        ones as 0 (``np.nan``: left out)    undefined
-``zero_division=0`` or ``1``                   that value                          the same value
-``labels`` leaving out a class in the data     the class is ignored                QrelForgeError
-``pr_curve`` without a relevant item           recall 1.0 everywhere, AP 0.0,      recall NaN, AP and auc
-                                               a warning                           None, a warning
-``pr_curve(..., n_relevant=N)``                (no such option)                    recall over N, counting
-                                                                                   relevant items not scored
-``sample_weight``                              weights the samples                 (no such option)
-=============================================  ==================================  ===========================
-
-Against trec_eval: `pr_curve` and `run_pr_curve` let tied scores enter together at one threshold, as
-scikit-learn does; trec_eval ranks tied documents by document ID (descending) and takes precision at every
-rank, so with ties its AP and interpolated precision can differ from these. For trec_eval's numbers use
-`metrics.evaluate` (``AP``, ``IPrec@r``), which orders as trec_eval does. For runs, recall counts every
-relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the scored items
-(``pr_curve``'s ``n_relevant`` bridges the two).
+``zero_division="warn"`` (default) makes an undefined value ``None`` (NaN in DataFrames) with an
+`UndefinedMetricWarning`, and an average with an undefined term ``None``; ``0`` or ``1`` uses that value.
+Values equal scikit-learn's wherever it is defined; tied scores enter `pr_curve` together (use
+`metrics.evaluate` for trec_eval's AP). Every difference from both: docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,10 @@
 """Prediction-powered inference (PPI) for a run's mean metric when most queries are judged by a machine.
 
-Every one of the N queries has the metric computed with judge qrels; a uniformly random subset of n of them
-also has it computed with human qrels. PPI (Angelopoulos et al. 2023, *Science* 382; for IR evaluation
-Oosterhuis et al. 2024) uses the judge on all N queries and the human subset to correct the judge's bias:
-
-    θ̂ = mean_N(J) + mean_n(H − J)
-
-with J the judge-qrels values and H the human-qrels values (per query, one column per run). The 95% interval
-is the normal approximation θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n) (sample variances, ddof = 1). Beside it
-every result carries the classical interval from the same n human queries alone, mean_n(H) ± q·sd_n(H)/√n
-(q the normal or Student-t quantile), so the gain from the judge reads directly as the ratio of widths.
-
-PPI++ (Angelopoulos, Duchi & Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference") weights the judge
-by a power-tuning λ: θ̂_λ = λ·mean_N(J) + mean_n(H − λJ), variance λ²·var_N(J)/N + var_n(H − λJ)/n, with λ̂
-the value minimising that variance, cov_n(H, J)/n ÷ (var_N(J)/N + var_n(J)/n), clipped to [0, 1]: λ = 1 is
-plain PPI and λ = 0 the human-only mean, so a useless judge costs (almost) nothing.
-
-Assumptions and caveats: the human queries must be a uniformly random subset of the N (otherwise the
-correction is biased); the intervals are asymptotic. The variance formula treats the two means as
-independent, as in PPI where the human and machine sets are disjoint; here the n human queries are among the
-N, which adds a covariance term 2λ·cov(J, H − λJ)/N, small next to var_n(H − J)/n when n ≪ N (the benchmark
-``benchmarks/ppi_coverage.py`` checks the coverage of this approximation). The target is the mean over the
-population the queries are drawn from; for the mean over these N queries the interval is conservative.
-
-A perfect judge (J = H) makes the correction 0: θ̂ = mean_N(J) and the PPI interval is the classical interval
-one would get with human labels on all N queries, narrower than the human-only interval by about √(n/N).
+With judge values J on all N queries and human values H on a uniformly random n of them:
+θ̂ = mean_N(J) + mean_n(H − J), 95% interval θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n). PPI++ weights the judge
+by λ̂ ∈ [0, 1] minimising that variance (λ = 0 is the human-only mean). Every result also carries the
+classical interval of the n human queries alone. The intervals are asymptotic and need a random human
+sample. References and caveats: docs/modules.md.
 """
 
 from __future__ import annotations
