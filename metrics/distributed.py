@@ -68,8 +68,18 @@ class Address(StrEnum):
 
 # ------------------------------------------------------------------------------------------- partitions
 def partition_paths(run: RunPaths) -> list[str]:
-    """The partition files of a run: a file, a directory (its files, sorted), a glob pattern (its matches,
-    sorted), or a sequence of those, in the order given.
+    """The partition files of a run, in the order given.
+
+    Args:
+        run: a file, a directory (its files, sorted; names starting with ``.`` or ``_`` left out), a glob
+            pattern (its matches, sorted), or a sequence of those.
+
+    Returns:
+        The file paths.
+
+    Raises:
+        EvaluationError: no path, a path that does not exist, an empty directory, or a pattern matching no
+            file.
 
     >>> partition_paths([])
     Traceback (most recent call last):
@@ -163,9 +173,23 @@ def _run_name(name: str | None, parts: Sequence[Run | _Partial], run: RunPaths, 
 
 
 def read_partitions(run: RunPaths, *, name: str | None = None) -> Run:
-    """Read a partitioned run into one `Run` here, in partition order, refusing a query split across two
-    partitions as `evaluate_ray` does: ``evaluate(qrels, read_partitions(run), measures)`` is the local twin
-    of ``evaluate_ray(qrels, run, measures)``."""
+    """Read a partitioned run into one `Run` here, in partition order, without Ray.
+
+    ``evaluate(qrels, read_partitions(run), measures)`` is the local twin of ``evaluate_ray(qrels, run,
+    measures)``.
+
+    Args:
+        run: the partitions, as `partition_paths` takes them.
+        name: the run's name; default: the first partition's tag.
+
+    Returns:
+        The `Run`.
+
+    Raises:
+        EvaluationError: a bad path (as `partition_paths`), or a query split across two partitions (naming it
+            and both files).
+        FormatError: a bad partition file.
+    """
     paths = partition_paths(run)
     parts = [_read_partition(p) for p in paths]
     owners = _Owners()
@@ -360,7 +384,16 @@ def evaluate_ray_runs(
 ) -> list[Result]:
     """`evaluate_ray` on several runs at once: the tasks of every partition of every run share the cluster.
 
-    ``names``, when given, holds one name (or None) per run.
+    Args:
+        qrels, measures, address, num_cpus, strict: as in `evaluate_ray`.
+        runs: each run's partitions, as `partition_paths` takes them.
+        names: one name (or None) per run; default: each run's first tag.
+
+    Returns:
+        One `Result` per run, in the order given.
+
+    Raises:
+        EvaluationError: ``names`` of another length than ``runs``; and the errors of `evaluate_ray`.
     """
     ray = _ray()
     specs = parse_measures(measures)
@@ -407,15 +440,26 @@ def evaluate_ray(
 ) -> Result:
     """Score a run held as partition files on Ray: the numbers of `metrics.evaluate` on their concatenation.
 
-    ``qrels``: a path, DataFrame, mapping or `Qrels`. ``run_paths``: a partition file, a directory of them, a
-    glob pattern, or a sequence of those (see the module docstring for the formats and the rules).
-    ``measures``: names as for `evaluate`. ``address``: None (the Ray already connected, else a new local
-    one), ``"local"``, ``"auto"`` or a cluster address; ``num_cpus``: the CPUs of a Ray started here
-    (default: the machine's). ``name``: the run's name (default: the first partition's tag).
-    ``strict=True``: missing or extra queries are errors.
+    See the module docstring for the partitions' formats and the rules.
 
-    Raises `EvaluationError` for a query split across partitions (naming it and both files) and `FormatError`
-    for a bad partition; `QrelForgeError` when Ray is not installed.
+    Args:
+        qrels: a path, DataFrame, mapping or `Qrels`.
+        run_paths: the partitions, as `partition_paths` takes them.
+        measures: names as for `metrics.evaluate`.
+        address: None (the Ray already connected, else a new local one), ``"local"``, ``"auto"`` or a
+            cluster address.
+        num_cpus: the CPUs of a Ray started here; default: the machine's.
+        name: the run's name; default: the first partition's tag.
+        strict: when True, missing or extra queries are errors.
+
+    Returns:
+        The `Result`, equal to `metrics.evaluate`'s on the concatenated partitions.
+
+    Raises:
+        EvaluationError: a query split across partitions (naming it and both files); the errors of
+            `metrics.evaluate`.
+        FormatError: a bad partition.
+        QrelForgeError: Ray is not installed.
     """
     return evaluate_ray_runs(
         qrels, [run_paths], measures, address=address, num_cpus=num_cpus, names=[name], strict=strict

@@ -68,14 +68,28 @@ def read_labels(
     max_line_mb: float | None = None,
     option_names: Mapping[str, str] | None = None,
 ) -> ForeignLabels:
-    """Every label of a file made in another annotation tool, or `FormatError` listing every bad line.
+    """Every label of a file made in another annotation tool.
 
-    The formats and how each maps to (query, document, annotator, grade, reason) are in the module doc.
-    Edge cases: a record without a label (an unannotated task, a Prodigy ``ignore``, a Quepid query without
-    ratings) yields nothing; answers that are not labels (rejected, skipped, drafts...) are counted in
-    ``left_out``; a record naming no annotator takes ``annotator``, else it is an error. ``option_names``
-    says how messages name the options ``annotator`` and ``grade_map`` (default ``annotator=``,
-    ``grade_map``; the CLI passes ``--annotator``, ``--grade-map``). Limits: as `metrics.formats.read_run`.
+    The formats and how each maps to (query, document, annotator, grade, reason) are in the module doc. A
+    record without a label (an unannotated task, a Quepid query without ratings) yields nothing; answers that
+    are not labels (rejected, ignored, skipped, drafts...) are left out and counted in ``left_out``.
+
+    Args:
+        source: a path (plain or gzip) or an open file.
+        format: a `LabelFormat` value: ``jsonl``, ``label-studio``, ``argilla``, ``prodigy`` or ``quepid``.
+        annotator: the annotator of records that name none; without it such a record is an error.
+        grade_map: ``{answer text: grade}`` for answers that are not numbers (``{"yes": 1}``).
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line, as in `metrics.formats.read_run`.
+        option_names: how messages name the options ``annotator`` and ``grade_map`` (default ``annotator=``,
+            ``grade_map``; the CLI passes ``--annotator``, ``--grade-map``).
+
+    Returns:
+        The `ForeignLabels`: the labels in file order, and the counts of what was left out.
+
+    Raises:
+        FormatError: a bad ``format``, ``annotator`` or ``grade_map``; every bad line or record, with its
+            file, line and value (a whole export of the wrong kind in one line saying which to use).
 
     >>> import io
     >>> f = io.StringIO('{"query_id": "q1", "doc_id": "d1", "annotator": "ann", "grade": "yes"}\\n')

@@ -24,8 +24,17 @@ __all__ = ["context_precision", "context_recall"]
 
 
 def context_precision(r: Ranked, m: Params) -> np.ndarray:
-    """Per query: Σ P@i over relevant ranks i <= k, divided by the relevant documents in the top k (0 if
-    none)."""
+    """ContextPrecision@k per query: Σ P@i over relevant ranks i <= k / relevant documents in the top k.
+
+    0 for a query with no relevant document in its top k.
+
+    Args:
+        r: the run ranked against the qrels (`metrics.measures.ranking.rank_run`).
+        m: the measure's parameters: ``cutoff`` (k) and ``rel`` (the lowest relevant grade).
+
+    Returns:
+        One float per query of ``r``, in its query order.
+    """
     relevant = (r.grade >= m.rel) & (r.pos < m.cutoff)
     precision_at = cumsum_within(relevant, r.qidx) / (r.pos + 1.0)
     total = np.bincount(r.qidx, weights=np.where(relevant, precision_at, 0.0), minlength=r.nq)
@@ -34,5 +43,13 @@ def context_precision(r: Ranked, m: Params) -> np.ndarray:
 
 
 def context_recall(r: Ranked, m: Params) -> np.ndarray:
-    """Per query: relevant documents in the top k / relevant documents judged (R@k)."""
+    """ContextRecall@k per query: relevant documents in the top k / relevant documents judged (R@k).
+
+    Args:
+        r: the run ranked against the qrels (`metrics.measures.ranking.rank_run`).
+        m: the measure's parameters: ``cutoff`` (k) and ``rel`` (the lowest relevant grade).
+
+    Returns:
+        One float per query of ``r``, in its query order.
+    """
     return recall(r, m)
