@@ -1,30 +1,9 @@
-"""Who is calling: roles, the `Actor` every service receives, passwords and login throttling.
+"""Who is calling: roles, the `Actor` every service receives, login sessions, passwords and login throttling.
 
-Roles rank ``annotator < reviewer < admin``: a service that needs a reviewer also accepts an admin. Only
-admins manage users and projects; reviewers see agreement, adjudicate, release and export; annotators judge
-pairs of the projects they are members of.
-
-`SYSTEM` is the local administrator the CLI acts as: the CLI runs on the server with direct database access,
-so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an
-equal-looking copy is refused. It cannot judge pairs (labels belong to real users).
-
-An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user
-and refuses a stale actor (password reset, role change or deactivation bumps the version).
-
-Logins live in the database (`open_session`): the browser keeps only a random session id
-(``secrets.token_urlsafe(32)``), the database only its sha256, with the user, the session version, created,
-last seen, expires and revoked. `resolve_session` (`check_session` says why not) turns the id back into an
-Actor; `close_session` (log out) and `revoke_sessions` end sessions, and a password change or reset, a role
-change or a deactivation ends every session of the user, on every app replica (the database is the only
-shared state).
-
-Login throttling lives in the database too: an attempt is counted (one atomic UPDATE) *before* its password
-is checked, so a burst of simultaneous guesses gets at most `MAX_FAILED_LOGINS` checks; then the account is
-locked for 30 s, doubling with each further failure up to 15 minutes; a success forgets the failures before
-it. Each lock is audited (``login_locked``). Names that are no active user are counted the same way (by the
-sha256 of the name) and spend the same time on a dummy hash, but keep answering "invalid username or
-password". At most `MAX_CONCURRENT_CHECKS` argon2 checks (64 MiB each) run at once in a process; a login
-that waits more than `CHECK_WAIT_SECONDS` for its turn is refused with `BUSY`.
+Roles rank ``annotator < reviewer < admin``. `SYSTEM` (the CLI's local admin) is recognised by identity and
+cannot judge. A stale actor (after a password reset, role change or deactivation) is refused. Sessions
+live in the database (the browser holds a random id only); failed logins lock the account, and at most
+`MAX_CONCURRENT_CHECKS` password checks run at once.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
-"""Backup and restore of a whole database: a portable, versioned archive that moves between SQLite and
-PostgreSQL in both directions (admins; the CLI's `SYSTEM`).
+"""Backup and restore of a whole database (admins; the CLI's `SYSTEM`), between SQLite and PostgreSQL alike.
 
-The archive is a zip file:
-
-- ``manifest.json``: ``{"format": "qrelforge-backup", "version": 1, "schema_revision": ..., "created_at": ...,
-  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables
-  in load order (parents first);
-- ``tables/<name>.jsonl``: one JSON array per row, values in ``columns`` order, rows in primary-key order;
-  times as ISO 8601 text with their UTC offset. ``sha256`` is the digest of the member's bytes.
-
-Every table is saved — users (with their argon2 hashes: keep archives private), projects, documents and every
-version, runs, the pool, assignments, every label version, adjudications, releases and their qrels, the audit
-log — read in one consistent snapshot, with primary keys, so after a restore every release's content hash,
-every export and every label history are exactly what they were. Because of the password hashes, an archive
-(and the partial file it is written to) is readable by its owner only: mode 0600 (`ARCHIVE_MODE`), whatever
-the umask, also when ``overwrite=True`` replaces a more open file.
-
-`restore` checks the whole archive first (manifest, schema revision, table and column names, row counts,
-sha256 of each member, and every value against its column), and only then writes, in one transaction: it
-refuses a database that holds any row unless ``force=True``, which first empties it (in the same
-transaction). Rows are only inserted, so the append-only tables' triggers stay in force; PostgreSQL id
-sequences are moved past the restored ids. A failed restore leaves the database as it was. The restore itself
-is recorded in the audit log (``backup_restored``), as is every backup (``backup_created``).
+The archive is a zip of ``manifest.json`` and one JSONL member a table, written with mode `ARCHIVE_MODE`
+(it holds password hashes). `restore` checks the whole archive before writing, in one transaction, and
+refuses a non-empty database unless ``force=True``. Both are audited. Format: docs/modules.md.
 
 >>> # backup(db, SYSTEM, "qf.zip"); restore(other_db, SYSTEM, "qf.zip")
 """

@@ -1,39 +1,9 @@
-"""The demo: the sample corpus loaded as project ``demo`` with four users, both runs pooled at depth 3, and,
-on request (``labelled=True``), a second project ``demo-review`` already judged, for the reviewer's pages.
+"""The demo: the sample corpus as project ``demo`` (unlabelled) with four users, and with ``labelled=True`` a
+judged project ``demo-review`` for the reviewer's pages.
 
-Demo users (documented, fixed passwords — for a local demo only):
-
-========= ============ =============
-user      role         password
-========= ============ =============
-alice     annotator    alice-demo
-bob       annotator    bob-demo
-rita      reviewer     rita-demo
-admin     admin        admin-demo
-========= ============ =============
-
-``demo`` is left unlabelled, for trying the annotation. ``demo-review`` holds the same corpus, judged
-through the real services in two rounds, with the labels, reasons and verdicts of
-``sample_corpus/review_labels.jsonl`` (deterministic):
-
-1. pooled at depth 2 (9 pairs); alice and bob label every pair (`queue.next_pair`, `labels.save_label`,
-   acting as those users); rita adjudicates the 3 disagreements (q1 D1 2/3, q2 D4 0/1, q3 D6 1/2) and
-   creates release v1 (Cohen's kappa 0.77, above the 0.7 threshold);
-2. the pool is deepened to 3 (3 more pairs); alice and bob label them and disagree on two (q1 D4, q3 D3),
-   left open: the project's kappa drops to 0.50, below the threshold.
-
-So a reviewer sees at once an agreement below the threshold, two disagreements to adjudicate, and a
-release to score (on which run A's q1 D4 is still unjudged).
-
-``demo-review`` also holds a third run, the BM25 baseline ``sample_corpus/run_bm25.trec`` (imported after the
-pooling, so it adds no pair: Kendall's tau of a judge needs three runs), and a machine judge: ``lexical``,
-the labels the lexical backend gave its 12 pairs (``sample_corpus/judge_lexical.jsonl``), replayed through
-`judges.import_labels` as every imported judge is. So the Agreement page's Judges section and the Score
-page's PPI panel have figures; the machine labels never enter the human kappa above.
-
-`load_demo` is idempotent: users, projects, documents, queries, runs, pools, members, labels, verdicts and
-the release are created only if missing (existing users keep their passwords); a second run changes no
-label. ``reset=True`` first wipes the database — refused when it holds a project other than the demo's.
+`load_demo` is idempotent (creates only what is missing); ``reset=True`` wipes the database first and is
+refused when it holds a project other than the demo's. Users, passwords and the scripted labels:
+docs/app.md and docs/modules.md.
 """
 
 from __future__ import annotations

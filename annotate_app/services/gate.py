@@ -1,23 +1,9 @@
 """The agreement gate: agreement figures, the disagreement queue, confusion between two annotators, and what
-blocks a release. The statistics come from `metrics.agreement`; this module decides which labels count.
+blocks a release; the statistics come from `metrics.agreement`, this module decides which labels count.
 
-Rules (N = the project's annotators per pair; excluded pairs are ignored everywhere):
-
-- A pair is *complete* when it has N current labels. Agreement is computed over complete pairs only, on the
-  current label of each annotator: binary at the project's relevance cut-off (``agreement_mode="binary"``) or
-  on the grades with linear/quadratic weights (``"weighted"``).
-- A complete pair is accepted automatically when it is *unanimous* (one grade), or by *majority* when more
-  than half of its labels give one grade and its labels do not straddle the relevance cut-off. Every other
-  complete pair is a *disagreement* (with N = 2: any two different grades) and needs a reviewer's
-  adjudication.
-- An adjudication holds while the labels it saw are the current ones; an edit made afterwards reopens the
-  pair.
-- A release is blocked while a pair lacks labels, a label is stale (made on an older document version) or a
-  disagreement is unadjudicated; an agreement statistic below the threshold blocks it unless a reviewer writes
-  a justification (see `releases.create_release`).
-- Machine labels never count: the gate reads the human annotators' current labels (``assignments``) only,
-  and machine judges' labels live in ``judge_labels`` (`judges`), so a judge run leaves every figure here
-  unchanged (tests/services/test_services_judges.py).
+Agreement covers complete pairs (N current labels) only. A pair is accepted when unanimous, or by a majority
+that does not straddle the relevance cut-off; else it is a disagreement to adjudicate. Excluded pairs and
+machine labels never count. The rules in full: docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Checks shared by the services for free-form arguments: text they store or look up, and integer ids.
 
-Text: it must be a ``str`` that both databases can store — no NUL character (PostgreSQL refuses U+0000 in
-text) and no lone surrogate (not encodable as UTF-8). Everything else is kept exactly as given: quotes,
-``;--``, ``%``, ``_``, backslashes, HTML and formula-like text are data, never code (every query is
-parameterised; pages escape text; CSV exports pass cells through `metrics.report.render.csv_safe`).
-
-Integers (ids, versions, limits): a real ``int`` (not a bool) in a stated range, at most 2**31 - 1 — integer
-columns are 4-byte integers on PostgreSQL, and a larger value would fail in the database instead of here.
+Text must be a ``str`` with no NUL and no lone surrogate; everything else is kept as given (data, never
+code). Integers are real ``int`` in a stated range, at most 2**31 - 1 (PostgreSQL's 4-byte columns).
 
 >>> check_text("it's 100% \\\\ =SUM(A1)", "reason")
 "it's 100% \\\\ =SUM(A1)"

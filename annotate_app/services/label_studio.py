@@ -1,12 +1,8 @@
 """Label Studio: the project's pairs as tasks to judge there, and the labeling config that goes with them.
 
-`export_label_studio_tasks` (reviewer) returns a JSON list of tasks, one per pair of the pool (excluded
-pairs left out), ``{"data": {"query_id", "query", "doc_id", "title", "text"}}``: import it into a Label
-Studio project set up with `label_studio_config`. That config shows the query, the title and the text (as
-text, never HTML) and asks for one grade (a ``Choices`` control named ``relevance`` whose choices are the
-project's grade labels, each with its grade as ``alias``, so the export holds the grade itself) and an
-optional reason (a ``TextArea`` named ``reason``). Label Studio's JSON export of that project then imports
-back with ``qrelforge import labels --format label-studio`` (`services.imports.import_labels`).
+`export_label_studio_tasks` (reviewer) returns one task per pooled pair; `label_studio_config` shows text,
+never HTML, and asks for a grade and an optional reason. The export imports back with
+``qrelforge import labels --format label-studio``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""Labels: saving a judgment (append-only versions), one's own recent labels (paged, counted), and a pair's
-history.
+"""Labels: saving a judgment (append-only versions), one's own recent labels, and a pair's history.
 
-`save_label` adds a label version to the caller's claim on a pair: the first save turns the claim into a done
-assignment, later saves are edits (version + 1); nothing is ever updated or deleted. Each version records the
-grade, the reason (required; at least the project's ``min_reason_length`` characters), the unsure flag, the
-seconds spent, the document version and the guidelines version it was made under.
-
-The document version is the one the annotator was shown (``doc_version``, which the app always passes): a save
-for a version that a re-import has since replaced is refused with `DocumentChanged` ("this document changed
-while you read it; please judge it again") and stores nothing, so no label is ever stamped with a version
-nobody saw; the claim stays open and shows the new version (`queue.next_pair`, ``PairView.doc_changed``).
-
-Saves are idempotent, so that a client may retry one whose reply it never got (a dropped connection can
-lose the reply of a save that committed): re-saving the current version changes nothing, and a save's
-``request_id`` (unique per annotator, stored with the label) makes its retry return the label it stored.
+`save_label` adds a version to the caller's claim; nothing is updated or deleted. A save for a document
+version since replaced raises `DocumentChanged` and stores nothing. Saves are idempotent: the same label
+again changes nothing, and a ``request_id`` makes a retry return the label first stored.
 """
 
 from __future__ import annotations

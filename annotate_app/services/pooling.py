@@ -1,15 +1,8 @@
 """The pool of pairs to judge: TREC-style depth-k pooling, pairs added by hand, exclusions.
 
-Depth-k pooling takes, for every query, the union of the top ``depth`` documents of the chosen runs (rank as
-trec_eval orders the run: score descending, ties by document ID descending). Pairs already in the pool are not
-added again — a new run adds only its unjudged pairs — but every run that retrieves a pair within the depth is
-recorded as one of its sources (run, rank). With ``budget`` a query never holds more than that many pairs in
-all; the new candidates are taken best first: best rank over the runs, then the number of runs retrieving the
-document, then the document's order of import. ``skip_prior=True`` leaves out pairs already judged in imported
-prior qrels. Pooling the same runs at the same depth again adds nothing.
-
-Exclusion takes a pair out of the queue, the agreement figures and the release (with a reason); unlabelled
-claims on it are freed.
+Pooling adds the union of each query's top ``depth`` documents of the chosen runs (trec_eval order), records
+every run as a source, caps a query at ``budget`` pairs (best first) and adds nothing twice. Exclusion takes
+a pair out of the queue, agreement and releases, and frees its unlabelled claims.
 """
 
 from __future__ import annotations

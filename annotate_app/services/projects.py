@@ -1,9 +1,7 @@
 """Projects: settings, guidelines (versioned Markdown) and members.
 
-Admins create projects, change settings and choose members; everyone can read a project they may see
-(annotators only the projects they are members of). Settings that would invalidate existing work are refused:
-the grade scale is fixed once a label exists, and N (annotators per pair) cannot drop below a pair's live
-claims.
+Admins create projects, change settings and choose members; annotators see only their projects. The grade
+scale is fixed once a label exists, and N cannot drop below a pair's live claims.
 
 >>> check_settings(ProjectSettings(), annotators_per_pair=3).annotators_per_pair
 3

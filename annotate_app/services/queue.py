@@ -1,22 +1,9 @@
 """The annotator's queue: `next_pair`, `get_pair`, `skip`, progress, and freeing abandoned claims.
 
-`next_pair(db, me, project)` returns, in this order:
-
-1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair
-   (at the document's current version: ``PairView.doc_changed`` says a re-import replaced the one shown);
-2. a pair the caller labelled whose document has since changed (stale), to re-judge;
-3. a new pair with a free slot that the caller never had — least-covered first (every pair gets its first
-   label before any gets its second, which keeps the load balanced), then grouped by query;
-4. if none is free, claims unlabelled for longer than the project's ``claim_timeout_minutes`` are freed and
-   step 3 is tried again;
-5. None: nothing left for this caller. That answer is recorded (`store.exhausted`): until something makes a
-   pair claimable again (which moves the project's queue epoch on) and for at most 60 s, the next call
-   answers None after step 1 without seeking. When no pair of the project has a free slot at all, it is
-   recorded for the project, and every member's next call answers None after step 1.
-
-A pair is never shown twice to the same annotator (a skipped or expired claim keeps its row), never to more
-than N annotators at once (UNIQUE slot), and the view never contains anyone else's label. The caller must be a
-member of the project (see `projects.assign`); a member's ``quota`` caps their live claims and labels.
+`next_pair` returns the caller's open claim, else a stale label to re-judge, else a new pair least-covered
+first (freeing expired claims if none is free), else None. A pair is never shown twice to one annotator,
+never to more than N at once, and never with another's label. The caller must be a member; ``quota`` caps
+their claims. The order in detail: docs/modules.md.
 """
 
 from __future__ import annotations

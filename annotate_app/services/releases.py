@@ -1,28 +1,9 @@
 """Releases: immutable, versioned qrels snapshots with their provenance.
 
-`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale,
-every disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
-threshold, when the reviewer writes a justification (at least `MIN_JUSTIFICATION` characters), which the
-release stores. Nothing can change a release afterwards (no update path; database triggers refuse it).
-
-A release records its version (1, 2, ... per project), creator and time, the agreement figures, the
-annotators, the guidelines version, the corpus version hash — sha256 of the lines
-``doc_id<TAB>version<TAB>content sha256`` of every document, sorted by doc_id — and the content hash: sha256
-of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query then document ID in code-point
-order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
-``unanimous``, ``majority`` or
-``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
-
-One content, one release: creating a release whose qrels equal an existing release's (same content hash)
-creates nothing and returns that release with ``unchanged=True`` ("identical to vN"). The database enforces it
-(UNIQUE(project_id, content_key)): when two reviewers create the same release at once, the second insert fails
-and returns the first one's release. `preview_release` tells, before anything is written, which version a
-release would get and how many qrels it would hold (the CLI's confirmation).
-
-Machine judges never enter the gate. Only when the project lets a judge fill the pairs no human judged, and
-that judge passes calibration now (`judges.update_judge_settings`), are those pairs released with the
-judge's grade (kind ``judge``) instead of blocking the release. Every qrel records its source (``human`` or
-``judge:NAME``) and every release counts them (``ReleaseInfo.sources``).
+`create_release` (reviewer) refuses while a pair lacks labels, a label is stale, a disagreement is open, or
+agreement is below the threshold without a justification. Nothing changes a release afterwards. Identical
+qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text.
+Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``.
 """
 
 from __future__ import annotations

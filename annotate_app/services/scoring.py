@@ -1,19 +1,9 @@
 """Scoring support for the Score page (reviewers): stored runs as `metrics.Run`, a BM25 baseline over the
-project, the current labels for assessor sensitivity, and sending unjudged top-k documents to the judging
-queue.
+project, the current labels for assessor sensitivity, and sending unjudged documents to the queue.
 
-Scores themselves come from `metrics.evaluate` / `metrics.compare` on a release's qrels
-(`releases.release_qrels`, the same rows `export.export_release` writes); this module only supplies the runs
-and labels, so a number on the Score page is exactly what ``qrelforge score`` gives on the exported release.
-
-Rules:
-
-- Everything here needs the reviewer role (reviewers see qrels; annotators stay blind to them).
-- `bm25_baseline` indexes the current version of every document (title and text,
-  `metrics.retrieval.bm25.tokenize`: CJK character bigrams plus Latin words) and searches every query of the
-  project. The run is returned, not stored (an admin can import its TREC file to pool from it).
-- `queue_pairs` adds (query, document) pairs to the pool as ``manual`` pairs in one transaction; pairs already
-  in the pool are counted, IDs unknown to the project are reported, nothing else is written. One audit entry.
+Everything needs the reviewer role. Scores come from `metrics` on a release's qrels, so the page agrees with
+``qrelforge score``. `bm25_baseline` returns a run and stores nothing; `queue_pairs` adds ``manual`` pairs in
+one transaction and reports the pooled and unknown ones.
 
 >>> QueueReport(added=2, already_pooled=1, unknown=(("q9", "D1"),)).message
 '2 pairs sent to the judging queue; 1 already in the pool; 1 unknown to the project (first: q9 D1)'

@@ -1,16 +1,7 @@
 """Single sign-on: the Actor of an existing, active user that an OpenID Connect provider vouched for.
 
-The app's `st.login` flow (optional, when ``.streamlit/secrets.toml`` has an ``[auth]`` section) gives a
-verified e-mail address. `username_for` maps it to a QrelForge username, and `sso_actor` turns that into an
-Actor:
-
-- an explicit map ``{email: username}`` wins (case-insensitive e-mail);
-- else, with ``domain`` set, ``local@domain`` maps to the username ``local`` — only for that exact domain;
-- else there is no user: SSO never creates accounts and never grants a role; an admin creates the user first.
-
-A login is refused unless the provider says the address is verified: ``email_verified`` false or missing
-(some providers omit the claim for addresses they never checked) gets no user (`username_for`) and no Actor
-(`sso_actor` is given the claim and refuses anything but true, with a message).
+`username_for` maps a verified e-mail through an explicit map, else an exact ``domain``; `sso_actor` refuses
+an address not verified. SSO never creates accounts or grants roles.
 
 >>> username_for("Alice@Example.com", users={"alice@example.com": "alice"})
 'alice'

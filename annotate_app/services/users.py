@@ -1,9 +1,7 @@
 """User administration (admins only, except `change_password` for oneself).
 
-Users are never deleted (their labels and releases keep pointing at them): `deactivate` ends every session
-and refuses further logins. Role changes, password changes and resets and deactivation bump the user's session
-version and revoke every stored login session of the user (`services.auth.open_session`), so an existing
-login stops working at once, on every app replica.
+Users are never deleted. Deactivation, role and password changes revoke every session of the user, on every
+replica.
 
 >>> # create_user(db, SYSTEM, "alice", "alice-demo", role="annotator")
 """

@@ -1,26 +1,11 @@
 """Statistical tests behind `metrics.compare`: paired tests over queries, multiple-comparison corrections,
 rank correlation, and the proportion statistics of an online A/B test (`metrics.stats.ablog`).
 
-Paired tests take a matrix of per-query differences, one column per comparison (``run - baseline`` on one
-measure), rows aligned by query. NaN marks a pair where either run is undefined (e.g. R@k on a query without
-relevant documents, FirstRel when nothing relevant was returned): the pair is dropped from that column, and
-each column reports its own ``n``. Columns that share the same set of kept queries are tested together, with
-the same random draws, so a column's result depends only on its differences and the seed.
-
-- `paired_t`: Student's paired t-test, two-sided, as ``scipy.stats.ttest_rel``; except that a column whose
-  differences are all 0 gets t = 0, p = 1 (scipy: NaN), and a constant non-zero difference t = ±inf, p = 0.
-- `permutation_test`: Fisher's randomization test of the mean difference, two-sided: each query's difference
-  keeps or flips its sign with probability 1/2 (run labels swapped within the pair). When ``2**n`` sign
-  patterns fit in ``n_permutations`` every pattern is enumerated (exact test, p = share of patterns with
-  ``|sum| >= |observed sum|``, as ``scipy.stats.permutation_test`` with ``permutation_type="samples"``);
-  otherwise ``n_permutations`` random patterns are drawn and ``p = (hits + 1) / (n_permutations + 1)``, which
-  is never 0. All differences 0 gives p = 1 exactly.
-- `bootstrap_ci`: percentile bootstrap confidence interval of the mean difference, resampling queries with
-  replacement.
-- `adjust`: Holm (step-down) or Bonferroni adjusted p-values.
-- `kendall_tau`: Kendall's tau-b between two score vectors (rows of a matrix at once), as
-  ``scipy.stats.kendalltau``'s default.
-- `wilson_interval`, `two_proportion_z`: the A/B statistics used by `metrics.stats.ablog.ab_test`.
+Paired tests take per-query differences, one column per comparison; NaN drops a pair from its column, and
+each column reports its ``n``. `paired_t`, `permutation_test` (exact when ``2**n`` fits in
+``n_permutations``, else p = (hits + 1) / (n_permutations + 1)), `bootstrap_ci`, `adjust` (Holm,
+Bonferroni), `kendall_tau`, `wilson_interval`, `two_proportion_z`. Where they differ from SciPy:
+docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """``qrelforge score QRELS RUN...``: trec_eval-faithful measures of each run, as a table, JSON, CSV or
 trec_eval text.
 
-A RUN may be a file, or a run held as partition files: a directory, a quoted glob, Parquet
-(`metrics.distributed`). ``--engine ray [--address local|auto|HOST:PORT]`` scores the partitions on Ray (the
-``ray`` extra), with the same output as the default ``--engine local``. ``--by tag|tag:KEY`` also reports
-each slice's means; ``--ppi JUDGE`` is `annotate_app.cli.scoring.ppi`. ``--passages PASSAGES --chunks
-CHUNKS`` scores chunk runs against evidence passages (`annotate_app.cli._chunk_runs`). The JSON report
-carries its fingerprint (`metrics.fingerprint`).
+A RUN may be partition files (`metrics.distributed`, ``--engine ray``); ``--by`` adds slice means, ``--ppi``
+is `annotate_app.cli.scoring.ppi`, ``--passages`` is `annotate_app.cli._chunk_runs`. JSON carries a
+fingerprint.
 """
 
 from __future__ import annotations

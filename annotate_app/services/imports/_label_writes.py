@@ -1,35 +1,8 @@
-"""Storing a checked label import: planned against the claims first, then written in bulk.
+"""Storing a checked label import: planned against the claims first, then written in bulk, a piece at a time.
 
-Each label is stored the way `services.labels.save_label` stores a judgment: the annotator's claim of the pair
-(a new one, done, past the project's annotators per pair if need be: an imported label holds a slot like any
-other) and a new label version; a label equal to the annotator's current one (grade, reason, document version)
-adds nothing; of several versions of one annotator's label in a file (Prodigy sessions), those after the one
-equal to the current label are added. The import is planned first, from two bulk reads
-(`store.label_import.claim_states`, ``pair_slots``): which labels are new, changed or unchanged, each one's
-claim, slot, version and ids (`preview` counts that plan per annotator, writing nothing). A label for a pair
-its annotator skipped (or let expire) in the app is refused (that claim is over), naming its line; so is every
-problem of the file (`InvalidInput`), all before anything is written: a bad file imports nothing.
-
-The plan is then written a piece at a time (whole pairs: every label the file has on a pair appears at once),
-each piece in a few bulk statements (`store.label_import`):
-
-- PostgreSQL: every piece in one transaction, serialised with the project's other imports (`lock_imports`):
-  the import appears at once, complete. MVCC: it blocks no annotator's write, and the rows it updates are
-  locked from its statements to the commit only.
-- SQLite (one writer at a time): `PUBLISH_PIECE` labels per transaction, with a pause after each, so that
-  other processes' writes (an annotator's save) get in between. An import of at most `PUBLISH_PIECE` labels
-  is one transaction; a bigger one appears a piece at a time, over seconds — as if a team labelled very
-  fast: writing 200,000 labels in one transaction held the database 5 s and more on a busy machine, and an
-  annotator's save waiting that long fails ("the database is busy"). The import record counts what is written
-  so far (it is listed from its first piece); the last piece finishes and audits it. An import that dies
-  leaves the pieces it wrote (labels are append-only): importing the file again completes it, finding them
-  unchanged.
-
-Before each piece, the claims of its pairs are read again: one its annotator took, labelled, skipped or let
-expire in the app since the plan was made (or a slot it would take) makes the import plan the rest again (at
-most `PLAN_ATTEMPTS` plans, then `Conflict`). Importing the same file twice therefore adds nothing the second
-time, also when two imports of it run at once (`doc_staging.hold_imports` on SQLite, `lock_imports` on
-PostgreSQL serialise them).
+Each label is stored as `services.labels.save_label` stores one (a claim and a new version; an equal label
+adds nothing). Every problem is raised before anything is written; a plan the app invalidates meanwhile is
+made again, at most `PLAN_ATTEMPTS` times, then `Conflict`. Importing a file twice adds nothing.
 """
 
 from __future__ import annotations

@@ -1,31 +1,9 @@
 """Importing human labels made in other tools (JSONL, Label Studio, Argilla, Prodigy, Quepid).
 
-`metrics.formats.read_labels` parses the file; `import_labels` checks every label against the project and
-stores it the way `services.labels.save_label` stores a judgment (an assignment of the pair to the annotator,
-then append-only label versions), staged in short transactions and published in one (`_label_writes`):
-
-- each label names a pair of the project's pool: an unknown query or document, or a query–document pair
-  that is not pooled (or is excluded), is an error naming its line. Pool the pair first (``qrelforge pool``,
-  or add it by hand): an import never adds pairs, so the pool stays what pooling made it;
-- a Quepid file names queries by their text: it must match exactly one query of the project;
-- each grade must be one of the project's grades;
-- each annotator is an account: a name no user has yet creates one that cannot log in (deactivated, no
-  password). An admin enables it later (reactivate the user, then reset its password); until then it only
-  holds the imported labels, which count in agreement and releases like any human's;
-- the reason is kept as given; none is required (most tools record none), and it has at most
-  `inputs.MAX_REASON` characters, as every reason the app stores;
-- a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
-  so importing the same file twice adds nothing; a different one adds a new version (append-only). A file
-  holding several versions of one annotator's label (Prodigy sessions) adds the versions after the one equal
-  to the current label (all of them when none is);
-- the answers a file holds that are not labels (rejected, skipped, drafts...) are counted in the report's and
-  the preview's ``left_out``.
-
-A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
-`preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
-change and leave unchanged, and which accounts it would create (the Data page shows it before its Import
-button). Label imports wait for each other: a double click imports once and then finds every label
-unchanged.
+`import_labels` stores each label as `services.labels.save_label` would. It refuses a label on a pair not in
+the pool, a grade off the scale, a reason over `inputs.MAX_REASON`; an unknown annotator becomes a disabled
+account. A bad file imports nothing (`InvalidInput`); an equal label adds nothing. `preview_labels` runs the
+same checks and writes nothing.
 """
 
 from __future__ import annotations

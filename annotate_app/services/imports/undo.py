@@ -1,24 +1,8 @@
-"""Listing a project's imports and undoing one (admin).
+"""Listing a project's imports and undoing one (admin), in one transaction that waits for the other imports.
 
-What an import added is recorded precisely: the document versions, queries and chunk mappings it inserted
-carry its id (``import_id``), a run and prior qrels are found by the name they were imported under, and the
-previous text of the queries it changed is kept in its record (``replaced``). Undoing it, in one transaction
-that waits for the project's other imports:
-
-- documents: the versions it added are deleted; a document left without versions is deleted, with the pairs
-  on it (nothing judged on them); a document it changed gets its previous version back as current, and the
-  labels made on that version are no longer stale;
-- queries: the queries it added are deleted with their unjudged pairs; the queries it changed get their
-  previous text back (unless a later import changed them again);
-- a run: its entries and pair sources are deleted; the pooled pairs it alone brought in are deleted;
-- prior qrels and chunk mappings: deleted.
-
-Pairs something was judged on (a label, a machine label, an adjudication, a release) depend on the import:
-the undo refuses and names them; with ``exclude_dependent=True`` those pairs are excluded instead (out of the
-queue, agreement and releases; their unlabelled claims freed), the documents and queries they need are kept,
-and the rest is undone. Another import that refers to what would be deleted (a run ranking the documents, a
-chunk map) must be undone first. Undoing an import twice changes nothing ("already undone"). Audited
-(``import_undone``).
+An undo removes exactly what the import added and restores what it changed. It refuses while judged pairs
+depend on it (named), unless ``exclude_dependent=True`` excludes them. Undoing twice changes nothing.
+Audited (``import_undone``).
 """
 
 from __future__ import annotations
