@@ -21,8 +21,8 @@ import metrics
 
 PENDING = frozenset(
     {
-        "metrics._ids.position_within",
-        "metrics._ids.trec_order",
+        "metrics._ids._order.position_within",
+        "metrics._ids._order.trec_order",
         "metrics.agreement._annotators.drift",
         "metrics.agreement._annotators.gold_scores",
         "metrics.agreement._annotators.leniency",
