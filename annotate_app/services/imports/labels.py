@@ -27,8 +27,7 @@ from annotate_app.services.imports._common import (
 from annotate_app.services.imports._label_writes import preview, store_labels
 from annotate_app.services.inputs import check_length
 from annotate_app.services.types import ImportReport, LabelImportPreview
-from annotate_app.store import corpus as cq
-from annotate_app.store import label_import as lq
+from annotate_app.store import corpus, label_import
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import Project
 from metrics.errors import FormatError, Problem, QrelForgeError
@@ -196,9 +195,9 @@ def _check(
     """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
     label of one pair by one user, as names differing only in case or renamed to one, unless it is the next
     version of the same annotator's label)."""
-    pairs = lq.pair_keys(s, proj.id)
-    queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
-    by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
+    pairs = label_import.pair_keys(s, proj.id)
+    queries, docs = set(corpus.query_index(s, proj.id)), set(corpus.doc_index(s, proj.id))
+    by_text = label_import.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
     problems, out = [], []
     seen: dict[tuple[int, str], tuple[int, str, int]] = {}  # -> first line, annotator, last version
