@@ -119,10 +119,16 @@ def db(db_url, fast_hashing):
 
 
 @pytest.fixture
-def demo(db):
-    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs)."""
+def demo(db, request):
+    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs). On SQLite the database file
+    becomes a copy of ``demo_template`` (the same `load_demo`, run once a session); on PostgreSQL `load_demo`
+    runs in the emptied database."""
     from annotate_app.services.demo import load_demo
 
+    if db.is_sqlite:
+        db.dispose()
+        shutil.copyfile(request.getfixturevalue("demo_template"), db.url.database)
+        return db
     load_demo(db)
     return db
 
