@@ -4,7 +4,8 @@ real PostgreSQL server.
 PostgreSQL: one fresh database per test session and xdist worker (``qrelforge_test_<worker>_<pid>``), created
 through ``$QRELFORGE_TEST_PG_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``), migrated
 once, emptied (TRUNCATE) before each test and dropped at the end. An unreachable server FAILS the tests (never
-skips them): CI must not pass without PostgreSQL. SQLite: a migrated template file copied per test.
+skips them): CI must not pass without PostgreSQL. SQLite: a migrated template file copied per test (the
+``demo`` fixture copies ``demo_template`` instead).
 """
 
 from __future__ import annotations
