@@ -21,6 +21,7 @@ from store_fixtures import (  # noqa: E402, F401
     db_url,
     demo,
     fast_hashing,
+    pg_demo_copy,
     pg_session_url,
     sqlite_template,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 
 import pytest
 
@@ -28,6 +29,8 @@ __all__ = [
     "fast_hashing",
     "demo",
     "actors",
+    "cheap_hashes",
+    "pg_demo_copy",
 ]
 
 
@@ -75,14 +78,25 @@ def sqlite_template(tmp_path_factory) -> str:
 
 
 def _truncate(url: str) -> None:
+    """Empty every table of the PostgreSQL database ``url`` and restart its sequences. Only the tables that
+    hold rows are truncated (with CASCADE): a TRUNCATE costs the same for an empty table as for a full one."""
     from sqlalchemy import create_engine, text
 
     from annotate_app.store.models import Base
 
     engine = create_engine(url)
-    names = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    tables = [table.name for table in Base.metadata.sorted_tables]
+    probe = " UNION ALL ".join(f"SELECT '{name}' WHERE EXISTS (SELECT 1 FROM {name})" for name in tables)
     with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        full = [row[0] for row in conn.execute(text(probe))]
+        if full:
+            conn.execute(text(f"TRUNCATE {', '.join(full)} CASCADE"))
+        conn.execute(
+            text(
+                "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false) "
+                "FROM pg_sequences WHERE schemaname = 'public'"
+            )
+        )
     engine.dispose()
 
 
@@ -121,17 +135,81 @@ def db(db_url, fast_hashing):
 
 @pytest.fixture
 def demo(db, request):
-    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs). On SQLite the database file
-    becomes a copy of ``demo_template`` (the same `load_demo`, run once a session); on PostgreSQL `load_demo`
-    runs in the emptied database."""
-    from annotate_app.services.demo import load_demo
-
+    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs), by one `load_demo` a
+    session: on SQLite the database file becomes a copy of ``demo_template``; on PostgreSQL the emptied
+    tables get the rows of `pg_demo_copy`."""
     if db.is_sqlite:
         db.dispose()
         shutil.copyfile(request.getfixturevalue("demo_template"), db.url.database)
         return db
-    load_demo(db)
+    _restore_demo(db, request.getfixturevalue("pg_demo_copy"))
     return db
+
+
+DEMO_COPY = "demo_copy"
+"""The PostgreSQL schema that holds the worker's copy of the demo's rows (`pg_demo_copy`)."""
+
+
+@contextmanager
+def cheap_hashes():
+    """Within the block, `auth` hashes with cheap argon2 parameters (as `fast_hashing` does for one test)."""
+    from argon2 import PasswordHasher
+
+    from annotate_app.services import auth
+
+    saved = auth._HASHER, auth._DUMMY_HASH
+    auth._HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    auth._DUMMY_HASH = auth._HASHER.hash("timing")
+    try:
+        yield
+    finally:
+        auth._HASHER, auth._DUMMY_HASH = saved
+
+
+@pytest.fixture(scope="session")
+def pg_demo_copy(pg_session_url) -> dict[str, tuple[int, bool]]:
+    """`load_demo` run once in the worker's PostgreSQL database: its rows are kept in the schema `DEMO_COPY`
+    and the tables emptied again. Returns each sequence's (last_value, is_called) after the load."""
+    from sqlalchemy import create_engine, text
+
+    from annotate_app.services.demo import load_demo
+    from annotate_app.store.db import Database
+    from annotate_app.store.models import Base
+
+    _truncate(pg_session_url)
+    database = Database(pg_session_url)
+    with cheap_hashes():
+        load_demo(database)
+    database.dispose()
+    engine = create_engine(pg_session_url)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA IF EXISTS {DEMO_COPY} CASCADE"))
+        conn.execute(text(f"CREATE SCHEMA {DEMO_COPY}"))
+        for table in Base.metadata.sorted_tables:
+            conn.execute(text(f'CREATE TABLE {DEMO_COPY}."{table.name}" AS TABLE public."{table.name}"'))
+        rows = conn.execute(
+            text("SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'")
+        ).all()
+    engine.dispose()
+    _truncate(pg_session_url)
+    return {name: (value, True) for name, value in rows if value is not None}
+
+
+def _restore_demo(db, sequences: dict[str, tuple[int, bool]]) -> None:
+    """Fill the emptied PostgreSQL database of ``db`` with the rows of `DEMO_COPY` and set its sequences as
+    `load_demo` left them."""
+    from sqlalchemy import text
+
+    from annotate_app.store.models import Base
+
+    with db.engine.begin() as conn:
+        for table in Base.metadata.sorted_tables:
+            conn.execute(text(f'INSERT INTO public."{table.name}" SELECT * FROM {DEMO_COPY}."{table.name}"'))
+        for name, (value, called) in sequences.items():
+            conn.execute(
+                text("SELECT setval(:name, :value, :called)"),
+                {"name": f"public.{name}", "value": value, "called": called},
+            )
 
 
 @pytest.fixture
