@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
@@ -166,10 +167,19 @@ def cheap_hashes():
         auth._HASHER, auth._DUMMY_HASH = saved
 
 
+@dataclass(frozen=True)
+class DemoCopy:
+    """What `pg_demo_copy` kept: each table's columns (as its SQL list) and each sequence's (last_value,
+    is_called) after `load_demo`."""
+
+    columns: dict[str, str]
+    sequences: dict[str, tuple[int, bool]]
+
+
 @pytest.fixture(scope="session")
-def pg_demo_copy(pg_session_url) -> dict[str, tuple[int, bool]]:
+def pg_demo_copy(pg_session_url) -> DemoCopy:
     """`load_demo` run once in the worker's PostgreSQL database: its rows are kept in the schema `DEMO_COPY`
-    and the tables emptied again. Returns each sequence's (last_value, is_called) after the load."""
+    and the tables emptied again."""
     from sqlalchemy import create_engine, text
 
     from annotate_app.services.demo import load_demo
@@ -182,30 +192,40 @@ def pg_demo_copy(pg_session_url) -> dict[str, tuple[int, bool]]:
         load_demo(database)
     database.dispose()
     engine = create_engine(pg_session_url)
+    columns = {}
     with engine.begin() as conn:
         conn.execute(text(f"DROP SCHEMA IF EXISTS {DEMO_COPY} CASCADE"))
         conn.execute(text(f"CREATE SCHEMA {DEMO_COPY}"))
         for table in Base.metadata.sorted_tables:
             conn.execute(text(f'CREATE TABLE {DEMO_COPY}."{table.name}" AS TABLE public."{table.name}"'))
+            names = conn.execute(
+                text(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = :schema "
+                    "AND table_name = :table ORDER BY ordinal_position"
+                ),
+                {"schema": DEMO_COPY, "table": table.name},
+            ).scalars()
+            columns[table.name] = ", ".join(f'"{name}"' for name in names)
         rows = conn.execute(
             text("SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'")
         ).all()
     engine.dispose()
     _truncate(pg_session_url)
-    return {name: (value, True) for name, value in rows if value is not None}
+    sequences = {name: (value, True) for name, value in rows if value is not None}
+    return DemoCopy(columns=columns, sequences=sequences)
 
 
-def _restore_demo(db, sequences: dict[str, tuple[int, bool]]) -> None:
+def _restore_demo(db, copy: DemoCopy) -> None:
     """Fill the emptied PostgreSQL database of ``db`` with the rows of `DEMO_COPY` and set its sequences as
     `load_demo` left them."""
     from sqlalchemy import text
 
-    from annotate_app.store.models import Base
-
     with db.engine.begin() as conn:
-        for table in Base.metadata.sorted_tables:
-            conn.execute(text(f'INSERT INTO public."{table.name}" SELECT * FROM {DEMO_COPY}."{table.name}"'))
-        for name, (value, called) in sequences.items():
+        for table, columns in copy.columns.items():
+            conn.execute(
+                text(f'INSERT INTO public."{table}" ({columns}) SELECT {columns} FROM {DEMO_COPY}."{table}"')
+            )
+        for name, (value, called) in copy.sequences.items():
             conn.execute(
                 text("SELECT setval(:name, :value, :called)"),
                 {"name": f"public.{name}", "value": value, "called": called},
