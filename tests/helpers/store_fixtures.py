@@ -139,6 +139,17 @@ def demo(db, request):
     """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs), by one `load_demo` a
     session: on SQLite the database file becomes a copy of ``demo_template``; on PostgreSQL the emptied
     tables get the rows of `pg_demo_copy`."""
+    from sqlalchemy import text
+
+    from annotate_app.services.demo import load_demo
+
+    with db.read() as session:  # a fixture before this one wrote: load the demo beside its rows
+        written = session.execute(
+            text("SELECT EXISTS (SELECT 1 FROM projects) OR EXISTS (SELECT 1 FROM users)")
+        )
+        if written.scalar():
+            load_demo(db)
+            return db
     if db.is_sqlite:
         db.dispose()
         shutil.copyfile(request.getfixturevalue("demo_template"), db.url.database)
