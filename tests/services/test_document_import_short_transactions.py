@@ -44,7 +44,6 @@ def _visible_docs(db) -> int:
         return len(corpus.doc_index(s, project_id))
 
 
-@pytest.mark.slow
 def test_label_saves_get_in_during_a_big_document_import(db, tmp_path):
     (alice,) = synthetic_project(db, "team", queries=20, docs=30, annotators=1)
     docs = _docs_file(tmp_path / "big.jsonl")

@@ -53,7 +53,6 @@ def sqlite_db(tmp_path, sqlite_template, fast_hashing):
     db.dispose()
 
 
-@pytest.mark.slow
 def test_label_saves_from_another_process_get_in_during_a_big_run_import(sqlite_db, tmp_path):
     db = sqlite_db
     (alice,) = synthetic_project(db, "team", queries=20, docs=30, annotators=1)

@@ -65,7 +65,6 @@ def _import(db, path: Path, name: str = "labels.jsonl"):
 
 
 # ------------------------------------------------------------------------------------------ annotators
-@pytest.mark.slow
 def test_label_saves_get_in_during_a_big_label_import(db, tmp_path):
     (alice,) = synthetic_project(db, "team", queries=20, docs=30, annotators=1)
     synthetic_project(db, "big", queries=20, docs=1000)
