@@ -18,7 +18,7 @@ from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store import projects as q
 from annotate_app.store import releases as rq
-from annotate_app.store.enums import AgreementMode, Statistic, Weights
+from annotate_app.store.enums import AgreementMode, EvidenceMode, Statistic, Weights
 from annotate_app.store.models import Project, Release, User
 
 __all__ = [
@@ -98,6 +98,7 @@ def settings_of(project: Project) -> ProjectSettings:
         min_reason_length=project.min_reason_length,
         claim_timeout_minutes=project.claim_timeout_minutes,
         allow_self_adjudication=project.allow_self_adjudication,
+        evidence=EvidenceMode(project.evidence),
     )
 
 

@@ -30,7 +30,7 @@ from annotate_app.store import annotation
 from annotate_app.store import projects as q
 from annotate_app.store import users as uq
 from annotate_app.store.db import Database
-from annotate_app.store.enums import AgreementMode, AuditAction, Statistic, Weights
+from annotate_app.store.enums import AgreementMode, AuditAction, EvidenceMode, Statistic, Weights
 from annotate_app.store.models import Project
 
 __all__ = [
@@ -53,6 +53,7 @@ _CHOICES: dict[str, type[StrEnum]] = {
     "statistic": Statistic,
     "agreement_mode": AgreementMode,
     "weights": Weights,
+    "evidence": EvidenceMode,
 }
 _INTS = {
     "annotators_per_pair": (1, 50),

@@ -49,6 +49,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from annotate_app.store.enums import (
     AgreementMode,
     AssignmentStatus,
+    EvidenceMode,
     JudgeBackend,
     LoginMethod,
     PairOrigin,
@@ -79,6 +80,7 @@ __all__ = [
     "PairSource",
     "Assignment",
     "Label",
+    "LabelEvidence",
     "Adjudication",
     "MachineJudge",
     "JudgePrompt",
@@ -234,6 +236,7 @@ class Project(Base):
     min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
     allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
+    evidence: Mapped[str] = mapped_column(String(16), default=EvidenceMode.OFF.value, server_default="off")
     # bumped whenever a pair may become claimable: clears every "nothing left" marker (store/exhausted.py)
     queue_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the project's "no free slot" marker: the queue_epoch at which a claim found every pair at N live claims,
@@ -516,6 +519,27 @@ class Label(Base):
     guidelines_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class LabelEvidence(Base):
+    """One evidence passage of a label: ``[start_char, end_char)`` in the text of document version
+    ``doc_version``. Append-only: the spans a save gives are stored at the label's own ``doc_version``; when a
+    re-import changes the document, each is carried to the new version (``carried``) or recorded there as
+    ``stale`` (its text is no longer found exactly once; it keeps its old offsets)."""
+
+    __tablename__ = "label_evidence"
+    __table_args__ = (
+        Index("ix_label_evidence_label_id_doc_version", "label_id", "doc_version"),
+        CheckConstraint("start_char >= 0 AND end_char > start_char", name="span"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    label_id: Mapped[int] = mapped_column(_fk("labels.id"))
+    doc_version: Mapped[int] = mapped_column(Integer)
+    start_char: Mapped[int] = mapped_column(Integer)
+    end_char: Mapped[int] = mapped_column(Integer)
+    carried: Mapped[bool] = mapped_column(Boolean, default=False)
+    stale: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Adjudication(Base):

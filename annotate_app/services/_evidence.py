@@ -1,0 +1,155 @@
+"""Evidence passages on labels: checking the spans a save gives, reading the spans a label holds, and carrying
+them to a new document version when a re-import changes the text.
+
+A passage is ``[start, end)``: character offsets into the text of the document version the label was made on
+(Python ``str`` indices: code points). The spans of a save must be non-empty, inside the text and pairwise
+disjoint (touching is fine), and the project's ``evidence`` setting must allow them: ``off`` refuses any,
+``required`` asks for at least one when the grade is at or above the relevance cut-off.
+
+When a re-import changes a document, each current label's own spans are carried from the label's version to
+the new one: to the only place where the span's text occurs again exactly (`metrics.passages.carry_spans`),
+or flagged stale there (kept with the old offsets). A label's evidence, as `LabelInfo.evidence` shows it, is
+its set on the newest version up to the document's current one.
+
+>>> check_evidence([(5, 9), (0, 5)], text_length=10, doc_version=1, current_version=1)
+((0, 5), (5, 9))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from annotate_app.services.errors import DocumentChanged, InvalidInput
+from annotate_app.services.types import ProjectSettings
+from annotate_app.store import annotation
+from annotate_app.store.enums import EvidenceMode
+from metrics.passages import SpanError, carry_spans, check_spans
+
+__all__ = ["Evidence", "check_evidence", "check_policy", "evidence_of", "carry_evidence", "NO_EVIDENCE"]
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A label's passages on one document version: ``spans`` hold there; ``stale`` ones (old offsets) could
+    not be carried to it."""
+
+    spans: tuple[Span, ...] = ()
+    version: int | None = None
+    stale: tuple[Span, ...] = ()
+
+
+NO_EVIDENCE = Evidence()
+
+
+def check_evidence(
+    evidence: Iterable[Sequence[int]] | None, *, text_length: int, doc_version: int, current_version: int
+) -> tuple[Span, ...]:
+    """The spans of a save, checked and sorted by start.
+
+    Args:
+        evidence: pairs ``(start, end)``, or None (no evidence).
+        text_length: the length of the text of document version ``doc_version``.
+        doc_version: the version the spans index (the one the annotator was shown).
+        current_version: the document's current version.
+
+    Returns:
+        The spans as ``(start, end)`` tuples, sorted.
+
+    Raises:
+        InvalidInput: a span is not a pair of ints, empty, out of range or overlaps another; the message
+            names the span and the document length.
+        DocumentChanged: spans on a version that is no longer current.
+    """
+    if evidence is None:
+        return ()
+    if isinstance(evidence, str | bytes) or not isinstance(evidence, Iterable):
+        raise InvalidInput(f"evidence must be a list of (start, end) pairs; got {evidence!r}")
+    try:
+        spans = tuple(check_spans(list(evidence), length=text_length))
+    except SpanError as exc:
+        raise InvalidInput(f"evidence: {exc}") from None
+    if spans and doc_version < current_version:
+        start, end = spans[0]
+        raise DocumentChanged(
+            f"evidence [{start}, {end}) is on version {doc_version} (document length {text_length}); "
+            f"the document is now version {current_version}"
+        )
+    return spans
+
+
+def check_policy(settings: ProjectSettings, project_name: str, grade: int, spans: Sequence[Span]) -> None:
+    """Refuse spans the project's ``evidence`` setting does not allow (InvalidInput).
+
+    ``off``: no spans at all; ``required``: at least one for a grade at or above the relevance cut-off."""
+    if settings.evidence == EvidenceMode.OFF and spans:
+        raise InvalidInput(
+            f"project {project_name!r} does not collect evidence (its evidence setting is off)"
+        )
+    if settings.evidence == EvidenceMode.REQUIRED and not spans and grade >= settings.relevance_cutoff:
+        raise InvalidInput(
+            f"grade {grade} needs evidence: mark at least one passage (required for grades >= "
+            f"{settings.relevance_cutoff})"
+        )
+
+
+def evidence_of(s: Session, labels: Sequence[tuple[int, int]]) -> dict[int, Evidence]:
+    """label id → its evidence on the newest version up to the document's current one.
+
+    Args:
+        labels: (label id, the document's current version) pairs.
+    """
+    current = dict(labels)
+    out: dict[int, Evidence] = {}
+    for label_id, rows in annotation.evidence_rows(s, list(current)).items():
+        shown = [r for r in rows if r.doc_version <= current[label_id]]
+        if not shown:
+            continue
+        version = max(r.doc_version for r in shown)
+        on = [r for r in shown if r.doc_version == version]
+        out[label_id] = Evidence(
+            spans=tuple((r.start, r.end) for r in on if not r.stale),
+            version=version,
+            stale=tuple((r.start, r.end) for r in on if r.stale),
+        )
+    return out
+
+
+def evidence_fields(evidence: Evidence) -> dict[str, Any]:
+    """The `LabelInfo` fields of a label's evidence."""
+    return {
+        "evidence": evidence.spans,
+        "evidence_version": evidence.version,
+        "stale_evidence": evidence.stale,
+    }
+
+
+def carry_evidence(s: Session, document_ids: Sequence[int]) -> int:
+    """Carry the current labels' own spans on these (re-imported) documents to each one's current version.
+
+    Returns:
+        How many spans were flagged stale (their text is not found exactly once in the new version).
+    """
+    todo = [t for t in annotation.labels_to_carry(s, document_ids) if t[2] < t[3]]
+    if not todo:
+        return 0
+    texts = annotation.version_texts(s, [(d, v) for _, d, old, new in todo for v in (old, new)])
+    own = annotation.evidence_rows(s, [label_id for label_id, *_ in todo])
+    stale = 0
+    for label_id, doc, old, new in todo:
+        spans = [(r.start, r.end) for r in own.get(label_id, []) if r.doc_version == old and not r.carried]
+        if not spans or (doc, old) not in texts or (doc, new) not in texts:
+            continue
+        carried = carry_spans(texts[(doc, old)], texts[(doc, new)], spans)
+        annotation.replace_carried(s, label_id, new)
+        moved = [(c.start, c.end) for c in carried if c.start is not None and c.end is not None]
+        lost = [span for span, c in zip(spans, carried, strict=True) if c.start is None]
+        annotation.add_spans(s, label_id, new, moved, carried=True)
+        annotation.add_spans(s, label_id, new, lost, stale=True)
+        stale += len(lost)
+    return stale

@@ -1,0 +1,47 @@
+"""Evidence passages on labels, and the project setting that asks for them.
+
+- ``label_evidence``: one row per passage ``[start_char, end_char)`` of a label, on one document version
+  (the label's own, or a later one the passage was carried to, or flagged stale on, by a re-import);
+- ``projects.evidence``: ``off`` (the default), ``optional`` or ``required``.
+
+Revision ID: 0010_label_evidence
+Revises: 0009_judge_requests
+Create Date: 2026-12-03
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0010_label_evidence"
+down_revision: str | None = "0009_judge_requests"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.add_column(
+        "projects", sa.Column("evidence", sa.String(length=16), server_default="off", nullable=False)
+    )
+    op.create_table(
+        "label_evidence",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("label_id", sa.Integer(), nullable=False),
+        sa.Column("doc_version", sa.Integer(), nullable=False),
+        sa.Column("start_char", sa.Integer(), nullable=False),
+        sa.Column("end_char", sa.Integer(), nullable=False),
+        sa.Column("carried", sa.Boolean(), nullable=False),
+        sa.Column("stale", sa.Boolean(), nullable=False),
+        sa.CheckConstraint("start_char >= 0 AND end_char > start_char", name=op.f("ck_label_evidence_span")),
+        sa.ForeignKeyConstraint(["label_id"], ["labels.id"], name=op.f("fk_label_evidence_label_id_labels")),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_label_evidence")),
+    )
+    op.create_index("ix_label_evidence_label_id_doc_version", "label_evidence", ["label_id", "doc_version"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_label_evidence_label_id_doc_version", table_name="label_evidence")
+    op.drop_table("label_evidence")
+    with op.batch_alter_table("projects") as batch_op:
+        batch_op.drop_column("evidence")

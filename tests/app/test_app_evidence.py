@@ -1,0 +1,107 @@
+"""AppTest: marking evidence on the annotate card (sentence keys, a selection, removing a passage) and the
+passages a save stores; off projects show no marking controls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from app_helpers import app_as, plain
+
+from annotate_app.services import labels, projects
+from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.ui import state
+from annotate_app.ui.components import evidence_text
+
+
+def _view(at):
+    return at.session_state[state.CURRENT_PAIR]
+
+
+def _button(at, name: str):
+    view = _view(at)
+    return at.button(key=f"q_ev_{name}_{view.pair_id}")
+
+
+def _marks(at) -> list[tuple[int, int]]:
+    key = state.evidence(_view(at).pair_id)
+    return list(at.session_state[key]) if key in at.session_state else []
+
+
+@pytest.fixture
+def optional(app_db):
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="optional")
+    return app_db
+
+
+def _sentence(at, k: int) -> tuple[int, int]:
+    return evidence_text.sentences(_view(at).doc_text)[k]
+
+
+def test_an_off_project_shows_no_marking_controls(app_db):
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert "E Mark sentence" not in [b.label for b in at.button]
+
+
+def test_keys_move_through_the_sentences_and_toggle_one(optional):
+    at = app_as(optional, "alice")
+    assert not at.exception
+    assert at.session_state[state.evidence_cursor(_view(at).pair_id)] == 0  # the first query-term match
+    _button(at, "next").click().run()
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [_sentence(at, 1)]
+    assert _button(at, "toggle").label == "E Unmark sentence"
+    assert any(":violet-background[" in m.value for m in at.markdown)  # marked and under the cursor
+    _button(at, "toggle").click().run()
+    assert _marks(at) == []
+    _button(at, "prev").click().run()
+    _button(at, "prev").click().run()  # stays on the first sentence
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [_sentence(at, 0)]
+
+
+def test_a_selection_is_marked_and_can_be_removed(optional):
+    at = app_as(optional, "alice")
+    text = _view(at).doc_text
+    word = text[5:12]  # the demo's documents are Chinese: no spaces
+    sent = json.dumps({"text": word, "before": 5})
+    at.text_input(key=state.evidence_selection(_view(at).pair_id)).input(sent).run()
+    start = text.index(word)
+    assert _marks(at) == [(start, start + len(word))]
+    assert any(":green-background[" in m.value for m in at.markdown)
+    at.button(key=f"q_ev_remove_{_view(at).pair_id}_{start}_{start + len(word)}").click().run()
+    assert _marks(at) == []
+
+
+def test_a_selection_not_in_the_text_is_reported(optional):
+    at = app_as(optional, "alice")
+    sent = json.dumps({"text": "no such words here", "before": 0})
+    at.text_input(key=state.evidence_selection(_view(at).pair_id)).input(sent).run()
+    assert "The selection is not in the document's text." in [plain(c.value) for c in at.caption]
+    assert _marks(at) == []
+
+
+def test_the_save_stores_the_passages(optional):
+    at = app_as(optional, "alice")
+    view = _view(at)
+    _button(at, "toggle").click().run()
+    at.button(key=state.grade_button(view.pair_id, 2)).click().run()
+    at.text_area(key=state.reason(view.pair_id)).input("the first sentence says so")
+    at.button(key=state.submit(view.pair_id)).click().run()
+    assert not at.error
+    alice = authenticate(optional, "alice", "alice-demo")
+    (saved,) = labels.my_labels(optional, alice, "demo")
+    assert saved.evidence == (evidence_text.sentences(view.doc_text)[0],)
+
+
+def test_a_required_passage_missing_is_refused_on_the_card(app_db):
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="required")
+    at = app_as(app_db, "alice")
+    view = _view(at)
+    at.button(key=state.grade_button(view.pair_id, 2)).click().run()
+    at.text_area(key=state.reason(view.pair_id)).input("the first sentence says so")
+    at.button(key=state.submit(view.pair_id)).click().run()
+    assert [plain(e.value) for e in at.error] == [
+        "grade 2 needs evidence: mark at least one passage (required for grades >= 1)"
+    ]

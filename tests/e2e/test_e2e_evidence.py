@@ -1,0 +1,119 @@
+"""In Debian's Chromium: marking evidence passages on the annotate card, with the keyboard (J/K move through
+the sentences, E toggles one) and with the mouse (select text, press "M Mark selection"); the save stores
+the passages marked."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from app_helpers import PASSWORDS
+from e2e_helpers import current_pair, idle, login, shot, start_server, stop_server
+from playwright.sync_api import expect
+
+from annotate_app.services import labels, projects
+from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.store.db import Database
+from annotate_app.ui.components import evidence, evidence_text
+
+pytestmark = pytest.mark.e2e
+expect.set_options(timeout=30_000)
+
+# select characters [2, 8) of the document's first text node long enough; returns them
+SELECT = """(box) => {
+  const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  let node = walker.nextNode();
+  while (node && node.data.length < 10) node = walker.nextNode();
+  const range = document.createRange();
+  range.setStart(node, 2);
+  range.setEnd(node, 8);
+  const sel = document.getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+  return range.toString();
+}"""
+
+
+@pytest.fixture
+def evidence_server(servers, demo_template, tmp_path):
+    """The demo with evidence optional; returns (server, database path)."""
+    path = tmp_path / "qrelforge.db"
+    shutil.copyfile(demo_template, path)
+    db = Database(f"sqlite:///{path}")
+    projects.update_settings(db, SYSTEM, "demo", evidence="optional")
+    db.dispose()
+    server = start_server(tmp_path, path)
+    servers.append(server)
+    yield server, path
+    stop_server(server)
+
+
+def _saved(path) -> list:
+    db = Database(f"sqlite:///{path}")
+    try:
+        return labels.my_labels(db, authenticate(db, "alice", PASSWORDS["alice"]), "demo")
+    finally:
+        db.dispose()
+
+
+def _submit(page, pair, grade: int) -> None:
+    page.keyboard.press(str(grade))
+    expect(page.get_by_text(f"Chosen grade: {grade} · ")).to_be_visible()
+    idle(page)
+    expect(page.get_by_label("Reason", exact=True)).to_be_focused()
+    page.keyboard.type("the marked passage answers")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text(f"Saved {pair[0]} · {pair[1]}: grade {grade} · ")).to_be_visible()
+    idle(page)
+
+
+def test_a_sentence_is_marked_with_the_keyboard_only(page, evidence_server):
+    server, path = evidence_server
+    login(page, server.url, "alice")
+    pair = current_pair(page)
+    idle(page)
+    expect(page.get_by_text("No passage marked.")).to_be_visible()
+    page.keyboard.press("j")
+    idle(page)
+    page.keyboard.press("e")
+    expect(page.get_by_role("button", name="E Unmark sentence")).to_be_visible()
+    idle(page)
+    page.keyboard.press("k")
+    expect(page.get_by_role("button", name="E Mark sentence")).to_be_visible()
+    idle(page)
+    shot(page, "evidence-keyboard")
+    _submit(page, pair, 2)
+    (label,) = _saved(path)
+    text = label_text(path, pair)
+    assert label.evidence == (evidence_text.sentences(text)[1],)
+
+
+def test_a_selection_is_marked_with_the_mouse(page, evidence_server):
+    server, path = evidence_server
+    login(page, server.url, "alice")
+    pair = current_pair(page)
+    idle(page)
+    box = page.locator(f".st-key-{evidence.DOC_TEXT}")
+    selected = box.evaluate(SELECT)
+    page.get_by_role("button", name="M Mark selection").click()
+    expect(page.get_by_role("button", name="Remove")).to_have_count(1)
+    idle(page)
+    shot(page, "evidence-mouse")
+    _submit(page, pair, 3)
+    (label,) = _saved(path)
+    text = label_text(path, pair)
+    ((start, end),) = label.evidence
+    assert text[start:end] == selected
+
+
+def label_text(path, pair) -> str:
+    """The current text of the pair's document."""
+    from annotate_app.services import queue
+
+    db = Database(f"sqlite:///{path}")
+    try:
+        alice = authenticate(db, "alice", PASSWORDS["alice"])
+        (label,) = [x for x in labels.my_labels(db, alice, "demo") if (x.query_id, x.doc_id) == pair]
+        return queue.get_pair(db, alice, "demo", label.pair_id).doc_text
+    finally:
+        db.dispose()

@@ -1,0 +1,136 @@
+"""Evidence passages on labels: stored with the label (versioned, idempotent), refused when bad (messages
+naming the span and the document length), asked for by the project setting, carried on re-import."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotate_app.services import imports, labels, pooling, projects, queue, users
+from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.services.errors import DocumentChanged, InvalidInput
+
+TEXT = "The battery lasts ten hours. Charge it overnight. The screen is bright."  # 71 characters
+#       0         1         2         3         4         5         6         7
+#       01234567890123456789012345678901234567890123456789012345678901234567890
+
+
+def _docs(text: str) -> bytes:
+    return (json.dumps({"doc_id": "D0", "title": "phone", "text": text}) + "\n").encode()
+
+
+@pytest.fixture
+def project(db):
+    """Project ``ev`` (evidence optional, one pair q0 · D0 with `TEXT`); returns (db, annotator actor)."""
+    projects.create_project(db, SYSTEM, "ev", annotators_per_pair=1, evidence="optional")
+    imports.import_documents(db, SYSTEM, "ev", _docs(TEXT), filename="docs.jsonl")
+    imports.import_queries(
+        db, SYSTEM, "ev", b'{"query_id": "q0", "text": "battery life"}\n', filename="q.jsonl"
+    )
+    imports.import_run(db, SYSTEM, "ev", b"q0 Q0 D0 1 1 sys\n", filename="run.trec")
+    pooling.pool(db, SYSTEM, "ev", depth=1)
+    users.create_user(db, SYSTEM, "ann", "ann-password-1")
+    projects.assign(db, SYSTEM, "ev", ["ann"])
+    return db, authenticate(db, "ann", "ann-password-1")
+
+
+def _save(db, actor, evidence, grade=2, **kw):
+    view = queue.next_pair(db, actor, "ev")
+    pair_id = view.pair_id if view is not None else 1
+    return labels.save_label(db, actor, "ev", pair_id, grade=grade, reason="because", evidence=evidence, **kw)
+
+
+BAD_SPANS = [
+    ([(5, 5)], "evidence: span [5, 5) is empty (document length 71)"),
+    ([(60, 80)], "evidence: span [60, 80) is out of range (document length 71)"),
+    ([(-1, 3)], "evidence: span [-1, 3) is out of range (document length 71)"),
+    ([(0, 10), (5, 20)], "evidence: spans [0, 10) and [5, 20) overlap (document length 71)"),
+    ([(9, 3)], "evidence: span [9, 3) ends before it starts (document length 71)"),
+    ("0-5", "evidence must be a list of (start, end) pairs; got '0-5'"),
+]
+
+
+@pytest.mark.parametrize(("evidence", "message"), BAD_SPANS)
+def test_bad_spans_are_refused_naming_the_span_and_the_length(project, evidence, message):
+    db, actor = project
+    with pytest.raises(InvalidInput) as caught:
+        _save(db, actor, evidence)
+    assert str(caught.value) == message
+    assert labels.my_labels(db, actor, "ev") == []
+
+
+def test_spans_are_stored_with_the_label_sorted_and_a_resave_adds_nothing(project):
+    db, actor = project
+    first = _save(db, actor, [(29, 49), (4, 27)])
+    assert (first.evidence, first.evidence_version, first.version) == (((4, 27), (29, 49)), 1, 1)
+    again = _save(db, actor, [(4, 27), (29, 49)], expected_version=1)
+    assert (again.version, again.label_id) == (1, first.label_id)  # idempotent
+    edited = _save(db, actor, [(4, 27)], expected_version=1)
+    assert (edited.version, edited.evidence) == (2, ((4, 27),))  # only the passages changed: a new version
+    history = labels.pair_history(db, SYSTEM, "ev", first.pair_id)
+    assert [(h.version, h.evidence) for h in history] == [(2, ((4, 27),)), (1, ((4, 27), (29, 49)))]
+    assert labels.my_labels(db, actor, "ev")[0].evidence == ((4, 27),)
+
+
+SETTING = [  # (setting, grade, evidence, message or None)
+    ("off", 2, [(0, 3)], "project 'ev' does not collect evidence (its evidence setting is off)"),
+    ("off", 2, None, None),
+    ("optional", 2, None, None),
+    ("required", 2, None, "grade 2 needs evidence: mark at least one passage (required for grades >= 1)"),
+    ("required", 2, [], "grade 2 needs evidence: mark at least one passage (required for grades >= 1)"),
+    ("required", 0, None, None),
+    ("required", 1, [(0, 3)], None),
+]
+
+
+@pytest.mark.parametrize(("setting", "grade", "evidence", "message"), SETTING)
+def test_the_project_setting(project, setting, grade, evidence, message):
+    db, actor = project
+    projects.update_settings(db, SYSTEM, "ev", evidence=setting)
+    if message is None:
+        assert _save(db, actor, evidence, grade=grade).grade == grade
+    else:
+        with pytest.raises(InvalidInput) as caught:
+            _save(db, actor, evidence, grade=grade)
+        assert str(caught.value) == message
+
+
+def test_a_bad_setting_is_refused(project):
+    db, _ = project
+    with pytest.raises(InvalidInput) as caught:
+        projects.update_settings(db, SYSTEM, "ev", evidence="always")
+    assert str(caught.value) == "evidence must be one of 'off', 'optional', 'required'; got 'always'"
+
+
+REIMPORT = [  # (new text, evidence then, stale then)
+    ("Note: " + TEXT, ((10, 33), (35, 55)), ()),  # both moved by 6 characters
+    (TEXT.replace("Charge it overnight.", "Never charge it."), ((4, 27),), ((29, 49),)),  # one text is gone
+    (TEXT + " Charge it overnight.", ((4, 27),), ((29, 49),)),  # one text now occurs twice
+]
+
+
+@pytest.mark.parametrize(("new_text", "evidence", "stale"), REIMPORT)
+def test_a_reimport_carries_each_span_whose_text_occurs_once_and_flags_the_rest(
+    project, new_text, evidence, stale
+):
+    db, actor = project
+    saved = _save(db, actor, [(4, 27), (29, 49)])
+    imports.import_documents(db, SYSTEM, "ev", _docs(new_text), filename="docs2.jsonl")
+    (now,) = labels.my_labels(db, actor, "ev")
+    assert (now.evidence, now.stale_evidence, now.evidence_version, now.stale) == (evidence, stale, 2, True)
+    assert now.label_id == saved.label_id
+
+
+def test_spans_on_a_replaced_version_are_refused(project):
+    db, actor = project
+    view = queue.next_pair(db, actor, "ev")
+    imports.import_documents(db, SYSTEM, "ev", _docs("Note: " + TEXT), filename="docs2.jsonl")
+    with pytest.raises(DocumentChanged) as caught:
+        labels.save_label(
+            db, actor, "ev", view.pair_id, grade=2, reason="because", evidence=[(4, 27)], doc_version=1
+        )
+    assert str(caught.value) == (
+        "this document changed while you read it; please judge it again "
+        "(evidence [4, 27) is on version 1 (document length 71); the document is now version 2)"
+    )
