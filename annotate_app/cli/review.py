@@ -269,7 +269,9 @@ def _export_parser(sub: Subcommands) -> None:
     add_project_option(p)
     p.add_argument("--version", type=int, help="release version (default: the latest)")
     p.add_argument(
-        "--format", choices=["trec", "beir", "jsonl", "labels-csv", "label-studio"], default="trec"
+        "--format",
+        choices=["trec", "beir", "jsonl", "passages", "labels-csv", "label-studio"],
+        default="trec",
     )
     p.add_argument(
         "--config",

@@ -29,9 +29,20 @@ from annotate_app.store import annotation
 from annotate_app.store.enums import EvidenceMode
 from metrics.passages import SpanError, carry_spans, check_spans
 
-__all__ = ["Evidence", "check_evidence", "check_policy", "evidence_of", "carry_evidence", "NO_EVIDENCE"]
+__all__ = [
+    "Evidence",
+    "check_evidence",
+    "check_policy",
+    "evidence_of",
+    "evidence_fields",
+    "carry_evidence",
+    "union",
+    "qrel_passages",
+    "NO_EVIDENCE",
+]
 
 Span = tuple[int, int]
+Passage = tuple[str, str, int, int, int, int]  # query_id, doc_id, doc_version, start, end, grade
 
 
 @dataclass(frozen=True)
@@ -153,3 +164,46 @@ def carry_evidence(s: Session, document_ids: Sequence[int]) -> int:
         annotation.add_spans(s, label_id, new, lost, stale=True)
         stale += len(lost)
     return stale
+
+
+def union(spans: Iterable[Span]) -> list[Span]:
+    """Sorted, disjoint spans covering the same characters as ``spans`` (touching ones merge).
+
+    >>> union([(5, 9), (0, 3), (2, 5)])
+    [(0, 9)]
+    """
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def qrel_passages(s: Session, qrels: Sequence[tuple[str, str, int, str | None]]) -> list[Passage]:
+    """The evidence of released qrels: for each (query_id, doc_id, grade, label_ids), the union of the own
+    spans of its labels that gave that grade, on their document version.
+
+    Returns:
+        (query_id, doc_id, doc_version, start, end, grade) tuples, sorted.
+    """
+    ids = sorted({int(i) for *_, label_ids in qrels for i in (label_ids or "").split(",") if i})
+    if not ids:
+        return []
+    labels = annotation.labels_by_id(s, ids)
+    rows = annotation.evidence_rows(s, ids)
+    out: list[Passage] = []
+    for query_id, doc_id, grade, label_ids in qrels:
+        by_version: dict[int, list[Span]] = {}
+        for i in (int(x) for x in (label_ids or "").split(",") if x):
+            label = labels.get(i)
+            if label is None or label["grade"] != grade:
+                continue
+            version = int(label["doc_version"])
+            own = [(r.start, r.end) for r in rows.get(i, []) if r.doc_version == version and not r.carried]
+            by_version.setdefault(version, []).extend(own)
+        if by_version:
+            version = max(by_version)  # one version: a release has no stale label
+            out.extend((query_id, doc_id, version, a, b, int(grade)) for a, b in union(by_version[version]))
+    return sorted(out)

@@ -12,6 +12,10 @@ guidelines_version, created_at, source}]), ``adjudication`` ({reviewer, grade, r
 ``source`` (where the qrel's grade came from: ``human``, or ``judge:NAME`` for a pair a calibrated machine
 judge filled) and ``judge_label`` (that machine label's provenance, or null).
 
+Passages: the release's evidence passages as a PASSAGES file (`metrics.formats.write_passages`): one JSON
+object per passage, ``query_id, doc_id, doc_version, start, end, grade`` and ``text``, an excerpt of the
+passage (at most `EXCERPT` characters; left out if the document version is gone).
+
 Every label carries its source, ``human:USERNAME`` or ``judge:NAME``: in the JSONL export and in the labels
 CSV (its last column), which lists the machine labels after the human ones.
 """
@@ -22,13 +26,16 @@ import csv
 import io
 import json
 
+import pandas as pd
+
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.services.releases import canonical_trec, sha256_text
+from annotate_app.services.releases import canonical_passages, canonical_trec, sha256_text
 from annotate_app.store import annotation
 from annotate_app.store import judges as mq
 from annotate_app.store import pool as pq
+from annotate_app.store import release_passages as rp
 from annotate_app.store import releases as rq
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
@@ -36,13 +43,15 @@ from metrics.render import csv_safe
 
 __all__ = ["export_release", "export_labels_csv", "FORMATS"]
 
-FORMATS = ("trec", "beir", "jsonl")
+FORMATS = ("trec", "beir", "jsonl", "passages")
+EXCERPT = 300  # characters of a passage an export of passages shows
 
 
 def export_release(
     db: Database, actor: Actor, project: ProjectRef, version: int | None = None, *, format: str = "trec"
 ) -> bytes:
-    """A release (default: the latest) as ``"trec"``, ``"beir"`` or ``"jsonl"`` bytes (reviewer)."""
+    """A release (default: the latest) as ``"trec"``, ``"beir"``, ``"jsonl"`` or ``"passages"`` bytes
+    (reviewer)."""
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}; got {format!r}")
     with db.write() as s:
@@ -50,7 +59,9 @@ def export_release(
         release = load_release(s, proj, version)
         rows = sorted(tuple(r) for r in rq.qrel_rows(s, release.id))
         if format == "trec":
-            data = _trec(rows, release.content_hash)
+            data = _trec(rows, release.content_hash, rp.passage_rows(s, release.id))
+        elif format == "passages":
+            data = _passages(rp.passage_rows(s, release.id, texts=True))
         elif format == "beir":
             data = "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
         else:
@@ -66,11 +77,29 @@ def export_release(
     return data.encode("utf-8")
 
 
-def _trec(rows: list[tuple], content_hash: str) -> str:
+def _trec(rows: list[tuple], content_hash: str, passages: list[tuple]) -> str:
     text = canonical_trec([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-    if sha256_text(text) != content_hash:
+    if sha256_text(text + canonical_passages(passages)) != content_hash:
         raise Conflict("release integrity check failed: its qrels no longer match the stored content hash")
     return text
+
+
+def _passages(rows: list[tuple]) -> str:
+    """PASSAGES lines of (query_id, doc_id, doc_version, start, end, grade, text) rows."""
+    from metrics.formats import write_passages
+
+    def excerpt(text: str | None, start: int, end: int) -> str | None:
+        if text is None:
+            return None
+        piece = text[start:end]
+        return piece if len(piece) <= EXCERPT else piece[: EXCERPT - 1] + "…"
+
+    names = ["query_id", "doc_id", "doc_version", "start", "end", "grade"]
+    frame = pd.DataFrame([r[:6] for r in rows], columns=names)
+    frame["text"] = [excerpt(r[6], r[3], r[4]) for r in rows]
+    buffer = io.StringIO()
+    write_passages(frame, buffer)
+    return buffer.getvalue()
 
 
 def _jsonl(s, rows: list[tuple], version: int, qrel_sources: dict[int, tuple[str, int | None]]) -> str:

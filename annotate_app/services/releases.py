@@ -9,7 +9,9 @@ A release records its version (1, 2, ... per project), creator and time, the agr
 annotators, the guidelines version, the corpus version hash — sha256 of the lines
 ``doc_id<TAB>version<TAB>content sha256`` of every document, sorted by doc_id — and the content hash: sha256
 of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query then document ID in code-point
-order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
+order), which is exactly what `export.export_release(..., format="trec")` returns, followed, when its qrels
+carry evidence passages, by their `canonical_passages` lines. A qrel's passages are the union of the spans
+of the labels behind it that gave its grade, with the document version they index. Each qrel is marked
 ``unanimous``, ``majority`` or
 ``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
 
@@ -37,6 +39,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._evidence import qrel_passages
 from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
 from annotate_app.services._gate_types import Blockers
 from annotate_app.services._judge_state import fill_state
@@ -47,6 +50,7 @@ from annotate_app.services.types import ReleaseInfo
 from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
 from annotate_app.store import projects as pq
+from annotate_app.store import release_passages as rp
 from annotate_app.store import releases as q
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, QrelKind, Statistic
@@ -61,6 +65,7 @@ __all__ = [
     "get_release",
     "release_qrels",
     "canonical_trec",
+    "canonical_passages",
     "corpus_hash",
     "sha256_text",
     "MIN_JUSTIFICATION",
@@ -93,6 +98,16 @@ def canonical_trec(query_ids, doc_ids, grades) -> str:
     """
     rows = sorted(zip(query_ids, doc_ids, (int(g) for g in grades), strict=True))
     return "".join(f"{a} 0 {b} {g}\n" for a, b, g in rows)
+
+
+def canonical_passages(passages: list[tuple]) -> str:
+    """The lines a release's content hash adds for its evidence passages, sorted: ``query_id<TAB>doc_id<TAB>
+    doc_version<TAB>start<TAB>end<TAB>grade``; empty without passages (the hash is then the TREC text's).
+
+    >>> canonical_passages([("q1", "D1", 2, 0, 5, 3)])
+    'q1\\tD1\\t2\\t0\\t5\\t3\\n'
+    """
+    return "".join("\t".join(map(str, p)) + "\n" for p in sorted(passages))
 
 
 def sha256_text(text: str) -> str:
@@ -252,6 +267,7 @@ class _Frozen:
     rows: list[tuple]
     qrels: pd.DataFrame
     content_hash: str
+    passages: list[tuple] = dataclasses.field(default_factory=list)
 
 
 def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -> _Frozen:
@@ -261,7 +277,9 @@ def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -
     columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
-    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content))
+    passages = qrel_passages(s, [(a, b, int(g), ids) for a, b, g, _, ids, *_ in rows])
+    content += canonical_passages(passages)
+    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content), passages=passages)
 
 
 def _insert(
@@ -316,6 +334,7 @@ def _insert(
             for a, b, g, k, ids, j, p, src, m in rows
         ],
     )
+    rp.insert_passages(s, release.id, frozen.passages)
     audit(
         s,
         actor,

@@ -88,6 +88,7 @@ __all__ = [
     "JudgeSettings",
     "Release",
     "ReleaseQrel",
+    "ReleasePassage",
     "AuditEntry",
     "utcnow",
     "table_of",
@@ -725,6 +726,22 @@ class ReleaseQrel(Base):
     adjudication_id: Mapped[int | None] = mapped_column(_fk("adjudications.id"), nullable=True, index=True)
     source: Mapped[str] = mapped_column(String(80), default="human", server_default="human")
     judge_label_id: Mapped[int | None] = mapped_column(_fk("judge_labels.id"), nullable=True, index=True)
+
+
+class ReleasePassage(Base):
+    """An evidence passage of a released qrel: ``[start_char, end_char)`` in the text of version
+    ``doc_version`` of the document, with the qrel's grade. Written with its release, never changed."""
+
+    __tablename__ = "release_passages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    release_id: Mapped[int] = mapped_column(_fk("releases.id"), index=True)
+    query_external: Mapped[str] = mapped_column(String(255))
+    doc_external: Mapped[str] = mapped_column(String(255))
+    doc_version: Mapped[int] = mapped_column(Integer)
+    start_char: Mapped[int] = mapped_column(Integer)
+    end_char: Mapped[int] = mapped_column(Integer)
+    grade: Mapped[int] = mapped_column(Integer)
 
 
 class AuditEntry(Base):

@@ -1,14 +1,17 @@
 """In Debian's Chromium: marking evidence passages on the annotate card, with the keyboard (J/K move through
 the sentences, E toggles one) and with the mouse (select text, press "M Mark selection"); the save stores
-the passages marked."""
+the passages marked. A release made on the Release page offers its passages for download."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+from pathlib import Path
 
 import pytest
-from app_helpers import PASSWORDS
-from e2e_helpers import current_pair, idle, login, shot, start_server, stop_server
+from app_helpers import PASSWORDS, judge_with_evidence
+from e2e_helpers import current_pair, go, idle, login, shot, start_server, stop_server
 from playwright.sync_api import expect
 
 from annotate_app.services import labels, projects
@@ -34,16 +37,40 @@ SELECT = """(box) => {
 }"""
 
 
-@pytest.fixture
-def evidence_server(servers, demo_template, tmp_path):
-    """The demo with evidence optional; returns (server, database path)."""
+def _server(servers, demo_template, tmp_path, prepare):
+    """The app on a copy of the demo that ``prepare(db)`` changed first; returns (server, database path)."""
     path = tmp_path / "qrelforge.db"
     shutil.copyfile(demo_template, path)
     db = Database(f"sqlite:///{path}")
-    projects.update_settings(db, SYSTEM, "demo", evidence="optional")
+    prepare(db)
     db.dispose()
     server = start_server(tmp_path, path)
     servers.append(server)
+    return server, path
+
+
+@pytest.fixture
+def evidence_server(servers, demo_template, tmp_path):
+    """The demo with evidence optional; returns (server, database path)."""
+    server, path = _server(
+        servers,
+        demo_template,
+        tmp_path,
+        lambda db: projects.update_settings(db, SYSTEM, "demo", evidence="optional"),
+    )
+    yield server, path
+    stop_server(server)
+
+
+@pytest.fixture
+def passages_server(servers, demo_template, tmp_path):
+    """The demo labelled without disagreement, alice's and bob's labels of q1 · D1 with passages."""
+    server, path = _server(
+        servers,
+        demo_template,
+        tmp_path,
+        lambda db: judge_with_evidence(db, {"alice": [(0, 5)], "bob": [(3, 9)]}),
+    )
     yield server, path
     stop_server(server)
 
@@ -117,3 +144,26 @@ def label_text(path, pair) -> str:
         return queue.get_pair(db, alice, "demo", label.pair_id).doc_text
     finally:
         db.dispose()
+
+
+def test_a_release_made_on_the_page_offers_its_passages(page, passages_server):
+    server, _ = passages_server
+    login(page, server.url, "rita")
+    go(page, f"{server.url}/release")
+    expect(page.get_by_text("Nothing blocks a release.")).to_be_visible()
+    box = page.get_by_label(re.compile("^Justification"))
+    box.fill("every pair unanimous: nothing to justify")
+    box.press("Control+Enter")
+    idle(page)
+    page.get_by_role("button", name="Create release").click()
+    button = page.get_by_role("button", name="Evidence passages (JSONL)")
+    expect(button).to_be_visible()
+    idle(page)
+    with page.expect_download() as caught:
+        button.click()
+    download = caught.value
+    assert download.suggested_filename == "demo-v1.passages.jsonl"
+    lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
+    passage = {"query_id": "q1", "doc_id": "D1", "doc_version": 1, "start": 0, "end": 9, "grade": 2}
+    assert [{k: v for k, v in json.loads(x).items() if k != "text"} for x in lines] == [passage]
+    shot(page, "evidence-release")

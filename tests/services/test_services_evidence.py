@@ -134,3 +134,19 @@ def test_spans_on_a_replaced_version_are_refused(project):
         "this document changed while you read it; please judge it again "
         "(evidence [4, 27) is on version 1 (document length 71); the document is now version 2)"
     )
+
+
+def test_a_release_carries_the_passages_and_its_hash_covers_them(demo):
+    from app_helpers import PASSWORDS, judge_with_evidence
+
+    from annotate_app.services import export, queue, releases
+
+    pair_id = judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})  # the same grade
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    release = releases.create_release(demo, rita, "demo", justification="a test release of the demo corpus")
+    text = queue.get_pair(demo, authenticate(demo, "alice", PASSWORDS["alice"]), "demo", pair_id).doc_text
+    lines = export.export_release(demo, rita, "demo", format="passages").decode().splitlines()
+    passage = {"query_id": "q1", "doc_id": "D1", "doc_version": 1, "start": 0, "end": 9, "grade": 2}
+    assert [json.loads(x) for x in lines] == [{**passage, "text": text[:9]}]  # the union of both
+    trec = export.export_release(demo, rita, "demo", format="trec").decode()  # the integrity check passes
+    assert release.content_hash == releases.sha256_text(trec + "q1\tD1\t1\t0\t9\t2\n")

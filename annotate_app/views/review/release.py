@@ -22,6 +22,7 @@ FORMATS = (
     ("trec", "TREC qrels", "qrels", "text/plain"),
     ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values"),
     ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl"),
+    ("passages", "Evidence passages (JSONL)", "passages.jsonl", "application/jsonl"),
 )
 
 

@@ -2,7 +2,8 @@
 
 - ``label_evidence``: one row per passage ``[start_char, end_char)`` of a label, on one document version
   (the label's own, or a later one the passage was carried to, or flagged stale on, by a re-import);
-- ``projects.evidence``: ``off`` (the default), ``optional`` or ``required``.
+- ``projects.evidence``: ``off`` (the default), ``optional`` or ``required``;
+- ``release_passages``: the evidence passages of a release's qrels, with their document versions.
 
 Revision ID: 0010_label_evidence
 Revises: 0009_judge_requests
@@ -38,9 +39,27 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_label_evidence")),
     )
     op.create_index("ix_label_evidence_label_id_doc_version", "label_evidence", ["label_id", "doc_version"])
+    op.create_table(
+        "release_passages",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("release_id", sa.Integer(), nullable=False),
+        sa.Column("query_external", sa.String(length=255), nullable=False),
+        sa.Column("doc_external", sa.String(length=255), nullable=False),
+        sa.Column("doc_version", sa.Integer(), nullable=False),
+        sa.Column("start_char", sa.Integer(), nullable=False),
+        sa.Column("end_char", sa.Integer(), nullable=False),
+        sa.Column("grade", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["release_id"], ["releases.id"], name=op.f("fk_release_passages_release_id_releases")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_release_passages")),
+    )
+    op.create_index("ix_release_passages_release_id", "release_passages", ["release_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_release_passages_release_id", table_name="release_passages")
+    op.drop_table("release_passages")
     op.drop_index("ix_label_evidence_label_id_doc_version", table_name="label_evidence")
     op.drop_table("label_evidence")
     with op.batch_alter_table("projects") as batch_op:
