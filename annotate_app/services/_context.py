@@ -99,6 +99,7 @@ def settings_of(project: Project) -> ProjectSettings:
         claim_timeout_minutes=project.claim_timeout_minutes,
         allow_self_adjudication=project.allow_self_adjudication,
         evidence=EvidenceMode(project.evidence),
+        passage_threshold=project.passage_threshold,
     )
 
 

@@ -17,7 +17,7 @@ its set on the newest version up to the document's current one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,8 @@ __all__ = [
     "carry_evidence",
     "union",
     "qrel_passages",
+    "Compared",
+    "compared_pairs",
     "NO_EVIDENCE",
 ]
 
@@ -181,20 +183,28 @@ def union(spans: Iterable[Span]) -> list[Span]:
     return out
 
 
-def qrel_passages(s: Session, qrels: Sequence[tuple[str, str, int, str | None]]) -> list[Passage]:
-    """The evidence of released qrels: for each (query_id, doc_id, grade, label_ids), the union of the own
-    spans of its labels that gave that grade, on their document version.
+def qrel_passages(
+    s: Session, qrels: Sequence[tuple[str, str, int, str | None, int]], adjudicated: Mapping[int, dict]
+) -> list[Passage]:
+    """The evidence of released qrels: for each (query_id, doc_id, grade, label_ids, pair_id), the passages
+    of the pair's latest passage adjudication (``adjudicated``: pair id → its ``spans``, ``doc_version`` and
+    ``label_state``) if it saw these labels, else the union of the own spans of its labels that gave that
+    grade, on their document version.
 
     Returns:
         (query_id, doc_id, doc_version, start, end, grade) tuples, sorted.
     """
-    ids = sorted({int(i) for *_, label_ids in qrels for i in (label_ids or "").split(",") if i})
+    ids = sorted({int(i) for _, _, _, label_ids, _ in qrels for i in (label_ids or "").split(",") if i})
     if not ids:
         return []
     labels = annotation.labels_by_id(s, ids)
     rows = annotation.evidence_rows(s, ids)
     out: list[Passage] = []
-    for query_id, doc_id, grade, label_ids in qrels:
+    for query_id, doc_id, grade, label_ids, pair_id in qrels:
+        adj = adjudicated.get(pair_id)
+        if adj is not None and adj["label_state"] == label_ids:
+            out.extend((query_id, doc_id, adj["doc_version"], a, b, int(grade)) for a, b in adj["spans"])
+            continue
         by_version: dict[int, list[Span]] = {}
         for i in (int(x) for x in (label_ids or "").split(",") if x):
             label = labels.get(i)
@@ -207,3 +217,45 @@ def qrel_passages(s: Session, qrels: Sequence[tuple[str, str, int, str | None]])
             version = max(by_version)  # one version: a release has no stale label
             out.extend((query_id, doc_id, version, a, b, int(grade)) for a, b in union(by_version[version]))
     return sorted(out)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A pair whose annotators' passages can be compared: ``labels`` are (label id, annotator, grade, own
+    spans) in annotator-name order; ``length`` and ``doc_version``: its current text's."""
+
+    labels: tuple[tuple[int, str, int, tuple[Span, ...]], ...]
+    length: int
+    doc_version: int
+
+
+def _own(row: annotation.EvidenceRow, version: int) -> bool:
+    """Whether an evidence row is one its label was saved with (on the label's version, not carried)."""
+    return row.doc_version == version and not row.carried
+
+
+def compared_pairs(s: Session, project_id: int, cutoff: int) -> dict[int, Compared]:
+    """pair id → `Compared`, for the pairs with two or more current labels, none stale, one of them at or
+    above the relevance ``cutoff``; each label with its own spans (on its version, never carried ones)."""
+    judged = annotation.judged_texts(s, project_id)
+    rows = annotation.evidence_rows(s, [label_id for _, label_id, *_ in judged])
+    by_pair: dict[int, list[tuple]] = {}
+    for row in judged:
+        by_pair.setdefault(row[0], []).append(row)
+    out = {}
+    for pair, labels in by_pair.items():
+        if len(labels) < 2 or any(r[4] != r[5] for r in labels) or not any(r[3] >= cutoff for r in labels):
+            continue
+        own = [
+            (
+                label_id,
+                name,
+                grade,
+                tuple(
+                    (r.start, r.end) for r in rows.get(label_id, []) if r.doc_version == v and not r.carried
+                ),
+            )
+            for _, label_id, name, grade, v, *_ in labels
+        ]
+        out[pair] = Compared(labels=tuple(own), length=labels[0][6], doc_version=labels[0][5])
+    return out

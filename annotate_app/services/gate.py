@@ -22,6 +22,7 @@ Rules (N = the project's annotators per pair; excluded pairs are ignored everywh
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -42,6 +43,7 @@ from annotate_app.services._records import adjudication_info, label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
 from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.passage_agreement import passage_block
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store.db import Database
@@ -182,4 +184,5 @@ def blockers(db: Database, actor: Actor, project: ProjectRef) -> Blockers:
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see release blockers")
         state = load_state(s, proj)
-    return compute_blockers(state, summarize(state))
+        passages = passage_block(s, proj)
+    return dataclasses.replace(compute_blockers(state, summarize(state)), passages=passages)

@@ -101,6 +101,17 @@ def _check_value(name: str, value: Any) -> None:
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
     if name == "allow_self_adjudication" and not isinstance(value, bool):
         raise InvalidInput(f"allow_self_adjudication must be a bool; got {value!r}")
+    if (
+        name == "passage_threshold"
+        and value is not None
+        and (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or math.isnan(value)
+            or not -1 <= float(value) <= 1
+        )
+    ):
+        raise InvalidInput(f"passage_threshold must be a number in [-1, 1] or None; got {value!r}")
     if name == "threshold" and (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)

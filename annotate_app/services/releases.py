@@ -46,6 +46,7 @@ from annotate_app.services._judge_state import fill_state
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_text
+from annotate_app.services.passage_agreement import passage_block
 from annotate_app.services.types import ReleaseInfo
 from annotate_app.store import annotation
 from annotate_app.store import corpus as cq
@@ -207,7 +208,10 @@ def create_release(
             filled, unfilled = fill_state(s, proj)
             block = compute_blockers(state, summary)
             block = dataclasses.replace(
-                block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+                block,
+                missing_labels=block.missing_labels - len(filled),
+                unfilled=unfilled,
+                passages=passage_block(s, proj),
             )
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
@@ -243,7 +247,10 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
         filled, unfilled = fill_state(s, proj)
         block = compute_blockers(state, summarize(state))
         block = dataclasses.replace(
-            block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+            block,
+            missing_labels=block.missing_labels - len(filled),
+            unfilled=unfilled,
+            passages=passage_block(s, proj),
         )
         frozen = _frozen(s, proj, state, filled)
         existing = q.find_by_content(s, proj.id, frozen.content_hash)
@@ -277,7 +284,10 @@ def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -
     columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
-    passages = qrel_passages(s, [(a, b, int(g), ids) for a, b, g, _, ids, *_ in rows])
+    adjudicated = annotation.latest_passage_adjudications(s, proj.id)
+    passages = qrel_passages(
+        s, [(a, b, int(g), ids, int(p)) for a, b, g, _, ids, _, p, *_ in rows], adjudicated
+    )
     content += canonical_passages(passages)
     return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content), passages=passages)
 

@@ -107,9 +107,8 @@ class ProjectSettings:
     min_reason_length: int = 5
     claim_timeout_minutes: int = 60
     allow_self_adjudication: bool = False  # a reviewer may adjudicate a pair they labelled (audited)
-    evidence: EvidenceMode = (
-        EvidenceMode.OFF
-    )  # evidence passages: off, optional, required (grades >= cut-off)
+    evidence: EvidenceMode = EvidenceMode.OFF  # passages: off, optional, required (grades >= cut-off)
+    passage_threshold: float | None = None  # the passages' unitizing alpha a release needs (None: no gate)
 
     @property
     def grades(self) -> tuple[int, ...]:

@@ -89,6 +89,7 @@ __all__ = [
     "Release",
     "ReleaseQrel",
     "ReleasePassage",
+    "PassageAdjudication",
     "AuditEntry",
     "utcnow",
     "table_of",
@@ -238,6 +239,7 @@ class Project(Base):
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
     allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
     evidence: Mapped[str] = mapped_column(String(16), default=EvidenceMode.OFF.value, server_default="off")
+    passage_threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     # bumped whenever a pair may become claimable: clears every "nothing left" marker (store/exhausted.py)
     queue_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the project's "no free slot" marker: the queue_epoch at which a claim found every pair at N live claims,
@@ -726,6 +728,23 @@ class ReleaseQrel(Base):
     adjudication_id: Mapped[int | None] = mapped_column(_fk("adjudications.id"), nullable=True, index=True)
     source: Mapped[str] = mapped_column(String(80), default="human", server_default="human")
     judge_label_id: Mapped[int | None] = mapped_column(_fk("judge_labels.id"), nullable=True, index=True)
+
+
+class PassageAdjudication(Base):
+    """A reviewer's final evidence passages of a pair (``spans``: [[start, end], ...] on ``doc_version``) and
+    why. Appended, never changed; the latest counts while the labels it saw (``label_state``) are current."""
+
+    __tablename__ = "passage_adjudications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"), index=True)
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), index=True)
+    reviewer_id: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
+    doc_version: Mapped[int] = mapped_column(Integer)
+    spans: Mapped[list] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
+    label_state: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ReleasePassage(Base):

@@ -105,3 +105,49 @@ def test_a_required_passage_missing_is_refused_on_the_card(app_db):
     assert [plain(e.value) for e in at.error] == [
         "grade 2 needs evidence: mark at least one passage (required for grades >= 1)"
     ]
+
+
+def test_the_agreement_page_shows_passage_agreement_beside_the_kappa(app_db):
+    from app_helpers import judge_with_evidence
+
+    judge_with_evidence(app_db, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    at = app_as(app_db, "rita", "views/review/agreement.py")
+    assert not at.exception
+    assert "Evidence passages" in [h.value for h in at.subheader]
+    figures = {m.label: m.value for m in at.metric}
+    assert figures["Mean character-overlap F1"] == "0.364"  # 2·2 / (5 + 6)
+    assert figures["Passages"] == "2"
+    assert figures["Unitizing α (αu)"] != "undefined"
+
+
+def test_the_agreement_page_of_an_off_project_has_no_passage_section(app_db):
+    from app_helpers import judge_all
+
+    judge_all(app_db)
+    at = app_as(app_db, "rita", "views/review/agreement.py")
+    assert "Evidence passages" not in [h.value for h in at.subheader]
+
+
+def test_the_reviewer_adjudicates_a_passage_disagreement(app_db):
+    from app_helpers import judge_with_evidence
+
+    from annotate_app.services import passage_adjudication
+
+    pair_id = judge_with_evidence(app_db, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    at = app_as(app_db, "rita", "views/review/adjudicate.py")
+    assert not at.exception
+    assert "Passage disagreements (1 of 1 not adjudicated)" in [h.value for h in at.subheader]
+    legend = "Passages: :red-background[alice] :blue-background[bob] :violet-background[two or more]"
+    markdown = [m.value for m in at.markdown]
+    assert legend in markdown
+    overlay = next(m for m in markdown if m.startswith(":red-background["))  # alice's alone, then both, bob's
+    assert (
+        overlay.index(":red-background[") < overlay.index(":violet-background[") < overlay.index(":blue-back")
+    )
+    at.radio(key=state.per_item("padj_how", pair_id)).set_value("intersection").run()
+    at.text_area(key=state.per_item("padj_reason", pair_id)).input("only the shared words answer")
+    at.button(key=state.per_item("padj_save", pair_id)).click().run()
+    assert [plain(s.value) for s in at.success][:1] == ["Final passages of q1 · D1 saved: [3, 5)."]
+    rita = authenticate(app_db, "rita", "rita-demo")
+    (item,) = passage_adjudication.passage_disagreements(app_db, rita, "demo")
+    assert item.adjudicated == ((3, 5),)

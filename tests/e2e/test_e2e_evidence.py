@@ -167,3 +167,26 @@ def test_a_release_made_on_the_page_offers_its_passages(page, passages_server):
     passage = {"query_id": "q1", "doc_id": "D1", "doc_version": 1, "start": 0, "end": 9, "grade": 2}
     assert [{k: v for k, v in json.loads(x).items() if k != "text"} for x in lines] == [passage]
     shot(page, "evidence-release")
+
+
+def test_a_reviewer_adjudicates_the_passages_in_the_browser(page, passages_server):
+    from annotate_app.services import passage_adjudication
+
+    server, path = passages_server
+    login(page, server.url, "rita")
+    go(page, f"{server.url}/adjudicate")
+    expect(page.get_by_text("Passage disagreements (1 of 1 not adjudicated)")).to_be_visible()
+    page.get_by_text("Intersection", exact=True).click()
+    idle(page)
+    page.get_by_label("Reason for the final passages").fill("only the shared words answer")
+    page.get_by_role("button", name="Save final passages").click()
+    expect(page.get_by_text("Final passages of q1 · D1 saved: [3, 5).")).to_be_visible()
+    idle(page)
+    shot(page, "evidence-adjudicate")
+    db = Database(f"sqlite:///{path}")
+    try:
+        rita = authenticate(db, "rita", PASSWORDS["rita"])
+        (item,) = passage_adjudication.passage_disagreements(db, rita, "demo")
+    finally:
+        db.dispose()
+    assert item.adjudicated == ((3, 5),)

@@ -150,3 +150,121 @@ def test_a_release_carries_the_passages_and_its_hash_covers_them(demo):
     assert [json.loads(x) for x in lines] == [{**passage, "text": text[:9]}]  # the union of both
     trec = export.export_release(demo, rita, "demo", format="trec").decode()  # the integrity check passes
     assert release.content_hash == releases.sha256_text(trec + "q1\tD1\t1\t0\t9\t2\n")
+
+
+def test_passage_agreement_pairwise_f1_and_unitizing_alpha(demo):
+    """alice marks [0, 5) and bob [3, 9) of q1 · D1 (length n): overlap 2, F1 = 2·2 / (5 + 6) = 4/11. αu
+    agrees with `metrics.agreement.unitizing_alpha` on the same spans and texts laid end to end."""
+    import pandas as pd
+    from app_helpers import PASSWORDS, judge_with_evidence, sample_grades
+
+    from annotate_app.services import passage_agreement, queue
+    from metrics.agreement import unitizing_alpha
+
+    pair_id = judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    found = passage_agreement.passage_agreement(demo, rita, "demo")
+    table = found.pairwise[["rater_a", "rater_b", "overlap", "f1"]].to_dict("records")
+    assert table == [{"rater_a": "alice", "rater_b": "bob", "overlap": 2, "f1": pytest.approx(4 / 11)}]
+    relevant = [key for key, grade in sample_grades().items() if grade >= 1]
+    assert (found.n_pairs, found.n_passages, found.mean_f1) == (len(relevant), 2, pytest.approx(4 / 11))
+    alice = authenticate(demo, "alice", PASSWORDS["alice"])
+    lengths = {}
+    for label in labels.my_labels(demo, alice, "demo", limit=100):
+        if (label.query_id, label.doc_id) in relevant:
+            lengths[label.pair_id] = len(queue.get_pair(demo, alice, "demo", label.pair_id).doc_text)
+    spans = pd.DataFrame({"item": [pair_id, pair_id], "rater": ["r1", "r2"], "start": [0, 3], "end": [5, 9]})
+    expected = unitizing_alpha(spans, lengths, raters=["r1", "r2"]).alpha
+    assert found.alpha == pytest.approx(expected)
+
+
+GATE = [  # (passage_threshold, what blocks a release)
+    (None, None),
+    (-1.0, None),
+    (0.99, "passage agreement (unitizing alpha) {alpha:.3f} is below the passage threshold 0.990"),
+]
+
+
+@pytest.mark.parametrize(("threshold", "message"), GATE)
+def test_a_release_may_be_gated_on_passage_agreement(demo, threshold, message):
+    from app_helpers import PASSWORDS, judge_with_evidence
+
+    from annotate_app.services import gate, passage_agreement, releases
+    from annotate_app.services.errors import Conflict
+
+    judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    projects.update_settings(demo, SYSTEM, "demo", passage_threshold=threshold)
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    alpha = passage_agreement.passage_agreement(demo, rita, "demo").alpha
+    if message is None:
+        assert gate.blockers(demo, rita, "demo").hard == ()
+        assert releases.create_release(demo, rita, "demo").version == 1
+    else:
+        assert gate.blockers(demo, rita, "demo").hard == (message.format(alpha=alpha),)
+        assert releases.preview_release(demo, rita, "demo").blocked == (message.format(alpha=alpha),)
+        with pytest.raises(Conflict) as caught:
+            releases.create_release(demo, rita, "demo")
+        assert str(caught.value) == "release blocked: " + message.format(alpha=alpha)
+
+
+def test_a_bad_passage_threshold_is_refused(project):
+    db, _ = project
+    with pytest.raises(InvalidInput) as caught:
+        projects.update_settings(db, SYSTEM, "ev", passage_threshold=2)
+    assert str(caught.value) == "passage_threshold must be a number in [-1, 1] or None; got 2"
+
+
+COMBINE = [  # (how, final passages of alice [(0, 5)] and bob [(3, 9)])
+    ("union", ((0, 9),)),
+    ("intersection", ((3, 5),)),
+    ("alice", ((0, 5),)),
+    ("bob", ((3, 9),)),
+]
+
+
+@pytest.mark.parametrize(("how", "final"), COMBINE)
+def test_a_reviewer_adjudicates_the_passages_and_the_release_takes_them(demo, how, final):
+    from app_helpers import PASSWORDS, judge_with_evidence
+
+    from annotate_app.services import export, passage_adjudication, releases
+
+    pair_id = judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    (item,) = passage_adjudication.passage_disagreements(demo, rita, "demo")
+    assert (item.pair_id, item.spans, item.adjudicated) == (
+        pair_id,
+        {"alice": ((0, 5),), "bob": ((3, 9),)},
+        None,
+    )
+    chosen = passage_adjudication.combine(item.spans, how)
+    assert chosen == final
+    saved = passage_adjudication.adjudicate_passages(
+        demo, rita, "demo", pair_id, spans=chosen, reason="the answer"
+    )
+    assert saved == final
+    assert passage_adjudication.passage_disagreements(demo, rita, "demo")[0].adjudicated == final
+    releases.create_release(demo, rita, "demo")
+    lines = export.export_release(demo, rita, "demo", format="passages").decode().splitlines()
+    assert [(json.loads(x)["start"], json.loads(x)["end"]) for x in lines] == list(final)
+
+
+ADJUDICATION_ERRORS = [
+    ({"spans": [(0, 500)], "reason": "the answer"}, InvalidInput, "evidence: span [0, 500) is out of range"),
+    ({"spans": [(0, 5)], "reason": "no"}, InvalidInput, "reason must have at least 5 characters; got 2"),
+    ({"spans": [(0, 5)], "reason": "the answer", "pair_id": 2}, None, "pair 2 has no passage disagreement"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), ADJUDICATION_ERRORS)
+def test_a_bad_passage_adjudication_is_refused(demo, call, error, message):
+    from app_helpers import PASSWORDS, judge_with_evidence
+
+    from annotate_app.services import passage_adjudication
+    from annotate_app.services.errors import Conflict
+
+    pair_id = judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    args = {"pair_id": pair_id, **call}
+    with pytest.raises(error or Conflict) as caught:
+        passage_adjudication.adjudicate_passages(demo, rita, "demo", args.pop("pair_id"), **args)
+    assert str(caught.value).startswith(message)

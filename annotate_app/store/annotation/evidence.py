@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import and_, delete, func, select
 from sqlalchemy.orm import Session
@@ -21,11 +22,16 @@ from annotate_app.store.models import (
     Label,
     LabelEvidence,
     Pair,
+    PassageAdjudication,
+    User,
     table_of,
+    utcnow,
 )
 
 __all__ = [
     "EvidenceRow",
+    "insert_passage_adjudication",
+    "latest_passage_adjudications",
     "text_length",
     "add_spans",
     "evidence_rows",
@@ -57,6 +63,36 @@ def text_length(s: Session, pair_id: int, doc_version: int) -> int | None:
     )
     value = s.scalar(stmt)
     return None if value is None else int(value)
+
+
+def judged_texts(s: Session, project_id: int) -> list[tuple[Any, ...]]:
+    """Every current label of the project's non-excluded pairs: (pair id, label id, annotator name, grade,
+    the label's document version, the document's current version, the length of its current text), by pair
+    then annotator."""
+    stmt = (
+        select(
+            Label.pair_id,
+            Label.id,
+            User.username,
+            Label.grade,
+            Label.doc_version,
+            Document.version,
+            func.length(DocumentVersion.text),
+        )
+        .join(Assignment, Assignment.label_id == Label.id)
+        .join(User, User.id == Label.annotator_id)
+        .join(Pair, Pair.id == Label.pair_id)
+        .join(Document, Document.id == Pair.document_id)
+        .join(
+            DocumentVersion,
+            and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version),
+        )
+        .where(Pair.project_id == project_id, Pair.excluded.is_(False))
+        .order_by(Label.pair_id, User.username)
+    )
+    return [
+        (int(a), int(b), str(c), int(d), int(e), int(f), int(g)) for a, b, c, d, e, f, g in s.execute(stmt)
+    ]
 
 
 def add_spans(
@@ -154,3 +190,34 @@ def replace_carried(s: Session, label_id: int, doc_version: int) -> None:
         ),
         execution_options={"synchronize_session": False},
     )
+
+
+def insert_passage_adjudication(s: Session, **fields: Any) -> None:
+    """Append a reviewer's final passages of a pair (the `PassageAdjudication` columns but id, created_at)."""
+    s.add(PassageAdjudication(created_at=utcnow(), **fields))
+    s.flush()
+
+
+def latest_passage_adjudications(s: Session, project_id: int) -> dict[int, dict[str, Any]]:
+    """pair id → its latest passage adjudication: ``spans`` (sorted (start, end) tuples), ``doc_version``,
+    ``reason``, ``label_state``."""
+    stmt = (
+        select(
+            PassageAdjudication.pair_id,
+            PassageAdjudication.spans,
+            PassageAdjudication.doc_version,
+            PassageAdjudication.reason,
+            PassageAdjudication.label_state,
+        )
+        .where(PassageAdjudication.project_id == project_id)
+        .order_by(PassageAdjudication.id)
+    )
+    return {
+        int(pair): {
+            "spans": tuple(sorted((int(a), int(b)) for a, b in spans)),
+            "doc_version": int(version),
+            "reason": reason,
+            "label_state": state,
+        }
+        for pair, spans, version, reason, state in s.execute(stmt)
+    }

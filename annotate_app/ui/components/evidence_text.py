@@ -146,3 +146,27 @@ def _styled(piece: str, style: str | None) -> str:
     return "  \n".join(
         f":{style}[{escape_markdown(line)}]" if line.strip() else escape_markdown(line) for line in lines
     )
+
+
+OVERLAY = ("red-background", "blue-background", "green-background", "gray-background")  # one per annotator
+BOTH = "violet-background"  # characters two or more annotators marked
+
+
+def overlay_markdown(text: str, marks: Sequence[Sequence[Span]]) -> str:
+    """``text`` as inert Markdown with each annotator's passages (``marks[i]``) in `OVERLAY` colour i, and the
+    characters two or more of them marked in `BOTH`.
+
+    >>> overlay_markdown("abcdef", [[(0, 3)], [(2, 5)]])
+    ':red-background[ab]:violet-background[c]:blue-background[de]f'
+    """
+    cuts = {0, len(text)}
+    for spans_ in marks:
+        for a, b in spans_:
+            cuts.update((a, b))
+    points = sorted(c for c in cuts if 0 <= c <= len(text))
+    out = []
+    for a, b in zip(points, points[1:], strict=False):
+        who = [i for i, spans_ in enumerate(marks) if any(x <= a and b <= y for x, y in spans_)]
+        style = None if not who else BOTH if len(who) > 1 else OVERLAY[who[0] % len(OVERLAY)]
+        out.append(_styled(text[a:b], style))
+    return "".join(out)

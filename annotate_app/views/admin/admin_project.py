@@ -82,6 +82,14 @@ def _settings_fields(current: ProjectSettings) -> dict:
         index=EVIDENCE.index(current.evidence),
         help="optional: annotators may mark passages; required: for grades at or above the cut-off.",
     )
+    passages = cols[0].number_input(
+        "Passage threshold (unitizing α a release needs; empty: none)",
+        -1.0,
+        1.0,
+        value=current.passage_threshold,
+        step=0.05,
+        format="%.3f",
+    )
     return {
         "grade_scale": scale_rows(scale),
         "annotators_per_pair": int(n),
@@ -93,6 +101,7 @@ def _settings_fields(current: ProjectSettings) -> dict:
         "min_reason_length": int(reason),
         "claim_timeout_minutes": int(timeout),
         "evidence": evidence,
+        "passage_threshold": None if passages is None else float(passages),
     }
 
 

@@ -2,7 +2,8 @@
 
 - ``label_evidence``: one row per passage ``[start_char, end_char)`` of a label, on one document version
   (the label's own, or a later one the passage was carried to, or flagged stale on, by a re-import);
-- ``projects.evidence``: ``off`` (the default), ``optional`` or ``required``;
+- ``projects.evidence``: ``off`` (the default), ``optional`` or ``required``; ``projects.passage_threshold``:
+  the unitizing alpha a release needs (NULL: no such gate);
 - ``release_passages``: the evidence passages of a release's qrels, with their document versions.
 
 Revision ID: 0010_label_evidence
@@ -25,6 +26,7 @@ def upgrade() -> None:
     op.add_column(
         "projects", sa.Column("evidence", sa.String(length=16), server_default="off", nullable=False)
     )
+    op.add_column("projects", sa.Column("passage_threshold", sa.Float(), nullable=True))
     op.create_table(
         "label_evidence",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -55,12 +57,38 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_release_passages")),
     )
     op.create_index("ix_release_passages_release_id", "release_passages", ["release_id"])
+    op.create_table(
+        "passage_adjudications",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("project_id", sa.Integer(), nullable=False),
+        sa.Column("pair_id", sa.Integer(), nullable=False),
+        sa.Column("reviewer_id", sa.Integer(), nullable=True),
+        sa.Column("doc_version", sa.Integer(), nullable=False),
+        sa.Column("spans", sa.JSON(), nullable=False),
+        sa.Column("reason", sa.Text(), nullable=False),
+        sa.Column("label_state", sa.Text(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["pair_id"], ["pairs.id"], name=op.f("fk_passage_adjudications_pair_id_pairs")
+        ),
+        sa.ForeignKeyConstraint(
+            ["project_id"], ["projects.id"], name=op.f("fk_passage_adjudications_project_id_projects")
+        ),
+        sa.ForeignKeyConstraint(
+            ["reviewer_id"], ["users.id"], name=op.f("fk_passage_adjudications_reviewer_id_users")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_passage_adjudications")),
+    )
+    for column in ("project_id", "pair_id", "reviewer_id"):
+        op.create_index(f"ix_passage_adjudications_{column}", "passage_adjudications", [column])
 
 
 def downgrade() -> None:
+    op.drop_table("passage_adjudications")
     op.drop_index("ix_release_passages_release_id", table_name="release_passages")
     op.drop_table("release_passages")
     op.drop_index("ix_label_evidence_label_id_doc_version", table_name="label_evidence")
     op.drop_table("label_evidence")
     with op.batch_alter_table("projects") as batch_op:
+        batch_op.drop_column("passage_threshold")
         batch_op.drop_column("evidence")
