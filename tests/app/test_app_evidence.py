@@ -151,3 +151,33 @@ def test_the_reviewer_adjudicates_a_passage_disagreement(app_db):
     rita = authenticate(app_db, "rita", "rita-demo")
     (item,) = passage_adjudication.passage_disagreements(app_db, rita, "demo")
     assert item.adjudicated == ((3, 5),)
+
+
+LONG = "The battery lasts ten hours. " * 6000  # 174,000 characters, 6,000 sentences
+
+
+def test_a_long_document_shows_in_a_window_that_follows_the_cursor(app_db):
+    from annotate_app.services import imports
+    from annotate_app.ui.components import evidence
+
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="optional")
+    line = json.dumps({"doc_id": "D1", "title": "long", "text": LONG}) + "\n"
+    imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="long.jsonl")
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert "Characters 0–20,000 of 174,000: the window follows the sentence cursor (J/K)." in [
+        plain(c.value) for c in at.caption
+    ]
+    pid = _view(at).pair_id
+    at.session_state[state.evidence_cursor(pid)] = 5000  # sentence 5000 starts at 145,000
+    at.run()
+    assert "Characters 140,000–160,000 of 174,000: the window follows the sentence cursor (J/K)." in [
+        plain(c.value) for c in at.caption
+    ]
+    assert max(len(m.value) for m in at.markdown) < evidence.WINDOW * 2  # never the whole document
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [(145_000, 145_028)]
+    sent = json.dumps({"text": "lasts ten", "before": 0})  # the first one in the window, from 140,000
+    at.text_input(key=state.evidence_selection(pid)).input(sent).run()
+    first = LONG.index("lasts ten", 140_000)
+    assert _marks(at) == [(first, first + 9), (145_000, 145_028)]

@@ -35,6 +35,7 @@ MARK = "qf_mark"  # the container of the "Mark selection" button (M)
 SELECTION = "qf_selection"  # the hidden text box the script writes a selection into
 DOC_TEXT = "qf_doctext"  # the container of the document's text (selections count from its start)
 EXCERPT = 80  # characters of a passage shown in the list of marks
+WINDOW = 20_000  # a longer document shows this many characters at a time, around the sentence cursor
 
 _STYLE = f"<style>.st-key-{SELECTION} {{ display: none; }}</style>"
 
@@ -137,8 +138,9 @@ def _toggle(pair_id: int, scope: str, span: Span) -> None:
     _set(pair_id, scope, et.toggle(marks(pair_id, scope), span))
 
 
-def _selected(pair_id: int, scope: str, text: str) -> None:
-    """The hidden box's callback: mark the selection the script wrote into it."""
+def _selected(pair_id: int, scope: str, text: str, offset: int = 0) -> None:
+    """The hidden box's callback: mark the selection the script wrote into it (``text``: the window shown,
+    which starts at character ``offset`` of the document)."""
     raw = st.session_state.get(state.evidence_selection(pair_id, scope)) or ""
     try:
         sent = json.loads(raw)
@@ -149,7 +151,7 @@ def _selected(pair_id: int, scope: str, text: str) -> None:
         st.session_state[state.evidence_note(pair_id, scope)] = "The selection is not in the document's text."
         return
     st.session_state.pop(state.evidence_note(pair_id, scope), None)
-    _set(pair_id, scope, et.mark(marks(pair_id, scope), span))
+    _set(pair_id, scope, et.mark(marks(pair_id, scope), (span[0] + offset, span[1] + offset)))
 
 
 def _no_selection(pair_id: int, scope: str) -> None:
@@ -170,16 +172,27 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
     chosen = marks(pid, scope)
     st.caption(f"Query {escape_markdown(view.query_id)} · document {escape_markdown(view.doc_id)}")
     st.markdown(f"**Query:** {escape_markdown(view.query_text)}")
-    with keyboard.document_box(text):
+    start, end = et.window(len(text), cursor, WINDOW)
+    shown = text[start:end]
+    if (start, end) != (0, len(text)):
+        st.caption(
+            f"Characters {start:,}–{end:,} of {len(text):,}: the window follows the sentence cursor (J/K)."
+        )
+    within = et.clip(cursor and [cursor] or [], start, end)
+    with keyboard.document_box(shown):
         if view.doc_title:
             st.markdown(f"#### {escape_markdown(view.doc_title)}")
-        st.container(key=DOC_TEXT).markdown(et.to_markdown(text, view.query_text, chosen, cursor))
-    _controls(view, scope, text, found, cursor)
+        st.container(key=DOC_TEXT).markdown(
+            et.to_markdown(shown, view.query_text, et.clip(chosen, start, end), within[0] if within else None)
+        )
+    _controls(view, scope, (shown, start), found, cursor)
     _listed(pid, scope, text, chosen)
     st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
 
 
-def _controls(view: PairView, scope: str, text: str, found: list[Span], cursor: Span | None) -> None:
+def _controls(
+    view: PairView, scope: str, shown: tuple[str, int], found: list[Span], cursor: Span | None
+) -> None:
     pid, ss = view.pair_id, st.session_state
     row = st.container(key=EVIDENCE, horizontal=True)
     row.button(
@@ -207,7 +220,7 @@ def _controls(view: PairView, scope: str, text: str, found: list[Span], cursor: 
         "selection",
         key=state.evidence_selection(pid, scope),
         on_change=_selected,
-        args=(pid, scope, text),
+        args=(pid, scope, *shown),
         label_visibility="collapsed",
     )
     note = ss.get(state.evidence_note(pid, scope))

@@ -111,6 +111,31 @@ def locate_selection(text: str, selected: str, before: int) -> Span | None:
     return at[best], at[best + len(wanted) - 1] + 1
 
 
+def window(length: int, cursor: Span | None, size: int) -> Span:
+    """The stretch ``[start, end)`` of a text of ``length`` characters that a card shows: all of it when it
+    has at most ``size``, else a window of ``size`` characters starting at a multiple of ``size // 2``, the
+    one holding the start of the ``cursor`` (the first without one).
+
+    >>> window(100, (70, 80), 40), window(100, (95, 99), 40), window(100, None, 40), window(30, (20, 25), 40)
+    ((60, 100), (60, 100), (0, 40), (0, 30))
+    """
+    if length <= size:
+        return 0, length
+    step = size // 2
+    last = -(-(length - size) // step) * step  # the first multiple of step whose window reaches the end
+    start = 0 if cursor is None else min(cursor[0] // step * step, last)
+    return start, min(start + size, length)
+
+
+def clip(spans_: Sequence[Span], start: int, end: int) -> list[Span]:
+    """The parts of ``spans_`` inside ``[start, end)``, as offsets from ``start``.
+
+    >>> clip([(0, 5), (8, 20)], 4, 10)
+    [(0, 1), (4, 6)]
+    """
+    return [(max(a, start) - start, min(b, end) - start) for a, b in spans_ if a < end and b > start]
+
+
 def first_match(text: str, query: str) -> int | None:
     """The offset of the first query term in ``text``, or None."""
     found = spans(text, query_terms(query))
