@@ -22,6 +22,10 @@ through the real services in two rounds, with the labels, reasons and verdicts o
 2. the pool is deepened to 3 (3 more pairs); alice and bob label them and disagree on two (q1 D4, q3 D3),
    left open: the project's kappa drops to 0.50, below the threshold.
 
+``demo-review`` collects evidence (``evidence="optional"``): alice and bob mark the same passage of q2 D3 and
+of q3 D5, and different ones of q1 D2 (a passage disagreement, open on the Adjudicate page), so release v1
+carries passages (the union of q1 D2's) and the Agreement page shows αu and the span F1.
+
 So a reviewer sees at once an agreement below the threshold, two disagreements to adjudicate, and a
 release to score (on which run A's q1 D4 is still unjudged).
 
@@ -218,7 +222,7 @@ def _users(db: Database, actor: Actor) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------------ demo-review
-_Script = dict[tuple[str, str, str], tuple[int, str, float | None]]
+_Script = dict[tuple[str, str, str], tuple[int, str, float | None, list | None]]
 
 
 def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
@@ -233,6 +237,8 @@ def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
         "Demo for reviewers: judged by alice and bob, release v1, disagreements open",
     )
     _corpus(db, actor, REVIEW_PROJECT, folder)
+    if created:
+        projects.update_settings(db, actor, REVIEW_PROJECT, evidence="optional")
     people = {name: _as_user(db, name) for name in ("alice", "bob", "rita")}
     if not releases.list_releases(db, actor, REVIEW_PROJECT):
         if pooling.pool_depth(db, actor, REVIEW_PROJECT) is None:
@@ -271,7 +277,9 @@ def _script(path: Path) -> _Script:
     return out
 
 
-def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], tuple[int, str, float | None]]:
+def _script_line(
+    path: Path, n: int, line: str
+) -> tuple[tuple[str, str, str], tuple[int, str, float | None, list | None]]:
     try:
         row = json.loads(line)
         key = (str(row["user"]), str(row["query_id"]), str(row["doc_id"]))
@@ -280,7 +288,8 @@ def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], t
         raise InvalidInput(
             f"{path}:{n}: not a label (user, query_id, doc_id, grade, reason): {exc}"
         ) from None
-    return key, (grade, reason, None if seconds is None else float(seconds))
+    evidence = row.get("evidence")  # passages [[start, end], ...] of the label, if any
+    return key, (grade, reason, None if seconds is None else float(seconds), evidence)
 
 
 def _as_user(db: Database, name: str) -> Actor:
@@ -302,9 +311,16 @@ def _label(db: Database, people: dict[str, Actor], script: _Script) -> None:
                 raise InvalidInput(
                     f"{REVIEW_LABELS} has no label by {name} for {view.query_id} {view.doc_id}"
                 )
-            grade, reason, seconds = script[key]
+            grade, reason, seconds, evidence = script[key]
             labels.save_label(
-                db, who, REVIEW_PROJECT, view.pair_id, grade=grade, reason=reason, seconds=seconds
+                db,
+                who,
+                REVIEW_PROJECT,
+                view.pair_id,
+                grade=grade,
+                reason=reason,
+                seconds=seconds,
+                evidence=None if evidence is None else [tuple(span) for span in evidence],
             )
 
 
@@ -314,7 +330,7 @@ def _adjudicate(db: Database, rita: Actor, script: _Script) -> None:
         key = ("rita", item.query_id, item.doc_id)
         if key not in script:
             raise InvalidInput(f"{REVIEW_LABELS} has no verdict by rita for {item.query_id} {item.doc_id}")
-        grade, reason, _ = script[key]
+        grade, reason, *_ = script[key]
         adjudication.adjudicate(db, rita, REVIEW_PROJECT, item.pair_id, grade=grade, reason=reason)
 
 
