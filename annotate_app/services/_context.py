@@ -16,7 +16,7 @@ from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenie
 from annotate_app.services.inputs import check_int
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation, projects, releases
-from annotate_app.store.enums import AgreementMode, Statistic, Weights
+from annotate_app.store.enums import AgreementMode, EvidenceMode, Statistic, Weights
 from annotate_app.store.models import Project, Release, User
 
 __all__ = [
@@ -96,6 +96,8 @@ def settings_of(project: Project) -> ProjectSettings:
         min_reason_length=project.min_reason_length,
         claim_timeout_minutes=project.claim_timeout_minutes,
         allow_self_adjudication=project.allow_self_adjudication,
+        evidence=EvidenceMode(project.evidence),
+        passage_threshold=project.passage_threshold,
     )
 
 

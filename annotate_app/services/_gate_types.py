@@ -119,6 +119,7 @@ class Blockers:
     threshold: float
     statistic: Statistic
     unfilled: str = ""
+    passages: str = ""  # why the passages' agreement stops a release ("" when it does not)
 
     @property
     def below_threshold(self) -> bool:
@@ -138,6 +139,8 @@ class Blockers:
             )
         if self.unadjudicated:
             out.append(f"{self.unadjudicated} disagreements are not adjudicated")
+        if self.passages:
+            out.append(self.passages)
         return tuple(out)
 
     @property

@@ -187,7 +187,7 @@ def _users(db: Database, actor: Actor) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------------ demo-review
-_Script = dict[tuple[str, str, str], tuple[int, str, float | None]]
+_Script = dict[tuple[str, str, str], tuple[int, str, float | None, list | None]]
 
 
 def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
@@ -202,6 +202,8 @@ def _review(db: Database, actor: Actor, folder: Path) -> ReviewInfo:
         "Demo for reviewers: judged by alice and bob, release v1, disagreements open",
     )
     _corpus(db, actor, REVIEW_PROJECT, folder)
+    if created:
+        projects.update_settings(db, actor, REVIEW_PROJECT, evidence="optional")
     people = {name: _as_user(db, name) for name in ("alice", "bob", "rita")}
     if not releases.list_releases(db, actor, REVIEW_PROJECT):
         if pooling.pool_depth(db, actor, REVIEW_PROJECT) is None:
@@ -240,7 +242,9 @@ def _script(path: Path) -> _Script:
     return out
 
 
-def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], tuple[int, str, float | None]]:
+def _script_line(
+    path: Path, n: int, line: str
+) -> tuple[tuple[str, str, str], tuple[int, str, float | None, list | None]]:
     try:
         row = json.loads(line)
         key = (str(row["user"]), str(row["query_id"]), str(row["doc_id"]))
@@ -249,7 +253,8 @@ def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], t
         raise InvalidInput(
             f"{path}:{n}: not a label (user, query_id, doc_id, grade, reason): {exc}"
         ) from None
-    return key, (grade, reason, None if seconds is None else float(seconds))
+    evidence = row.get("evidence")  # passages [[start, end], ...] of the label, if any
+    return key, (grade, reason, None if seconds is None else float(seconds), evidence)
 
 
 def _as_user(db: Database, name: str) -> Actor:
@@ -271,9 +276,16 @@ def _label(db: Database, people: dict[str, Actor], script: _Script) -> None:
                 raise InvalidInput(
                     f"{REVIEW_LABELS} has no label by {name} for {view.query_id} {view.doc_id}"
                 )
-            grade, reason, seconds = script[key]
+            grade, reason, seconds, evidence = script[key]
             labels.save_label(
-                db, who, REVIEW_PROJECT, view.pair_id, grade=grade, reason=reason, seconds=seconds
+                db,
+                who,
+                REVIEW_PROJECT,
+                view.pair_id,
+                grade=grade,
+                reason=reason,
+                seconds=seconds,
+                evidence=None if evidence is None else [tuple(span) for span in evidence],
             )
 
 
@@ -283,7 +295,7 @@ def _adjudicate(db: Database, rita: Actor, script: _Script) -> None:
         key = ("rita", item.query_id, item.doc_id)
         if key not in script:
             raise InvalidInput(f"{REVIEW_LABELS} has no verdict by rita for {item.query_id} {item.doc_id}")
-        grade, reason, _ = script[key]
+        grade, reason, *_ = script[key]
         adjudication.adjudicate(db, rita, REVIEW_PROJECT, item.pair_id, grade=grade, reason=reason)
 
 

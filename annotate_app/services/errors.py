@@ -56,8 +56,8 @@ class DocumentChanged(Conflict):
     'this document changed while you read it; please judge it again'
     """
 
-    def __init__(self) -> None:
-        super().__init__(DOCUMENT_CHANGED)
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(DOCUMENT_CHANGED + (f" ({detail})" if detail else ""))
 
 
 class InvalidInput(ServiceError):

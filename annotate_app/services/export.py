@@ -3,6 +3,8 @@
 Every export is UTF-8 bytes. The TREC export is checked against the release's content hash (`Conflict` on a
 mismatch); TREC and BEIR keep IDs exact; the labels CSV is safe against formula injection. Every label
 carries its source (``human:USERNAME`` or ``judge:NAME``). The JSONL fields: docs/modules.md.
+The passages export: one JSON object per evidence passage (`metrics.formats.write_passages`), with an
+excerpt of at most `EXCERPT` characters.
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ import io
 import json
 from collections.abc import Callable
 
+import pandas as pd
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.release_formats import ReleaseFormat
-from annotate_app.services.releases import canonical_trec, sha256_text
-from annotate_app.store import annotation
+from annotate_app.services.releases import canonical_passages, canonical_trec, sha256_text
+from annotate_app.store import annotation, release_passages
 from annotate_app.store import judges as mq
 from annotate_app.store import pool as pq
 from annotate_app.store import releases as rq
@@ -32,6 +35,7 @@ __all__ = ["export_release", "export_labels_csv", "FORMATS"]
 
 FORMATS = tuple(f.value for f in ReleaseFormat)
 """The release formats, from `ReleaseFormat`; each has its writer in `_WRITERS`."""
+EXCERPT = 300  # characters of a passage an export of passages shows
 
 
 def export_release(
@@ -58,13 +62,33 @@ def export_release(
 
 def _trec(s: Session, rows: list[tuple], release: Release) -> str:
     text = canonical_trec([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-    if sha256_text(text) != release.content_hash:
+    passages = release_passages.passage_rows(s, release.id)
+    if sha256_text(text + canonical_passages(passages)) != release.content_hash:
         raise Conflict("release integrity check failed: its qrels no longer match the stored content hash")
     return text
 
 
 def _beir(s: Session, rows: list[tuple], release: Release) -> str:
     return "query-id\tcorpus-id\tscore\n" + "".join(f"{a}\t{b}\t{g}\n" for a, b, g, *_ in rows)
+
+
+def _passages(s: Session, rows: list[tuple], release: Release) -> str:
+    """PASSAGES lines of the release's evidence passages, each with an excerpt of its text."""
+    from metrics.formats import write_passages
+
+    def excerpt(text: str | None, start: int, end: int) -> str | None:
+        if text is None:
+            return None
+        piece = text[start:end]
+        return piece if len(piece) <= EXCERPT else piece[: EXCERPT - 1] + "…"
+
+    passages = release_passages.passage_rows(s, release.id, texts=True)
+    names = ["query_id", "doc_id", "doc_version", "start", "end", "grade"]
+    frame = pd.DataFrame([r[:6] for r in passages], columns=names)
+    frame["text"] = [excerpt(r[6], r[3], r[4]) for r in passages]
+    buffer = io.StringIO()
+    write_passages(frame, buffer)
+    return buffer.getvalue()
 
 
 def _jsonl(s: Session, rows: list[tuple], release: Release) -> str:
@@ -102,6 +126,7 @@ _WRITERS: dict[str, Callable[[Session, list[tuple], Release], str]] = {  # a `Re
     ReleaseFormat.TREC: _trec,
     ReleaseFormat.BEIR: _beir,
     ReleaseFormat.JSONL: _jsonl,
+    ReleaseFormat.PASSAGES: _passages,
 }
 
 

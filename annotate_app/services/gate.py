@@ -8,6 +8,7 @@ machine labels never count. The rules in full: docs/modules.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -28,6 +29,7 @@ from annotate_app.services._records import adjudication_info, label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
 from annotate_app.services.inputs import MAX_REASON, check_count, check_text
+from annotate_app.services.passage_agreement import passage_block
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store.db import Database
@@ -173,4 +175,5 @@ def blockers(db: Database, actor: Actor, project: ProjectRef) -> Blockers:
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see release blockers")
         state = load_state(s, proj)
-    return compute_blockers(state, summarize(state))
+        passages = passage_block(s, proj)
+    return dataclasses.replace(compute_blockers(state, summarize(state)), passages=passages)

@@ -3,12 +3,16 @@
 `save_label` adds a version to the caller's claim; nothing is updated or deleted. A save for a document
 version since replaced raises `DocumentChanged` and stores nothing. Saves are idempotent: the same label
 again changes nothing, and a ``request_id`` makes a retry return the label first stored.
+A label may carry evidence: passages ``[start, end)`` of the text of the document version it records
+(`annotate_app.services._evidence`); an edit that changes only the passages is a new version.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +25,14 @@ from annotate_app.services._context import (
     check_grade,
     open_project,
     pair_content,
+    settings_of,
+)
+from annotate_app.services._evidence import (
+    NO_EVIDENCE,
+    check_evidence,
+    check_policy,
+    evidence_fields,
+    evidence_of,
 )
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
@@ -62,6 +74,7 @@ class _Save:
     expected_version: int | None
     request_id: str | None
     doc_version: int | None = None
+    evidence: Any = None
 
 
 def save_label(
@@ -77,6 +90,7 @@ def save_label(
     expected_version: int | None = None,
     request_id: str | None = None,
     doc_version: int | None = None,
+    evidence: Sequence[tuple[int, int]] | None = None,
 ) -> LabelInfo:
     """Save the caller's judgment of a pair they hold (first label) or labelled before (an edit).
 
@@ -92,6 +106,9 @@ def save_label(
     ``doc_version``: the document version the caller was shown (``PairView.doc_version``); it is the version
     the label records. An older version than the current one (the document was re-imported meanwhile) raises
     `DocumentChanged` and stores nothing; None (scripts) records the current version.
+
+    ``evidence``: passages ``[(start, end), ...]`` of that version's text (None: none), as the project's
+    evidence setting allows; bad spans raise InvalidInput naming the span and the document length.
     """
     check_int(pair_id, "pair_id")
     check_int(expected_version, "expected_version", 0, optional=True)
@@ -107,6 +124,7 @@ def save_label(
         expected_version=expected_version,
         request_id=check_request_id(request_id),
         doc_version=doc_version,
+        evidence=evidence,
     )
     try:
         with db.write() as s:
@@ -129,9 +147,12 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
     if earlier is not None:
         return earlier
     target = _live_target(s, req.pair_id, user, proj.id)
+    spans = _spans(s, req, target.doc_version)
+    check_policy(settings_of(proj), proj.name, value, spans)
     a, doc_version = target.assignment, _shown_version(req, target.doc_version)
     current = None if a.label_id is None else annotation.label_by_id(s, a.label_id)
-    if current is not None and _same(current, value, text, req.unsure, doc_version):
+    same = current is not None and _same(current, value, text, req.unsure, doc_version)
+    if current is not None and same and _own_spans(s, current) == spans:
         return _label_info(s, current, user.username)  # nothing new to save
     version = annotation.mark_done(s, a.id, value, req.expected_version)
     if version is None:
@@ -161,6 +182,7 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
         **judged,
     )
     annotation.set_label_id(s, a.id, label_id)
+    annotation.add_spans(s, label_id, doc_version, spans)
     title = target.doc_title if target.doc_title is not None else pair_content(s, req.pair_id)["doc_title"]
     return LabelInfo(
         pair_id=req.pair_id,
@@ -171,8 +193,25 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
         created_at=created_at,
         doc_title=title,
         label_id=label_id,
+        evidence=spans,
+        evidence_version=doc_version if spans else None,
         **judged,
     )
+
+
+def _spans(s: Session, req: _Save, current: int) -> tuple[tuple[int, int], ...]:
+    """The save's evidence, checked against the text of the version shown (the current one if unsaid)."""
+    if req.evidence is None:
+        return ()
+    shown = current if req.doc_version is None else req.doc_version
+    length = annotation.text_length(s, req.pair_id, shown) or 0
+    return check_evidence(req.evidence, text_length=length, doc_version=shown, current_version=current)
+
+
+def _own_spans(s: Session, label: Label) -> tuple[tuple[int, int], ...]:
+    """The spans a label was saved with (on its own document version)."""
+    rows = annotation.evidence_rows(s, [label.id]).get(label.id, [])
+    return tuple((r.start, r.end) for r in rows if r.doc_version == label.doc_version and not r.carried)
 
 
 def _earlier(s: Session, user: User, req: _Save) -> LabelInfo | None:
@@ -228,6 +267,7 @@ def _replay(s: Session, label: Label, req: _Save, username: str) -> LabelInfo:
 
 def _label_info(s: Session, label: Label, username: str) -> LabelInfo:
     content = pair_content(s, label.pair_id)
+    found = evidence_of(s, [(label.id, content["doc_version"])]).get(label.id, NO_EVIDENCE)
     return LabelInfo(
         pair_id=label.pair_id,
         query_id=content["query_id"],
@@ -243,6 +283,7 @@ def _label_info(s: Session, label: Label, username: str) -> LabelInfo:
         created_at=label.created_at,
         doc_title=content["doc_title"],
         label_id=label.id,
+        **evidence_fields(found),
     )
 
 
@@ -264,7 +305,7 @@ def my_labels(
             offset=offset,
             reason_chars=MAX_REASON,
         )
-        return [label_info(r) for r in rows]
+        return _infos(s, rows)
 
 
 def count_my_labels(db: Database, actor: Actor, project: ProjectRef) -> int:
@@ -287,4 +328,13 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
         rows = annotation.label_rows(
             s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only, reason_chars=MAX_REASON
         )
-        return [label_info(r) for r in rows]
+        return _infos(s, rows)
+
+
+def _infos(s: Session, rows: list[dict[str, Any]]) -> list[LabelInfo]:
+    """`label_rows` rows as labels, with their evidence (on the newest version up to the current one)."""
+    found = evidence_of(s, [(r["label_id"], r["current_doc_version"]) for r in rows])
+    return [
+        dataclasses.replace(label_info(r), **evidence_fields(found.get(r["label_id"], NO_EVIDENCE)))
+        for r in rows
+    ]

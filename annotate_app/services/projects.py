@@ -28,7 +28,7 @@ from annotate_app.store import annotation
 from annotate_app.store import projects as projects_store
 from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
-from annotate_app.store.enums import AgreementMode, AuditAction, Statistic, Weights
+from annotate_app.store.enums import AgreementMode, AuditAction, EvidenceMode, Statistic, Weights
 from annotate_app.store.models import Project
 
 __all__ = [
@@ -51,6 +51,7 @@ _CHOICES: dict[str, type[StrEnum]] = {
     "statistic": Statistic,
     "agreement_mode": AgreementMode,
     "weights": Weights,
+    "evidence": EvidenceMode,
 }
 _INTS = {
     "annotators_per_pair": (1, 50),
@@ -98,6 +99,17 @@ def _check_value(name: str, value: Any) -> None:
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
     if name == "allow_self_adjudication" and not isinstance(value, bool):
         raise InvalidInput(f"allow_self_adjudication must be a bool; got {value!r}")
+    if (
+        name == "passage_threshold"
+        and value is not None
+        and (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or math.isnan(value)
+            or not -1 <= float(value) <= 1
+        )
+    ):
+        raise InvalidInput(f"passage_threshold must be a number in [-1, 1] or None; got {value!r}")
     if name == "threshold" and (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)

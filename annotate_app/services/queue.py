@@ -8,6 +8,7 @@ their claims. The order in detail: docs/modules.md.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -21,6 +22,7 @@ from annotate_app.services._context import (
     pair_content,
     settings_of,
 )
+from annotate_app.services._evidence import NO_EVIDENCE, evidence_fields, evidence_of
 from annotate_app.services._judge_state import over_budget, queue_order_by
 from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
@@ -166,6 +168,11 @@ def _view(s: Session, proj: Project, a: _Claim) -> PairView:
             s, project_id=proj.id, annotator_id=a.annotator_id, pair_id=a.pair_id, limit=1
         )
         current = label_info(rows[0]) if rows else None
+        if current is not None and current.label_id is not None:
+            found = evidence_of(s, [(current.label_id, content["doc_version"])])
+            current = dataclasses.replace(
+                current, **evidence_fields(found.get(current.label_id, NO_EVIDENCE))
+            )
     return PairView(
         pair_id=a.pair_id,
         project=proj.name,
@@ -183,6 +190,8 @@ def _view(s: Session, proj: Project, a: _Claim) -> PairView:
         guidelines=content["guidelines"] or "",
         current=current,
         doc_changed=a.doc_changed,
+        evidence=settings.evidence,
+        relevance_cutoff=settings.relevance_cutoff,
     )
 
 

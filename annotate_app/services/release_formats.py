@@ -3,7 +3,7 @@
 Plain Python: the CLI and the pages read it; `annotate_app.services.export` writes each format.
 
 >>> [(f.value, f.suffix) for f in ReleaseFormat]
-[('trec', 'qrels'), ('beir', 'beir.tsv'), ('jsonl', 'jsonl')]
+[('trec', 'qrels'), ('beir', 'beir.tsv'), ('jsonl', 'jsonl'), ('passages', 'passages.jsonl')]
 >>> ReleaseFormat("beir").label
 'BEIR TSV'
 """
@@ -31,3 +31,4 @@ class ReleaseFormat(StrEnum):
     TREC = ("trec", "TREC qrels", "qrels", "text/plain")
     BEIR = ("beir", "BEIR TSV", "beir.tsv", "text/tab-separated-values")
     JSONL = ("jsonl", "JSONL with reasons", "jsonl", "application/jsonl")
+    PASSAGES = ("passages", "Evidence passages (JSONL)", "passages.jsonl", "application/jsonl")

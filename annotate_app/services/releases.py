@@ -2,8 +2,9 @@
 
 `create_release` (reviewer) refuses while a pair lacks labels, a label is stale, a disagreement is open, or
 agreement is below the threshold without a justification. Nothing changes a release afterwards. Identical
-qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text.
-Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``.
+qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text,
+followed by the `canonical_passages` lines of its evidence passages when it has any. Machine labels enter
+only as a calibrated judge's fill-in, marked ``judge:NAME``.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services._evidence import qrel_passages
 from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
 from annotate_app.services._gate_types import Blockers
 from annotate_app.services._judge_state import fill_state
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_length, check_text
+from annotate_app.services.passage_agreement import passage_block
 from annotate_app.services.types import ReleaseInfo
-from annotate_app.store import annotation, corpus, projects
+from annotate_app.store import annotation, corpus, projects, release_passages
 from annotate_app.store import releases as releases_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, QrelKind, Statistic
@@ -40,6 +43,7 @@ __all__ = [
     "get_release",
     "release_qrels",
     "canonical_trec",
+    "canonical_passages",
     "corpus_hash",
     "sha256_text",
     "MIN_JUSTIFICATION",
@@ -72,6 +76,16 @@ def canonical_trec(query_ids, doc_ids, grades) -> str:
     """
     rows = sorted(zip(query_ids, doc_ids, (int(g) for g in grades), strict=True))
     return "".join(f"{a} 0 {b} {g}\n" for a, b, g in rows)
+
+
+def canonical_passages(passages: list[tuple]) -> str:
+    """The lines a release's content hash adds for its evidence passages, sorted: ``query_id<TAB>doc_id<TAB>
+    doc_version<TAB>start<TAB>end<TAB>grade``; empty without passages (the hash is then the TREC text's).
+
+    >>> canonical_passages([("q1", "D1", 2, 0, 5, 3)])
+    'q1\\tD1\\t2\\t0\\t5\\t3\\n'
+    """
+    return "".join("\t".join(map(str, p)) + "\n" for p in sorted(passages))
 
 
 def sha256_text(text: str) -> str:
@@ -171,7 +185,10 @@ def create_release(
             filled, unfilled = fill_state(s, proj)
             block = compute_blockers(state, summary)
             block = dataclasses.replace(
-                block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+                block,
+                missing_labels=block.missing_labels - len(filled),
+                unfilled=unfilled,
+                passages=passage_block(s, proj),
             )
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
@@ -207,7 +224,10 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
         filled, unfilled = fill_state(s, proj)
         block = compute_blockers(state, summarize(state))
         block = dataclasses.replace(
-            block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
+            block,
+            missing_labels=block.missing_labels - len(filled),
+            unfilled=unfilled,
+            passages=passage_block(s, proj),
         )
         frozen = _frozen(s, proj, state, filled)
         existing = releases_store.find_by_content(s, proj.id, frozen.content_hash)
@@ -231,6 +251,7 @@ class _Frozen:
     rows: list[tuple]
     qrels: pd.DataFrame
     content_hash: str
+    passages: list[tuple] = dataclasses.field(default_factory=list)
 
 
 def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -> _Frozen:
@@ -240,7 +261,12 @@ def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -
     columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
-    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content))
+    adjudicated = annotation.latest_passage_adjudications(s, proj.id)
+    passages = qrel_passages(
+        s, [(a, b, int(g), ids, int(p)) for a, b, g, _, ids, _, p, *_ in rows], adjudicated
+    )
+    content += canonical_passages(passages)
+    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content), passages=passages)
 
 
 def _insert(
@@ -295,6 +321,7 @@ def _insert(
             for a, b, g, k, ids, j, p, src, m in rows
         ],
     )
+    release_passages.insert_passages(s, release.id, frozen.passages)
     audit(
         s,
         actor,

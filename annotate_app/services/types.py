@@ -17,6 +17,7 @@ from annotate_app.store.enums import (
     AgreementMode,
     AssignmentStatus,
     AuditAction,
+    EvidenceMode,
     ImportKind,
     PairOrigin,
     QrelKind,
@@ -57,6 +58,7 @@ __all__ = [
     "PairOrigin",
     "QrelKind",
     "Statistic",
+    "EvidenceMode",
     "Weights",
     *_GATE_TYPES,
 ]
@@ -105,6 +107,8 @@ class ProjectSettings:
     min_reason_length: int = 5
     claim_timeout_minutes: int = 60
     allow_self_adjudication: bool = False  # a reviewer may adjudicate a pair they labelled (audited)
+    evidence: EvidenceMode = EvidenceMode.OFF  # passages: off, optional, required (grades >= cut-off)
+    passage_threshold: float | None = None  # the passages' unitizing alpha a release needs (None: no gate)
 
     @property
     def grades(self) -> tuple[int, ...]:
@@ -351,6 +355,9 @@ class LabelInfo:
     created_at: datetime
     doc_title: str = ""
     label_id: int | None = None
+    evidence: tuple[tuple[int, int], ...] = ()  # passages [start, end) in the text of ``evidence_version``
+    evidence_version: int | None = None  # the document version the spans index (None: no evidence)
+    stale_evidence: tuple[tuple[int, int], ...] = ()  # spans a re-import could not carry (old offsets)
 
 
 @dataclass(frozen=True)
@@ -379,6 +386,8 @@ class PairView:
     guidelines: str
     current: LabelInfo | None = None
     doc_changed: bool = False
+    evidence: EvidenceMode = EvidenceMode.OFF  # the project's evidence setting (passages on the card)
+    relevance_cutoff: int = 1
 
     @property
     def stale(self) -> bool:

@@ -19,6 +19,7 @@ __all__ = [
     "PairOrigin",
     "Statistic",
     "AgreementMode",
+    "EvidenceMode",
     "Weights",
     "QrelKind",
     "ImportKind",
@@ -65,6 +66,15 @@ class AgreementMode(StrEnum):
 
     BINARY = "binary"
     WEIGHTED = "weighted"
+
+
+class EvidenceMode(StrEnum):
+    """Whether annotators mark evidence passages: ``off``; ``optional``; ``required`` for the grades at or
+    above the relevance cut-off."""
+
+    OFF = "off"
+    OPTIONAL = "optional"
+    REQUIRED = "required"
 
 
 class Weights(StrEnum):

@@ -154,9 +154,29 @@ def skip(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_skip_{pair_id}"
 
 
+def evidence(pair_id: int, scope: str = "q") -> str:
+    """The passages marked on a pair's card (not a widget: a sorted list of (start, end))."""
+    return f"{scope}_evidence_{pair_id}"
+
+
+def evidence_cursor(pair_id: int, scope: str = "q") -> str:
+    """The index of the sentence under the evidence cursor on a pair's card."""
+    return f"{scope}_evidence_cursor_{pair_id}"
+
+
+def evidence_selection(pair_id: int, scope: str = "q") -> str:
+    """The hidden text box a browser selection is written into (`ui.components.evidence`)."""
+    return f"{scope}_evidence_selection_{pair_id}"
+
+
+def evidence_note(pair_id: int, scope: str = "q") -> str:
+    """A hint under the marking controls (the selection was not found ...)."""
+    return f"{scope}_evidence_note_{pair_id}"
+
+
 def per_item(prefix: str, item: object) -> str:
     """A key for a widget repeated per item (a download per release, a button per run, a setting ...)."""
     return f"{prefix}_{item}"
 
 
-CARD_KEYS = (grade, reason, unsure, shown_at, shown_version)
+CARD_KEYS = (grade, reason, unsure, shown_at, shown_version, evidence, evidence_cursor, evidence_note)

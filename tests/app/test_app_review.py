@@ -143,7 +143,12 @@ def test_release_below_the_threshold_needs_a_justification(labelled_db):
     table = at.table[0].value
     assert table.index.tolist() == [1] and table.loc[1, "agreement"] == "0.657"
     assert table.loc[1, "justification"] == "a 12-pair demo; kappa is noisy here"
-    assert [b.label for b in at.get("download_button")] == ["TREC qrels", "BEIR TSV", "JSONL with reasons"]
+    assert [b.label for b in at.get("download_button")] == [
+        "TREC qrels",
+        "BEIR TSV",
+        "JSONL with reasons",
+        "Evidence passages (JSONL)",
+    ]
     rita = authenticate(labelled_db, "rita", "rita-demo")
     made = releases.get_release(labelled_db, rita, "demo")
     assert made.justification == "a 12-pair demo; kappa is noisy here"

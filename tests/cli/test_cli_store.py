@@ -122,7 +122,8 @@ def test_whole_workflow_from_the_command_line(cli, tmp_path):
         "ann        annotator  20",
         "ben        annotator  20",
     ]
-    _judge_all(cli)
+    assert cli("project", "set", "evidence=optional")[0] == 0
+    _judge_all(cli, evidence={("q1", "D1"): [(0, 4)]})
     code, out, _ = cli("agreement")
     assert code == 0 and out.startswith("cohen = 1.0000 (almost perfect) passes threshold 0.5 [binary]")
     assert "release: ready" in out
@@ -140,10 +141,16 @@ def test_whole_workflow_from_the_command_line(cli, tmp_path):
         code == 0 and len(out.splitlines()) == 12 and json.loads(out.splitlines()[0])["kind"] == "unanimous"
     )
     assert cli("export", "--format", "labels-csv")[1].count("\n") == 25
+    code, out, _ = cli("export", "--format", "passages")
+    passage = {"query_id": "q1", "doc_id": "D1", "doc_version": 1, "start": 0, "end": 4, "grade": 2}
+    assert code == 0 and [
+        {k: v for k, v in json.loads(x).items() if k != "text"} for x in out.splitlines()
+    ] == [passage]
     assert json.loads(cli("status", "--format", "json")[1])["complete"] == 12
 
 
-def _judge_all(cli) -> None:
+def _judge_all(cli, evidence: dict | None = None) -> None:
+    """ann and ben label every pair with the sample grade; ``evidence``: (query_id, doc_id) → their spans."""
     from annotate_app.services import labels, queue
     from annotate_app.services.auth import authenticate
     from annotate_app.store import open_database
@@ -156,9 +163,9 @@ def _judge_all(cli) -> None:
     for name in ("ann", "ben"):
         me = authenticate(db, name, f"{name}-password")
         while (view := queue.next_pair(db, me, "kb")) is not None:
-            labels.save_label(
-                db, me, "kb", view.pair_id, grade=truth[(view.query_id, view.doc_id)], reason="yes"
-            )
+            key = (view.query_id, view.doc_id)
+            spans = (evidence or {}).get(key)
+            labels.save_label(db, me, "kb", view.pair_id, grade=truth[key], reason="yes", evidence=spans)
     db.dispose()
 
 

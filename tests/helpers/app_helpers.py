@@ -154,6 +154,32 @@ def judge_all(db, flips: dict[tuple[str, str], int] | None = None) -> None:
             )
 
 
+def judge_with_evidence(db, spans: dict[str, list[tuple[int, int]]]) -> int:
+    """The demo with evidence optional, every pair labelled by alice and bob alike (no disagreement), and
+    their labels of q1 · D1 re-saved with ``spans`` (annotator → passages). Returns that pair's id."""
+    from annotate_app.services import labels, projects
+    from annotate_app.services.auth import SYSTEM, authenticate
+
+    projects.update_settings(db, SYSTEM, "demo", evidence="optional")
+    judge_all(db, flips={})
+    pair_id = 0
+    for name, evidence in spans.items():
+        actor = authenticate(db, name, PASSWORDS[name])
+        (mine,) = [x for x in labels.my_labels(db, actor, "demo") if (x.query_id, x.doc_id) == ("q1", "D1")]
+        labels.save_label(
+            db,
+            actor,
+            "demo",
+            mine.pair_id,
+            grade=mine.grade,
+            reason=mine.reason,
+            evidence=evidence,
+            expected_version=1,
+        )
+        pair_id = mine.pair_id
+    return pair_id
+
+
 @pytest.fixture
 def labelled_db(app_db):
     """The demo with every pair labelled by alice and bob (three disagreements, kappa 0.657)."""

@@ -167,6 +167,16 @@ CALLS = (
     Call("label_studio", "export_label_studio_tasks", "reviewer", ("demo",)),
     Call("label_studio", "label_studio_config", "reviewer", ("demo",)),
     Call("gate", "agreement", "reviewer", ("demo",)),
+    Call("passage_agreement", "passage_agreement", "reviewer", ("demo",)),
+    Call("passage_adjudication", "passage_disagreements", "reviewer", ("demo",)),
+    Call(
+        "passage_adjudication",
+        "adjudicate_passages",
+        "reviewer",
+        ("demo", "@D"),
+        {"spans": [(0, 1)], "reason": _REASON},
+        allowed_error="Conflict",  # the demo's pairs have no passages to disagree on
+    ),
     Call("gate", "disagreements", "reviewer", ("demo",), {"include_resolved": True}),
     Call("gate", "confusion", "reviewer", ("demo", "alice", "bob")),
     Call("gate", "blockers", "reviewer", ("demo",)),

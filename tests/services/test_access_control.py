@@ -62,6 +62,8 @@ PURE_HELPERS = {
     "releases.canonical_trec": "the canonical TREC text a release hashes",
     "releases.corpus_hash": "the corpus version hash a release records",
     "releases.sha256_text": "the hash of a text",
+    "releases.canonical_passages": "the passage lines a release's content hash adds",
+    "passage_adjudication.combine": "the union, intersection or one annotator's passages",
 }
 
 

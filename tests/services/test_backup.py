@@ -132,7 +132,7 @@ def dump(archive: Path) -> dict[str, list[str]]:
 # ----------------------------------------------------------------------------------------- round trip
 def test_sqlite_to_postgresql_to_sqlite_keeps_everything(rich, pg, tmp_path):
     before = exports(rich)
-    assert sum(1 for k in before if " v" in k) == 6  # two releases of demo in three formats
+    assert sum(1 for k in before if " v" in k) == 8  # two releases of demo in four formats
     first = backup.backup(rich, SYSTEM, tmp_path / "a.zip")
     backup.restore(pg, SYSTEM, first.path)
     assert exports(pg) == before
@@ -149,7 +149,7 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_everything(rich, pg, tmp_path):
     )  # then the restore and the exports made since
     assert [json.loads(x)[4] for x in b["audit_log"][len(a["audit_log"]) :]] == ["backup_restored"] + [
         "release_exported"
-    ] * 6
+    ] * 8
     for release in releases.list_releases(back, SYSTEM, "demo"):
         qrels = releases.release_qrels(back, SYSTEM, "demo", release.version)
         canonical = releases.canonical_trec(

@@ -149,3 +149,23 @@ def test_cli_demo_data_with_labels(db_url, fast_hashing, monkeypatch, capsys):
     assert out[1] == SUMMARY.replace("demo-review:", "demo-review (exists, unchanged):")
     assert main(["status", "--project", REVIEW_PROJECT]) == 0
     assert capsys.readouterr().out.startswith("project demo-review: 12 pairs (0 excluded), 12 complete")
+
+
+def test_release_v1_carries_passages_and_one_passage_disagreement_is_open(labelled):
+    """alice and bob mark the same passage of q2 D3 and of q3 D5, and different ones of q1 D2 (D2's first
+    sentence, [0, 47), against the whole text, [0, 92)): v1 takes the union of q1 D2's."""
+    from annotate_app.services import export, passage_adjudication, passage_agreement
+
+    db, _ = labelled
+    lines = export.export_release(db, SYSTEM, REVIEW_PROJECT, 1, format="passages").decode().splitlines()
+    got = [tuple(json.loads(x)[k] for k in ("query_id", "doc_id", "start", "end", "grade")) for x in lines]
+    assert got == [("q1", "D2", 0, 92, 3), ("q2", "D3", 19, 51, 3), ("q3", "D5", 0, 39, 3)]
+    (open_item,) = passage_adjudication.passage_disagreements(db, SYSTEM, REVIEW_PROJECT)
+    assert (open_item.query_id, open_item.doc_id, open_item.spans) == (
+        "q1",
+        "D2",
+        {"alice": ((0, 47),), "bob": ((0, 92),)},
+    )
+    found = passage_agreement.passage_agreement(db, SYSTEM, REVIEW_PROJECT)
+    # alice's characters 47 + 32 + 39 = 118, bob's 92 + 32 + 39 = 163, both 118: F1 = 2·118 / (118 + 163)
+    assert found.mean_f1 == pytest.approx(2 * 118 / 281)

@@ -218,7 +218,8 @@ def test_labels_csv_is_formula_safe(demo, actors):
 def test_exports_need_a_reviewer_and_a_format(judged, actors):
     with pytest.raises(PermissionDenied, match=re.escape("alice (annotator) may not export releases")):
         export.export_release(judged, actors["alice"], "demo")
-    with pytest.raises(InvalidInput, match="format must be one of 'trec', 'beir', 'jsonl'; got 'xml'"):
+    wrong = "format must be one of 'trec', 'beir', 'jsonl', 'passages'; got 'xml'"
+    with pytest.raises(InvalidInput, match=wrong):
         export.export_release(judged, actors["rita"], "demo", format="xml")
     with pytest.raises(NotFound, match="project 'demo': no release yet"):
         export.export_release(judged, actors["rita"], "demo")

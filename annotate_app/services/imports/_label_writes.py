@@ -22,8 +22,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict
 from annotate_app.services.imports._common import SourceFile, fail, lock_imports, record_import, start_import
 from annotate_app.services.types import AnnotatorLabels, ImportReport
-from annotate_app.store import doc_staging
-from annotate_app.store import label_import, projects, undo
+from annotate_app.store import doc_staging, label_import, projects, undo
 from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind

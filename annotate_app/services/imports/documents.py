@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project
+from annotate_app.services._evidence import carry_evidence
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.imports._common import (
     Source,
@@ -149,6 +150,7 @@ class _DocWriter:
         if not self.changed_ids:
             return 0
         corpus.mark_claims_changed(s, self.changed_ids)  # open claims show the new version, with a warning
+        carry_evidence(s, self.changed_ids)  # the labels' passages move to the new text, or turn stale
         return corpus.mark_stale(s, self.changed_ids)
 
 

@@ -42,6 +42,18 @@ from annotate_app.store.annotation.columns import (
     query_names,
 )
 from annotate_app.store.annotation.contents import current_doc_version, pair_content, priors
+from annotate_app.store.annotation.evidence import (
+    EvidenceRow,
+    add_spans,
+    evidence_rows,
+    insert_passage_adjudication,
+    judged_texts,
+    labels_to_carry,
+    latest_passage_adjudications,
+    replace_carried,
+    text_length,
+    version_texts,
+)
 from annotate_app.store.annotation.labels import (
     SaveTarget,
     add_label,
@@ -60,7 +72,17 @@ from annotate_app.store.annotation.labels import (
 )
 
 __all__ = [
+    "EvidenceRow",
     "SaveTarget",
+    "add_spans",
+    "evidence_rows",
+    "insert_passage_adjudication",
+    "judged_texts",
+    "latest_passage_adjudications",
+    "labels_to_carry",
+    "replace_carried",
+    "text_length",
+    "version_texts",
     "add_label",
     "adjudication_by_request",
     "adjudication_of",

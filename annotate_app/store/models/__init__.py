@@ -19,7 +19,7 @@ from annotate_app.store.models._base import (
     table_of,
     utcnow,
 )
-from annotate_app.store.models.annotation import Adjudication, Assignment, Label
+from annotate_app.store.models.annotation import Adjudication, Assignment, Label, LabelEvidence
 from annotate_app.store.models.corpus import (
     Chunk,
     Document,
@@ -34,7 +34,13 @@ from annotate_app.store.models.judges import JudgeLabel, JudgePrompt, JudgeSetti
 from annotate_app.store.models.people import LoginSession, LoginThrottle, User
 from annotate_app.store.models.pool import Pair, PairSource, Pool
 from annotate_app.store.models.projects import Guidelines, Project, ProjectMember
-from annotate_app.store.models.releases import AuditEntry, Release, ReleaseQrel
+from annotate_app.store.models.releases import (
+    AuditEntry,
+    PassageAdjudication,
+    Release,
+    ReleasePassage,
+    ReleaseQrel,
+)
 
 __all__ = [
     "Base",
@@ -57,6 +63,7 @@ __all__ = [
     "PairSource",
     "Assignment",
     "Label",
+    "LabelEvidence",
     "Adjudication",
     "MachineJudge",
     "JudgePrompt",
@@ -64,6 +71,8 @@ __all__ = [
     "JudgeSettings",
     "Release",
     "ReleaseQrel",
+    "ReleasePassage",
+    "PassageAdjudication",
     "AuditEntry",
     "utcnow",
     "table_of",

@@ -87,6 +87,27 @@ class Label(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class LabelEvidence(Base):
+    """One evidence passage of a label: ``[start_char, end_char)`` in the text of document version
+    ``doc_version``. Append-only: the spans a save gives are stored at the label's own ``doc_version``; when a
+    re-import changes the document, each is carried to the new version (``carried``) or recorded there as
+    ``stale`` (its text is no longer found exactly once; it keeps its old offsets)."""
+
+    __tablename__ = "label_evidence"
+    __table_args__ = (
+        Index("ix_label_evidence_label_id_doc_version", "label_id", "doc_version"),
+        CheckConstraint("start_char >= 0 AND end_char > start_char", name="span"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    label_id: Mapped[int] = mapped_column(fk("labels.id"))
+    doc_version: Mapped[int] = mapped_column(Integer)
+    start_char: Mapped[int] = mapped_column(Integer)
+    end_char: Mapped[int] = mapped_column(Integer)
+    carried: Mapped[bool] = mapped_column(Boolean, default=False)
+    stale: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
 class Adjudication(Base):
     """A reviewer's final grade for a disagreement. ``label_state`` fingerprints the labels it saw: an edit
     made afterwards invalidates it. ``request_id``: the client's idempotency key (unique per reviewer)."""

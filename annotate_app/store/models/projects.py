@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, CheckConstraint, Float, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from annotate_app.store.enums import AgreementMode, Statistic, Weights
+from annotate_app.store.enums import AgreementMode, EvidenceMode, Statistic, Weights
 from annotate_app.store.models._base import Base, UTCDateTime, fk, one_of
 
 __all__ = ["Project", "Guidelines", "ProjectMember"]
@@ -35,6 +35,8 @@ class Project(Base):
     min_reason_length: Mapped[int] = mapped_column(Integer, default=5)
     claim_timeout_minutes: Mapped[int] = mapped_column(Integer, default=60)
     allow_self_adjudication: Mapped[bool] = mapped_column(Boolean, default=False)
+    evidence: Mapped[str] = mapped_column(String(16), default=EvidenceMode.OFF.value, server_default="off")
+    passage_threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     # bumped whenever a pair may become claimable: clears every "nothing left" marker (store/exhausted.py)
     queue_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the project's "no free slot" marker: the queue_epoch at which a claim found every pair at N live claims,

@@ -64,6 +64,39 @@ class ReleaseQrel(Base):
     judge_label_id: Mapped[int | None] = mapped_column(fk("judge_labels.id"), nullable=True, index=True)
 
 
+class PassageAdjudication(Base):
+    """A reviewer's final evidence passages of a pair (``spans``: [[start, end], ...] on ``doc_version``) and
+    why. Appended, never changed; the latest counts while the labels it saw (``label_state``) are current."""
+
+    __tablename__ = "passage_adjudications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(fk("projects.id"), index=True)
+    pair_id: Mapped[int] = mapped_column(fk("pairs.id"), index=True)
+    reviewer_id: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
+    doc_version: Mapped[int] = mapped_column(Integer)
+    spans: Mapped[list] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
+    label_state: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReleasePassage(Base):
+    """An evidence passage of a released qrel: ``[start_char, end_char)`` in the text of version
+    ``doc_version`` of the document, with the qrel's grade. Written with its release, never changed."""
+
+    __tablename__ = "release_passages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    release_id: Mapped[int] = mapped_column(fk("releases.id"), index=True)
+    query_external: Mapped[str] = mapped_column(String(255))
+    doc_external: Mapped[str] = mapped_column(String(255))
+    doc_version: Mapped[int] = mapped_column(Integer)
+    start_char: Mapped[int] = mapped_column(Integer)
+    end_char: Mapped[int] = mapped_column(Integer)
+    grade: Mapped[int] = mapped_column(Integer)
+
+
 class AuditEntry(Base):
     __tablename__ = "audit_log"
     __table_args__ = (Index("ix_audit_log_project_id_at", "project_id", "at"),)

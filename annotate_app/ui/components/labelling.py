@@ -18,7 +18,7 @@ from annotate_app.services.errors import DOCUMENT_CHANGED, Conflict, DocumentCha
 from annotate_app.services.labels import MAX_SECONDS
 from annotate_app.services.types import PairView
 from annotate_app.ui import cache, errors, state
-from annotate_app.ui.components import keyboard, widgets
+from annotate_app.ui.components import evidence, keyboard, widgets
 from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = ["queue_card", "edit_card", "pair_card", "recheck_if_done"]
@@ -61,6 +61,7 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
             seconds=_seconds(pid, scope),
             expected_version=expected,
             doc_version=ss.get(state.shown_version(pid, scope), view.doc_version),
+            evidence=evidence.marks(pid, scope) if view.evidence != "off" else None,
             request_id=uuid.uuid4().hex,
             idempotent=True,
         )
@@ -154,6 +155,7 @@ def edit_card(actor: Actor, view: PairView) -> None:
         ss.setdefault(state.grade(pid, "e"), view.current.grade)
         ss.setdefault(state.reason(pid, "e"), widgets.shown(view.current.reason))
         ss.setdefault(state.unsure(pid, "e"), view.current.unsure)
+        evidence.start_marks(pid, "e", view.current.evidence)
     pair_card(
         view, "e", on_submit=lambda: _save_edit(actor, view), on_skip=None, submit_label="Save new version"
     )
@@ -174,7 +176,10 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
             f"{view.current.doc_version}; it is now version {view.doc_version}). Please judge it "
             "again."
         )
-    widgets.show_pair(view.query_id, view.query_text, view.doc_id, view.doc_title, view.doc_text)
+    if view.evidence == "off":
+        widgets.show_pair(view.query_id, view.query_text, view.doc_id, view.doc_title, view.doc_text)
+    else:
+        evidence.show_pair(view, scope, widgets.shown(view.doc_text, widgets.SHOWN_DOCUMENT))
     chosen = ss.get(state.grade(pid, scope))
     widgets.grade_buttons(
         view.grade_scale, chosen, lambda g: state.grade_button(pid, g, scope), lambda g: _pick(pid, scope, g)

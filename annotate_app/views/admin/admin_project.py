@@ -9,13 +9,14 @@ import streamlit as st
 
 from annotate_app.services import projects, users
 from annotate_app.services.auth import Actor, Role
-from annotate_app.services.types import ProjectSettings
+from annotate_app.services.types import EvidenceMode, ProjectSettings
 from annotate_app.ui import auth, cache, errors, nav, state
 from annotate_app.ui.components import guidelines as rules
 from annotate_app.ui.components import names
 
 STATISTICS = ["cohen", "fleiss", "krippendorff"]
 MODES = ["binary", "weighted"]
+EVIDENCE = [m.value for m in EvidenceMode]
 WEIGHTS = ["linear", "quadratic"]
 
 
@@ -75,6 +76,20 @@ def _settings_fields(current: ProjectSettings) -> dict:
     )
     reason = cols[0].number_input("Minimum reason length", 0, 1000, current.min_reason_length)
     timeout = cols[1].number_input("Claim timeout (minutes)", 1, 7 * 24 * 60, current.claim_timeout_minutes)
+    evidence = cols[2].selectbox(
+        "Evidence passages",
+        EVIDENCE,
+        index=EVIDENCE.index(current.evidence),
+        help="optional: annotators may mark passages; required: for grades at or above the cut-off.",
+    )
+    passages = cols[0].number_input(
+        "Passage threshold (unitizing α a release needs; empty: none)",
+        -1.0,
+        1.0,
+        value=current.passage_threshold,
+        step=0.05,
+        format="%.3f",
+    )
     return {
         "grade_scale": scale_rows(scale),
         "annotators_per_pair": int(n),
@@ -85,6 +100,8 @@ def _settings_fields(current: ProjectSettings) -> dict:
         "relevance_cutoff": int(cutoff),
         "min_reason_length": int(reason),
         "claim_timeout_minutes": int(timeout),
+        "evidence": evidence,
+        "passage_threshold": None if passages is None else float(passages),
     }
 
 

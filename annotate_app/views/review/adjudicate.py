@@ -11,7 +11,7 @@ from annotate_app.services import adjudication, gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import Disagreement
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import keyboard, pager, widgets
+from annotate_app.ui.components import keyboard, pager, passage_review, widgets
 from annotate_app.ui.escape import escape_markdown
 
 Scale = Sequence[tuple[int, str]]
@@ -117,6 +117,8 @@ def render() -> None:
         queue = gate.disagreements(cache.database(), actor, project, limit=PAGE, offset=start)
     if outcome.failed:
         st.stop()
+    if settings.evidence != "off":
+        passage_review.passage_section(actor, project)
     if not queue:
         st.success("No disagreement waits for adjudication.")
         nav.link(nav.RELEASE, "Go to the release page")

@@ -13,7 +13,7 @@ from annotate_app.services import gate
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import AgreementSummary
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
-from annotate_app.ui.components import charts, judges_panel, names, widgets
+from annotate_app.ui.components import charts, judges_panel, names, passages_panel, widgets
 
 
 def fmt(value: float | None) -> str:
@@ -144,6 +144,7 @@ def render() -> None:
     cutoff = _cutoff(actor, project)
     _figures(summary, cutoff)
     _gate(summary)
+    passages_panel.passages_section(actor, project)
     if summary.pairwise.empty:
         st.stop()
     _tables(summary)

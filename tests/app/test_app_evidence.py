@@ -1,0 +1,183 @@
+"""AppTest: marking evidence on the annotate card (sentence keys, a selection, removing a passage) and the
+passages a save stores; off projects show no marking controls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from app_helpers import app_as, plain
+
+from annotate_app.services import labels, projects
+from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.ui import state
+from annotate_app.ui.components import evidence_text
+
+
+def _view(at):
+    return at.session_state[state.CURRENT_PAIR]
+
+
+def _button(at, name: str):
+    view = _view(at)
+    return at.button(key=f"q_ev_{name}_{view.pair_id}")
+
+
+def _marks(at) -> list[tuple[int, int]]:
+    key = state.evidence(_view(at).pair_id)
+    return list(at.session_state[key]) if key in at.session_state else []
+
+
+@pytest.fixture
+def optional(app_db):
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="optional")
+    return app_db
+
+
+def _sentence(at, k: int) -> tuple[int, int]:
+    return evidence_text.sentences(_view(at).doc_text)[k]
+
+
+def test_an_off_project_shows_no_marking_controls(app_db):
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert "E Mark sentence" not in [b.label for b in at.button]
+
+
+def test_keys_move_through_the_sentences_and_toggle_one(optional):
+    at = app_as(optional, "alice")
+    assert not at.exception
+    assert at.session_state[state.evidence_cursor(_view(at).pair_id)] == 0  # the first query-term match
+    _button(at, "next").click().run()
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [_sentence(at, 1)]
+    assert _button(at, "toggle").label == "E Unmark sentence"
+    assert any(":violet-background[" in m.value for m in at.markdown)  # marked and under the cursor
+    _button(at, "toggle").click().run()
+    assert _marks(at) == []
+    _button(at, "prev").click().run()
+    _button(at, "prev").click().run()  # stays on the first sentence
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [_sentence(at, 0)]
+
+
+def test_a_selection_is_marked_and_can_be_removed(optional):
+    at = app_as(optional, "alice")
+    text = _view(at).doc_text
+    word = text[5:12]  # the demo's documents are Chinese: no spaces
+    sent = json.dumps({"text": word, "before": 5})
+    at.text_input(key=state.evidence_selection(_view(at).pair_id)).input(sent).run()
+    start = text.index(word)
+    assert _marks(at) == [(start, start + len(word))]
+    assert any(":green-background[" in m.value for m in at.markdown)
+    at.button(key=f"q_ev_remove_{_view(at).pair_id}_{start}_{start + len(word)}").click().run()
+    assert _marks(at) == []
+
+
+def test_a_selection_not_in_the_text_is_reported(optional):
+    at = app_as(optional, "alice")
+    sent = json.dumps({"text": "no such words here", "before": 0})
+    at.text_input(key=state.evidence_selection(_view(at).pair_id)).input(sent).run()
+    assert "The selection is not in the document's text." in [plain(c.value) for c in at.caption]
+    assert _marks(at) == []
+
+
+def test_the_save_stores_the_passages(optional):
+    at = app_as(optional, "alice")
+    view = _view(at)
+    _button(at, "toggle").click().run()
+    at.button(key=state.grade_button(view.pair_id, 2)).click().run()
+    at.text_area(key=state.reason(view.pair_id)).input("the first sentence says so")
+    at.button(key=state.submit(view.pair_id)).click().run()
+    assert not at.error
+    alice = authenticate(optional, "alice", "alice-demo")
+    (saved,) = labels.my_labels(optional, alice, "demo")
+    assert saved.evidence == (evidence_text.sentences(view.doc_text)[0],)
+
+
+def test_a_required_passage_missing_is_refused_on_the_card(app_db):
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="required")
+    at = app_as(app_db, "alice")
+    view = _view(at)
+    at.button(key=state.grade_button(view.pair_id, 2)).click().run()
+    at.text_area(key=state.reason(view.pair_id)).input("the first sentence says so")
+    at.button(key=state.submit(view.pair_id)).click().run()
+    assert [plain(e.value) for e in at.error] == [
+        "grade 2 needs evidence: mark at least one passage (required for grades >= 1)"
+    ]
+
+
+def test_the_agreement_page_shows_passage_agreement_beside_the_kappa(app_db):
+    from app_helpers import judge_with_evidence
+
+    judge_with_evidence(app_db, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    at = app_as(app_db, "rita", "views/review/agreement.py")
+    assert not at.exception
+    assert "Evidence passages" in [h.value for h in at.subheader]
+    figures = {m.label: m.value for m in at.metric}
+    assert figures["Mean character-overlap F1"] == "0.364"  # 2·2 / (5 + 6)
+    assert figures["Passages"] == "2"
+    assert figures["Unitizing α (αu)"] != "undefined"
+
+
+def test_the_agreement_page_of_an_off_project_has_no_passage_section(app_db):
+    from app_helpers import judge_all
+
+    judge_all(app_db)
+    at = app_as(app_db, "rita", "views/review/agreement.py")
+    assert "Evidence passages" not in [h.value for h in at.subheader]
+
+
+def test_the_reviewer_adjudicates_a_passage_disagreement(app_db):
+    from app_helpers import judge_with_evidence
+
+    from annotate_app.services import passage_adjudication
+
+    pair_id = judge_with_evidence(app_db, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    at = app_as(app_db, "rita", "views/review/adjudicate.py")
+    assert not at.exception
+    assert "Passage disagreements (1 of 1 not adjudicated)" in [h.value for h in at.subheader]
+    legend = "Passages: :red-background[alice] :blue-background[bob] :violet-background[two or more]"
+    markdown = [m.value for m in at.markdown]
+    assert legend in markdown
+    overlay = next(m for m in markdown if m.startswith(":red-background["))  # alice's alone, then both, bob's
+    assert (
+        overlay.index(":red-background[") < overlay.index(":violet-background[") < overlay.index(":blue-back")
+    )
+    at.radio(key=state.per_item("padj_how", pair_id)).set_value("intersection").run()
+    at.text_area(key=state.per_item("padj_reason", pair_id)).input("only the shared words answer")
+    at.button(key=state.per_item("padj_save", pair_id)).click().run()
+    assert [plain(s.value) for s in at.success][:1] == ["Final passages of q1 · D1 saved: [3, 5)."]
+    rita = authenticate(app_db, "rita", "rita-demo")
+    (item,) = passage_adjudication.passage_disagreements(app_db, rita, "demo")
+    assert item.adjudicated == ((3, 5),)
+
+
+LONG = "The battery lasts ten hours. " * 6000  # 174,000 characters, 6,000 sentences
+
+
+def test_a_long_document_shows_in_a_window_that_follows_the_cursor(app_db):
+    from annotate_app.services import imports
+    from annotate_app.ui.components import evidence
+
+    projects.update_settings(app_db, SYSTEM, "demo", evidence="optional")
+    line = json.dumps({"doc_id": "D1", "title": "long", "text": LONG}) + "\n"
+    imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="long.jsonl")
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert "Characters 0–20,000 of 174,000: the window follows the sentence cursor (J/K)." in [
+        plain(c.value) for c in at.caption
+    ]
+    pid = _view(at).pair_id
+    at.session_state[state.evidence_cursor(pid)] = 5000  # sentence 5000 starts at 145,000
+    at.run()
+    assert "Characters 140,000–160,000 of 174,000: the window follows the sentence cursor (J/K)." in [
+        plain(c.value) for c in at.caption
+    ]
+    assert max(len(m.value) for m in at.markdown) < evidence.WINDOW * 2  # never the whole document
+    _button(at, "toggle").click().run()
+    assert _marks(at) == [(145_000, 145_028)]
+    sent = json.dumps({"text": "lasts ten", "before": 0})  # the first one in the window, from 140,000
+    at.text_input(key=state.evidence_selection(pid)).input(sent).run()
+    first = LONG.index("lasts ten", 140_000)
+    assert _marks(at) == [(first, first + 9), (145_000, 145_028)]
