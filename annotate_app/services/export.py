@@ -22,10 +22,8 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.release_formats import ReleaseFormat
 from annotate_app.services.releases import canonical_passages, canonical_trec, sha256_text
-from annotate_app.store import annotation, release_passages
-from annotate_app.store import judges as mq
-from annotate_app.store import pool as pq
-from annotate_app.store import releases as rq
+from annotate_app.store import annotation, judges, pool, release_passages
+from annotate_app.store import releases as releases_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import Release
@@ -47,7 +45,7 @@ def export_release(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export releases")
         release = load_release(s, proj, version)
-        rows = sorted(tuple(r) for r in rq.qrel_rows(s, release.id))
+        rows = sorted(tuple(r) for r in releases_store.qrel_rows(s, release.id))
         data = _WRITERS[format](s, rows, release)
         audit(
             s,
@@ -92,16 +90,16 @@ def _passages(s: Session, rows: list[tuple], release: Release) -> str:
 
 
 def _jsonl(s: Session, rows: list[tuple], release: Release) -> str:
-    version, qrel_sources = release.version, mq.qrel_sources(s, release.id)
+    version, qrel_sources = release.version, judges.qrel_sources(s, release.id)
     label_ids = [int(i) for r in rows for i in r[4].split(",") if i]
     labels = {
         i: {**x, "source": f"human:{x['annotator']}"}
         for i, x in annotation.labels_by_id(s, label_ids).items()
     }
-    machine = mq.judge_labels_by_id(s, [j for _, j in qrel_sources.values() if j is not None])
+    machine = judges.judge_labels_by_id(s, [j for _, j in qrel_sources.values() if j is not None])
     adjudications = annotation.adjudications_by_id(s, [r[5] for r in rows if r[5] is not None])
     pair_ids = [r[6] for r in rows]
-    sources, origins = pq.pair_sources(s, pair_ids), annotation.pair_origins(s, pair_ids)
+    sources, origins = pool.pair_sources(s, pair_ids), annotation.pair_origins(s, pair_ids)
     out = []
     for qid, did, grade, kind, ids, adj, pair in rows:
         record = {
@@ -150,7 +148,7 @@ def export_labels_csv(db: Database, actor: Actor, project: ProjectRef) -> bytes:
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export labels")
         rows = annotation.all_label_rows(s, proj.id)
-        machine = mq.judge_label_rows(s, proj.id)
+        machine = judges.judge_label_rows(s, proj.id)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
