@@ -15,6 +15,7 @@ module         commands
 ``admin``      init, user, project, demo-data
 ``data``       import, pool, assign
 ``review``     status, agreement, release, export
+``quality``    gold (add, list, remove, from-adjudications, from-prior, rate)
 ``judges``     judge (add, run, import, calibrate, probe)
 ``backup``     backup, restore
 ``serve``      serve
@@ -61,6 +62,7 @@ HOMES = {
     "agreement": "review",
     "release": "review",
     "export": "review",
+    "gold": "quality",
     "judge": "judges",
     "backup": "backup",
     "restore": "backup",
@@ -69,7 +71,18 @@ HOMES = {
 command imports its own module only (``qrelforge score`` never imports the database commands' modules)."""
 HELP_ORDER = tuple(HOMES)
 """The commands in the order ``qrelforge --help`` lists them."""
-GROUP_NAMES = ("scoring", "retrieval", "passages", "admin", "data", "review", "judges", "backup", "serve")
+GROUP_NAMES = (
+    "scoring",
+    "retrieval",
+    "passages",
+    "admin",
+    "data",
+    "review",
+    "quality",
+    "judges",
+    "backup",
+    "serve",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -49,6 +49,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from annotate_app.store.enums import (
     AgreementMode,
     AssignmentStatus,
+    GoldSource,
     JudgeBackend,
     LoginMethod,
     PairOrigin,
@@ -80,6 +81,7 @@ __all__ = [
     "Assignment",
     "Label",
     "Adjudication",
+    "GoldPair",
     "MachineJudge",
     "JudgePrompt",
     "JudgeLabel",
@@ -240,6 +242,8 @@ class Project(Base):
     # and until when; it answers "nothing left" for every member (store/exhausted.py)
     full_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
     full_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # share of each annotator's claims drawn from the gold pairs (store/gold.py); 0: no gold draws
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -535,6 +539,26 @@ class Adjudication(Base):
     reason: Mapped[str] = mapped_column(Text)
     label_state: Mapped[str] = mapped_column(Text)
     request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class GoldPair(Base):
+    """A pair whose expected grade a reviewer set, with an explanation: the queue mixes it into every
+    annotator's stream (`ClaimDraw.GOLD`) and their labels are scored against it. ``source``:
+    `enums.GoldSource`."""
+
+    __tablename__ = "gold_pairs"
+    __table_args__ = (
+        CheckConstraint(_in("source", GoldSource), name="source"),
+        Index("ix_gold_pairs_project_id_pair_id", "project_id", "pair_id"),
+    )
+
+    pair_id: Mapped[int] = mapped_column(_fk("pairs.id"), primary_key=True)
+    project_id: Mapped[int] = mapped_column(_fk("projects.id"))
+    grade: Mapped[int] = mapped_column(Integer)
+    explanation: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[int | None] = mapped_column(_fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -1,0 +1,138 @@
+"""``qrelforge gold``: a project's gold pairs, marked by a reviewer (by hand, from adjudications, from prior
+qrels), and the share of each annotator's stream drawn from them.
+
+These commands need the ``app`` extra; they call `annotate_app.services.gold` as the local administrator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from annotate_app.cli._common import (
+    AddParser,
+    Subcommands,
+    add_project_option,
+    command,
+    emit,
+    grid,
+    open_db,
+    project_of,
+)
+
+__all__ = ["COMMANDS"]
+
+
+def _gold_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "gold",
+        help="gold pairs: add, list, remove, from-adjudications, from-prior, rate",
+        description="Gold pairs carry a reviewer's expected grade and explanation; the queue mixes them into "
+        "every annotator's stream at the project's gold rate, and their labels are scored, never counted.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="mark a pair gold (or change its expected grade)")
+    add_project_option(add)
+    add.add_argument("query_id", metavar="QUERY")
+    add.add_argument("doc_id", metavar="DOC")
+    add.add_argument("--grade", type=int, required=True)
+    add.add_argument("--explanation", required=True)
+    add.set_defaults(handler=_cmd_add)
+    listing = actions.add_parser("list", help="the project's gold pairs")
+    add_project_option(listing)
+    listing.add_argument("--format", choices=["table", "json"], default="table")
+    listing.set_defaults(handler=_cmd_list)
+    remove = actions.add_parser("remove", help="unmark a gold pair (its labels stay)")
+    add_project_option(remove)
+    remove.add_argument("query_id", metavar="QUERY")
+    remove.add_argument("doc_id", metavar="DOC")
+    remove.set_defaults(handler=_cmd_remove)
+    adjudicated = actions.add_parser("from-adjudications", help="mark every adjudicated pair gold")
+    add_project_option(adjudicated)
+    adjudicated.set_defaults(handler=_cmd_from_adjudications)
+    prior = actions.add_parser("from-prior", help="mark the pairs that imported prior qrels judged gold")
+    add_project_option(prior)
+    prior.add_argument("source", metavar="PRIOR")
+    prior.add_argument("--explanation", required=True)
+    prior.set_defaults(handler=_cmd_from_prior)
+    rate = actions.add_parser("rate", help="the share of each annotator's claims drawn from gold pairs")
+    add_project_option(rate)
+    rate.add_argument("rate", type=float, metavar="SHARE")
+    rate.set_defaults(handler=_cmd_rate)
+
+
+def _context(args: argparse.Namespace) -> tuple[Any, str, Any]:
+    from annotate_app.services.auth import SYSTEM
+
+    db = open_db(args)
+    return db, project_of(db, args), SYSTEM
+
+
+@command
+def _cmd_add(args: argparse.Namespace) -> int:
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    info = gold.add_gold(
+        db, system, project, args.query_id, args.doc_id, grade=args.grade, explanation=args.explanation
+    )
+    emit(f"gold: ({info.query_id}, {info.doc_id}) grade {info.grade}\n")
+    return 0
+
+
+@command
+def _cmd_list(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    rows = gold.list_gold(db, system, project)
+    if args.format == "json":
+        emit(json.dumps([dataclasses.asdict(r) for r in rows], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    header = ("query", "doc", "grade", "source", "explanation")
+    emit(grid(header, [(r.query_id, r.doc_id, r.grade, r.source, r.explanation) for r in rows]))
+    return 0
+
+
+@command
+def _cmd_remove(args: argparse.Namespace) -> int:
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    gold.remove_gold(db, system, project, args.query_id, args.doc_id)
+    emit(f"no longer gold: ({args.query_id}, {args.doc_id})\n")
+    return 0
+
+
+@command
+def _cmd_from_adjudications(args: argparse.Namespace) -> int:
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    emit(f"gold: {gold.gold_from_adjudications(db, system, project)} adjudicated pairs\n")
+    return 0
+
+
+@command
+def _cmd_from_prior(args: argparse.Namespace) -> int:
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    count = gold.gold_from_prior(db, system, project, args.source, explanation=args.explanation)
+    emit(f"gold: {count} pairs from prior qrels {args.source}\n")
+    return 0
+
+
+@command
+def _cmd_rate(args: argparse.Namespace) -> int:
+    from annotate_app.services import gold
+
+    db, project, system = _context(args)
+    emit(f"gold rate: {gold.set_gold_rate(db, system, project, args.rate)}\n")
+    return 0
+
+
+COMMANDS: dict[str, AddParser] = {"gold": _gold_parser}
