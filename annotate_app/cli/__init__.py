@@ -15,7 +15,7 @@ module         commands
 ``admin``      init, user, project, demo-data
 ``data``       import, pool, assign
 ``review``     status, agreement, release, export
-``quality``    gold (add, list, remove, from-adjudications, from-prior, rate)
+``quality``    gold (add, list, remove, from-adjudications, from-prior, rate), annotators
 ``judges``     judge (add, run, import, calibrate, probe)
 ``backup``     backup, restore
 ``serve``      serve
@@ -63,6 +63,7 @@ HOMES = {
     "release": "review",
     "export": "review",
     "gold": "quality",
+    "annotators": "quality",
     "judge": "judges",
     "backup": "backup",
     "restore": "backup",

@@ -1,13 +1,17 @@
-"""``qrelforge gold``: a project's gold pairs, marked by a reviewer (by hand, from adjudications, from prior
-qrels), and the share of each annotator's stream drawn from them.
+"""``qrelforge gold`` and ``qrelforge annotators``: a project's gold pairs, marked by a reviewer (by hand,
+from adjudications, from prior qrels), the share of each annotator's stream drawn from them, and the
+annotators' quality.
 
-These commands need the ``app`` extra; they call `annotate_app.services.gold` as the local administrator.
+``annotators`` prints one row per annotator: accuracy against gold, time, leniency, drift and competence
+(`annotate_app.services.annotators`). These commands need the ``app`` extra; they call the services as the
+local administrator.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from annotate_app.cli._common import (
@@ -135,4 +139,50 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, AddParser] = {"gold": _gold_parser}
+def _annotators_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "annotators",
+        help="per annotator: gold accuracy, kappa vs gold, time, speeders, leniency, drift, competence",
+    )
+    add_project_option(p)
+    p.add_argument("--floor", type=float, default=5.0, metavar="SECONDS", help="speeders: faster than this")
+    p.add_argument("--window", type=int, default=50, metavar="N", help="labels per drift window")
+    p.add_argument("--sort", default="annotator", metavar="COLUMN", help="sort by this column (ascending)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(handler=_cmd_annotators)
+
+
+def _number(value: Any) -> Any:
+    """A JSON value: NaN becomes null, numpy scalars plain numbers."""
+    if isinstance(value, str):
+        return value
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+@command
+def _cmd_annotators(args: argparse.Namespace) -> int:
+    from annotate_app.services import annotators
+    from annotate_app.services.errors import InvalidInput
+
+    if args.sort not in annotators.COLUMNS:
+        raise InvalidInput(f"--sort must be one of {', '.join(annotators.COLUMNS)}; got {args.sort!r}")
+    db, project, system = _context(args)
+    table = annotators.annotator_table(db, system, project, floor_seconds=args.floor, window=args.window)
+    rows = table.rows.sort_values(args.sort, kind="stable", na_position="last")
+    records = [{k: _number(v) for k, v in r.items()} for r in rows.to_dict("records")]
+    if args.format == "json":
+        emit(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    shown = [[_cell(r[c]) for c in annotators.COLUMNS] for r in records]
+    emit(grid(annotators.COLUMNS, shown))
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+COMMANDS: dict[str, AddParser] = {"gold": _gold_parser, "annotators": _annotators_parser}

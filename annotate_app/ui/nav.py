@@ -18,6 +18,7 @@ Agreement           /agreement       reviewer    gate statistic, kappa heatmap, 
 Adjudicate          /adjudicate      reviewer    disagreements worst first, final grade and reason
 Release             /release         reviewer    blockers, create a release, past releases, downloads
 Score               /score           reviewer    score runs on a release, compare, coverage, BM25, fusion
+Annotators          /annotators      reviewer    per annotator: gold accuracy, time, leniency, competence
 Users               /admin_users     admin       users and roles
 Project             /admin_project   admin       projects, settings, guidelines, members
 Data                /admin_data      admin       imports with preview, pooling, pairs
@@ -74,6 +75,7 @@ __all__ = [
     "AGREEMENT",
     "ADJUDICATE",
     "RELEASE",
+    "ANNOTATORS",
     "SCORE",
     "ADMIN_USERS",
     "ADMIN_PROJECT",
@@ -160,6 +162,13 @@ RELEASE = PageSpec(
     role=Role.REVIEWER,
     section=Section.REVIEW,
 )
+ANNOTATORS = PageSpec(
+    path="views/review/annotators.py",
+    url_path="annotators",
+    title="Annotators",
+    role=Role.REVIEWER,
+    section=Section.REVIEW,
+)
 SCORE = PageSpec(
     path="views/review/score.py", url_path="score", title="Score", role=Role.REVIEWER, section=Section.REVIEW
 )
@@ -201,6 +210,7 @@ PAGES = (
     ADJUDICATE,
     RELEASE,
     SCORE,
+    ANNOTATORS,
     ADMIN_USERS,
     ADMIN_PROJECT,
     ADMIN_DATA,

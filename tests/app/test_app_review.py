@@ -14,6 +14,7 @@ REVIEWER_PAGES = [
     "views/review/adjudicate.py",
     "views/review/release.py",
     "views/review/score.py",
+    "views/review/annotators.py",
 ]
 ADMIN_PAGES = [
     "views/admin/admin_users.py",
@@ -163,3 +164,19 @@ def test_release_without_justification_when_the_gate_passes(app_db):
 
 def sample_grades_text() -> str:
     return "".join(sorted(line + "\n" for line in (SAMPLE / "qrels.trec").read_text().splitlines()))
+
+
+def test_annotators_lists_every_annotator_and_charts_the_one_picked(labelled_db):
+    at = app_as(labelled_db, "rita", "views/review/annotators.py")
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Annotators"]
+    table = at.dataframe[0].value
+    assert table["annotator"].tolist() == ["alice", "bob"]
+    assert table["n_labels"].tolist() == [12, 12]
+    assert [s.value for s in at.subheader] == [
+        "alice: accuracy over time",
+        "Time per label",
+        "Grade distribution",
+    ]
+    at.selectbox[0].select("bob").run()
+    assert at.subheader[0].value == "bob: accuracy over time"

@@ -198,6 +198,8 @@ CALLS = (
     Call("gold", "gold_from_prior", "reviewer", ("work", "prior"), {"explanation": _REASON}),
     Call("gold", "set_gold_rate", "reviewer", ("demo", 0.05)),
     Call("gold", "remove_gold", "reviewer", ("demo", "q1", "D2")),
+    Call("annotators", "annotator_table", "reviewer", ("demo",)),
+    Call("annotators", "annotator_charts", "reviewer", ("demo", "alice")),
     Call("judges", "list_judges", "reviewer", ("demo",)),
     Call("judges", "calibrate", "reviewer", ("demo",)),
     Call("judges", "probe_results", "reviewer", ("demo",)),
