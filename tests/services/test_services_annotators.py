@@ -149,3 +149,16 @@ def test_the_table_output_and_a_bad_sort(team, monkeypatch, capsys):
     assert main(["annotators", "-p", "sim", "--sort", "height"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("qrelforge: error: --sort must be one of") and err.count("\n") == 1
+
+
+def test_the_read_on_both_databases(demo, actors):
+    """Seconds travel as milliseconds; unknown times stay NaN; a gold pair's labels count as gold."""
+    alice, bob = actors["alice"], actors["bob"]
+    gold.add_gold(demo, actors["rita"], "demo", "q1", "D1", grade=2, explanation="the expected grade")
+    for who, seconds in ((alice, 12.3456), (bob, None)):
+        while (view := queue.next_pair(demo, who, "demo")) is not None:
+            labels.save_label(demo, who, "demo", view.pair_id, grade=2, reason="judged it", seconds=seconds)
+    rows = annotators.annotator_table(demo, actors["rita"], "demo").rows.set_index("annotator")
+    assert rows.loc["alice", "median_seconds"] == pytest.approx(12.346)
+    assert np.isnan(rows.loc["bob", "median_seconds"])
+    assert rows["n_gold"].tolist() == [1, 1] and rows["exact"].tolist() == [1.0, 1.0]
