@@ -151,6 +151,19 @@ def submit(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_submit_{pair_id}"
 
 
+def gold_grade(pair_id: int) -> str:
+    """The expected grade of the Adjudicate page's "Mark as gold" form."""
+    return f"gold_grade_{pair_id}"
+
+
+def gold_explanation(pair_id: int) -> str:
+    return f"gold_explanation_{pair_id}"
+
+
+def gold_submit(pair_id: int) -> str:
+    return f"gold_submit_{pair_id}"
+
+
 def skip(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_skip_{pair_id}"
 

@@ -180,3 +180,21 @@ def test_annotators_lists_every_annotator_and_charts_the_one_picked(labelled_db)
     ]
     at.selectbox[0].select("bob").run()
     assert at.subheader[0].value == "bob: accuracy over time"
+
+
+def test_adjudicate_marks_the_shown_pair_gold(labelled_db):
+    from annotate_app.services import gold
+
+    at = app_as(labelled_db, "rita", "views/review/adjudicate.py")
+    query, doc, pair_id = _first_item(at)
+    at.selectbox(key=state.gold_grade(pair_id)).select(2).run()
+    at.button(key=state.gold_submit(pair_id)).click().run()
+    assert texts(at.error) == ["explanation must have at least 5 characters; got 0"]
+    at.text_area(key=state.gold_explanation(pair_id)).input("half of the answer is there").run()
+    at.button(key=state.gold_submit(pair_id)).click().run()
+    assert plain(at.success[0].value) == f"({query}, {doc}) is gold: grade 2."
+    rita = authenticate(labelled_db, "rita", "rita-demo")
+    listed = [
+        (g.query_id, g.doc_id, g.grade, g.explanation) for g in gold.list_gold(labelled_db, rita, "demo")
+    ]
+    assert listed == [(query, doc, 2, "half of the answer is there")]

@@ -1,6 +1,6 @@
 """Adjudicate (reviewer): the disagreements, worst first. Each shows the query, the document (highlighted) and
 every annotator's grade and reason side by side; the final grade comes from buttons (keys 0-3) and needs a
-reason; Ctrl+Enter saves and moves on."""
+reason; Ctrl+Enter saves and moves on. "Mark as gold" makes the pair a gold pair (`gold_form`)."""
 
 from collections.abc import Sequence
 
@@ -12,6 +12,7 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import Disagreement
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
 from annotate_app.ui.components import keyboard, pager, widgets
+from annotate_app.ui.components.gold_form import gold_form
 from annotate_app.ui.escape import escape_markdown
 
 Scale = Sequence[tuple[int, str]]
@@ -128,6 +129,15 @@ def render() -> None:
     widgets.show_pair(item.query_id, item.query_text, item.doc_id, item.doc_title, item.doc_text)
     _labels(item, settings.grade_scale)
     _final_grade(actor, project, item, settings.grade_scale, settings.min_reason_length)
+    gold_form(
+        actor,
+        project,
+        item.pair_id,
+        item.query_id,
+        item.doc_id,
+        settings.grade_scale,
+        flash_key=state.ADJ_FLASH,
+    )
     pager.controls(pager.ADJUDICATE, left, size=PAGE, shown=len(queue), noun="Disagreements")
     _queue_table(queue)
     keyboard.install()
