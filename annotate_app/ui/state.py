@@ -61,6 +61,7 @@ SCORE_UNJUDGED_PAGE = "score_unjudged_page"  # per run: the page of its unjudged
 # --------------------------------------------------------------------------------------------- reviewer
 AGREE_A = "agree_a"
 AGREE_B = "agree_b"
+ADJ_ORDER = "adj_order"  # the Adjudicate page's queue order (gate.DisagreementOrder)
 ANNOTATORS_TABLE = "annotators_table"  # the Annotators page's table (its row selection)
 AGREE_JUDGE = "agree_judge"  # the machine judge shown in the Agreement page's Judges section
 SCORE_PPI_JUDGE = "score_ppi_judge"  # the machine judge of the Score page's PPI tab

@@ -198,3 +198,12 @@ def test_adjudicate_marks_the_shown_pair_gold(labelled_db):
         (g.query_id, g.doc_id, g.grade, g.explanation) for g in gold.list_gold(labelled_db, rita, "demo")
     ]
     assert listed == [(query, doc, 2, "half of the answer is there")]
+
+
+def test_adjudicate_orders_least_certain_first_on_request(labelled_db):
+    at = app_as(labelled_db, "rita", "views/review/adjudicate.py")
+    worst = list(at.dataframe[0].value["document"])
+    at.radio(key=state.ADJ_ORDER).set_value("least_certain").run()
+    assert not at.exception
+    least = list(at.dataframe[0].value["document"])
+    assert sorted(least) == sorted(worst) and len(least) == 3
