@@ -40,6 +40,8 @@ HOMES = {
     "agreement": "review",
     "release": "review",
     "export": "review",
+    "gold": "quality",
+    "annotators": "quality",
     "judge": "judges",
     "backup": "backup",
     "restore": "backup",
@@ -48,7 +50,18 @@ HOMES = {
 command imports its own module only (``qrelforge score`` never imports the database commands' modules)."""
 HELP_ORDER = tuple(HOMES)
 """The commands in the order ``qrelforge --help`` lists them."""
-GROUP_NAMES = ("scoring", "retrieval", "passages", "admin", "data", "review", "judges", "backup", "serve")
+GROUP_NAMES = (
+    "scoring",
+    "retrieval",
+    "passages",
+    "admin",
+    "data",
+    "review",
+    "quality",
+    "judges",
+    "backup",
+    "serve",
+)
 
 
 def __getattr__(name: str) -> Any:

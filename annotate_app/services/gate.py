@@ -16,6 +16,7 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project, pair_content
+from annotate_app.services._disagreement_order import DisagreementOrder, check_order, uncertain_first
 from annotate_app.services._gate_state import (
     GateState,
     agreement_options,
@@ -45,6 +46,7 @@ __all__ = [
     "Blockers",
     "Confusion",
     "Disagreement",
+    "DisagreementOrder",
 ]
 
 
@@ -67,17 +69,22 @@ def disagreements(
     include_resolved: bool = False,
     limit: int = 50,
     offset: int = 0,
+    order: DisagreementOrder | str = DisagreementOrder.WORST,
 ) -> list[Disagreement]:
     """The disagreement queue (reviewer), worst first: by weighted disagreement between the grades, then grade
     spread, then pair. Each item shows every annotator's grade and reason side by side, the adjudication if
     any, and prior judgments of the pair. Resolved (validly adjudicated) pairs are left out unless asked
-    for."""
+    for. ``order="least_certain"``: by the Dawid–Skene posterior probability of the pair's most probable
+    grade, lowest first (`uncertain_first`)."""
     check_count(limit, "limit")
     check_count(offset, "offset", 0)
+    chosen = check_order(order)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see disagreements")
         state = load_state(s, proj)
         ranked = _ranked_disagreements(state, include_resolved)
+        if chosen == DisagreementOrder.LEAST_CERTAIN:
+            ranked = uncertain_first(ranked, agreement_table(state), list(state.settings.grades))
         page = ranked.iloc[offset : offset + limit]
         rows = zip(page["item"].tolist(), page["disagreement"].tolist(), page["spread"].tolist(), strict=True)
         return [_disagreement(s, state, int(p), float(score), float(spread)) for p, score, spread in rows]

@@ -23,6 +23,7 @@ from annotate_app.services._context import (
     settings_of,
 )
 from annotate_app.services._evidence import NO_EVIDENCE, evidence_fields, evidence_of
+from annotate_app.services._gold_draw import gold_draw
 from annotate_app.services._judge_state import over_budget, queue_order_by
 from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
@@ -31,7 +32,7 @@ from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
 from annotate_app.store import annotation, exhausted, judges, projects
 from annotate_app.store.db import Database
-from annotate_app.store.enums import AssignmentStatus, AuditAction
+from annotate_app.store.enums import AssignmentStatus, AuditAction, ClaimDraw
 from annotate_app.store.models import Assignment, JudgeSettings, Project, User, utcnow
 
 __all__ = [
@@ -141,6 +142,10 @@ def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -
     LOCKED) are looked at once more, waiting for their locks, so that None means nothing is left. The claim
     row then takes the pair's lowest free slot in its INSERT (`store.annotation.claims.insert_claim`)."""
     annotation.claim_lock(s, proj.id)
+    gold_pair = gold_draw(s, proj, user.id)
+    if gold_pair is not None:
+        claim_id = annotation.insert_claim(s, proj.id, gold_pair, user.id, draw=ClaimDraw.GOLD)
+        return _Claim(id=claim_id, pair_id=gold_pair, annotator_id=user.id, version=0, doc_changed=False)
     order, draw = queue_order_by(s, proj, row=rules)
     pair_id = annotation.seek_slot(s, proj.id, user.id, order_by=order)
     if pair_id is None:

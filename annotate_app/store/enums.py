@@ -16,6 +16,7 @@ from annotate_app.judges._model import Backend
 
 __all__ = [
     "AssignmentStatus",
+    "GoldSource",
     "PairOrigin",
     "Statistic",
     "AgreementMode",
@@ -155,6 +156,16 @@ class AuditAction(StrEnum):
     JUDGE_IMPORTED = "judge_imported"
     JUDGE_PROBED = "judge_probed"
     JUDGE_SETTINGS_CHANGED = "judge_settings_changed"
+    GOLD_ADDED = "gold_added"
+    GOLD_REMOVED = "gold_removed"
+
+
+class GoldSource(StrEnum):
+    """Where a gold pair's expected grade came from (``gold_pairs.source``)."""
+
+    HAND = "hand"
+    ADJUDICATION = "adjudication"
+    PRIOR = "prior"
 
 
 class LoginMethod(StrEnum):
@@ -181,15 +192,17 @@ class QueueOrder(StrEnum):
 
 class ClaimDraw(StrEnum):
     """How a claim's pair was drawn from the queue (``assignments.draw``, set at claim time): ``random``
-    (the calibration share's uniformly random draw), else the `QueueOrder` in force: ``default``,
-    ``uncertainty`` or ``run_weight``. NULL in the table: not a claim of the queue (imported labels) or a
-    claim made before the column existed. ``uncertainty`` and ``run_weight`` are steered by the judges'
-    labels or the runs."""
+    (the calibration share's uniformly random draw), ``gold`` (a gold pair mixed into the annotator's stream
+    at the project's gold rate: scored against gold, never counted in agreement or releases), else the
+    `QueueOrder` in force: ``default``, ``uncertainty`` or ``run_weight``. NULL in the table: not a claim of
+    the queue (imported labels) or a claim made before the column existed. ``uncertainty`` and
+    ``run_weight`` are steered by the judges' labels or the runs."""
 
     RANDOM = "random"
     DEFAULT = "default"
     UNCERTAINTY = "uncertainty"
     RUN_WEIGHT = "run_weight"
+    GOLD = "gold"
 
     @classmethod
     def steered(cls) -> tuple[ClaimDraw, ...]:

@@ -42,6 +42,7 @@ __all__ = [
     "AGREEMENT",
     "ADJUDICATE",
     "RELEASE",
+    "ANNOTATORS",
     "SCORE",
     "ADMIN_USERS",
     "ADMIN_PROJECT",
@@ -128,6 +129,13 @@ RELEASE = PageSpec(
     role=Role.REVIEWER,
     section=Section.REVIEW,
 )
+ANNOTATORS = PageSpec(
+    path="views/review/annotators.py",
+    url_path="annotators",
+    title="Annotators",
+    role=Role.REVIEWER,
+    section=Section.REVIEW,
+)
 SCORE = PageSpec(
     path="views/review/score.py", url_path="score", title="Score", role=Role.REVIEWER, section=Section.REVIEW
 )
@@ -169,6 +177,7 @@ PAGES = (
     ADJUDICATE,
     RELEASE,
     SCORE,
+    ANNOTATORS,
     ADMIN_USERS,
     ADMIN_PROJECT,
     ADMIN_DATA,

@@ -61,6 +61,8 @@ SCORE_UNJUDGED_PAGE = "score_unjudged_page"  # per run: the page of its unjudged
 # --------------------------------------------------------------------------------------------- reviewer
 AGREE_A = "agree_a"
 AGREE_B = "agree_b"
+ADJ_ORDER = "adj_order"  # the Adjudicate page's queue order (gate.DisagreementOrder)
+ANNOTATORS_TABLE = "annotators_table"  # the Annotators page's table (its row selection)
 AGREE_JUDGE = "agree_judge"  # the machine judge shown in the Agreement page's Judges section
 SCORE_PPI_JUDGE = "score_ppi_judge"  # the machine judge of the Score page's PPI tab
 SCORE_PPI_MEASURE = "score_ppi_measure"
@@ -148,6 +150,19 @@ def shown_version(pair_id: int, scope: str = "q") -> str:
 
 def submit(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_submit_{pair_id}"
+
+
+def gold_grade(pair_id: int) -> str:
+    """The expected grade of the Adjudicate page's "Mark as gold" form."""
+    return f"gold_grade_{pair_id}"
+
+
+def gold_explanation(pair_id: int) -> str:
+    return f"gold_explanation_{pair_id}"
+
+
+def gold_submit(pair_id: int) -> str:
+    return f"gold_submit_{pair_id}"
 
 
 def skip(pair_id: int, scope: str = "q") -> str:

@@ -14,6 +14,7 @@ REVIEWER_PAGES = [
     "views/review/adjudicate.py",
     "views/review/release.py",
     "views/review/score.py",
+    "views/review/annotators.py",
 ]
 ADMIN_PAGES = [
     "views/admin/admin_users.py",
@@ -168,3 +169,46 @@ def test_release_without_justification_when_the_gate_passes(app_db):
 
 def sample_grades_text() -> str:
     return "".join(sorted(line + "\n" for line in (SAMPLE / "qrels.trec").read_text().splitlines()))
+
+
+def test_annotators_lists_every_annotator_and_charts_the_one_picked(labelled_db):
+    at = app_as(labelled_db, "rita", "views/review/annotators.py")
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Annotators"]
+    table = at.dataframe[0].value
+    assert table["annotator"].tolist() == ["alice", "bob"]
+    assert table["n_labels"].tolist() == [12, 12]
+    assert [s.value for s in at.subheader] == [
+        "alice: accuracy over time",
+        "Time per label",
+        "Grade distribution",
+    ]
+    at.selectbox[0].select("bob").run()
+    assert at.subheader[0].value == "bob: accuracy over time"
+
+
+def test_adjudicate_marks_the_shown_pair_gold(labelled_db):
+    from annotate_app.services import gold
+
+    at = app_as(labelled_db, "rita", "views/review/adjudicate.py")
+    query, doc, pair_id = _first_item(at)
+    at.selectbox(key=state.gold_grade(pair_id)).select(2).run()
+    at.button(key=state.gold_submit(pair_id)).click().run()
+    assert texts(at.error) == ["explanation must have at least 5 characters; got 0"]
+    at.text_area(key=state.gold_explanation(pair_id)).input("half of the answer is there").run()
+    at.button(key=state.gold_submit(pair_id)).click().run()
+    assert plain(at.success[0].value) == f"({query}, {doc}) is gold: grade 2."
+    rita = authenticate(labelled_db, "rita", "rita-demo")
+    listed = [
+        (g.query_id, g.doc_id, g.grade, g.explanation) for g in gold.list_gold(labelled_db, rita, "demo")
+    ]
+    assert listed == [(query, doc, 2, "half of the answer is there")]
+
+
+def test_adjudicate_orders_least_certain_first_on_request(labelled_db):
+    at = app_as(labelled_db, "rita", "views/review/adjudicate.py")
+    worst = list(at.dataframe[0].value["document"])
+    at.radio(key=state.ADJ_ORDER).set_value("least_certain").run()
+    assert not at.exception
+    least = list(at.dataframe[0].value["document"])
+    assert sorted(least) == sorted(worst) and len(least) == 3

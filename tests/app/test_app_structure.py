@@ -27,6 +27,7 @@ URLS = [
     "adjudicate",
     "release",
     "score",
+    "annotators",
     "admin_users",
     "admin_project",
     "admin_data",

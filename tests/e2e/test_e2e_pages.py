@@ -17,6 +17,7 @@ PAGES = [
     ("adjudicate", "Adjudicate"),
     ("release", "Release"),
     ("score", "Score"),
+    ("annotators", "Annotators"),
     ("admin_users", "Users"),
     ("admin_project", "Project"),
     ("admin_data", "Data"),

@@ -4,8 +4,8 @@ Shared by tests/services/test_access_control.py (every call × every kind of cal
 tests/services/test_hostile_arguments.py (every call × hostile argument values).
 
 The world (`build_world`): project ``demo`` (sample corpus, 12 pairs) fully labelled by alice and bob, one
-disagreement adjudicated by rita, release 1 made; project ``work`` (same corpus) where alice labelled one pair
-(``Y``) and holds an unlabelled claim on another (``X``), with prior qrels ``prior`` (import
+disagreement adjudicated by rita, release 1 made, (q1, D2) gold; project ``work`` (same corpus) where alice
+labelled one pair (``Y``) and holds an unlabelled claim on another (``X``), with prior qrels ``prior`` (import
 ``prior_import``). Users: alice, bob (annotators, members of both),
 carol (annotator, member of nothing), rita (reviewer), admin, gone (an admin, deactivated), stale (an admin
 whose password was reset after they logged in).
@@ -202,6 +202,14 @@ CALLS = (
     Call("scoring", "label_table", "reviewer", ("demo",)),
     Call("scoring", "query_tags", "reviewer", ("demo",)),
     Call("scoring", "queue_pairs", "reviewer", ("work", [("q1", "D6")]), {"note": "unjudged in scheme_a"}),
+    Call("gold", "add_gold", "reviewer", ("demo", "q1", "D1"), {"grade": 2, "explanation": _REASON}),
+    Call("gold", "list_gold", "reviewer", ("demo",)),
+    Call("gold", "gold_from_adjudications", "reviewer", ("demo",)),
+    Call("gold", "gold_from_prior", "reviewer", ("work", "prior"), {"explanation": _REASON}),
+    Call("gold", "set_gold_rate", "reviewer", ("demo", 0.05)),
+    Call("gold", "remove_gold", "reviewer", ("demo", "q1", "D2")),
+    Call("annotators", "annotator_table", "reviewer", ("demo",)),
+    Call("annotators", "annotator_charts", "reviewer", ("demo", "alice")),
     Call("judges", "list_judges", "reviewer", ("demo",)),
     Call("judges", "calibrate", "reviewer", ("demo",)),
     Call("judges", "probe_results", "reviewer", ("demo",)),
@@ -304,6 +312,7 @@ def build_world(db, tmp: Path) -> dict:
     archive). The demo project also has a lexical machine judge ``lex`` that judged every pair."""
     from annotate_app.services import (
         adjudication,
+        gold,
         imports,
         judges,
         labels,
@@ -331,6 +340,7 @@ def build_world(db, tmp: Path) -> dict:
             labels.save_label(db, who, "demo", view.pair_id, grade=grade, reason="as the qrels say")
     adjudication.adjudicate(db, rita, "demo", disagreement, grade=1, reason="read it twice")
     releases.create_release(db, rita, "demo", justification="agreement is what it is in a tiny world")
+    gold.add_gold(db, rita, "demo", "q1", "D2", grade=3, explanation="answers it fully")
     judges.add_judge(db, SYSTEM, "demo", "lex", backend="lexical")
     judges.run_judge(db, SYSTEM, "demo", "lex", pairs="all")
     projects.create_project(db, SYSTEM, "work")

@@ -51,6 +51,7 @@ ALLOWED = {  # page → the roles that may open it
     "views/review/adjudicate.py": {R, D},
     "views/review/release.py": {R, D},
     "views/review/score.py": {R, D},
+    "views/review/annotators.py": {R, D},
     "views/admin/admin_users.py": {D},
     "views/admin/admin_project.py": {D},
     "views/admin/admin_data.py": {D},

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import event
 
-from annotate_app.services import labels, projects, queue, users
+from annotate_app.services import _gold_draw, gold, labels, projects, queue, users
 from annotate_app.services.auth import SYSTEM, authenticate
 
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
@@ -52,6 +52,14 @@ def _skip(db, alice) -> None:
     queue.skip(db, alice, "demo", _held(db, alice), reason="cannot judge")
 
 
+def _gold_on(db, alice, *, pairs: int) -> None:
+    """A gold rate whose every draw comes up gold (the coin forced), with ``pairs`` gold pairs."""
+    rita = authenticate(db, "rita", "rita-demo")
+    for doc in ("D1", "D2")[:pairs]:
+        gold.add_gold(db, rita, "demo", "q1", doc, grade=1, explanation="the expected grade")
+    gold.set_gold_rate(db, rita, "demo", 0.5)
+
+
 def _nothing_left(db, alice) -> None:
     assert queue.next_pair(db, alice, "demo") is None  # answered from the "nothing left" marker
 
@@ -78,6 +86,8 @@ def _prepare(step: str, db, actors: dict) -> None:
         projects.assign(db, SYSTEM, "demo", ["carol"])
         _drain(db, authenticate(db, "carol", "carol-password"))
         _drain(db, actors["bob"])  # every pair at N = 2: the project's marker
+    elif step.startswith("take a gold"):
+        _gold_on(db, alice, pairs=1 if step.endswith("pair") else 0)
     elif step != "take":
         _HELD[id(db)] = queue.next_pair(db, alice, "demo").pair_id
 
@@ -92,6 +102,8 @@ STEPS: list[tuple[str, Callable, int, int, str]] = [
         "caller+project+membership, own open claim, judge settings, [PG: claim lock], seek UPDATE, "
         "INSERT claim (slot chosen inside), contents+guidelines [SQLite: after COMMIT, with the project row]",
     ),
+    ("take a gold pair", _take, 7, 7, "the same: the gold seek (one indexed UPDATE) replaces the seek"),
+    ("take a gold draw, none left", _take, 8, 8, "the same, and the gold seek that found nothing"),
     ("reload", _reload, 4, 3, "caller+project+membership, own open claim, [SQLite: project row], contents"),
     (
         "save",
@@ -120,7 +132,8 @@ STEPS: list[tuple[str, Callable, int, int, str]] = [
 
 
 @pytest.mark.parametrize(("step", "call", "sqlite", "postgresql", "why"), STEPS, ids=[s[0] for s in STEPS])
-def test_statements_per_click(demo, actors, step, call, sqlite, postgresql, why):
+def test_statements_per_click(demo, actors, step, call, sqlite, postgresql, why, monkeypatch):
+    monkeypatch.setattr(_gold_draw.random, "random", lambda: 0.0)  # a gold rate > 0 always draws gold
     alice = actors["alice"]
     _prepare(step, demo, actors)
     with _statements(demo) as seen:

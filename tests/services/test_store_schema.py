@@ -47,6 +47,7 @@ ENUM_CHECKS = [  # (table, column, the one list its CHECK constraint is built fr
     ("pairs", "origin", enums.PairOrigin),
     ("assignments", "status", enums.AssignmentStatus),
     ("release_qrels", "kind", enums.QrelKind),
+    ("gold_pairs", "source", enums.GoldSource),
 ]
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, ClaimDraw
 from annotate_app.store.models import (
     Pair,
     Query,
@@ -37,7 +37,8 @@ def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
         "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id "
-        f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}'"
+        f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}' "
+        f"AND (draw IS NULL OR draw <> '{ClaimDraw.GOLD}')"
     )
     data = int_columns(s, sql, project_id, ncols=4)
     return {

@@ -19,7 +19,7 @@ from annotate_app.store.models._base import (
     table_of,
     utcnow,
 )
-from annotate_app.store.models.annotation import Adjudication, Assignment, Label, LabelEvidence
+from annotate_app.store.models.annotation import Adjudication, Assignment, GoldPair, Label, LabelEvidence
 from annotate_app.store.models.corpus import (
     Chunk,
     Document,
@@ -65,6 +65,7 @@ __all__ = [
     "Label",
     "LabelEvidence",
     "Adjudication",
+    "GoldPair",
     "MachineJudge",
     "JudgePrompt",
     "JudgeLabel",

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, CheckConstraint, Float, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, GoldSource
 from annotate_app.store.models._base import ASSIGNMENT_STATUSES, Base, UTCDateTime, fk, one_of
 
 __all__ = ["Assignment", "Label", "Adjudication"]
@@ -125,4 +125,24 @@ class Adjudication(Base):
     reason: Mapped[str] = mapped_column(Text)
     label_state: Mapped[str] = mapped_column(Text)
     request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class GoldPair(Base):
+    """A pair whose expected grade a reviewer set, with an explanation: the queue mixes it into every
+    annotator's stream (`ClaimDraw.GOLD`) and their labels are scored against it. ``source``:
+    `enums.GoldSource`."""
+
+    __tablename__ = "gold_pairs"
+    __table_args__ = (
+        CheckConstraint(one_of("source", GoldSource), name="source"),
+        Index("ix_gold_pairs_project_id_pair_id", "project_id", "pair_id"),
+    )
+
+    pair_id: Mapped[int] = mapped_column(fk("pairs.id"), primary_key=True)
+    project_id: Mapped[int] = mapped_column(fk("projects.id"))
+    grade: Mapped[int] = mapped_column(Integer)
+    explanation: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)

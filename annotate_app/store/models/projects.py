@@ -43,6 +43,8 @@ class Project(Base):
     # and until when; it answers "nothing left" for every member (store/exhausted.py)
     full_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
     full_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # share of each annotator's claims drawn from the gold pairs (store/gold.py); 0: no gold draws
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     created_by: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

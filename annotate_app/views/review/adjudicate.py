@@ -1,6 +1,8 @@
 """Adjudicate (reviewer): the disagreements, worst first. Each shows the query, the document (highlighted) and
 every annotator's grade and reason side by side; the final grade comes from buttons (keys 0-3) and needs a
-reason; Ctrl+Enter saves and moves on."""
+reason; Ctrl+Enter saves and moves on. "Mark as gold" makes the pair a gold pair (`gold_form`). The order is
+an option: worst first, or least certain first (the Dawid–Skene posterior of the pair's most probable grade,
+lowest first)."""
 
 from collections.abc import Sequence
 
@@ -12,10 +14,15 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import Disagreement
 from annotate_app.ui import auth, cache, errors, nav, review_cache, state
 from annotate_app.ui.components import keyboard, pager, passage_review, widgets
+from annotate_app.ui.components.gold_form import gold_form
 from annotate_app.ui.escape import escape_markdown
 
 Scale = Sequence[tuple[int, str]]
 PAGE = 50  # disagreements read at a time (worst first); the card shows the first of the page
+ORDER_NAMES = {
+    gate.DisagreementOrder.WORST: "worst first",
+    gate.DisagreementOrder.LEAST_CERTAIN: "least certain first (Dawid–Skene)",
+}
 
 
 def pick(pair_id: int, grade: int) -> None:
@@ -114,7 +121,14 @@ def render() -> None:
         settings = cache.get_project(actor, project).settings
         figures = review_cache.agreement(actor, project)
         start = pager.offset(pager.ADJUDICATE, figures.unadjudicated, size=PAGE)
-        queue = gate.disagreements(cache.database(), actor, project, limit=PAGE, offset=start)
+        order = st.radio(
+            "Order",
+            list(gate.DisagreementOrder),
+            format_func=ORDER_NAMES.get,
+            horizontal=True,
+            key=state.ADJ_ORDER,
+        )
+        queue = gate.disagreements(cache.database(), actor, project, limit=PAGE, offset=start, order=order)
     if outcome.failed:
         st.stop()
     if settings.evidence != "off":
@@ -130,6 +144,15 @@ def render() -> None:
     widgets.show_pair(item.query_id, item.query_text, item.doc_id, item.doc_title, item.doc_text)
     _labels(item, settings.grade_scale)
     _final_grade(actor, project, item, settings.grade_scale, settings.min_reason_length)
+    gold_form(
+        actor,
+        project,
+        item.pair_id,
+        item.query_id,
+        item.doc_id,
+        settings.grade_scale,
+        flash_key=state.ADJ_FLASH,
+    )
     pager.controls(pager.ADJUDICATE, left, size=PAGE, shown=len(queue), noun="Disagreements")
     _queue_table(queue)
     keyboard.install()
