@@ -18,7 +18,10 @@
   confusion), and the pairs and kappa the fill-in gate reads: on the randomly sampled human pairs
   (``n_random_pairs``, ``random_kappa``; below the table, why a judge may not fill); the JSON is
   ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
-- ``judge probe -p P NAME [--sample N]``: the keyword-stuffing probe.
+- ``judge probe -p P NAME [--kind stuffing|injection|length] [--sample N] [--seed N] [--pairs]``: probe
+  the judge on pairs humans judged non-relevant (query terms stuffed in, a sentence asserting relevance
+  injected, padding from other non-relevant documents): how often and how much the grade rises, with 95%
+  intervals, and the prompt hash; ``--pairs`` lists the grades behind the figures.
 
 Machine labels never enter ``qrelforge agreement``, which reports the human figures only. The commands act
 as the local administrator (`annotate_app.services.auth.SYSTEM`), like every database command.
@@ -45,6 +48,9 @@ from annotate_app.cli._common import (
 )
 from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, FailureKind
 from metrics.errors import QrelForgeError
+from metrics.stats.probe import ProbeKind
+
+PROBE_KINDS = tuple(k.value for k in ProbeKind)
 
 __all__ = ["COMMANDS"]
 
@@ -137,10 +143,13 @@ def add_judge_parser(sub: Subcommands) -> None:
     cal.add_argument("--format", choices=("table", "json"), default="table")
     cal.set_defaults(handler=_cmd_calibrate)
 
-    probe = actions.add_parser("probe", help="the keyword-stuffing probe")
+    probe = actions.add_parser("probe", help="probe a judge: stuffing, injection or length")
     add_project_option(probe)
     probe.add_argument("name", metavar="NAME")
+    probe.add_argument("--kind", choices=PROBE_KINDS, default=PROBE_KINDS[0])
     probe.add_argument("--sample", type=positive_int, default=20, metavar="N")
+    probe.add_argument("--seed", type=int, default=0, metavar="N", help="draws the pairs and the changes")
+    probe.add_argument("--pairs", action="store_true", help="list each probed pair's grades")
     probe.set_defaults(handler=_cmd_probe)
 
 
@@ -292,13 +301,27 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
 
     db, project, judges = _context(args)
-    r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample)
+    r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample, seed=args.seed, kind=args.kind)
     if r.n_pairs == 0:
-        print(f"judge {r.judge}: no pair to probe (none every human judged non-relevant); {r.failed} failed")
+        print(
+            f"judge {r.judge}, {r.kind} probe: no pair to probe (none every human judged non-relevant, or "
+            f"nothing to change them with); {r.failed} failed"
+        )
         return 0
     print(
-        f"judge {r.judge}: {r.n_pairs} pairs probed, grade raised on {r.n_raised} ({r.share_raised:.0%}), "
-        f"lowered on {r.n_lowered}, unchanged on {r.n_unchanged}; mean rise {r.mean_rise:+.3f}"
-        + (f"; {r.failed} failed" if r.failed else "")
+        f"judge {r.judge}, {r.kind} probe: {r.n_pairs} pairs probed, grade raised on {r.n_raised} "
+        f"({r.share_raised:.0%}, 95% CI {_interval(r.share_raised_ci, '.0%')}), lowered on {r.n_lowered}, "
+        f"unchanged on {r.n_unchanged}; mean rise {r.mean_rise:+.3f} (95% CI "
+        f"{_interval(r.mean_rise_ci, '+.3f')})" + (f"; {r.failed} failed" if r.failed else "")
     )
+    print(f"  prompt hash {r.prompt_hash or '-'}")
+    if args.pairs:
+        rows = [[p.query_id, p.doc_id, p.before, p.after, f"{p.after - p.before:+d}"] for p in r.pairs]
+        emit(grid(["query", "doc", "before", "after", "rise"], rows))
     return 0
+
+
+def _interval(bounds: tuple[float, float] | None, spec: str) -> str:
+    if bounds is None or any(b != b for b in bounds):  # NaN: a single pair
+        return "undefined"
+    return f"{format(bounds[0], spec)} to {format(bounds[1], spec)}"

@@ -50,7 +50,7 @@ __all__ = [
     "judge_labels_by_id",
     "judge_label_rows",
     "candidate_order",
-    "latest_probes",
+    "probe_entries",
     "set_judge_params",
     "current_failures",
 ]
@@ -344,14 +344,15 @@ def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[Column
 
 
 # ------------------------------------------------------------------------------------------------- probes
-def latest_probes(s: Session, project_id: int, action: str) -> dict[str, dict[str, Any]]:
-    """judge name → the details of its latest audit entry ``action`` (the stuffing probe's report)."""
+def probe_entries(s: Session, project_id: int, action: str) -> list[tuple[str, dict[str, Any]]]:
+    """(judge name, details) of every audit entry ``action`` of the project (the probes' reports), oldest
+    first."""
     stmt = (
         select(AuditEntry.target, AuditEntry.details)
         .where(AuditEntry.project_id == project_id, AuditEntry.action == action)
         .order_by(AuditEntry.id)
     )
-    return {str(target): dict(details or {}) for target, details in s.execute(stmt)}
+    return [(str(target), dict(details or {})) for target, details in s.execute(stmt)]
 
 
 # ----------------------------------------------------------------------------------------------- failures

@@ -281,7 +281,34 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
         "fills",
     ]
     code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
-    assert code == 0 and re.fullmatch(r"judge lex: 3 pairs probed, grade raised on \d .*\n", out)
+    assert code == 0 and re.fullmatch(
+        r"judge lex, stuffing probe: 3 pairs probed, grade raised on \d .*\n  prompt hash [0-9a-f]{64}\n", out
+    )
+
+
+@pytest.mark.parametrize("kind", ["injection", "length"])
+def test_probe_kinds_with_their_pairs(cli, world, kind):
+    code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--kind", kind, "--sample", "4", "--pairs")
+    (report,) = [r for name, r in judges.probe_reports(world, SYSTEM, "demo")["lex"].items() if name == kind]
+    head, hash_line, header, *rows = out.splitlines()
+    low, high = report.mean_rise_ci
+    assert code == 0 and head.startswith(f"judge lex, {kind} probe: {report.n_pairs} pairs probed")
+    assert f"mean rise {report.mean_rise:+.3f} (95% CI {low:+.3f} to {high:+.3f})" in head
+    assert hash_line == f"  prompt hash {report.prompt_hash}" and header.split() == [
+        "query",
+        "doc",
+        "before",
+        "after",
+        "rise",
+    ]
+    shown = [row.split() for row in rows if row.strip() and not set(row.strip()) <= {"-", " "}]
+    want = [
+        [p.query_id, p.doc_id, str(p.before), str(p.after), f"{p.after - p.before:+d}"] for p in report.pairs
+    ]
+    assert shown == want and len(want) == report.n_pairs > 0
+    with pytest.raises(SystemExit) as exited:
+        cli("judge", "probe", "-p", "demo", "lex", "--kind", "bribe")
+    assert exited.value.code == 2
 
 
 def test_score_ppi_over_a_release_and_a_judge(cli, world):

@@ -11,8 +11,8 @@ qrel needs a human label unless `update_judge_settings` names a judge to fill th
 which takes effect only while that judge passes calibration (`calibrate`, `JudgeCalibrationInfo`).
 
 Modules: `setup` (add, list, settings), `run` (runs and failures), `importing` (labels made elsewhere),
-`calibration`, `probes` (the keyword-stuffing probe), `cache` (the store as the client's cache). This
-package re-exports their public names.
+`calibration`, `probes` (stuffing, injection and length probes), `cache` (the store as the client's
+cache). This package re-exports their public names.
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from annotate_app.services.judges._common import MAX_CONCURRENCY
 from annotate_app.services.judges.cache import StoreCache
 from annotate_app.services.judges.calibration import calibrate, human_release_qrels, judge_qrels
 from annotate_app.services.judges.importing import import_labels
-from annotate_app.services.judges.probes import ProbeReport, probe, probe_results
+from annotate_app.services.judges.probes import (
+    PROBE_KINDS,
+    ProbePair,
+    ProbeReport,
+    probe,
+    probe_reports,
+    probe_results,
+)
 from annotate_app.services.judges.run import PAIR_SELECTIONS, failure_counts, judge_failures, run_judge
 from annotate_app.services.judges.setup import (
     JudgeInfo,
@@ -41,6 +48,7 @@ __all__ = [
     "calibrate",
     "probe",
     "probe_results",
+    "probe_reports",
     "judge_qrels",
     "human_release_qrels",
     "judge_settings",
@@ -52,6 +60,8 @@ __all__ = [
     "JudgeInfo",
     "JudgeRunReport",
     "ProbeReport",
+    "ProbePair",
+    "PROBE_KINDS",
     "JudgeCalibrationInfo",
     "JudgeSettingsInfo",
     "QueryAgreement",
