@@ -2,9 +2,11 @@
 
 - ``judge add -p P NAME --backend openai --base-url URL --model M [--samples N] [--temperature T]
   [--prompt default|aspects|FILE] [--max-tokens N] [--timeout S] [--seed N] [--extra-body JSON]``, or
-  ``judge add -p P NAME --backend lexical``: add a judge (adding it again with a changed prompt records a
-  new prompt version); the request parameters are stored with it; ``--extra-body`` is merged into every
-  request (e.g. ``'{"chat_template_kwargs": {"enable_thinking": false}}'``);
+  ``judge add -p P NAME --backend lexical``, or ``judge add -p P NAME --backend ensemble --members A,B,C
+  [--combine majority|mean|min]`` (the members' grades combined; their answers kept): add a judge (adding
+  it again with a changed prompt records a new prompt version); the request parameters are stored with
+  it; ``--extra-body`` is merged into every request
+  (e.g. ``'{"chat_template_kwargs": {"enable_thinking": false}}'``);
 - ``judge run -p P NAME [--pairs all|unlabelled|sample:N] [--concurrency N] [--dry-run]``: judge the pairs;
   prints the number of pairs sent, cached (already answered: a rerun sends nothing but the failed pairs) and
   failed, the count and first message of each failure kind, the adaptations made to the server, and why
@@ -46,7 +48,7 @@ from annotate_app.cli._common import (
     positive_int,
     project_of,
 )
-from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, FailureKind
+from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, Combine, FailureKind
 from metrics.errors import QrelForgeError
 from metrics.stats.probe import ProbeKind
 
@@ -70,6 +72,10 @@ def _json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object; got {text[:80]!r}")
     return value
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _seconds(text: str) -> float:
@@ -115,6 +121,10 @@ def add_judge_parser(sub: Subcommands) -> None:
         default=None,
         metavar="JSON",
         help='merged into every request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'',
+    )
+    add.add_argument("--members", type=_names, default=None, metavar="A,B,C", help="an ensemble's judges")
+    add.add_argument(
+        "--combine", choices=[c.value for c in Combine], default=None, help="an ensemble's rule (majority)"
     )
     add.set_defaults(handler=_cmd_add)
 
@@ -190,6 +200,8 @@ def _cmd_add(args: argparse.Namespace) -> int:
         samples=args.samples,
         temperature=args.temperature,
         prompt=prompt,
+        members=args.members,
+        combine=args.combine,
         **_request_options(args),
     )
     version = "" if info.prompt_version is None else f", prompt v{info.prompt_version}"

@@ -14,7 +14,8 @@ Judges (`Judge` protocol, `Backend`; `BUILDERS` makes the runnable ones from a s
   (``max_tokens``, ``temperature``, ``seed``, ``extra_body``) and adaptations to parameters a server refuses
   (`Adaptation`); reasoning kept apart from the answer (`split_think`), replies read by `parse_reply`;
 - `ReplayJudge`: machine labels made elsewhere, read from JSONL by `read_machine_labels`;
-- `LexicalJudge`: BM25 scores mapped to grades, offline (demo and tests).
+- `LexicalJudge`: BM25 scores mapped to grades, offline (demo and tests);
+- `EnsembleJudge`: other judges' grades combined (`Combine`: majority, mean, min), their answers kept.
 
 `JudgeClient` runs a judge over many pairs: threads, a bounded in-flight window over a lazy iterator of
 pairs, results yielded as they complete, a cache (`JudgeCache`: `MemoryCache`, `SQLiteCache`) so a rerun
@@ -36,6 +37,7 @@ from annotate_app.judges._backends import BUILDERS, Builder
 from annotate_app.judges._cache import JudgeCache, MemoryCache, SQLiteCache, cache_key
 from annotate_app.judges._client import Counts, JudgeClient, TqdmProgress
 from annotate_app.judges._completion import split_think
+from annotate_app.judges._ensemble import Combine, EnsembleJudge, combine_grades
 from annotate_app.judges._errors import Adaptation, server_message
 from annotate_app.judges._http import RetryPolicy
 from annotate_app.judges._lexical import LexicalJudge, grade_of
@@ -98,6 +100,9 @@ __all__ = [
     "read_machine_labels",
     "ReplayJudge",
     "LexicalJudge",
+    "EnsembleJudge",
+    "Combine",
+    "combine_grades",
     "grade_of",
     "JudgeCache",
     "MemoryCache",

@@ -44,6 +44,8 @@ __all__ = [
     "TAU_MEASURE",
     "task_of",
     "build_judge",
+    "judge_setup",
+    "ensemble_of",
     "settings_info",
     "calibrations",
     "fill_state",
@@ -216,10 +218,12 @@ def check_request_params(max_tokens: Any, timeout_s: Any, seed: Any, extra_body:
 
 def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
     """The judge a stored row describes, made by its backend's builder (`annotate_app.judges.BUILDERS`),
-    with its request parameters and the adaptations to its server made in earlier runs.
+    with its request parameters and the adaptations to its server made in earlier runs; an ensemble's
+    members (``params["members"]``, names of the project's judges) are made the same way.
 
     Raises:
-        InvalidInput: the backend has no builder (a ``replay`` judge only imports labels).
+        InvalidInput: the backend has no builder (a ``replay`` judge only imports labels), or an ensemble's
+            member is gone or cannot run.
     """
     builder = BUILDERS.get(JudgeBackend(row.backend))
     if builder is None:
@@ -227,20 +231,43 @@ def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
             f"judge {row.name!r} has backend {row.backend!r}: its labels are imported "
             "(qrelforge judge import), it cannot be run"
         )
+    try:
+        return builder(judge_setup(s, project, row))
+    except ValueError as exc:
+        raise InvalidInput(f"judge {row.name!r} cannot be made: {exc}") from None
+
+
+def judge_setup(s: Session, project: Project, row: MachineJudge) -> JudgeSetup:
+    """What a judge's builder reads of its stored row (and of its members' rows, for an ensemble)."""
     prompt = q.latest_prompt(s, row.id)
-    return builder(
-        JudgeSetup(
-            name=row.name,
-            base_url=row.base_url,
-            model=row.model,
-            temperature=row.temperature,
-            samples=row.samples,
-            params=request_params(row.params),
-            adapted=tuple(adapted_of(row.params)),
-            prompt=None if prompt is None else prompt.text,
-            corpus=lambda: _corpus(s, project),
-        )
+    members: list[tuple[JudgeBackend, JudgeSetup]] = []
+    if row.backend == JudgeBackend.ENSEMBLE:
+        for name in ensemble_of(row.params)[0]:
+            member = q.find_judge(s, project.id, name)
+            if member is None:
+                raise InvalidInput(f"judge {row.name!r}: its member {name!r} no longer exists")
+            members.append((JudgeBackend(member.backend), judge_setup(s, project, member)))
+    return JudgeSetup(
+        name=row.name,
+        base_url=row.base_url,
+        model=row.model,
+        temperature=row.temperature,
+        samples=row.samples,
+        params=request_params(row.params),
+        adapted=tuple(adapted_of(row.params)),
+        prompt=None if prompt is None else prompt.text,
+        corpus=lambda: _corpus(s, project),
+        members=tuple(members),
+        combine=ensemble_of(row.params)[1],
     )
+
+
+def ensemble_of(params: Any) -> tuple[list[str], str]:
+    """An ensemble judge's member names and rule from its stored ``params`` (no members: not an ensemble)."""
+    stored = params if isinstance(params, dict) else {}
+    members = stored.get("members")
+    names = [str(m) for m in members] if isinstance(members, list) else []
+    return names, str(stored.get("combine") or "majority")
 
 
 def _corpus(s: Session, project: Project) -> dict[str, str]:

@@ -353,3 +353,34 @@ def test_a_release_prints_its_sources(cli, world, tmp_path):
     assert code == 0 and out.splitlines()[1:] == ["sources: 12 from humans, 1 from judge copycat"]
     code, out, _ = cli("release", "-p", "demo", "--yes", "--justification", "x" * 30)
     assert (code, out) == (0, "unchanged: identical to v2\n")
+
+
+def test_an_ensemble_of_two_lexical_judges(cli):
+    assert cli("demo-data")[0] == 0
+    for name in ("lex", "lex2"):
+        assert cli("judge", "add", "-p", "demo", name, "--backend", "lexical")[0] == 0
+    code, out, _ = cli(
+        "judge",
+        "add",
+        "-p",
+        "demo",
+        "ens",
+        "--backend",
+        "ensemble",
+        "--members",
+        "lex, lex2",
+        "--combine",
+        "min",
+    )
+    assert (code, out) == (
+        0,
+        'judge ens (ensemble, min of lex,lex2)\n  request: members=["lex", "lex2"], combine="min"\n',
+    )
+    assert cli("judge", "run", "-p", "demo", "ens", "--pairs", "all")[1] == (
+        "judge ens: 12 pairs, 12 sent, 0 cached, 0 failed\n"
+    )
+    code, _, err = cli("judge", "add", "-p", "demo", "bad", "--backend", "ensemble", "--members", "lex")
+    assert (code, err) == (
+        2,
+        "qrelforge: error: an ensemble judge needs at least 2 distinct members; got ['lex']\n",
+    )
