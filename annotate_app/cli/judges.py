@@ -20,6 +20,9 @@
   confusion), and the pairs and kappa the fill-in gate reads: on the randomly sampled human pairs
   (``n_random_pairs``, ``random_kappa``; below the table, why a judge may not fill); the JSON is
   ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
+- ``judge compare -p P A B C ... [--format json]``: the judges on the same random human sample: kappa,
+  weighted kappa, leniency (each with a bootstrap 95% interval), tau, failure rate, tokens and seconds, the
+  paired test of each two judges' kappa, and the best judge only when it is significantly above the others;
 - ``judge probe -p P NAME [--kind stuffing|injection|length] [--sample N] [--seed N] [--pairs]``: probe
   the judge on pairs humans judged non-relevant (query terms stuffed in, a sentence asserting relevance
   injected, padding from other non-relevant documents): how often and how much the grade rises, with 95%
@@ -152,6 +155,12 @@ def add_judge_parser(sub: Subcommands) -> None:
     add_project_option(cal)
     cal.add_argument("--format", choices=("table", "json"), default="table")
     cal.set_defaults(handler=_cmd_calibrate)
+
+    cmp = actions.add_parser("compare", help="judges compared on the same random human sample")
+    add_project_option(cmp)
+    cmp.add_argument("names", nargs="+", metavar="NAME")
+    cmp.add_argument("--format", choices=("table", "json"), default="table")
+    cmp.set_defaults(handler=_cmd_compare)
 
     probe = actions.add_parser("probe", help="probe a judge: stuffing, injection or length")
     add_project_option(probe)
@@ -302,6 +311,62 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     notes = [f"{f.gate_message}\n" for f in figures if not f.passed]
     emit(grid(header, rows) + "".join(notes))
     return 0
+
+
+@command
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    report = judges.compare_judges(db, SYSTEM, project, args.names)
+    result = report.comparison
+    if args.format == "json":
+        emit(json.dumps(_comparison_json(report), indent=2) + "\n")
+        return 0
+    figures = {f.judge: f for f in result.judges} if result else {}
+    header = ["judge", "kappa", "95% CI", "weighted", "95% CI", "leniency", "95% CI", "tau", "failed"]
+    rows = []
+    for c in report.costs:
+        f = figures.get(c.judge)
+        marks = "" if result is None or result.best != c.judge else " *"
+        cells = (
+            ["-"] * 6
+            if f is None
+            else [
+                _shown(f.kappa) + marks,
+                _interval(f.kappa_ci, ".3f"),
+                _shown(f.weighted_kappa),
+                _interval(f.weighted_kappa_ci, ".3f"),
+                _shown(f.leniency),
+                _interval(f.leniency_ci, "+.3f"),
+            ]
+        )
+        failed = "-" if c.failure_rate is None else f"{c.failure_rate:.1%}"
+        rows.append([c.judge, *cells, _shown(c.tau), failed, c.tokens, f"{c.seconds:.1f}"])
+    n = 0 if result is None else result.n_pairs
+    lines = [f"{n} pairs every judge graded, of {report.n_sample} randomly sampled human pairs\n"]
+    lines += [
+        f"  {d.first} - {d.second}: kappa {d.difference:+.3f} (95% CI {_interval(d.ci, '+.3f')}), "
+        f"p = {d.p_value:.3f}{'' if d.significant else ', not significant'}\n"
+        for d in (result.differences if result else ())
+    ]
+    emit(grid([*header, "tokens", "seconds"], rows) + "".join(lines) + report.message + "\n")
+    return 0
+
+
+def _comparison_json(report: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and value != value:
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(asdict(report))
 
 
 def _shown(value: float | None) -> str:

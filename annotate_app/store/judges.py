@@ -51,6 +51,7 @@ __all__ = [
     "judge_label_rows",
     "candidate_order",
     "probe_entries",
+    "judge_costs",
     "set_judge_params",
     "current_failures",
 ]
@@ -344,6 +345,26 @@ def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[Column
 
 
 # ------------------------------------------------------------------------------------------------- probes
+def judge_costs(s: Session, judge_ids: Sequence[int]) -> dict[int, dict[str, float]]:
+    """judge id → what its labels (probes left out) cost and how many failed: ``labels``, ``failed``,
+    ``tokens`` (prompt + completion) and ``seconds`` (the sum of the latencies)."""
+    stmt = (
+        select(
+            JudgeLabel.judge_id,
+            func.count(),
+            func.count(JudgeLabel.failure),
+            func.coalesce(func.sum(JudgeLabel.prompt_tokens + JudgeLabel.completion_tokens), 0),
+            func.coalesce(func.sum(JudgeLabel.latency_s), 0.0),
+        )
+        .where(JudgeLabel.judge_id.in_(list(judge_ids)), ~JudgeLabel.probe)
+        .group_by(JudgeLabel.judge_id)
+    )
+    return {
+        int(j): {"labels": int(n), "failed": int(f), "tokens": int(t), "seconds": float(sec)}
+        for j, n, f, t, sec in s.execute(stmt)
+    }
+
+
 def probe_entries(s: Session, project_id: int, action: str) -> list[tuple[str, dict[str, Any]]]:
     """(judge name, details) of every audit entry ``action`` of the project (the probes' reports), oldest
     first."""

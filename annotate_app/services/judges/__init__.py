@@ -11,8 +11,8 @@ qrel needs a human label unless `update_judge_settings` names a judge to fill th
 which takes effect only while that judge passes calibration (`calibrate`, `JudgeCalibrationInfo`).
 
 Modules: `setup` (add, list, settings), `run` (runs and failures), `importing` (labels made elsewhere),
-`calibration`, `probes` (stuffing, injection and length probes), `cache` (the store as the client's
-cache). This package re-exports their public names.
+`calibration`, `compare` (judges on the same human sample), `probes` (stuffing, injection and length
+probes), `cache` (the store as the client's cache). This package re-exports their public names.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from annotate_app.services._judge_state import JudgeCalibrationInfo, JudgeSettin
 from annotate_app.services.judges._common import MAX_CONCURRENCY
 from annotate_app.services.judges.cache import StoreCache
 from annotate_app.services.judges.calibration import calibrate, human_release_qrels, judge_qrels
+from annotate_app.services.judges.compare import JudgeComparisonReport, JudgeCost, compare_judges
 from annotate_app.services.judges.importing import import_labels
 from annotate_app.services.judges.probes import (
     PROBE_KINDS,
@@ -46,6 +47,7 @@ __all__ = [
     "run_judge",
     "import_labels",
     "calibrate",
+    "compare_judges",
     "probe",
     "probe_results",
     "probe_reports",
@@ -60,6 +62,8 @@ __all__ = [
     "JudgeInfo",
     "JudgeRunReport",
     "ProbeReport",
+    "JudgeComparisonReport",
+    "JudgeCost",
     "ProbePair",
     "PROBE_KINDS",
     "JudgeCalibrationInfo",
