@@ -115,9 +115,9 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     share, (low, high), (rise_low, rise_high) = probe.share_raised, probe.share_raised_ci, probe.mean_rise_ci
     assert notes == [
         f"Stuffing probe: with the query's terms inserted, the grade rose on {probe.n_raised} of "
-        f"{probe.n_pairs} pairs humans judged non-relevant ({share:.0%}, 95% CI {low:.0%} to {high:.0%}); fell "
-        f"on {probe.n_lowered}, unchanged on {probe.n_unchanged}; mean rise {probe.mean_rise:+.2f} (95% CI "
-        f"{rise_low:+.2f} to {rise_high:+.2f})."
+        f"{probe.n_pairs} pairs humans judged non-relevant ({share:.0%}, 95% CI {low:.0%} to {high:.0%}); "
+        f"fell on {probe.n_lowered}, unchanged on {probe.n_unchanged}; mean rise {probe.mean_rise:+.2f} "
+        f"(95% CI {rise_low:+.2f} to {rise_high:+.2f})."
     ]
     (pairs,) = [e for e in at.expander if e.label == "Pairs behind the stuffing probe"]
     table = pairs.dataframe[0].value
@@ -134,7 +134,8 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     assert sorted(n.split(":")[0] for n in notes) == ["Injection probe", "Stuffing probe"]
     assert any(
         n.startswith(
-            f"Injection probe: with a sentence asserting relevance inserted, the grade rose on {injected.n_raised} of"
+            "Injection probe: with a sentence asserting relevance inserted, the grade rose on "
+            f"{injected.n_raised} of"
         )
         for n in notes
     )

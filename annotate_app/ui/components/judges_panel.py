@@ -26,6 +26,7 @@ from annotate_app.services.auth import Actor
 from annotate_app.services.judges import PROBE_KINDS, JudgeCalibrationInfo, ProbeReport
 from annotate_app.ui import errors, review_cache, state
 from annotate_app.ui.components import charts, names
+from annotate_app.ui.components.judges_compare import comparison_section
 from annotate_app.ui.escape import escape_name
 
 __all__ = [
@@ -234,6 +235,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
         "Each machine judge against the human labels on the pairs both labelled. Machine labels never "
         "enter the human figures above."
     )
+    comparison_section(actor, project, [c.name for c in calibrations if c.n_pairs])
     info = _chosen(calibrations)
     st.markdown(f"**Judge {escape_name(info.name)}**")
     _figures(info, cutoff)
