@@ -309,6 +309,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         emit("no judges yet (qrelforge judge add)\n")
         return 0
     notes = [f"{f.gate_message}\n" for f in figures if not f.passed]
+    notes += [
+        f"judge {f.name}: runs of its model family: {', '.join(f.circular_runs)}; tau without them "
+        f"{_shown(f.tau_without_circular)} (top 5: {_shown(f.tau_top5_without_circular)})\n"
+        for f in figures
+        if f.circular_runs
+    ]
     emit(grid(header, rows) + "".join(notes))
     return 0
 

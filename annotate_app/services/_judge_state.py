@@ -34,6 +34,7 @@ from annotate_app.store.models import MachineJudge, Project
 from metrics.data import Run
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 from metrics.stats.calibration import calibrate_judges, ranking_agreement_from_qrels
+from metrics.stats.circularity import same_family
 
 __all__ = [
     "JudgeSettingsInfo",
@@ -116,6 +117,9 @@ class JudgeCalibrationInfo:
     >= ``threshold``); ``gate_message`` says why not.
     ``mode``: the agreement mode of ``kappa``; ``leniency_by_grade``: human grade → mean judge − human grade
     among the human labels of that grade; ``per_query``: one `QueryAgreement` per query with a shared pair.
+    ``circular_runs``: the stored runs made by a model of the judge's family
+    (`metrics.stats.circularity.same_family`); ``tau_without_circular`` and ``tau_top5_without_circular``:
+    ``tau`` and ``tau_top5`` on the other runs (None when no run is circular, or as ``tau``).
     Undefined figures are None."""
 
     name: str
@@ -137,6 +141,9 @@ class JudgeCalibrationInfo:
     n_random_pairs: int = 0
     random_kappa: float | None = None
     steered: bool = False
+    circular_runs: tuple[str, ...] = ()
+    tau_without_circular: float | None = None
+    tau_top5_without_circular: float | None = None
 
     @property
     def gate_message(self) -> str:
@@ -164,6 +171,9 @@ class JudgeCalibrationInfo:
         out["n_random_pairs"] = self.n_random_pairs
         out["random_kappa"] = self.random_kappa
         out["passed"] = self.passed
+        out["circular_runs"] = list(self.circular_runs)
+        out["tau_without_circular"] = self.tau_without_circular
+        out["tau_top5_without_circular"] = self.tau_top5_without_circular
         return out
 
 
@@ -311,6 +321,17 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
         sampled = _figures(drawn_humans, grades, settings, mode) if steered and random_pairs else {}
         runs = _stored_runs(s, project)
         taus = _taus(runs, humans, grades, [j.name for j in judges])
+        made_by = {r.name: r.model for r in cq.runs(s, project.id)}
+        circular = {
+            j.name: tuple(n for n in runs if same_family(made_by.get(str(n), ""), j.model)) for j in judges
+        }
+        without = {
+            j.name: _taus(
+                {n: r for n, r in runs.items() if n not in circular[j.name]}, humans, grades, [j.name]
+            )[j.name]
+            for j in judges
+            if circular[j.name]
+        }
     out = []
     for judge in judges:
         cal = figures.get(judge.name)
@@ -344,6 +365,9 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
                 n_random_pairs=n_random,
                 random_kappa=random_kappa,
                 steered=steered,
+                circular_runs=tuple(str(n) for n in circular[judge.name]),
+                tau_without_circular=without.get(judge.name, (None, None))[0],
+                tau_top5_without_circular=without.get(judge.name, (None, None))[1],
             )
         )
     return out

@@ -196,6 +196,7 @@ CALLS = (
     Call("judges", "calibrate", "reviewer", ("demo",)),
     Call("judges", "probe_results", "reviewer", ("demo",)),
     Call("judges", "probe_reports", "reviewer", ("demo",)),
+    Call("judges", "set_run_model", "admin", ("demo", "scheme_a", "gpt-4o")),
     Call("judges", "compare_judges", "reviewer", ("demo", ["lex", "gone"]), allowed_error="NotFound"),
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),

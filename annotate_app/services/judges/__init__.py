@@ -22,6 +22,7 @@ from annotate_app.services._judge_state import JudgeCalibrationInfo, JudgeSettin
 from annotate_app.services.judges._common import MAX_CONCURRENCY
 from annotate_app.services.judges.cache import StoreCache
 from annotate_app.services.judges.calibration import calibrate, human_release_qrels, judge_qrels
+from annotate_app.services.judges.circularity import set_run_model
 from annotate_app.services.judges.compare import JudgeComparisonReport, JudgeCost, compare_judges
 from annotate_app.services.judges.importing import import_labels
 from annotate_app.services.judges.probes import (
@@ -48,6 +49,7 @@ __all__ = [
     "import_labels",
     "calibrate",
     "compare_judges",
+    "set_run_model",
     "probe",
     "probe_results",
     "probe_reports",
