@@ -38,8 +38,9 @@ system-deps:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start \
 		|| echo "warning: PostgreSQL is not reachable on 127.0.0.1:5432; the store tests will fail"
 
+# --durations=20: the twenty slowest tests, printed after the summary.
 test: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=20
 
 # Lint: ruff (rules + the 110-column limit), the formatter, mypy on metrics/services/store, the import contract.
 lint: $(STAMP)

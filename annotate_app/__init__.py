@@ -1,0 +1,1 @@
+"""QrelForge's app: the Streamlit pages, the services, the store, machine judges and the CLI."""

@@ -1,12 +1,5 @@
-"""Settings of the app and the CLI, read from the environment.
-
-============================== ======================================================================
-variable                       meaning
-============================== ======================================================================
-``QRELFORGE_DATA_DIR``         folder for local data (default ``./data``)
-``QRELFORGE_DATABASE_URL``     SQLAlchemy URL; default ``sqlite:///<data dir>/qrelforge.db``. For a team
-                               use PostgreSQL: ``postgresql+psycopg://user:password@host:5432/qrelforge``
-============================== ======================================================================
+"""Settings of the app and the CLI, read from the environment: ``QRELFORGE_DATA_DIR`` (default ``./data``) and
+``QRELFORGE_DATABASE_URL`` (default SQLite in the data folder; PostgreSQL for a team).
 
 >>> load_settings({"QRELFORGE_DATA_DIR": "/srv/qf"}).database_url
 'sqlite:////srv/qf/qrelforge.db'

@@ -1,16 +1,8 @@
-"""Starting the app's server: Streamlit's own ``streamlit run`` on `annotate_app/server.py`, in this process,
-with the project's Streamlit settings and the address and port asked for. ``qrelforge serve`` (and so
-``make run``) starts the app this way, from a checkout or an installed wheel alike.
+"""Starting the app's server: ``streamlit run`` on `annotate_app/server.py`, in this process, with the
+project's Streamlit settings (``qrelforge serve``, ``make run``).
 
-The project's settings are the options of ``.streamlit/config.toml`` (shipped in the wheel, see
-`annotate_app.shipped`): headless, no usage statistics, 200 MiB uploads, the viewer's toolbar. They are
-passed as ``streamlit run``'s flags, so they win over any other config.toml (``~/.streamlit/`` or the working
-folder's ``.streamlit/``), which may still set the options the project leaves alone (a theme, say). The
-working folder's ``.streamlit/secrets.toml`` is read as with ``streamlit run``.
-
-Ctrl+C (SIGINT) stops the server: Streamlit closes it, and `run` returns 0 without a traceback.
-
-This module imports nothing from the app but `annotate_app.shipped`; Streamlit only when `run` is called.
+The settings of the shipped ``.streamlit/config.toml`` are passed as flags, so they win over any other
+config. Ctrl+C makes `run` return 0. Imports nothing of the app but `annotate_app.shipped`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The app as an ASGI application (``streamlit run annotate_app/server.py``, as ``make run`` does): the
-Streamlit script `annotate_app/streamlit_app.py`, and a middleware that tells the browser where the server is.
+"""The app as an ASGI application: the Streamlit script `annotate_app/streamlit_app.py`, plus a middleware
+that writes the server's root into every HTML page, so a deep link connects at once.
 
-Why: on a deep link (``/agreement``) Streamlit's frontend cannot tell a page's URL from a base URL path, so it
-first probes ``/agreement/_stcore/health`` and ``/agreement/_stcore/host-config`` (two 404s in the browser's
-console and the access log), then the root. The middleware writes ``window.__streamlit.BACKEND_BASE_URL`` (the
-server's root, which the frontend reads before it connects) into every HTML page it serves, so the frontend
-connects to the root at once.
-
-``on_script_error``: `annotate_app.ui.errors.script_error` shows a domain error that escaped a widget callback
-(or the script) as its message, never as a traceback.
+``on_script_error``: `annotate_app.ui.errors.script_error` shows an escaped domain error as its message.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Folders of the repository's top level that the wheel ships as package data of `annotate_app`: the sample
-corpus and the Streamlit settings. One copy lives in the repository; pyproject.toml maps each folder to a
-package (``[tool.setuptools.package-dir]``, the same names as `PACKAGES`).
+"""Folders that the wheel ships as package data of `annotate_app` (the sample corpus, the Streamlit settings).
 
-`folder` finds one wherever the code runs: in an installed wheel, the package
-(``annotate_app/_sample_corpus``); in a checkout or an editable install, the repository's folder
-(``sample_corpus/``). This module imports nothing from the app.
+`folder` finds one in an installed wheel or a checkout alike. Imports nothing from the app.
 
 >>> (folder(SAMPLE_CORPUS) / "docs.jsonl").is_file()
 True

@@ -47,9 +47,11 @@ from sqlalchemy import event, select, text  # noqa: E402
 from annotate_app.services import projects, queue, users  # noqa: E402
 from annotate_app.services._context import annotator_context  # noqa: E402
 from annotate_app.services.auth import SYSTEM, authenticate  # noqa: E402
-from annotate_app.store import annotation  # noqa: E402
-from annotate_app.store import judges as jdq  # noqa: E402
-from annotate_app.store import projects as pq  # noqa: E402
+from annotate_app.store import (
+    annotation,  # noqa: E402
+    judges,  # noqa: E402
+)
+from annotate_app.store import projects as projects_store  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.models import Project, User  # noqa: E402
 
@@ -113,7 +115,7 @@ def _claim(s, user, proj):
     """`queue._claim` as the imported code defines it (the old one read the judge settings itself)."""
     if len(inspect.signature(queue._claim).parameters) == 3:
         return queue._claim(s, user, proj)
-    return queue._claim(s, user, proj, jdq.settings_row(s, proj.id))
+    return queue._claim(s, user, proj, judges.settings_row(s, proj.id))
 
 
 def _take(s, user, proj) -> None:
@@ -152,7 +154,7 @@ def _asked_again(s, who, project_id: int) -> None:
     s.expire_all()
     s.info["record"] = True
     proj = s.get(Project, project_id)
-    held = pq.member(s, proj.id, who.id)  # noqa: F841  (kept referenced, as annotator_context does)
+    held = projects_store.member(s, proj.id, who.id)  # noqa: F841  (kept referenced, as annotator_context does)
     if queue._next(s, who, proj) is not None:
         raise RuntimeError("expected nothing left")
 

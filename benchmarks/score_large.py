@@ -202,7 +202,7 @@ def tools(qrels: Path, run: Path, args: argparse.Namespace) -> dict[str, list[st
         ]
     if args.ranx:
         out["ranx (warm)"] = [py, "-c", RANX, str(qrels), str(run)]
-    return out
+    return {name: cmd for name, cmd in out.items() if not any(name.startswith(s) for s in args.skip)}
 
 
 @dataclass
@@ -231,7 +231,7 @@ def measure(n_queries: int, workload: str, repeat: int, args: argparse.Namespace
     )
     print(f"load average before: {_load()}")
     commands = tools(qrels, run, args)
-    if args.ranx:
+    if "ranx (warm)" in commands:
         timed(commands["ranx (warm)"])  # compile numba kernels once, as a warm user would have
     results: Results = {name: Samples() for name in commands}
     for _ in range(repeat):  # interleave tools so machine noise hits all of them alike
@@ -358,6 +358,13 @@ def main() -> None:
         "--stdout", choices=("file", "null"), default="file", help="where each tool's output goes"
     )
     parser.add_argument("--ranx", action="store_true", help="also time ranx (after one warm-up run)")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="leave out the tools whose name starts with TOOL (repeatable; pytrec_eval is always timed)",
+    )
     parser.add_argument(
         "--before",
         type=Path,

@@ -1,21 +1,8 @@
 """QrelForge metrics: trec_eval-faithful retrieval measures, agreement statistics and run comparison.
 
 A pure library: numbers in, numbers out. It imports the standard library, numpy, pyarrow, pandas and scipy
-(the last two lazily where the scoring path does not need them), never the app, Streamlit or SQLAlchemy
-(``lint-imports``), and no module imports back up. Its parts, from the bottom up:
-
-- `metrics.errors`, `metrics._ids` (ID columns, trec_eval's row order), `metrics.data` (`Qrels`, `Run`);
-- `metrics.measures`: the one measure registry and its kernels, one module per family;
-- `metrics.formats`: readers and writers; `metrics.evaluate`: score a run;
-- `metrics.stats`: significance tests, A/B logs, assessor sensitivity, PPI, judge calibration and
-  classification measures; `metrics.agreement`: agreement between annotators;
-- `metrics.compare` and `metrics.report` (the report model, its renderers, `render` and `charts`);
-- `metrics.retrieval`: BM25, run fusion and the retriever harness; `metrics.passages`: evidence passages;
-- `metrics.coverage`, `metrics.checks`, `metrics.history`, `metrics.slices`, `metrics.fingerprint`,
-  `metrics.distributed`.
-
-Every public name below is importable from ``metrics``; module paths of earlier releases (`_MOVED`) still
-import, as the same module.
+(the last two lazily), never the app, Streamlit or SQLAlchemy. Every public name below is importable from
+``metrics``; moved module paths (`_MOVED`) still import, as the same module. The parts: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Modules that can be called like the function they are named after: ``metrics.evaluate`` and
 ``metrics.compare``.
 
-Three spellings must all work::
-
-    from metrics import evaluate; evaluate(qrels, run, measures)   # the package attribute, called
-    import metrics.evaluate as ev; ev.evaluate(...); ev.Result      # the module
-    from metrics.evaluate import evaluate                           # the function
-
-The first two both read the attribute ``evaluate`` of the package, and after ``import metrics.evaluate`` that
-attribute is the submodule (the import system binds it), so they get the same object: the module. The only way
-to satisfy all three is a module that can be called. `make_callable` gives the module a subclass of
-`types.ModuleType` whose ``__call__`` calls the function, and whose ``__signature__`` is the function's, so
-``inspect.signature(metrics.evaluate)`` and IDEs show the real parameters. ``__doc__`` stays the module's
-docstring, followed by the function's under a heading, so ``help()`` explains both.
-
-Nothing else changes: the module keeps its attributes, its ``__name__`` and its place in ``sys.modules``, and
-``from metrics.evaluate import evaluate`` still gives the plain function.
+`make_callable` gives the module a `types.ModuleType` subclass whose ``__call__`` calls the function and
+whose ``__signature__`` is the function's; ``__doc__`` is the module's docstring followed by the function's.
+The module keeps its attributes, name and place in ``sys.modules``; ``from metrics.evaluate import
+evaluate`` still gives the plain function. Why a callable module: docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Imports on first use (private): lazy modules, lazily exported names, and module paths that moved.
 
-The scoring path of plain TREC files never touches pyarrow, pandas or scipy; these helpers keep it that way
-while every other spelling still works:
-
-- `lazy`: a stand-in for a module, imported when one of its attributes is first read
-  (``pa = lazy("pyarrow")``, with the real import under ``TYPE_CHECKING`` for mypy);
-- `lazy_exports`: the ``__getattr__`` and ``__dir__`` of a package whose public names live in its modules and
-  are imported on first use;
-- `alias_modules`: old module paths (``metrics.bm25``) that import as the module's new home
-  (``metrics.retrieval.bm25``), the very same module object.
+`lazy` imports a module when an attribute is first read; `lazy_exports` gives a package the ``__getattr__``
+and ``__dir__`` of names imported on first use; `alias_modules` makes old module paths import as the very
+same module at its new home. They keep the plain TREC scoring path free of pyarrow, pandas and scipy.
 """
 
 from __future__ import annotations

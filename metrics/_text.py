@@ -1,16 +1,7 @@
-"""The private text helpers of the reports (`metrics.report.render`, `metrics.report`, `metrics.checks`,
-`metrics.coverage`, `metrics.stats.sensitivity`, `metrics.stats`, `metrics.report.charts`), in one place:
+"""The private text helpers of the reports: numbers as text, aligned and Markdown tables, escaping of outside
+text (`_md`, `_tex`, `_e`), and how a difference between two runs reads (`_sign`, `Outcome`, `Flag`).
 
-- numbers as text: `_fmt` (``undef`` for None/NaN), `_signed`, `_p` (p-values), `_py` / `_nan` (numpy scalars
-  and NaN to and from None), `_json_ready` (whole payloads for ``json.dumps``);
-- layout: `_grid` (aligned plain-text columns), `_table` (Markdown tables), `_few` (the first items of a
-  list);
-- escaping text from outside (run, query and document IDs): `_md` (Markdown), `_tex` (LaTeX), `_e` (HTML);
-- how a difference between two runs reads: `_sign` (+1 when larger is better, from
-  `MeasureDef.higher_is_better`), ties within `_TIE`, `Outcome` (win / tie / loss) and `Flag` (▲ / ▼).
-
-It imports only numpy at import time (`_sign` and `_lower_is_better` read `metrics.measures` when called), so
-every module may use it; nothing here knows a report.
+Imports only numpy at import time, so every module may use it; nothing here knows a report.
 """
 
 from __future__ import annotations

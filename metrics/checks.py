@@ -28,7 +28,17 @@ class Bound(Choice):
 
 
 def parse_threshold(text: str) -> tuple[Measure, float]:
-    """``"R@5=0.7"`` → (``Measure('R@5')``, 0.7). The value is a finite number.
+    """Read a threshold written ``MEASURE=VALUE``.
+
+    Args:
+        text: e.g. ``"R@5=0.7"``; blanks around ``=`` are allowed.
+
+    Returns:
+        ``(measure, value)``, the value a finite float.
+
+    Raises:
+        QrelForgeError: no ``=``, or a value that is not a finite number.
+        MeasureError: an unknown measure.
 
     >>> parse_threshold("nDCG@10 = 0.5")
     (Measure('nDCG@10'), 0.5)
@@ -139,9 +149,24 @@ def _thresholds(items: Any, bound: str) -> list[tuple[Measure, float, str]]:
 def check_thresholds(
     qrels: Any, run: Any, *, minimum: Any = (), maximum: Any = (), corpus: Any = None
 ) -> CheckResult:
-    """Score ``run`` and check its means: each ``minimum`` must be reached (mean >= value), each ``maximum``
-    not exceeded (mean <= value). Thresholds: a mapping ``{measure: value}`` or texts ``"R@5=0.7"``. An
-    undefined mean fails. A measure may have one minimum and one maximum.
+    """Score ``run`` and check its means against thresholds, as CI does.
+
+    Each minimum must be reached (mean >= value), each maximum not exceeded (mean <= value); an undefined
+    mean fails. A measure may have one minimum and one maximum.
+
+    Args:
+        qrels: anything `metrics.evaluate` accepts.
+        run: anything `metrics.evaluate` accepts.
+        minimum: the minimums: a mapping ``{measure: value}`` or texts ``"R@5=0.7"``.
+        maximum: the maximums, in the same forms.
+        corpus: as in `metrics.evaluate`.
+
+    Returns:
+        A `CheckResult`: a row per threshold, ``passed`` when every row passed, and its ``message()``.
+
+    Raises:
+        QrelForgeError: no threshold, two minimums (or maximums) of one measure, or a bad threshold; and the
+            errors of `metrics.evaluate`.
 
     >>> r = check_thresholds({"q1": {"D1": 1}}, {"q1": ["D2", "D1"]}, minimum=["RR=0.5", "P@1=0.5"])
     >>> r.passed, r.message()
@@ -161,8 +186,20 @@ def check_slices(
     maximum: Any = (),
     corpus: Any = None,
 ) -> dict[str, CheckResult]:
-    """`check_thresholds` within each slice (`metrics.slices`): ``{slice: CheckResult}``, every threshold
-    applied to the slice's own means (its ``queries`` count the slice's queries).
+    """`check_thresholds` within each slice of the queries (`metrics.slices`).
+
+    Every threshold applies to the slice's own means.
+
+    Args:
+        qrels, run, minimum, maximum, corpus: as in `check_thresholds`.
+        tags: the queries' tags, as `metrics.slices.query_tags` reads them.
+        by: ``"tag"`` or ``"tag:KEY"``.
+
+    Returns:
+        ``{slice: CheckResult}``, ordered as `metrics.slices.query_slices`.
+
+    Raises:
+        QrelForgeError: as `check_thresholds`; a bad ``by`` or tag.
 
     >>> r = check_slices({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1"], "q2": ["D9", "D2"]},
     ...                  {"q1": ["head"], "q2": ["tail"]}, minimum=["RR=0.6"])

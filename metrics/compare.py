@@ -1,26 +1,10 @@
 """Compare runs with confidence: paired significance tests against a baseline, with the numbers kept apart
 from their rendering.
 
-`compare` scores several runs on the same qrels (`metrics.evaluate`), pairs every run with a baseline query
-by query, and returns a `Report`: means, per-query values, paired differences, a paired t-test, a Fisher
-randomization test and a bootstrap interval of the mean difference (`metrics.stats`), Holm-adjusted across
-the runs compared with the baseline, and per-query win/tie/loss counts. Renderings (`metrics.report`):
-``to_dataframe()``, ``to_markdown()``, ``to_html()`` (one self-contained file, inline SVG charts from
-`metrics.report.charts`), ``to_latex()``, ``to_text()``, ``to_dict()`` (JSON-ready).
-
-Queries undefined in either run of a pair (e.g. R@k on a query without relevant documents; FirstRel when a
-run returned nothing relevant) are dropped from that pair's tests, and each comparison reports how many pairs
-it kept (``n``). The means are over each run's own defined queries, as in `metrics.evaluate`. Which way is
-better comes from the measure's `MeasureDef.higher_is_better` (lower is better for FirstRel).
-
-The related analyses live in their own modules and are re-exported here, so ``from metrics.compare import X``
-keeps working: `metrics.stats.sensitivity` (`assessor_sensitivity`, `Sensitivity`, `majority_qrels`),
-`metrics.coverage` (`judging_coverage`, `Coverage`), `metrics.checks` (`check_thresholds`, `parse_threshold`,
-`CheckResult`, `CheckRow`), `metrics.report.charts` (`svg_line_chart`), `metrics.report` (`Report`,
-`Comparison`, `Settings`, `UP`, `DOWN`) and `metrics.evaluate` (`named_runs`).
-
-The module itself is callable: ``import metrics.compare as cmp; cmp(...)`` calls `compare` (see
-`metrics._callable`).
+`compare` scores runs on the same qrels and returns a `Report`: means, per-query paired differences, t-test,
+randomization test and bootstrap interval, Holm-adjusted, and win/tie/loss counts. Queries undefined in
+either run of a pair are dropped from its tests (``n`` says how many remain). Re-exports the related
+analyses for ``from metrics.compare import X``. The module is callable (`metrics._callable`).
 """
 
 from __future__ import annotations
@@ -175,17 +159,36 @@ def compare(
 ) -> Report:
     """Score ``runs`` on ``qrels`` and test each run against ``baseline``, measure by measure.
 
-    ``runs``: ``{name: run}`` or a list of runs named by their tags; each run and ``qrels`` is anything
-    `metrics.evaluate` accepts (paths, DataFrames, mappings, `Run`/`Qrels`). ``baseline``: a run name
-    (default: the first run). ``tests``: any of ``"t"`` (paired t-test), ``"permutation"`` (Fisher
-    randomization test, sign flips; exact when ``2**n <= n_permutations``), ``"bootstrap"`` (percentile
-    interval of the mean difference at ``confidence``), all with ``seed`` fixed. p-values are adjusted per
-    measure across the runs compared with the baseline (``correction``: ``"holm"``, ``"bonferroni"`` or
-    ``"none"``). A difference is significant when the adjusted p of the permutation test (else the t-test) is
-    <= ``alpha``; with only the bootstrap, when its interval excludes 0. ``corpus``, ``strict``,
-    ``chunk_map``: as in `metrics.evaluate`.
+    The tests are paired by query: the difference of run and baseline on each query where both are defined
+    (the others are dropped and counted in ``Comparison.n``). A difference is significant when the adjusted p
+    of the permutation test (else the t-test) is <= ``alpha``; with only the bootstrap, when its interval
+    excludes 0.
 
-    Pairs where either run is undefined are dropped and counted (``Comparison.n``).
+    Args:
+        qrels: anything `metrics.evaluate` accepts (path, DataFrame, mapping, `Qrels`).
+        runs: ``{name: run}`` or a list of runs named by their tags; each run as `metrics.evaluate` takes it.
+        measures: measure names or `Measure` objects.
+        baseline: the run the others are tested against; the first run when None.
+        tests: any of ``"t"`` (paired t-test), ``"permutation"`` (Fisher randomization test by sign flips;
+            exact when ``2**n <= n_permutations``) and ``"bootstrap"`` (percentile interval of the mean
+            difference at ``confidence``).
+        n_permutations: the most sign-flip samples of the permutation test.
+        n_bootstrap: the bootstrap samples.
+        seed: the seed of the permutation and bootstrap samples; a fixed seed gives the same report.
+        alpha: the significance level.
+        confidence: the bootstrap interval's level.
+        correction: the adjustment of p-values per measure across the runs compared with the baseline:
+            ``"holm"``, ``"bonferroni"`` or ``"none"`` (None is ``"none"``).
+        corpus: as in `metrics.evaluate`.
+        strict: as in `metrics.evaluate`.
+        chunk_map: as in `metrics.evaluate`.
+
+    Returns:
+        A `Report`: each run's `Result` and a `Comparison` per (run, measure) against the baseline.
+
+    Raises:
+        QrelForgeError: fewer than two runs, an unnamed or repeated run, an unknown baseline, or a setting
+            out of range; and whatever `metrics.evaluate` raises for a run.
 
     >>> qrels = {"q1": {"D1": 1}, "q2": {"D2": 1}}
     >>> report = compare(qrels, {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}},
@@ -219,10 +222,23 @@ def compare(
 
 
 def slice_report(report: Report, tags: Any, *, by: str = "tag") -> dict[str, Report]:
-    """``report`` split into slices (`metrics.slices`): ``{slice: Report}``, each with the slice's queries
-    only, its means over them and its significance tests run within the slice (its ``n`` pairs, the same
-    settings and seed; p-values adjusted across the runs as in `compare`). A slice's report carries the
-    fingerprint of ``report`` with ``{"slice": {"by": by, "name": name}}`` added.
+    """``report`` split into slices of its queries, each tested on its own.
+
+    Each slice's report holds the slice's queries only, its means over them and its significance tests run
+    within the slice (its ``n`` pairs, the same settings and seed; p-values adjusted across the runs as in
+    `compare`). It carries the fingerprint of ``report`` with ``{"slice": {"by": by, "name": name}}`` added.
+
+    Args:
+        report: a report from `compare`.
+        tags: the queries' tags, as `metrics.slices.query_tags` reads them (``{qid: [tag, ...]}``, a path
+            or a DataFrame).
+        by: ``"tag"`` (a slice per tag) or ``"tag:KEY"`` (a slice per value of tags ``KEY=value``).
+
+    Returns:
+        ``{slice name: Report}``, in the order of `metrics.slices.query_slices`.
+
+    Raises:
+        QrelForgeError: ``by`` is neither form, or a tag cannot be read.
 
     >>> qrels = {"q1": {"D1": 1}, "q2": {"D2": 1}, "q3": {"D3": 1}}
     >>> runs = {"a": {"q1": ["D9", "D1"], "q2": ["D2"], "q3": ["D3"]},

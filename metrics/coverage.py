@@ -36,6 +36,17 @@ def judging_coverage(qrels: Any, runs: Any, *, k: int = 10) -> Coverage:
     and how many of those no other run would add (``only_this_run``). ``Coverage.pool_total`` is the size of
     the union over all runs: the new pairs a depth-k pool of these runs needs judged.
 
+    Args:
+        qrels: anything `metrics.evaluate` accepts.
+        runs: ``{name: run}`` or a list of named runs (at least one), as `metrics.compare` takes them.
+        k: the depth, an int >= 1.
+
+    Returns:
+        A `Coverage`: Judged@k per run, the unjudged top-k documents, and the ``pool`` table.
+
+    Raises:
+        QrelForgeError: a bad ``k``, no run, or an unnamed or repeated run; and the readers' errors.
+
     >>> cov = judging_coverage({"q1": {"D1": 1}}, {"a": {"q1": ["D1", "D2"]}, "b": {"q1": ["D3"]}}, k=2)
     >>> cov.pool["unjudged_pairs"].tolist(), cov.pool["only_this_run"].tolist(), cov.pool_total
     ([1, 1], [1, 1], 2)

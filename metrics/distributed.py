@@ -1,40 +1,10 @@
 """Score runs too big for one machine: a run held as partition files, evaluated query by query on Ray.
 
-`evaluate_ray` gives the numbers of `metrics.evaluate` on the concatenated run (the same ``Result``: means,
-``n``, counts, per-query values), computed by Ray tasks, one per partition file. `read_partitions` reads the
-same partitions into one `Run` in this process (no Ray needed), so both engines see the same input.
-
-Design
-------
-- **Partitions.** A run is one or more files: TREC text (``qid Q0 docid rank score tag``, plain or gzip, read
-  by `metrics.read_run`) or Parquet (``.parquet``/``.pq``, columns ``query_id``, ``doc_id``, ``score``; other
-  columns are ignored, integer IDs become text). A directory stands for its files (names starting with ``.``
-  or ``_`` are skipped, as Spark's ``_SUCCESS`` and ``.crc`` files), a pattern with ``*``, ``?`` or ``[`` for
-  its matches; both are taken in sorted name order, the order of ``cat DIR/*``.
-- **Split by query, never re-shuffled.** Every line of a query must be in one partition. A query found in
-  two partitions is refused with an `EvaluationError` naming the query and both files. Re-shuffling by query
-  hash would move the whole run across the network once more, and the runs that break the rule are most often
-  a broken export (a shard written twice, an overlapping retry) that a silent merge would hide. Partition by
-  query upstream (``PARTITION BY query_id``, or one file per query shard).
-- **Qrels everywhere.** The qrels are small: read once, sent to the object store once (``ray.put``). Each task
-  reads its partition, keeps the judgments of its queries and calls `metrics.evaluate` on them, so every
-  per-query value is computed by the very code `evaluate` runs (a query's value depends only on its own lines
-  and judgments).
-- **Combination.** Tasks send back per-query values (one float per query and measure: a few bytes against
-  the megabytes of run lines). The driver puts them in the qrels' query order and builds a `metrics.Result`,
-  whose means are then taken over the queries where a measure is defined and whose ``n`` sums the defined
-  queries of every partition: the numbers are those of `evaluate`, bit for bit (a mean of partition means
-  weighted by their counts would equal them only to rounding).
-- **Edge cases.** Queries of the qrels in no partition score as `evaluate` scores a missing query (0;
-  ``FirstRel`` and the measures needing a relevant document are undefined as there); queries in a partition
-  but not in the qrels are ignored and counted as extra; ``strict=True`` makes either an error. The run's name
-  is ``name``, else the first partition's (the tag of a TREC file's first line), else the run's path.
-  A bad partition raises the `FormatError` `read_run` raises, naming the file and the line.
-
-Ray is optional (``pip install 'qrelforge[ray]'``): this module imports without it; `evaluate_ray` then raises
-`QrelForgeError`. With ``address=None`` a running Ray connection is used, else a local Ray is started (and
-shut down at the end): call ``ray.init`` yourself to keep one across calls. A remote cluster's workers must be
-able to import ``metrics`` (install qrelforge there, or pass a ``runtime_env`` to ``ray.init``).
+`evaluate_ray` returns exactly `metrics.evaluate`'s `Result` on the concatenated run; `read_partitions`
+reads the same partitions into one `Run` without Ray. A partition is a TREC or Parquet file (a directory or
+a glob stands for its files, in name order). A query found in two partitions is refused
+(`EvaluationError`). Ray is optional: without it `evaluate_ray` raises `QrelForgeError`. Design:
+docs/modules.md.
 
 The example is skipped by the doctests (+SKIP): it needs Ray, its files, and seconds to start a cluster.
 
@@ -98,8 +68,18 @@ class Address(StrEnum):
 
 # ------------------------------------------------------------------------------------------- partitions
 def partition_paths(run: RunPaths) -> list[str]:
-    """The partition files of a run: a file, a directory (its files, sorted), a glob pattern (its matches,
-    sorted), or a sequence of those, in the order given.
+    """The partition files of a run, in the order given.
+
+    Args:
+        run: a file, a directory (its files, sorted; names starting with ``.`` or ``_`` left out), a glob
+            pattern (its matches, sorted), or a sequence of those.
+
+    Returns:
+        The file paths.
+
+    Raises:
+        EvaluationError: no path, a path that does not exist, an empty directory, or a pattern matching no
+            file.
 
     >>> partition_paths([])
     Traceback (most recent call last):
@@ -193,9 +173,23 @@ def _run_name(name: str | None, parts: Sequence[Run | _Partial], run: RunPaths, 
 
 
 def read_partitions(run: RunPaths, *, name: str | None = None) -> Run:
-    """Read a partitioned run into one `Run` here, in partition order, refusing a query split across two
-    partitions as `evaluate_ray` does: ``evaluate(qrels, read_partitions(run), measures)`` is the local twin
-    of ``evaluate_ray(qrels, run, measures)``."""
+    """Read a partitioned run into one `Run` here, in partition order, without Ray.
+
+    ``evaluate(qrels, read_partitions(run), measures)`` is the local twin of ``evaluate_ray(qrels, run,
+    measures)``.
+
+    Args:
+        run: the partitions, as `partition_paths` takes them.
+        name: the run's name; default: the first partition's tag.
+
+    Returns:
+        The `Run`.
+
+    Raises:
+        EvaluationError: a bad path (as `partition_paths`), or a query split across two partitions (naming it
+            and both files).
+        FormatError: a bad partition file.
+    """
     paths = partition_paths(run)
     parts = [_read_partition(p) for p in paths]
     owners = _Owners()
@@ -390,7 +384,16 @@ def evaluate_ray_runs(
 ) -> list[Result]:
     """`evaluate_ray` on several runs at once: the tasks of every partition of every run share the cluster.
 
-    ``names``, when given, holds one name (or None) per run.
+    Args:
+        qrels, measures, address, num_cpus, strict: as in `evaluate_ray`.
+        runs: each run's partitions, as `partition_paths` takes them.
+        names: one name (or None) per run; default: each run's first tag.
+
+    Returns:
+        One `Result` per run, in the order given.
+
+    Raises:
+        EvaluationError: ``names`` of another length than ``runs``; and the errors of `evaluate_ray`.
     """
     ray = _ray()
     specs = parse_measures(measures)
@@ -437,15 +440,26 @@ def evaluate_ray(
 ) -> Result:
     """Score a run held as partition files on Ray: the numbers of `metrics.evaluate` on their concatenation.
 
-    ``qrels``: a path, DataFrame, mapping or `Qrels`. ``run_paths``: a partition file, a directory of them, a
-    glob pattern, or a sequence of those (see the module docstring for the formats and the rules).
-    ``measures``: names as for `evaluate`. ``address``: None (the Ray already connected, else a new local
-    one), ``"local"``, ``"auto"`` or a cluster address; ``num_cpus``: the CPUs of a Ray started here
-    (default: the machine's). ``name``: the run's name (default: the first partition's tag).
-    ``strict=True``: missing or extra queries are errors.
+    See the module docstring for the partitions' formats and the rules.
 
-    Raises `EvaluationError` for a query split across partitions (naming it and both files) and `FormatError`
-    for a bad partition; `QrelForgeError` when Ray is not installed.
+    Args:
+        qrels: a path, DataFrame, mapping or `Qrels`.
+        run_paths: the partitions, as `partition_paths` takes them.
+        measures: names as for `metrics.evaluate`.
+        address: None (the Ray already connected, else a new local one), ``"local"``, ``"auto"`` or a
+            cluster address.
+        num_cpus: the CPUs of a Ray started here; default: the machine's.
+        name: the run's name; default: the first partition's tag.
+        strict: when True, missing or extra queries are errors.
+
+    Returns:
+        The `Result`, equal to `metrics.evaluate`'s on the concatenated partitions.
+
+    Raises:
+        EvaluationError: a query split across partitions (naming it and both files); the errors of
+            `metrics.evaluate`.
+        FormatError: a bad partition.
+        QrelForgeError: Ray is not installed.
     """
     return evaluate_ray_runs(
         qrels, [run_paths], measures, address=address, num_cpus=num_cpus, names=[name], strict=strict

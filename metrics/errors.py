@@ -25,9 +25,17 @@ QUOTE_CHARS = 80
 
 
 def quoted(value: Any, limit: int = QUOTE_CHARS) -> str:
-    """``repr(value)`` for a message, cut to about ``limit`` characters (a hostile input's line or ID may be
-    megabytes long: no message echoes more than this of it). Strings are cut before ``repr``, so the cost does
-    not grow with the value; a cut value ends in ``...`` and says how long it was.
+    """``repr(value)`` for a message, cut to about ``limit`` characters.
+
+    A hostile input's line or ID may be megabytes long: no message echoes more than this of it. Strings are
+    cut before ``repr``, so the cost does not grow with the value.
+
+    Args:
+        value: any value.
+        limit: about the most characters shown.
+
+    Returns:
+        The repr; a cut value ends in ``...`` and, for a str or bytes, says how long it was.
 
     >>> quoted("q1"), quoted("x" * 1000, 10)
     ("'q1'", "'xxxxxxxxxx'... (1000 characters)")

@@ -151,18 +151,33 @@ def evaluate(
 ) -> Result:
     """Score ``run`` against ``qrels`` on each of ``measures``, as ``trec_eval -c`` does.
 
-    ``qrels``: a path (TREC or BEIR TSV), a DataFrame (``query_id``, ``doc_id``, ``relevance``), a mapping
-    ``{qid: {doc_id: grade}}`` or a `Qrels`. ``run``: a path (TREC run), a DataFrame (``query_id``,
-    ``doc_id``, ``score``), a mapping ``{qid: {doc_id: score}}``, ranked lists ``{qid: [doc_id, ...]}`` (their
-    order is kept) or a `Run`. ``measures``: names such as ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``.
+    The evaluated queries are those of the qrels. A query missing from the run scores 0 on every measure
+    (``FirstRel``: None); queries only in the run are ignored and counted. R@k, F1@k, AP, AP@k, R-Prec and
+    nDCG are undefined (None) for a query without relevant documents and left out of the mean; unjudged
+    documents count as non-relevant.
 
-    Edge cases: the evaluated queries are those of the qrels; a query missing from the run scores 0 on every
-    measure (``FirstRel``: None); queries only in the run are ignored and counted. R@k, F1@k, AP, AP@k,
-    R-Prec and nDCG are undefined (None) for a query without relevant documents and left out of the mean.
-    ``strict=True`` makes missing or extra queries an error. With ``corpus`` (a path, DataFrame or collection
-    of IDs) unknown document IDs are errors; without it, unjudged documents count as non-relevant.
-    ``chunk_map`` (``{chunk_id: doc_id}``, a DataFrame or a path with ``chunk_id`` and ``doc_id``) maps a
-    chunk-level run to documents, keeping each document's first (best-ranked) chunk.
+    Args:
+        qrels: a path (TREC or BEIR TSV), a DataFrame (``query_id``, ``doc_id``, ``relevance``), a mapping
+            ``{qid: {doc_id: grade}}`` or a `Qrels`.
+        run: a path (TREC run), a DataFrame (``query_id``, ``doc_id``, ``score``), a mapping
+            ``{qid: {doc_id: score}}``, ranked lists ``{qid: [doc_id, ...]}`` (their order is kept) or a
+            `Run`.
+        measures: names such as ``"P@10"``, ``"nDCG@10"``, ``"P(rel=2)@5"``, or `Measure` objects; one
+            string may hold several names.
+        corpus: a path, DataFrame or collection of document IDs; when given, a document ID outside it is an
+            error.
+        strict: when True, a query missing from the run or only in the run is an error.
+        chunk_map: ``{chunk_id: doc_id}``, a DataFrame or a path with ``chunk_id`` and ``doc_id``: maps a
+            chunk-level run to documents, keeping each document's first (best-ranked) chunk.
+
+    Returns:
+        A `Result`: the mean of each measure, its per-query values and the query `Counts`.
+
+    Raises:
+        MeasureError: a measure name cannot be read.
+        FormatError: a file line or a mapping value cannot be read (names the file, line and value).
+        EvaluationError: empty qrels; ``strict`` and a missing or extra query; a document outside
+            ``corpus`` or a chunk outside ``chunk_map``; exponential gains that overflow a float64.
 
     >>> r = evaluate({"q1": {"D1": 1, "D2": 1}}, {"q1": ["D1", "D3", "D4"]}, ["P@3", "R@3"])
     >>> {k: round(v, 3) for k, v in r.mean.items()}
@@ -250,7 +265,22 @@ def _strict_message(run: Run, missing: list[str], extra: list[str]) -> str:
 
 
 def as_qrels(qrels: Any) -> Qrels:
-    """Coerce a path, DataFrame, mapping or `Qrels` into `Qrels`."""
+    """Coerce qrels in any accepted form into `Qrels`.
+
+    Args:
+        qrels: a path or open file (TREC or BEIR TSV), a DataFrame (``query_id``, ``doc_id``,
+            ``relevance``), a mapping ``{qid: {doc_id: grade}}`` or a `Qrels` (returned as is).
+
+    Returns:
+        The `Qrels`.
+
+    Raises:
+        EvaluationError: ``qrels`` is of none of these types.
+        FormatError: a line or value cannot be read.
+
+    >>> len(as_qrels({"q1": {"d1": 1, "d2": 0}}))
+    2
+    """
     from metrics.formats import read_qrels
 
     if isinstance(qrels, Qrels):
@@ -265,7 +295,22 @@ def as_qrels(qrels: Any) -> Qrels:
 
 
 def as_run(run: Any) -> Run:
-    """Coerce a path, DataFrame, mapping or `Run` into `Run`."""
+    """Coerce a run in any accepted form into `Run`.
+
+    Args:
+        run: a path or open file (TREC run), a DataFrame (``query_id``, ``doc_id``, ``score``), a mapping
+            ``{qid: {doc_id: score}}``, ranked lists ``{qid: [doc_id, ...]}`` or a `Run` (returned as is).
+
+    Returns:
+        The `Run`.
+
+    Raises:
+        EvaluationError: ``run`` is of none of these types.
+        FormatError: a line or value cannot be read.
+
+    >>> len(as_run({"q1": ["d1", "d2", "d3"]}))
+    3
+    """
     from metrics.formats import read_run
 
     if isinstance(run, Run):
@@ -280,10 +325,22 @@ def as_run(run: Any) -> Run:
 
 
 def named_runs(runs: Any, *, minimum: int = 2) -> dict[str, Run]:
-    """Runs keyed by name: a mapping ``{name: run}`` (names as given), or a sequence of runs named by their
-    tags (a TREC run's tag, or ``Run.name``). Each run is anything `metrics.evaluate` accepts.
+    """Runs keyed by name, each coerced by `as_run`.
 
-    Errors: fewer than ``minimum`` runs, an empty or repeated name, a run in a sequence without a name.
+    Args:
+        runs: a mapping ``{name: run}`` (names as given), or a sequence of runs named by their tags (a TREC
+            run's tag, or ``Run.name``). Each run is anything `evaluate` accepts.
+        minimum: the fewest runs accepted.
+
+    Returns:
+        ``{name: Run}``, in the order given.
+
+    Raises:
+        QrelForgeError: fewer than ``minimum`` runs, an empty or repeated name, a run in a sequence without
+            a name, or ``runs`` neither a mapping nor a sequence.
+
+    >>> list(named_runs({"bm25": {"q1": ["d1"]}, "dense": {"q1": ["d2"]}}))
+    ['bm25', 'dense']
     """
     if isinstance(runs, Mapping):
         pairs = [
@@ -383,7 +440,22 @@ def _chunk_table(chunk_map: Any) -> tuple[pa.Array, pa.Array]:
 
 
 def map_chunks(run: Run, chunk_map: Any) -> Run:
-    """The run with chunk IDs replaced by their documents, keeping each document's best-ranked chunk."""
+    """The run with chunk IDs replaced by their documents, keeping each document's best-ranked chunk.
+
+    Args:
+        run: a run whose document IDs are chunk IDs.
+        chunk_map: ``{chunk_id: doc_id}``, a DataFrame or a path with ``chunk_id`` and ``doc_id`` columns.
+
+    Returns:
+        A `Run` over documents, ranked as the chunks were; its scores are the negated ranks.
+
+    Raises:
+        EvaluationError: a chunk of the run is not in the map, or the map is of no accepted type.
+
+    >>> mapped = map_chunks(as_run({"q1": ["a#2", "b#1", "a#1"]}), {"a#1": "a", "a#2": "a", "b#1": "b"})
+    >>> mapped.doc_id.to_pylist()
+    ['a', 'b']
+    """
     chunks, docs = _chunk_table(chunk_map)
     ranked = run.ranked()
     at = _ids.lookup(ranked.doc_id, chunks)

@@ -48,11 +48,28 @@ Row = dict[str, str]
 
 
 def append_history(path: str, result: Any, name: str, qrels: str) -> None:
-    """Append one dated row for ``result`` (a `metrics.checks` result) to the CSV history at ``path``.
+    """Append one dated row for a check's result to the CSV history at ``path``.
 
-    ``name`` is the run recorded, ``qrels`` the qrels file. The file is created with its header when missing;
-    a check with a measure the header lacks rewrites the file once with the wider header (older rows get
-    blanks). Text cells a spreadsheet would run as formulas are defused.
+    The file is created with its header when missing; a check with a measure the header lacks rewrites the
+    file once with the wider header (older rows get blanks). Text cells a spreadsheet would run as formulas
+    are defused (`metrics.report.render.csv_safe`).
+
+    Args:
+        path: the history file.
+        result: a `metrics.checks.CheckResult`.
+        name: the run recorded.
+        qrels: the qrels file recorded.
+
+    Raises:
+        FormatError: an existing file that is not a check history (as `read_history`).
+
+    >>> import tempfile
+    >>> from metrics.checks import check_thresholds
+    >>> path = f"{tempfile.mkdtemp()}/h.csv"
+    >>> result = check_thresholds({"q1": {"D1": 1}}, {"q1": ["D1"]}, minimum=["RR=0.5"])
+    >>> append_history(path, result, "a", "q.trec")
+    >>> [(r["run"], r["status"], r["RR"]) for r in read_history(path)[1]]
+    [('a', 'pass', '1.0')]
     """
     row = _history_row(result, name, qrels)
     exists = os.path.exists(path) and os.path.getsize(path) > 0
@@ -88,10 +105,17 @@ def _rewrite(path: str, header: list[str], rows: list[Row]) -> None:
 
 
 def read_history(path: str) -> tuple[list[str], list[Row]]:
-    """The header and the rows (dicts by column) of the check history at ``path``.
+    """The header and the rows of the check history at ``path``.
 
-    Raises `FormatError` naming the file and line when the file is not a check history, is not UTF-8, or a
-    row's field count differs from the header's.
+    Args:
+        path: the history file.
+
+    Returns:
+        ``(header, rows)``, each row a dict by column.
+
+    Raises:
+        FormatError: naming the file and line, when the file is not a check history, is not UTF-8, or a
+            row's field count differs from the header's.
 
     >>> import tempfile
     >>> bad = f"{tempfile.mkdtemp()}/h.csv"
@@ -132,6 +156,12 @@ def _parse(reader: Any, path: str) -> tuple[list[str], list[Row]]:
 def history_measures(header: Sequence[str]) -> list[str]:
     """The measure columns of a history header (those after `HISTORY_FIELDS`).
 
+    Args:
+        header: the header, as `read_history` returns it.
+
+    Returns:
+        The measure names, in header order.
+
     >>> history_measures(["timestamp", "run", "qrels", "status", "failed", "P@3", "AP"])
     ['P@3', 'AP']
     """
@@ -152,6 +182,12 @@ def _floats(rows: list[Row], measure: str, path: str) -> list[float | None]:
 def sparkline(values: Sequence[float | None]) -> str:
     """One block character per value, scaled between the series' min and max; a space for a gap (None).
 
+    Args:
+        values: the series, None for a gap.
+
+    Returns:
+        The sparkline, one character per value.
+
     >>> sparkline([0.1, 0.5, None, 0.9])
     '▁▅ █'
     >>> sparkline([0.5, 0.5])
@@ -169,8 +205,16 @@ def sparkline(values: Sequence[float | None]) -> str:
 def trend_text(rows: list[Row], measures: Sequence[str], path: str) -> str:
     """Per run and measure: checks, first, last, min, max and a sparkline of the last 40; then the last check.
 
-    ``path`` names the history in messages. Raises `QrelForgeError` naming the file, the check and the cell
-    when a measure's cell is not a number.
+    Args:
+        rows: the history's rows, as `read_history` returns them.
+        measures: the measures shown.
+        path: the history's name in messages.
+
+    Returns:
+        The table and the last check's line, as text.
+
+    Raises:
+        QrelForgeError: a measure's cell that is not a number, naming the file, the check and the cell.
 
     >>> rows = [
     ...     {"timestamp": "2026-01-01", "run": "a", "status": "pass", "failed": "", "AP": "0.5"},
@@ -205,6 +249,15 @@ def _trend_row(run: str, measure: str, values: list[float | None], known: list[f
 
 def history_chart(rows: list[Row], measures: Sequence[str], path: str) -> str:
     """The history as a standalone SVG line chart: one line per run and measure, checks along the x axis.
+
+    Args:
+        rows, measures, path: as in `trend_text`.
+
+    Returns:
+        The SVG document.
+
+    Raises:
+        QrelForgeError: as `trend_text`.
 
     >>> rows = [{"timestamp": "2026-01-01", "run": "a", "AP": "0.5"}, {"timestamp": "2026-01-02", "run": "a"}]
     >>> history_chart(rows, ["AP"], "h.csv").startswith("<svg")

@@ -1,16 +1,8 @@
-"""Slices: per-query results split by query tags (head/tail, intent, language) and aggregated per slice.
+"""Slices: per-query results split by query tags (``head``, ``intent:navigational``) and aggregated per slice.
 
-Tags come from the ``tags`` field of a queries file (`metrics.formats.read_queries`; `query_tags` reads
-them): a tag is a label (``head``) or ``key:value`` (``intent:navigational``). ``by`` picks the slices:
-
-- ``"tag"``: one slice per distinct tag, named by the tag (``head``, ``intent:navigational``);
-- ``"tag:KEY"``: one slice per value of the tags ``KEY:value``, named by the value (``by="tag:lang"``:
-  ``en``, ``zh``).
-
-A query with several matching tags is in each of their slices; a query with none (or absent from the tags)
-is in the slice `UNTAGGED`, listed last. Each slice is a `metrics.evaluate.Result` of its queries only
-(`Result.take`): its means are over the slice's queries where the measure is defined, so a slice's number is
-exactly what `metrics.evaluate` gives on the qrels cut to the slice's queries.
+``by="tag"`` makes one slice per tag, ``by="tag:KEY"`` one per value of ``KEY:value`` tags. A query is in
+every matching slice, or in `UNTAGGED` (last). Each slice is `metrics.evaluate.Result.take` of its queries,
+so its means equal `metrics.evaluate` on the qrels cut to the slice.
 
 >>> from metrics.evaluate import evaluate
 >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}, "q3": {"D3": 1}},
@@ -45,7 +37,20 @@ _BY = re.compile(rf"tag(?::({_tags._PART}))?")
 
 
 def check_by(by: Any) -> str | None:
-    """The key of ``by`` (``"tag:lang"`` → ``"lang"``), None for ``"tag"``; anything else is an error."""
+    """The tag key a ``by`` setting slices on.
+
+    Args:
+        by: ``"tag"`` or ``"tag:KEY"``.
+
+    Returns:
+        ``KEY`` for ``"tag:KEY"``; None for ``"tag"``.
+
+    Raises:
+        QrelForgeError: ``by`` is neither form.
+
+    >>> check_by("tag:lang"), check_by("tag")
+    ('lang', None)
+    """
     match = _BY.fullmatch(by) if isinstance(by, str) else None
     if match is None:
         raise QrelForgeError(f"by must be 'tag' or 'tag:KEY' (e.g. 'tag:lang'); got {quoted(by)}")
@@ -53,8 +58,21 @@ def check_by(by: Any) -> str | None:
 
 
 def query_tags(queries: Any) -> dict[str, tuple[str, ...]]:
-    """``{query_id: tags}`` from a queries file (path), a `read_queries` DataFrame (its ``tags`` column) or
-    a mapping ``{query_id: [tag, ...]}``; every tag is checked (`metrics.formats.read_queries` rules)."""
+    """Each query's tags, checked by the rules of `metrics.formats.read_queries`.
+
+    Args:
+        queries: a queries file (path or open file), a `read_queries` DataFrame (its ``tags`` column; none:
+            no query is tagged) or a mapping ``{query_id: [tag, ...]}``.
+
+    Returns:
+        ``{query_id: (tag, ...)}``.
+
+    Raises:
+        QrelForgeError: ``queries`` is of no accepted type, or a tag is malformed (names the query).
+
+    >>> query_tags({"q1": ["head", "lang:en"], 2: []})
+    {'q1': ('head', 'lang:en'), '2': ()}
+    """
     if isinstance(queries, str | os.PathLike) or hasattr(queries, "read"):
         from metrics.formats import read_queries
 
@@ -89,7 +107,22 @@ def _names(tags: Sequence[str], key: str | None) -> list[str]:
 def query_slices(
     query_ids: Sequence[str], tags: Mapping[str, Iterable[str]] | Any, *, by: str = "tag"
 ) -> dict[str, np.ndarray]:
-    """``{slice: positions of its queries in query_ids}``, slices sorted by name, `UNTAGGED` last."""
+    """The positions in ``query_ids`` of each slice's queries.
+
+    Args:
+        query_ids: the queries, in the order of a result's rows.
+        tags: as `query_tags` reads them.
+        by: ``"tag"`` or ``"tag:KEY"`` (see the module doc).
+
+    Returns:
+        ``{slice: positions}``, slices sorted by name and `UNTAGGED` last.
+
+    Raises:
+        QrelForgeError: a bad ``by`` or tag.
+
+    >>> {k: v.tolist() for k, v in query_slices(["q1", "q2", "q3"], {"q1": ["a"], "q2": ["a", "b"]}).items()}
+    {'a': [0, 1], 'b': [1], '(untagged)': [2]}
+    """
     key = check_by(by)
     known = query_tags(tags)
     members: dict[str, list[int]] = {}
@@ -103,7 +136,19 @@ def query_slices(
 def slice_results(
     result: Result, tags: Mapping[str, Iterable[str]] | Any, *, by: str = "tag"
 ) -> dict[str, Result]:
-    """``{slice: result of the slice's queries}`` (see the module doc); ``tags`` as `query_tags` reads."""
+    """A result split into one result per slice of its queries (see the module doc).
+
+    Args:
+        result: a `metrics.evaluate.Result`.
+        tags: as `query_tags` reads them.
+        by: ``"tag"`` or ``"tag:KEY"``.
+
+    Returns:
+        ``{slice: Result of the slice's queries}``, ordered as `query_slices`.
+
+    Raises:
+        QrelForgeError: ``result`` is not a `Result`; a bad ``by`` or tag.
+    """
     if not isinstance(result, Result):
         raise QrelForgeError(f"result must be a metrics.evaluate.Result; got {type(result).__name__}")
     return {name: result.take(rows) for name, rows in query_slices(result.query_ids, tags, by=by).items()}
@@ -112,8 +157,25 @@ def slice_results(
 def slice_table(
     results: Mapping[str, Result], tags: Mapping[str, Iterable[str]] | Any, *, by: str = "tag"
 ) -> pd.DataFrame:
-    """One row per slice, run and measure: ``slice``, ``queries`` (in the slice), ``run``, ``measure``,
-    ``mean`` (NaN where undefined) and ``n`` (the queries it is taken over)."""
+    """The slices' means of several runs as one long table.
+
+    Args:
+        results: ``{run name: Result}``.
+        tags: as `query_tags` reads them.
+        by: ``"tag"`` or ``"tag:KEY"``.
+
+    Returns:
+        A DataFrame with one row per slice, run and measure: ``slice``, ``queries`` (in the slice), ``run``,
+        ``measure``, ``mean`` (NaN where undefined) and ``n`` (the queries the mean is taken over).
+
+    Raises:
+        QrelForgeError: a bad ``by`` or tag.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1"], "q2": ["D9", "D2"]}, ["RR"])
+    >>> slice_table({"bm25": r}, {"q1": ["head"]}).to_dict("records")[0]
+    {'slice': 'head', 'queries': 1, 'run': 'bm25', 'measure': 'RR', 'mean': 1.0, 'n': 1}
+    """
     import pandas as pd
 
     rows = []

@@ -21,6 +21,18 @@ from store_fixtures import (  # noqa: E402, F401
     db_url,
     demo,
     fast_hashing,
+    pg_demo_copy,
     pg_session_url,
     sqlite_template,
 )
+
+FIRST = ("slow", "e2e")
+"""Markers of the longest tests, which `pytest_collection_modifyitems` runs first."""
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Put the browser and slow tests first, in their collected order: pytest-xdist hands tests out in this
+    order, so both workers start on the long ones and none is left to run alone at the end."""
+    first = [item for item in items if any(item.get_closest_marker(name) for name in FIRST)]
+    chosen = set(map(id, first))
+    items[:] = first + [item for item in items if id(item) not in chosen]

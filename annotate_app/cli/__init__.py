@@ -1,29 +1,8 @@
 """``qrelforge``: the command line. Each command calls the services or the metrics library.
 
-What this package may import: `metrics` (the scoring and retrieval commands, which work without the ``app``
-extra) and `annotate_app.services` (the database commands, through `annotate_app.services.setup` to open
-and create the database); never `annotate_app.store`, SQLAlchemy or Streamlit. Arrows point down only.
-
-One module per command group, each exposing ``COMMANDS`` (command name -> the function adding its parser):
-
-============== ======================================================
-module         commands
-============== ======================================================
-``scoring``    score, compare, check, verify, ab
-``retrieval``  baseline, fuse
-``passages``   passages (chunk-qrels, chunkers)
-``admin``      init, user, project, demo-data
-``data``       import, pool, assign
-``review``     status, agreement, release, export
-``judges``     judge (add, run, import, calibrate, probe)
-``backup``     backup, restore
-``serve``      serve
-``_common``    shared options, the database commands' wrapper, output
-============== ======================================================
-
-Bad input prints one line, ``qrelforge: error: ...``, and exits with status 2; never a traceback. A command
-imports only its own module (`HOMES`), and heavy modules are imported inside the commands, so ``qrelforge
-score`` starts fast.
+One module per command group, each exposing ``COMMANDS`` (name -> the function adding its parser); `HOMES`
+says which module a command lives in. Imports `metrics` and `annotate_app.services`, never the store,
+SQLAlchemy or Streamlit. Bad input is one line, ``qrelforge: error: ...``, and exit status 2.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Chunk runs scored against evidence passages: ``score --passages PASSAGES --chunks CHUNKS RUN...`` and its
 ``verify`` (private to the CLI).
 
-With ``--passages``, every positional argument of ``score`` is a RUN of chunk IDs; the qrels are derived
-from the passages for the chunking (`metrics.passages.chunk_qrels`, ``--min-overlap F``), so every measure
-works on chunk runs, and the evidence measures (``EvidenceRecall@k``, ``EvidencePrecision@k``,
-``EvidenceIoU@k``) are computed at the character level (`metrics.passages.score_chunk_run`). The
-fingerprint's ``qrels`` is the passages file; its ``semantics.passages`` holds the chunks' (and documents')
-sha256 and F, so that ``verify`` recomputes the report from the same files.
+The qrels derive from the passages (`metrics.passages.chunk_qrels`); the evidence measures are computed at
+the character level; the fingerprint holds the files' sha256 so ``verify`` can recompute.
 """
 
 from __future__ import annotations

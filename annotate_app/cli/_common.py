@@ -1,11 +1,7 @@
 """Helpers shared by the ``qrelforge`` command modules: options, the database commands' wrapper, output.
 
-The database commands (init, user, import, pool, assign, status, ...) run on the server with direct database
-access and act as the local administrator (`annotate_app.services.auth.SYSTEM`): whoever can run them can read
-the database anyway. The database is the one configured by ``QRELFORGE_DATABASE_URL`` (default: SQLite under
-``QRELFORGE_DATA_DIR``), or ``--db URL``; it is opened through `annotate_app.services.setup`, never the store.
-Heavy modules (the services, SQLAlchemy) are imported only when a command runs, and only the database
-commands need the ``app`` extra.
+Database commands act as `annotate_app.services.auth.SYSTEM` on ``QRELFORGE_DATABASE_URL`` or ``--db``,
+opened through `annotate_app.services.setup`; heavy modules load only when a command runs.
 """
 
 from __future__ import annotations

@@ -1,35 +1,8 @@
 """``qrelforge judge``: machine judges of a project (`annotate_app.services.judges`).
 
-- ``judge add -p P NAME --backend openai --base-url URL --model M [--samples N] [--temperature T]
-  [--prompt default|aspects|FILE] [--max-tokens N] [--timeout S] [--seed N] [--extra-body JSON]``, or
-  ``judge add -p P NAME --backend lexical``, or ``judge add -p P NAME --backend ensemble --members A,B,C
-  [--combine majority|mean|min]`` (the members' grades combined; their answers kept): add a judge (adding
-  it again with a changed prompt records a new prompt version); the request parameters are stored with
-  it; ``--extra-body`` is merged into every request
-  (e.g. ``'{"chat_template_kwargs": {"enable_thinking": false}}'``);
-- ``judge run -p P NAME [--pairs all|unlabelled|sample:N] [--concurrency N] [--dry-run]``: judge the pairs;
-  prints the number of pairs sent, cached (already answered: a rerun sends nothing but the failed pairs) and
-  failed, the count and first message of each failure kind, the adaptations made to the server, and why
-  the run stopped early (exit 1: a rate limit longer than the client waits, a spent quota);
-- ``judge failures -p P NAME [--kind K]``: the pairs whose latest label is a failure: the pair, the kind,
-  the message and an excerpt of the raw reply;
-- ``judge import -p P NAME FILE``: import machine labels made elsewhere (JSONL: query_id, doc_id, grade,
-  optional reason, confidence, model, prompt);
-- ``judge calibrate -p P [--format json]``: each judge against the human labels (kappa in the project's
-  agreement mode, linear weighted kappa, ordinal alpha, leniency, Kendall's tau of the stored runs,
-  confusion), and the pairs and kappa the fill-in gate reads: on the randomly sampled human pairs
-  (``n_random_pairs``, ``random_kappa``; below the table, why a judge may not fill); the JSON is
-  ``{"judges": [{"name", "n_pairs", "kappa", ...}]}``;
-- ``judge compare -p P A B C ... [--format json]``: the judges on the same random human sample: kappa,
-  weighted kappa, leniency (each with a bootstrap 95% interval), tau, failure rate, tokens and seconds, the
-  paired test of each two judges' kappa, and the best judge only when it is significantly above the others;
-- ``judge probe -p P NAME [--kind stuffing|injection|length] [--sample N] [--seed N] [--pairs]``: probe
-  the judge on pairs humans judged non-relevant (query terms stuffed in, a sentence asserting relevance
-  injected, padding from other non-relevant documents): how often and how much the grade rises, with 95%
-  intervals, and the prompt hash; ``--pairs`` lists the grades behind the figures.
-
-Machine labels never enter ``qrelforge agreement``, which reports the human figures only. The commands act
-as the local administrator (`annotate_app.services.auth.SYSTEM`), like every database command.
+Subcommands ``add``, ``run``, ``failures``, ``import``, ``calibrate``, ``compare`` and ``probe``; each acts as
+`annotate_app.services.auth.SYSTEM`. ``judge run`` exits 1 when the server stops the run early. Machine
+labels never enter ``qrelforge agreement``. Flags and output: docs/modules.md, docs/judges.md.
 """
 
 from __future__ import annotations

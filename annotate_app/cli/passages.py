@@ -1,21 +1,8 @@
 """``qrelforge passages``: evidence passages against chunkings (`metrics.passages`).
 
-- ``passages chunk-qrels PASSAGES CHUNKS [--min-overlap F] [--docs DOCS] [-o QRELS]``: the qrels of one
-  chunking (`metrics.passages.chunk_qrels`), as TREC qrels: a chunk is relevant at grade g when it holds at
-  least F of a passage of grade g, or such a passage covers at least F of it; any other chunk of a judged
-  document is 0.
-- ``passages chunkers PASSAGES CHUNKS_A CHUNKS_B ... [--rel N] [--docs DOCS] [--format table|json]``: each
-  chunking before any retrieval (`metrics.passages.compare_chunkers`): the evidence recall a perfect
-  retriever reaches with k = 1, 3, 5 and 10 chunks per query, the chunks per passage, the characters per
-  chunk.
-
-PASSAGES is the JSONL a release exports (`metrics.formats.read_passages`). CHUNKS is JSONL, CSV or TSV
-(by the file name) with ``chunk_id, doc_id, start, end``, or ``chunk_id, doc_id, text``: a chunk given by
-its text is located in its document, read from ``--docs DOCS`` (a corpus file with ``doc_id`` and
-``text``), which also checks that offsets lie within their document (`metrics.formats.read_chunks`). A
-chunk that cannot be located, like any bad line, is one error line naming the file, the line and the value.
-
-These commands need only the metrics library (no ``app`` extra).
+``chunk-qrels`` writes the TREC qrels of one chunking; ``chunkers`` compares chunkings before retrieval.
+PASSAGES is a release's JSONL export; CHUNKS gives offsets or texts (located in ``--docs``). A bad line is
+one error line. Needs only the metrics library. Details: docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
-"""Machine judges: pre-labelling relevance with LLMs (or a lexical baseline), tracked and never trusted blind.
+"""Machine judges: relevance labels from LLMs (or a lexical baseline), with provenance, never trusted blind.
 
-A judge reads a (query, document) `Pair` and a `JudgeTask` (the `GradeScale`, each grade with its label and
-definition, and the project's guidelines) and returns a `JudgeResult`: a grade, a reason and a confidence,
-with provenance (prompt hash, raw response, latency, tokens, model, samples and their grades). A pair the
-judge cannot grade is a result with a `FailureKind`, its raw text and the error, never a guessed grade and
-never an exception that loses the other pairs.
-
-Judges (`Judge` protocol, `Backend`; `BUILDERS` makes the runnable ones from a stored `JudgeSetup`):
-
-- `OpenAIJudge`: an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, LM Studio, SGLang,
-  TGI, LiteLLM, OpenRouter, Groq, OpenAI, Azure, DashScope), with a built-in prompt (`BUILTIN_PROMPTS`: ours,
-  or ``aspects``, intent and trust before the grade) or a `PromptTemplate` file, request parameters
-  (``max_tokens``, ``temperature``, ``seed``, ``extra_body``) and adaptations to parameters a server refuses
-  (`Adaptation`); reasoning kept apart from the answer (`split_think`), replies read by `parse_reply`;
-- `ReplayJudge`: machine labels made elsewhere, read from JSONL by `read_machine_labels`;
-- `LexicalJudge`: BM25 scores mapped to grades, offline (demo and tests);
-- `EnsembleJudge`: other judges' grades combined (`Combine`: majority, mean, min), their answers kept.
-
-`JudgeClient` runs a judge over many pairs: threads, a bounded in-flight window over a lazy iterator of
-pairs, results yielded as they complete, a cache (`JudgeCache`: `MemoryCache`, `SQLiteCache`) so a rerun
-sends nothing and an interrupted run resumes, running `Counts`, a progress callback (`TqdmProgress`) and a
-dry run. Retries and timeouts of the HTTP judge: `RetryPolicy`.
-
-Layering: this package may import `metrics` and the standard library (tqdm optionally, for the progress
-bar), and nothing else of the app: never streamlit, sqlalchemy, or ``annotate_app.store``, ``services``,
-``ui``, ``views`` or ``cli``. The services call it; storing results is theirs. (The one SQLite file here is a
-standalone local cache for the client and benchmarks, not the app's database.)
+A `Judge` grades a `Pair` under a `JudgeTask` into a `JudgeResult` (grade, reason, confidence, provenance);
+a pair it cannot grade is a result with a `FailureKind`, never a guess or an exception. `JudgeClient` runs
+one judge over many pairs. Imports `metrics` and the standard library only, nothing else of the app.
 
 >>> judge = LexicalJudge({"d1": "how to replace the battery", "d2": "return policy"})
 >>> result = judge.judge(Pair(query_id="q1", query="replace battery", doc_id="d1", document=""), JudgeTask())

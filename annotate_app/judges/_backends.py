@@ -1,8 +1,6 @@
 """The judge backends that run: `BUILDERS`, one line per backend, from its `Backend` to its builder.
 
-A builder makes a judge from a `JudgeSetup` (what the app stores of a judge, without the database). Every
-list of runnable backends derives from `BUILDERS`, read when used: the services' `build_judge`, the CLI's
-``judge add --backend`` choices. A `Backend` without a builder (``replay``) only imports labels.
+Every list of runnable backends derives from `BUILDERS`. A `Backend` without a builder only imports labels.
 
 >>> sorted(b.value for b in BUILDERS)
 ['ensemble', 'lexical', 'openai']

@@ -1,20 +1,8 @@
 """The judge client: many pairs through one judge, concurrently, cached, with running counts.
 
-`JudgeClient.run` reads the pairs lazily and keeps at most ``max_in_flight`` of them submitted to
-``workers`` threads; results are yielded as they complete (not in input order), each pair giving exactly one
-result, so memory stays bounded whatever the number of pairs. A judge's trouble with one pair is a failed
-result; an exception raised by a judge is caught and recorded as `FailureKind.ERROR`, and the run goes on.
-
-With a cache, every pair is looked up first (a hit is yielded at once, marked ``cached``) and every answer is
-put in the cache from the worker thread the moment it arrives, so an interrupted run (an exception, a closed
-generator, a killed process with `SQLiteCache`) loses at most the pairs in flight. Answers are cached, grades
-and unreadable replies alike; failures a rerun retries (`FailureKind.retried`: HTTP errors, timeouts, cut,
-filtered or refused replies, errors in a 200 body, rate limits, exceptions) are not, so a rerun asks again
-for exactly those pairs.
-
-A result whose failure `FailureKind.stops_run` (a rate limit longer than the client waits, a spent quota)
-stops the run at once: no further pair is sent, the pairs already in flight finish, and `JudgeClient.stopped`
-holds that result (its error says what the server said, ``retry_after_s`` how long it asked to wait).
+`JudgeClient.run` reads pairs lazily, keeps at most ``max_in_flight`` in flight and yields each pair's one
+result as it completes; a judge's exception becomes a `FailureKind.ERROR` result. Answers are cached at once,
+retried failures are not. A failure that `FailureKind.stops_run` stops the run (`JudgeClient.stopped`).
 """
 
 from __future__ import annotations

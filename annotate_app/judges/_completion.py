@@ -1,20 +1,8 @@
 """Reading a chat completion body: each choice's answer and reasoning, or why the reply failed.
 
-Reasoning arrives in three ways, and is kept apart from the answer (the grade is read from the answer only):
-
-- a separate ``reasoning_content`` field (vLLM, SGLang, DeepSeek, DashScope) or ``reasoning`` field
-  (OpenRouter, Groq, newer vLLM);
-- a ``<think>…</think>`` block inside ``content`` (llama.cpp with ``--reasoning-format none``, older Ollama,
-  LM Studio, any server without a reasoning parser); when the chat template opens the block, only
-  ``</think>`` arrives, and everything before it is reasoning.
-
-With a reasoning parser on and thinking off, the whole reply can arrive in the reasoning field with an empty
-``content`` (vLLM's Qwen3 parser): when ``content`` holds no answer and the reply finished normally, the
-answer is read from that field, and ``answer_field`` says so.
-
-A reply fails, each with a kind of its own and the server's own words: a body-level ``error`` object in an
-HTTP 200 (OpenRouter), a ``refusal``, ``finish_reason`` ``content_filter``, ``error`` or ``length`` (the
-message says which limit cut it).
+Reasoning (a ``reasoning_content`` or ``reasoning`` field, or a ``<think>`` block) is kept apart, and the
+grade is read from the answer only. A body-level ``error``, a refusal, or a ``content_filter``, ``error`` or
+``length`` finish is a failure of its own kind, with the server's words. Servers' shapes: docs/judges.md.
 """
 
 from __future__ import annotations

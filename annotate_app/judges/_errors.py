@@ -1,17 +1,7 @@
 """What an OpenAI-compatible server's error body says: its own message, a spent quota, a refused parameter.
 
-Error bodies seen in the wild (tests/fixtures/llm/SOURCES.md names each source):
-
-- ``{"error": {"message", "type", "param", "code"}}`` (OpenAI, Azure, Groq, vLLM, LiteLLM);
-- ``{"error": {"code": 503, "message", "type"}}`` (llama.cpp's ``llama-server``);
-- ``{"error": {"code", "message", "metadata": {"raw", "provider_name"}}}`` (OpenRouter, whose ``raw`` holds
-  the upstream provider's own error);
-- ``{"error": "text"}`` (TGI, Ollama) and ``{"detail": ...}`` (FastAPI servers).
-
-A refused parameter is one the server names: OpenAI's reasoning models refuse ``max_tokens`` ("Use
-'max_completion_tokens' instead", ``param: "max_tokens"``) and a non-default ``temperature`` (``param:
-"temperature"``, ``code: "unsupported_value"``); llama.cpp refuses ``n`` > 1 ("Only one completion choice is
-allowed", sent as an HTTP 500).
+The error body shapes read, with their servers: docs/modules.md and docs/judges.md (sources:
+tests/fixtures/llm/SOURCES.md).
 """
 
 from __future__ import annotations

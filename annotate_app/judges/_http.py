@@ -1,17 +1,9 @@
 """A small JSON-over-HTTP client with kept-alive connections, a timeout and bounded retries (stdlib only).
 
-Retried: 429 and 5xx answers (a model still loading answers 503), timeouts and connection errors, up to
-``max_attempts`` requests in all, unless the caller's ``final`` says an answer is final (a spent quota, a
-refused parameter). The wait before retry ``k`` (1, 2, ...) is the server's ``Retry-After`` when it sends
-one (seconds or an HTTP date), else exponential backoff with jitter: a uniform draw in [c/2, c] where
-c = min(``max_backoff_s``, ``backoff_s`` · 2^(k-1)). A ``Retry-After`` longer than ``max_retry_after_s`` is
-not waited for: the request fails at once as `FailureKind.RATE_LIMITED`, with the wait asked for, so a run
-over a daily limit stops instead of sleeping pair after pair. Other 4xx answers are not retried: the
-request itself is wrong. The timeout bounds connecting and every wait for data (a server that trickles
-bytes can take longer). A failed answer's error names the status and the server's own message.
-
-A request that fails on a kept-alive connection before any answer arrived (the server had closed it while
-idle) is sent once more on a fresh connection at once; that resend is not counted as a retry.
+429, 5xx, timeouts and connection errors are retried, at most ``max_attempts`` requests, waiting the
+server's ``Retry-After`` or a jittered backoff in [c/2, c], c = min(``max_backoff_s``,
+``backoff_s`` · 2^(k-1)); a ``Retry-After`` over ``max_retry_after_s`` fails at once as
+`FailureKind.RATE_LIMITED`. Other 4xx are not retried.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
-"""An offline baseline judge: BM25 scores (`metrics.retrieval.bm25.BM25Index` over the project's documents) as
-grades.
+"""An offline baseline judge: BM25 scores (`metrics.retrieval.bm25.BM25Index`) mapped to grades, no network.
 
-The mapping, per query: r = score(query, doc) / the best score of any document of the corpus for that query
-(r = 0 when the query shares no term with the corpus). With the scale's grades g_0 < g_1 < ... < g_(n-1) and
-thresholds 0 < t_1 < ... < t_(n-1) <= 1 (default t_i = i / n: 0.25, 0.5, 0.75 for a 0-3 scale), the grade
-is g_i for the i with t_i <= r < t_(i+1) (t_0 = 0, t_n = infinity). So the query's best document always
-gets the top grade: a baseline that knows words, not answers.
-
-The confidence is the distance from r to the nearest threshold, relative to how far it can be within its
-grade's interval: 0 on a threshold, 1 at the interval's middle (inner grades), or at r = 0 (lowest grade)
-and r = 1 (top grade).
-
-The pair's document text is what is scored: the corpus's score of that document when the text is the one
-indexed (or empty), else the text itself against the corpus's statistics
-(`metrics.retrieval.bm25.BM25Index.score_text`), with r relative to max(the query's best in the corpus, that
-score). So the stuffing probe's text, the query's terms inserted into the document, is scored as sent and its
-grade rises: BM25 is fooled by stuffing, which is what the probe shows.
-
-No network: the feature works in the demo and in tests. Pairs are best sent grouped by query: the scores of
-the last few queries are kept.
+Per query, r = score / the query's best score in the corpus; grade g_i for t_i <= r < t_(i+1) (default
+t_i = i / n), so the best document gets the top grade. Confidence: r's distance to the nearest threshold,
+relative to its interval. A text unlike the indexed one is scored as sent (keyword stuffing raises it).
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
-"""A judge behind an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp's ``llama-server``, Ollama,
-LM Studio, SGLang, TGI, LiteLLM, OpenRouter, Groq, OpenAI, Azure, DashScope).
+"""A judge behind an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, OpenAI, ...).
 
-Each pair is one user message (the rendered `PromptTemplate`), POSTed to ``{base_url}/chat/completions`` with
-the judge's request parameters: ``max_tokens``, ``temperature``, ``seed`` and ``extra_body`` (merged into
-every request: ``{"chat_template_kwargs": {"enable_thinking": false}}`` for vLLM with Qwen3,
-``{"enable_thinking": false}`` for DashScope, ``{"think": false}`` for Ollama, ``{"reasoning_effort":
-"low"}``). With ``samples`` > 1 the request asks for ``n`` choices; a server that returns fewer (Ollama
-ignores ``n``) is asked again for the rest, so the pair always gets ``samples`` replies, or a failure. The
-grade is the samples' majority (`majority`), the confidence its vote share (1.0 for a single sample: then it
-says nothing). Replies are read by `read_completion` (answer, reasoning, why a reply failed) and
-`parse_reply`.
-
-When the server refuses a parameter by name (`refused_parameter`: OpenAI's reasoning models refuse
-``max_tokens`` and a non-default ``temperature``, llama.cpp refuses ``n`` > 1), the judge adapts once (an
-`Adaptation`: ``max_completion_tokens`` instead, no temperature, one request per sample), resends, and
-keeps the adaptation for every later request (`adaptations`, `adaptation_notes`; the caller persists them
-and passes them back as ``adaptations``). Adaptations are not part of the fingerprint: they say how this
-server must be spoken to, not what was asked. A spent quota (``insufficient_quota``) is never retried.
-
-The API key, if any, is read once from the environment variable named by ``api_key_env`` and sent as a
-Bearer token; it never appears in a result, a repr or an error.
+Each pair is one user message with the judge's request parameters; ``samples`` > 1 always yields that many
+replies or a failure, graded by `majority`. A parameter the server refuses by name is adapted once and kept
+(`adaptations`, not part of the fingerprint). A spent quota is never retried. The API key never appears in a
+result, repr or error.
 """
 
 from __future__ import annotations

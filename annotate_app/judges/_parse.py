@@ -1,15 +1,8 @@
 """Reading a grade out of a model's reply, and the majority of several samples.
 
-Read, in any mix: the whole reply as a JSON object; JSON objects in Markdown fences (```` ```json ... ``` ````
-or bare ```` ``` ````); JSON objects after (or between) paragraphs of prose; and lines ``final score: N``
-(any case; Markdown emphasis ``*``/``_`` and heading or quote marks around it are ignored, as in UMBRELA's
-``##final score: N``). A JSON object gives its ``grade`` (a JSON integer, or a string of one), its ``reason``
-and its other scalar fields (the aspects, e.g. ``intent`` and ``trust``); a ``final score`` line leaves the
-rest of the reply as the reason.
-
-A grade is read only when exactly one can be read: every grade found must be the same number. Several
-different grades are `FailureKind.AMBIGUOUS`; none is `FailureKind.NO_GRADE`; a grade that is not an integer
-is `NO_GRADE`, one not on the scale `OUT_OF_SCALE`. Never a guess: the caller keeps the raw text.
+JSON objects (whole, fenced or amid prose) and ``final score: N`` lines are read. A grade is read only when
+every grade found agrees: several are `FailureKind.AMBIGUOUS`, none or a non-integer `NO_GRADE`, one off the
+scale `OUT_OF_SCALE`. Never a guess.
 """
 
 from __future__ import annotations

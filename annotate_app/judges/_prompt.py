@@ -1,11 +1,7 @@
-"""Prompt templates: the default prompt (ours, written from the scale's definitions) or a template file.
+"""Prompt templates: the default prompt (ours, from the scale's definitions) or a template file.
 
-A template is plain text with four placeholders, each replaced once, in one pass (a document that itself
-contains ``{{query}}`` is left as it is): ``{{query}}``, ``{{document}}``, ``{{scale}}`` (one line per grade,
-highest first, with its definition) and ``{{guidelines}}`` (the project's guidelines, or "(none)"). Every
-other character, braces of a JSON example included, is literal. ``{{query}}`` and ``{{document}}`` are
-required. A template is versioned by the sha256 of its text; a prompt hash adds the scale, the guidelines and
-the truncation limit, so it names every instruction a judge read, and only the pair is left out.
+Placeholders ``{{query}}`` and ``{{document}}`` (required), ``{{scale}}`` and ``{{guidelines}}`` are replaced
+once, in one pass; everything else is literal. The prompt hash covers every instruction the judge read.
 """
 
 from __future__ import annotations

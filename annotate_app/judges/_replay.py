@@ -1,12 +1,8 @@
-"""Replay: machine labels made elsewhere (another tool, an earlier batch job), read from JSONL.
+"""Replay: machine labels made elsewhere, read from JSONL (``query_id``, ``doc_id``, ``grade``, and optional
+``reason``, ``confidence``, ``model``, ``prompt``).
 
-One JSON object a line: ``query_id`` and ``doc_id`` (non-empty strings without whitespace), ``grade`` (a JSON
-integer on the scale), and optionally ``reason`` (string), ``confidence`` (a finite number in [0, 1], or
-null), ``model`` (string) and ``prompt`` (string: the prompt used, or its 64-hex-digit sha256, taken as is).
-Unknown keys are ignored. Blank lines are skipped; a leading BOM and CRLF line ends are fine.
-
-As every import of QrelForge: each bad line is reported as ``file:line: reason: 'line'`` (`metrics.errors`),
-and nothing is returned if any line is bad. A (query_id, doc_id) pair may appear once.
+Each bad line is reported as ``file:line: reason: 'line'``, and nothing is returned if any line is bad. A
+pair may appear once.
 """
 
 from __future__ import annotations

@@ -15,9 +15,7 @@ from annotate_app.services.auth import SYSTEM, Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
 from annotate_app.services.inputs import check_int
 from annotate_app.services.types import ProjectSettings
-from annotate_app.store import annotation
-from annotate_app.store import projects as q
-from annotate_app.store import releases as rq
+from annotate_app.store import annotation, projects, releases
 from annotate_app.store.enums import AgreementMode, Statistic, Weights
 from annotate_app.store.models import Project, Release, User
 
@@ -42,7 +40,7 @@ def open_project(
     project, prefetched = _prefetch(s, actor, ref)
     user = authorize(s, actor, minimum, action)
     if not prefetched:
-        project = q.find(s, ref)
+        project = projects.find(s, ref)
     hidden = (
         project is not None
         and user is not None
@@ -62,7 +60,7 @@ def _prefetch(s: Session, actor: Actor, ref: ProjectRef) -> tuple[Project | None
     (None, False) when there is no logged-in caller to load."""
     if actor is SYSTEM or not isinstance(actor, Actor) or actor.user_id is None:
         return None, False
-    user, project, _ = q.caller_rows(s, actor.user_id, ref)
+    user, project, _ = projects.caller_rows(s, actor.user_id, ref)
     return project, user is not None
 
 
@@ -79,7 +77,7 @@ def annotator_context(s: Session, actor: Actor, project: ProjectRef, action: str
 def _held_member(s: Session, project_id: int, user_id: int) -> object | None:
     """The membership row, kept referenced for the session's life (the identity map holds rows weakly), so
     that later look-ups of it in this transaction (`queue.next_pair`'s marker) cost no statement."""
-    row = q.member(s, project_id, user_id)
+    row = projects.member(s, project_id, user_id)
     if row is not None:
         s.info.setdefault("qrelforge.members", []).append(row)
     return row
@@ -114,7 +112,7 @@ def load_release(s: Session, project: Project, version: int | None) -> Release:
     if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
         raise InvalidInput(f"version must be an int >= 1 or None (latest); got {version!r:.60}")
     check_int(version, "version", optional=True)
-    release = rq.find(s, project.id, version)
+    release = releases.find(s, project.id, version)
     if release is None:
         which = "no release yet" if version is None else f"release {version} does not exist"
         raise NotFound(f"project {project.name!r}: {which}")

@@ -18,11 +18,10 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import settings_of
 from annotate_app.services._gate_types import AgreementSummary, Blockers
 from annotate_app.services.types import ProjectSettings
-from annotate_app.store import annotation
-from annotate_app.store import users as uq
+from annotate_app.store import annotation, users
 from annotate_app.store.enums import AgreementMode, Statistic, Weights
 from annotate_app.store.models import Project
-from metrics import agreement as ag
+from metrics import agreement
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 __all__ = [
@@ -91,7 +90,7 @@ def load_state(s: Session, project: Project, *, all_states: bool = False) -> Gat
     wanted = verdicts.index[verdicts["complete" if all_states else "disagreement"].to_numpy()]
     states = label_states(labels[labels["pair_id"].isin(wanted)])
     verdicts["label_state"] = states.reindex(verdicts.index).to_numpy()
-    names = uq.names_of(s, labels["annotator_id"].unique().tolist())
+    names = users.names_of(s, labels["annotator_id"].unique().tolist())
     adjudications = pd.DataFrame(annotation.latest_adjudications(s, project.id)).set_index("pair_id")
     return GateState(
         project=project,
@@ -219,13 +218,13 @@ def summarize(state: GateState) -> AgreementSummary:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
         try:
-            figures = ag.agreement_summary(table, level=level, **opts)
-            pairwise = ag.pairwise_kappa(table, **opts)
+            figures = agreement.agreement_summary(table, level=level, **opts)
+            pairwise = agreement.pairwise_kappa(table, **opts)
         except QrelForgeError as exc:
             return _empty_summary(state, str(exc))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            per_query = ag.group_agreement(table, group="query_id", level=level, **opts)
+            per_query = agreement.group_agreement(table, group="query_id", level=level, **opts)
     notes = tuple(
         dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMetricWarning))
     )
@@ -274,7 +273,7 @@ def _summary(
         value=value,
         threshold=settings.threshold,
         passes=bool(value >= settings.threshold),
-        band=ag.interpret(value),
+        band=agreement.interpret(value),
         mode=settings.agreement_mode,
         weights=_weights(settings),
         n_pairs=int(figures["n_items"]),

@@ -13,7 +13,7 @@ from typing import Any
 
 from annotate_app.judges import Adaptation, FailureKind, Judge, JudgeResult
 from annotate_app.services._judge_state import adapted_of
-from annotate_app.store import judges as q
+from annotate_app.store import judges
 from annotate_app.store.db import Database
 from annotate_app.store.models import MachineJudge
 
@@ -115,11 +115,11 @@ def remember_adaptations(db: Database, row: MachineJudge, judge: Judge) -> tuple
         return ()
     made = tuple((str(a), str(m)) for a, m in notes.items())
     with db.write() as s:
-        current = q.find_judge(s, row.project_id, row.name)
+        current = judges.find_judge(s, row.project_id, row.name)
         if current is not None:
             params = dict(current.params or {})
             params["adapted"] = {**adapted_of(params), **dict(made)}
-            q.set_judge_params(s, current.id, params)
+            judges.set_judge_params(s, current.id, params)
     return made
 
 

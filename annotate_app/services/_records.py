@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.services.types import AdjudicationInfo, AnnotatorProgress, LabelInfo
-from annotate_app.store import annotation
-from annotate_app.store import users as uq
+from annotate_app.store import annotation, users
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Adjudication, Project
 
@@ -21,7 +21,8 @@ __all__ = ["label_info", "adjudication_info", "annotator_progress"]
 
 
 def label_info(row: Mapping[str, Any]) -> LabelInfo:
-    """A label version from a `store.annotation.labels.label_rows` row."""
+    """A label version from a `store.annotation.label_rows` row; a reason longer than `MAX_REASON` (stored
+    past the services' checks) comes cut, with a note of its length (`inputs.cut`)."""
     return LabelInfo(
         pair_id=row["pair_id"],
         query_id=row["query_id"],
@@ -29,7 +30,7 @@ def label_info(row: Mapping[str, Any]) -> LabelInfo:
         annotator=row["annotator"],
         version=row["version"],
         grade=row["grade"],
-        reason=row["reason"],
+        reason=cut(row["reason"], MAX_REASON, length=row.get("reason_length")),
         unsure=bool(row["unsure"]),
         seconds=row["seconds"],
         doc_version=row["doc_version"],
@@ -44,7 +45,7 @@ def adjudication_info(s: Session, adj: Adjudication, valid: bool) -> Adjudicatio
     """An adjudication with its reviewer's name (``"system"`` for the CLI's) and whether it still holds."""
     reviewer = "system"
     if adj.reviewer_id is not None:
-        reviewer = uq.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system")
+        reviewer = users.names_of(s, [adj.reviewer_id]).get(adj.reviewer_id, "system")
     return AdjudicationInfo(
         pair_id=adj.pair_id,
         reviewer=reviewer,

@@ -1,14 +1,8 @@
 """Adjudication: a reviewer's final grade for a disagreement.
 
-Only a complete pair whose labels disagree (see `gate`) can be adjudicated; the reviewer sees every
-annotator's grade and reason side by side (`gate.disagreements`) and gives a grade and a reason (at least the
-project's ``min_reason_length`` characters). Adjudications are appended, never changed: adjudicating again
-records a new one, the latest counts. It stays valid while the labels it saw are current.
-
-A reviewer who labelled a pair may not adjudicate it (they would settle their own disagreement), unless the
-project's ``allow_self_adjudication`` setting is on; then the audit entry records ``self_adjudication``.
-Adjudications are idempotent like label saves: the same grade and reason again add nothing, and a
-``request_id`` makes a retry return what the first attempt stored.
+Only a complete, disagreeing pair can be adjudicated, with a grade and a reason; adjudications are appended,
+the latest counts, and it holds while the labels it saw are current. A reviewer who labelled the pair may not
+adjudicate it unless ``allow_self_adjudication``. Idempotent like label saves (``request_id``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from annotate_app.services.auth import Actor, Role, authorize
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.inputs import check_count, check_int, check_text
 from annotate_app.services.types import AuditInfo
-from annotate_app.store import users as q
+from annotate_app.store import users
 from annotate_app.store.db import Database
 
 __all__ = ["audit_log", "count_audit"]
@@ -37,7 +37,7 @@ def audit_log(
     check_count(offset, "offset", 0)
     with db.read() as s:
         project_id = _scope(s, actor, project, action, username)
-        rows = q.audit_entries(
+        rows = users.audit_entries(
             s,
             project_id=project_id,
             action=action,
@@ -72,7 +72,7 @@ def count_audit(
     """How many audit entries `audit_log` pages through with the same filters (admin)."""
     with db.read() as s:
         project_id = _scope(s, actor, project, action, username)
-        return q.audit_count(s, project_id=project_id, action=action, actor_name=username)
+        return users.audit_count(s, project_id=project_id, action=action, actor_name=username)
 
 
 def _scope(

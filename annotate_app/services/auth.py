@@ -1,30 +1,9 @@
-"""Who is calling: roles, the `Actor` every service receives, passwords and login throttling.
+"""Who is calling: roles, the `Actor` every service receives, login sessions, passwords and login throttling.
 
-Roles rank ``annotator < reviewer < admin``: a service that needs a reviewer also accepts an admin. Only
-admins manage users and projects; reviewers see agreement, adjudicate, release and export; annotators judge
-pairs of the projects they are members of.
-
-`SYSTEM` is the local administrator the CLI acts as: the CLI runs on the server with direct database access,
-so whoever can run it already owns the data. It is recognised by identity (``actor is SYSTEM``); an
-equal-looking copy is refused. It cannot judge pairs (labels belong to real users).
-
-An `Actor` from `authenticate` carries the user's ``session_version``; every service call re-reads the user
-and refuses a stale actor (password reset, role change or deactivation bumps the version).
-
-Logins live in the database (`open_session`): the browser keeps only a random session id
-(``secrets.token_urlsafe(32)``), the database only its sha256, with the user, the session version, created,
-last seen, expires and revoked. `resolve_session` (`check_session` says why not) turns the id back into an
-Actor; `close_session` (log out) and `revoke_sessions` end sessions, and a password change or reset, a role
-change or a deactivation ends every session of the user, on every app replica (the database is the only
-shared state).
-
-Login throttling lives in the database too: an attempt is counted (one atomic UPDATE) *before* its password
-is checked, so a burst of simultaneous guesses gets at most `MAX_FAILED_LOGINS` checks; then the account is
-locked for 30 s, doubling with each further failure up to 15 minutes; a success forgets the failures before
-it. Each lock is audited (``login_locked``). Names that are no active user are counted the same way (by the
-sha256 of the name) and spend the same time on a dummy hash, but keep answering "invalid username or
-password". At most `MAX_CONCURRENT_CHECKS` argon2 checks (64 MiB each) run at once in a process; a login
-that waits more than `CHECK_WAIT_SECONDS` for its turn is refused with `BUSY`.
+Roles rank ``annotator < reviewer < admin``. `SYSTEM` (the CLI's local admin) is recognised by identity and
+cannot judge. A stale actor (after a password reset, role change or deactivation) is refused. Sessions
+live in the database (the browser holds a random id only); failed logins lock the account, and at most
+`MAX_CONCURRENT_CHECKS` password checks run at once.
 """
 
 from __future__ import annotations
@@ -46,8 +25,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from sqlalchemy.orm import Session
 
 from annotate_app.services.errors import InvalidInput, NotFound, PermissionDenied
-from annotate_app.store import sessions as sq
-from annotate_app.store import users as q
+from annotate_app.store import sessions, users
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AuditAction, LoginMethod
 from annotate_app.store.models import User, utcnow
@@ -213,7 +191,7 @@ def authenticate(db: Database, username: str, password: str, *, now: datetime | 
     now = now or utcnow()
     name = username.strip().lower() if isinstance(username, str) else ""
     with db.read() as s:
-        user = q.by_name(s, name)
+        user = users.by_name(s, name)
         found = None if user is None or not user.active else (user.id, user.password_hash)
     if found is None:
         _refuse_unknown(db, name, str(password), now)
@@ -227,7 +205,7 @@ def authenticate(db: Database, username: str, password: str, *, now: datetime | 
             )
     except PermissionDenied:
         with db.write() as s:
-            q.refund_attempt(s, user_id, MAX_FAILED_LOGINS)
+            users.refund_attempt(s, user_id, MAX_FAILED_LOGINS)
         raise
     if not right:
         _register_failure(db, user_id, name, claimed, now)
@@ -244,10 +222,10 @@ def _claim(db: Database, user_id: int, name: str, now: datetime) -> int:
     """Count the attempt (locking the account if it is the `MAX_FAILED_LOGINS`-th, until a success lifts it);
     returns the count. PermissionDenied when the account is locked."""
     with db.write() as s:
-        claimed = q.claim_attempt(s, user_id, now)
+        claimed = users.claim_attempt(s, user_id, now)
         if claimed is not None and claimed >= MAX_FAILED_LOGINS:
-            q.set_fields(s, user_id, locked_until=now + _lock_delay(claimed))
-        user = q.get(s, user_id) if claimed is None else None
+            users.set_fields(s, user_id, locked_until=now + _lock_delay(claimed))
+        user = users.get(s, user_id) if claimed is None else None
     if claimed is not None:
         return claimed
     if user is None or not user.active or user.locked_until is None:
@@ -261,9 +239,9 @@ def _refuse_unknown(db: Database, name: str, password: str, now: datetime) -> No
     same time spent on a dummy hash while not locked; always the message of a wrong password."""
     key = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
     with db.write() as s:
-        claimed = sq.claim_name(s, key, now)
+        claimed = sessions.claim_name(s, key, now)
         if claimed is not None and claimed >= MAX_FAILED_LOGINS:
-            sq.lock_name(s, key, now + _lock_delay(claimed))
+            sessions.lock_name(s, key, now + _lock_delay(claimed))
     if claimed is not None:
         with _check_slot():
             verify_password(_DUMMY_HASH, password)
@@ -273,7 +251,7 @@ def _refuse_unknown(db: Database, name: str, password: str, now: datetime) -> No
 
 def _register_failure(db: Database, user_id: int, name: str, failures: int, now: datetime) -> None:
     with db.write() as s:
-        q.add_audit(
+        users.add_audit(
             s,
             actor_id=user_id,
             actor_name=name,
@@ -283,7 +261,7 @@ def _register_failure(db: Database, user_id: int, name: str, failures: int, now:
         )
         if failures >= MAX_FAILED_LOGINS:
             delay = _lock_delay(failures)
-            q.add_audit(
+            users.add_audit(
                 s,
                 actor_id=user_id,
                 actor_name=name,
@@ -301,7 +279,7 @@ def _register_failure(db: Database, user_id: int, name: str, failures: int, now:
 def _log_failure(db: Database, user_id: int | None, name: str, why: str) -> None:
     shown = "".join("?" if unstorable(c) else c for c in name[:64]) or "?"  # whatever was typed, storable
     with db.write() as s:
-        q.add_audit(
+        users.add_audit(
             s,
             actor_id=user_id,
             actor_name=shown,
@@ -316,8 +294,8 @@ def _register_success(db: Database, user_id: int, claimed: int, rehashed: str | 
     if rehashed is not None:
         fields["password_hash"] = rehashed
     with db.write() as s:
-        q.settle_success(s, user_id, claimed, MAX_FAILED_LOGINS, **fields)
-        user = q.get(s, user_id)
+        users.settle_success(s, user_id, claimed, MAX_FAILED_LOGINS, **fields)
+        user = users.get(s, user_id)
         if user is None or not user.active:  # deactivated between the two transactions
             raise PermissionDenied(_INVALID)
         return actor_of(user)
@@ -326,7 +304,7 @@ def _register_success(db: Database, user_id: int, claimed: int, rehashed: str | 
 def resolve_actor(db: Database, user_id: int, session_version: int) -> Actor:
     """The Actor for a remembered login (e.g. a cookie holding user id and session version)."""
     with db.read() as s:
-        user = q.get(s, user_id)
+        user = users.get(s, user_id)
         if user is None or not user.active or user.session_version != session_version:
             raise PermissionDenied("session expired; log in again")
         return actor_of(user)
@@ -382,8 +360,8 @@ def open_session(
         user = authorize(s, actor, Role.ANNOTATOR, "open a login session")
         if user is None:
             raise PermissionDenied("the system actor cannot open a login session")
-        sq.prune(s, now - _KEEP_ENDED)
-        sq.insert_session(
+        sessions.prune(s, now - _KEEP_ENDED)
+        sessions.insert_session(
             s,
             token_sha256=_token_hash(token),
             user_id=user.id,
@@ -402,10 +380,10 @@ def check_session(db: Database, token: str, *, now: datetime | None = None) -> S
         return SessionCheck(state=SessionState.UNKNOWN)
     now = now or utcnow()
     with db.read() as s:
-        row = sq.by_token(s, _token_hash(token))
+        row = sessions.by_token(s, _token_hash(token))
         if row is None:
             return SessionCheck(state=SessionState.UNKNOWN)
-        user = q.get(s, row.user_id)
+        user = users.get(s, row.user_id)
         session_id, seen, expires = row.id, row.last_seen_at, row.expires_at
         if row.revoked_at is not None:
             return SessionCheck(state=SessionState.ENDED, expires_at=expires)
@@ -416,7 +394,7 @@ def check_session(db: Database, token: str, *, now: datetime | None = None) -> S
         actor = actor_of(user)
     if now - seen >= _TOUCH_EVERY:
         with db.write() as s:
-            sq.touch(s, session_id, now)
+            sessions.touch(s, session_id, now)
     return SessionCheck(state=SessionState.LIVE, actor=actor, expires_at=expires)
 
 
@@ -430,7 +408,7 @@ def close_session(db: Database, token: str, *, now: datetime | None = None) -> N
     if not _well_formed(token):
         return
     with db.write() as s:
-        sq.revoke(s, _token_hash(token), now or utcnow())
+        sessions.revoke(s, _token_hash(token), now or utcnow())
 
 
 def revoke_sessions(db: Database, actor: Actor, username: str, *, now: datetime | None = None) -> int:
@@ -438,14 +416,14 @@ def revoke_sessions(db: Database, actor: Actor, username: str, *, now: datetime 
     name = str(username).strip().lower()
     with db.write() as s:
         me = authorize(s, actor, Role.ANNOTATOR, "end login sessions")
-        user = q.by_name(s, name)
+        user = users.by_name(s, name)
         if me is not None and (user is None or me.id != user.id) and Role(me.role) != Role.ADMIN:
             raise PermissionDenied(
                 f"{me.username} ({me.role}) may not end the sessions of other users: admin role required"
             )
         if user is None:
             raise NotFound(f"user {username!r} does not exist")
-        return sq.revoke_user(s, user.id, now or utcnow())
+        return sessions.revoke_user(s, user.id, now or utcnow())
 
 
 # ------------------------------------------------------------------------------------------ authorising
@@ -457,7 +435,7 @@ def authorize(s: Session, actor: Actor, minimum: Role | str, action: str) -> Use
         return None
     if not isinstance(actor, Actor) or actor.user_id is None:
         raise PermissionDenied(f"{action}: not logged in")
-    user = q.get(s, actor.user_id)
+    user = users.get(s, actor.user_id)
     if user is None or not user.active or user.session_version != actor.session_version:
         raise PermissionDenied(f"{action}: session of {actor.username!r} expired; log in again")
     if Role(user.role).rank < minimum.rank:
@@ -477,7 +455,7 @@ def audit(
     details: dict | None = None,
 ) -> None:
     """Append an audit entry in the caller's transaction."""
-    q.add_audit(
+    users.add_audit(
         s,
         actor_id=actor.user_id,
         actor_name=actor.username,

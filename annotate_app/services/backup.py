@@ -1,27 +1,8 @@
-"""Backup and restore of a whole database: a portable, versioned archive that moves between SQLite and
-PostgreSQL in both directions (admins; the CLI's `SYSTEM`).
+"""Backup and restore of a whole database (admins; the CLI's `SYSTEM`), between SQLite and PostgreSQL alike.
 
-The archive is a zip file:
-
-- ``manifest.json``: ``{"format": "qrelforge-backup", "version": 1, "schema_revision": ..., "created_at": ...,
-  "source_dialect": ..., "tables": [{"name", "member", "columns", "rows", "sha256"}, ...]}`` with the tables
-  in load order (parents first);
-- ``tables/<name>.jsonl``: one JSON array per row, values in ``columns`` order, rows in primary-key order;
-  times as ISO 8601 text with their UTC offset. ``sha256`` is the digest of the member's bytes.
-
-Every table is saved — users (with their argon2 hashes: keep archives private), projects, documents and every
-version, runs, the pool, assignments, every label version, adjudications, releases and their qrels, the audit
-log — read in one consistent snapshot, with primary keys, so after a restore every release's content hash,
-every export and every label history are exactly what they were. Because of the password hashes, an archive
-(and the partial file it is written to) is readable by its owner only: mode 0600 (`ARCHIVE_MODE`), whatever
-the umask, also when ``overwrite=True`` replaces a more open file.
-
-`restore` checks the whole archive first (manifest, schema revision, table and column names, row counts,
-sha256 of each member, and every value against its column), and only then writes, in one transaction: it
-refuses a database that holds any row unless ``force=True``, which first empties it (in the same
-transaction). Rows are only inserted, so the append-only tables' triggers stay in force; PostgreSQL id
-sequences are moved past the restored ids. A failed restore leaves the database as it was. The restore itself
-is recorded in the audit log (``backup_restored``), as is every backup (``backup_created``).
+The archive is a zip of ``manifest.json`` and one JSONL member a table, written with mode `ARCHIVE_MODE`
+(it holds password hashes). `restore` checks the whole archive before writing, in one transaction, and
+refuses a non-empty database unless ``force=True``. Both are audited. Format: docs/modules.md.
 
 >>> # backup(db, SYSTEM, "qf.zip"); restore(other_db, SYSTEM, "qf.zip")
 """
@@ -42,8 +23,8 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.store import backup as q
-from annotate_app.store import users as uq
+from annotate_app.store import backup as backup_store
+from annotate_app.store import users
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.migrate import current_revision, head_revision
@@ -148,11 +129,11 @@ def _write_archive(db: Database, actor: Actor, path: Path) -> dict:
         db.read(snapshot=True) as s,
     ):
         authorize(s, actor, Role.ADMIN, "back up the database")
-        for table in q.tables():
+        for table in backup_store.tables():
             member = f"tables/{table.name}.jsonl"
             digest, n = hashlib.sha256(), 0
             with archive.open(member, "w", force_zip64=True) as out:
-                for row in q.rows(s, table):
+                for row in backup_store.rows(s, table):
                     line = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
                     digest.update(line)
                     out.write(line)
@@ -161,7 +142,7 @@ def _write_archive(db: Database, actor: Actor, path: Path) -> dict:
                 {
                     "name": table.name,
                     "member": member,
-                    "columns": q.columns(table),
+                    "columns": backup_store.columns(table),
                     "rows": n,
                     "sha256": digest.hexdigest(),
                 }
@@ -211,7 +192,7 @@ def _check_manifest(path: Path, manifest: Any) -> None:
     entries = manifest.get("tables")
     if not isinstance(entries, list):
         entries = []
-    expected = {t.name: q.columns(t) for t in q.tables()}
+    expected = {t.name: backup_store.columns(t) for t in backup_store.tables()}
     names = [t.get("name") if isinstance(t, dict) else None for t in entries]
     if sorted(map(str, names)) != sorted(expected):
         raise InvalidInput(f"{path}: the archive's tables {names} are not the schema's {sorted(expected)}")
@@ -246,12 +227,12 @@ def _lines(archive: zipfile.ZipFile, path: Path, member: str) -> Iterator[tuple[
 
 def _rows(archive: zipfile.ZipFile, path: Path, entry: dict) -> Iterator[dict]:
     """The decoded rows of a table member (every value checked against its column)."""
-    table = next(t for t in q.tables() if t.name == entry["name"])
-    decode = q.decoder(table, entry["columns"])
+    table = next(t for t in backup_store.tables() if t.name == entry["name"])
+    decode = backup_store.decoder(table, entry["columns"])
     for number, line in _lines(archive, path, entry["member"]):
         try:
             yield decode(json.loads(line))
-        except (ValueError, RecursionError) as exc:  # json errors and q.BadValue
+        except (ValueError, RecursionError) as exc:  # json errors and backup_store.BadValue
             raise InvalidInput(f"{path}: {entry['member']}:{number}: {exc}") from None
 
 
@@ -296,7 +277,7 @@ def restore(db: Database, actor: Actor, source: str | os.PathLike, *, force: boo
 
 def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict, force: bool) -> None:
     authorize(s, actor, Role.ADMIN, "restore the database")
-    present = {name: n for name, n in q.counts(s).items() if n}
+    present = {name: n for name, n in backup_store.counts(s).items() if n}
     if present and not force:
         shown = ", ".join(f"{n} {name}" for name, n in present.items())
         raise Conflict(
@@ -304,19 +285,19 @@ def _load(s, actor: Actor, archive: zipfile.ZipFile, path: Path, manifest: dict,
             "replace everything"
         )
     if present:
-        q.wipe(s)
-    q.defer_constraints(s)
+        backup_store.wipe(s)
+    backup_store.defer_constraints(s)
     entries = {t["name"]: t for t in manifest["tables"]}
-    for table in q.tables():  # parents first
+    for table in backup_store.tables():  # parents first
         batch: list[dict] = []
         for row in _rows(archive, path, entries[table.name]):
             batch.append(row)
             if len(batch) == BATCH:
-                q.load(s, table, batch)
+                backup_store.load(s, table, batch)
                 batch = []
-        q.load(s, table, batch)
-    q.reset_sequences(s)
-    uq.add_audit(
+        backup_store.load(s, table, batch)
+    backup_store.reset_sequences(s)
+    users.add_audit(
         s,
         actor_id=None,
         actor_name=actor.username,

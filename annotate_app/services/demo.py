@@ -1,39 +1,9 @@
-"""The demo: the sample corpus loaded as project ``demo`` with four users, both runs pooled at depth 3, and,
-on request (``labelled=True``), a second project ``demo-review`` already judged, for the reviewer's pages.
+"""The demo: the sample corpus as project ``demo`` (unlabelled) with four users, and with ``labelled=True`` a
+judged project ``demo-review`` for the reviewer's pages.
 
-Demo users (documented, fixed passwords — for a local demo only):
-
-========= ============ =============
-user      role         password
-========= ============ =============
-alice     annotator    alice-demo
-bob       annotator    bob-demo
-rita      reviewer     rita-demo
-admin     admin        admin-demo
-========= ============ =============
-
-``demo`` is left unlabelled, for trying the annotation. ``demo-review`` holds the same corpus, judged
-through the real services in two rounds, with the labels, reasons and verdicts of
-``sample_corpus/review_labels.jsonl`` (deterministic):
-
-1. pooled at depth 2 (9 pairs); alice and bob label every pair (`queue.next_pair`, `labels.save_label`,
-   acting as those users); rita adjudicates the 3 disagreements (q1 D1 2/3, q2 D4 0/1, q3 D6 1/2) and
-   creates release v1 (Cohen's kappa 0.77, above the 0.7 threshold);
-2. the pool is deepened to 3 (3 more pairs); alice and bob label them and disagree on two (q1 D4, q3 D3),
-   left open: the project's kappa drops to 0.50, below the threshold.
-
-So a reviewer sees at once an agreement below the threshold, two disagreements to adjudicate, and a
-release to score (on which run A's q1 D4 is still unjudged).
-
-``demo-review`` also holds a third run, the BM25 baseline ``sample_corpus/run_bm25.trec`` (imported after the
-pooling, so it adds no pair: Kendall's tau of a judge needs three runs), and a machine judge: ``lexical``,
-the labels the lexical backend gave its 12 pairs (``sample_corpus/judge_lexical.jsonl``), replayed through
-`judges.import_labels` as every imported judge is. So the Agreement page's Judges section and the Score
-page's PPI panel have figures; the machine labels never enter the human kappa above.
-
-`load_demo` is idempotent: users, projects, documents, queries, runs, pools, members, labels, verdicts and
-the release are created only if missing (existing users keep their passwords); a second run changes no
-label. ``reset=True`` first wipes the database — refused when it holds a project other than the demo's.
+`load_demo` is idempotent (creates only what is missing); ``reset=True`` wipes the database first and is
+refused when it holds a project other than the demo's. Users, passwords and the scripted labels:
+docs/app.md and docs/modules.md.
 """
 
 from __future__ import annotations
@@ -58,9 +28,8 @@ from annotate_app.services import (
 from annotate_app.services.auth import SYSTEM, Actor, Role, actor_of, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.types import PoolReport
-from annotate_app.store import backup as bq
-from annotate_app.store import migrate
-from annotate_app.store import users as uq
+from annotate_app.store import backup, migrate
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 
 __all__ = [
@@ -202,13 +171,13 @@ def _reset(db: Database, actor: Actor) -> None:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")
         if migrate.current_revision(db) == migrate.head_revision():
             with db.write() as s:  # rows first: SQLite cannot drop labels that assignments still point to
-                bq.wipe(s)
+                backup.wipe(s)
     migrate.downgrade_all(db)
 
 
 def _users(db: Database, actor: Actor) -> tuple[str, ...]:
     with db.read() as s:
-        existing = set(uq.by_names(s, [name for name, _, _ in DEMO_USERS]))
+        existing = set(users_store.by_names(s, [name for name, _, _ in DEMO_USERS]))
     created = []
     for name, role, password in DEMO_USERS:
         if name not in existing:
@@ -286,7 +255,7 @@ def _script_line(path: Path, n: int, line: str) -> tuple[tuple[str, str, str], t
 def _as_user(db: Database, name: str) -> Actor:
     """The Actor of the demo user ``name`` (without their password, which they may have changed)."""
     with db.read() as s:
-        user = uq.by_name(s, name)
+        user = users_store.by_name(s, name)
         if user is None:
             raise NotFound(f"demo user {name!r} does not exist")
         return actor_of(user)

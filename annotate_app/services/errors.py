@@ -1,23 +1,7 @@
-"""Domain errors raised by the services. All are `metrics.QrelForgeError` (a ValueError), so the CLI prints
-them as one line and exits 2, and the pages show them with ``st.error(str(exc))``.
+"""Domain errors raised by the services, all `metrics.QrelForgeError` (a ValueError): the CLI prints one line
+and exits 2, the pages show ``st.error(str(exc))``.
 
-=================== =========================================================================
-error               raised when
-=================== =========================================================================
-PermissionDenied    the caller's role (or membership, or login state) does not allow the action
-NotFound            a project, user, pair, release ... does not exist (or is hidden from the caller)
-Conflict            the action clashes with the current state (duplicate name, pair no longer
-                    assigned, release blocked, concurrent edit)
-DocumentChanged     (a Conflict) a label saved for a document version that is no longer current
-InvalidInput        an argument is malformed; ``problems`` lists every bad line of an imported file
-DatabaseBusy        "the database is busy, try again": another writer held the lock too long
-DatabaseUnavailable "the database is unreachable, try again later": refused or dropped connection
-                    (``in_doubt``: lost during COMMIT, the write may have been stored)
-DiskFull            "the disk is full"
-=================== =========================================================================
-
-The last three (`DatabaseFault`) come from the store (`annotate_app.store.faults`), whatever the service;
-`retry_once` sends a call again when its connection was lost before it wrote anything.
+The database faults (`DatabaseFault`) come from `annotate_app.store.faults`, whatever the service.
 
 >>> str(NotFound("project 'x' does not exist"))
 "project 'x' does not exist"

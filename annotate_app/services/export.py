@@ -1,19 +1,8 @@
 """Exports: a release as TREC qrels, BEIR TSV or JSONL with reasons and provenance; all labels as CSV.
 
-Every export returns bytes (UTF-8). The TREC export is the release's canonical text, checked against its
-stored content hash (a mismatch raises Conflict: the stored rows were tampered with). TREC and BEIR exports
-are machine formats read back by `metrics.read_qrels` and scored by `metrics.evaluate`, so their IDs are
-written exactly; the labels CSV, meant for spreadsheets, passes every cell through
-`metrics.report.render.csv_safe` against formula injection.
-
-JSONL: one object per qrel: ``query_id``, ``doc_id``, ``relevance``, ``kind``, ``release``, ``origin``,
-``sources`` ([{run, rank}]), ``labels`` ([{annotator, grade, reason, unsure, seconds, version, doc_version,
-guidelines_version, created_at, source}]), ``adjudication`` ({reviewer, grade, reason, created_at} or null),
-``source`` (where the qrel's grade came from: ``human``, or ``judge:NAME`` for a pair a calibrated machine
-judge filled) and ``judge_label`` (that machine label's provenance, or null).
-
-Every label carries its source, ``human:USERNAME`` or ``judge:NAME``: in the JSONL export and in the labels
-CSV (its last column), which lists the machine labels after the human ones.
+Every export is UTF-8 bytes. The TREC export is checked against the release's content hash (`Conflict` on a
+mismatch); TREC and BEIR keep IDs exact; the labels CSV is safe against formula injection. Every label
+carries its source (``human:USERNAME`` or ``judge:NAME``). The JSONL fields: docs/modules.md.
 """
 
 from __future__ import annotations

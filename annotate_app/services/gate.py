@@ -1,23 +1,9 @@
 """The agreement gate: agreement figures, the disagreement queue, confusion between two annotators, and what
-blocks a release. The statistics come from `metrics.agreement`; this module decides which labels count.
+blocks a release; the statistics come from `metrics.agreement`, this module decides which labels count.
 
-Rules (N = the project's annotators per pair; excluded pairs are ignored everywhere):
-
-- A pair is *complete* when it has N current labels. Agreement is computed over complete pairs only, on the
-  current label of each annotator: binary at the project's relevance cut-off (``agreement_mode="binary"``) or
-  on the grades with linear/quadratic weights (``"weighted"``).
-- A complete pair is accepted automatically when it is *unanimous* (one grade), or by *majority* when more
-  than half of its labels give one grade and its labels do not straddle the relevance cut-off. Every other
-  complete pair is a *disagreement* (with N = 2: any two different grades) and needs a reviewer's
-  adjudication.
-- An adjudication holds while the labels it saw are the current ones; an edit made afterwards reopens the
-  pair.
-- A release is blocked while a pair lacks labels, a label is stale (made on an older document version) or a
-  disagreement is unadjudicated; an agreement statistic below the threshold blocks it unless a reviewer writes
-  a justification (see `releases.create_release`).
-- Machine labels never count: the gate reads the human annotators' current labels (``assignments``) only,
-  and machine judges' labels live in ``judge_labels`` (`judges`), so a judge run leaves every figure here
-  unchanged (tests/services/test_services_judges.py).
+Agreement covers complete pairs (N current labels) only. A pair is accepted when unanimous, or by a majority
+that does not straddle the relevance cut-off; else it is a disagreement to adjudicate. Excluded pairs and
+machine labels never count. The rules in full: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -41,11 +27,11 @@ from annotate_app.services._gate_types import AgreementSummary, Blockers, Confus
 from annotate_app.services._records import adjudication_info, label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import NotFound
-from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.inputs import MAX_REASON, check_count, check_text
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
 from annotate_app.store.db import Database
-from metrics import agreement as ag
+from metrics import agreement as metrics_agreement
 from metrics.errors import UndefinedMetricWarning
 
 __all__ = [
@@ -104,7 +90,7 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
     table = agreement_table(state)
     table = table[table["item"].isin(ids)]
     weights = state.settings.weights
-    per_item = ag.item_agreement(table, labels=list(state.settings.grades), weights=weights)
+    per_item = metrics_agreement.item_agreement(table, labels=list(state.settings.grades), weights=weights)
     return per_item.sort_values(
         ["disagreement", "spread", "item"], ascending=[False, False, True], kind="stable"
     )
@@ -112,7 +98,9 @@ def _ranked_disagreements(state: GateState, include_resolved: bool) -> pd.DataFr
 
 def _disagreement(s: Session, state: GateState, pair_id: int, score: float, spread: float) -> Disagreement:
     content = pair_content(s, pair_id)
-    rows = annotation.label_rows(s, project_id=state.project.id, pair_id=pair_id, current_only=True)
+    rows = annotation.label_rows(
+        s, project_id=state.project.id, pair_id=pair_id, current_only=True, reason_chars=MAX_REASON
+    )
     labels = tuple(sorted((label_info(r) for r in rows), key=lambda x: x.annotator))
     adj = annotation.adjudication_of(s, state.project.id, pair_id)
     info = None if adj is None else adjudication_info(s, adj, state.adjudication_valid(pair_id))
@@ -170,11 +158,14 @@ def _pair_kappa(both: pd.DataFrame, settings: ProjectSettings) -> float:
     opts = agreement_options(settings)
     r1, r2 = both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy()
     if "cutoff" in opts:
-        r1, r2 = ag.binarize(r1, opts["cutoff"]), ag.binarize(r2, opts["cutoff"])
+        r1, r2 = (
+            metrics_agreement.binarize(r1, opts["cutoff"]),
+            metrics_agreement.binarize(r2, opts["cutoff"]),
+        )
         opts = {"labels": [0.0, 1.0]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return float(ag.cohen_kappa(r1, r2, **opts).kappa)
+        return float(metrics_agreement.cohen_kappa(r1, r2, **opts).kappa)
 
 
 def blockers(db: Database, actor: Actor, project: ProjectRef) -> Blockers:

@@ -1,8 +1,5 @@
-"""What each kind of import is: `IMPORT_KINDS`, one line per `ImportKind`.
-
-Plain Python (no SQLAlchemy, no Streamlit): the CLI builds ``qrelforge import KIND`` from it without the app
-extra, the Data page its "What" selector, the preview its reader. Every list of import kinds derives from
-`ImportKind` (the stored kind) and this table.
+"""What each kind of import is: `IMPORT_KINDS`, one line per `ImportKind`; every list of import kinds derives
+from it. Plain Python: the CLI reads it without the app extra.
 
 >>> info = IMPORT_KINDS[ImportKind.RUN]
 >>> info.command, info.function, info.reader, info.named, info.chunks

@@ -1,12 +1,7 @@
 """Checks shared by the services for free-form arguments: text they store or look up, and integer ids.
 
-Text: it must be a ``str`` that both databases can store — no NUL character (PostgreSQL refuses U+0000 in
-text) and no lone surrogate (not encodable as UTF-8). Everything else is kept exactly as given: quotes,
-``;--``, ``%``, ``_``, backslashes, HTML and formula-like text are data, never code (every query is
-parameterised; pages escape text; CSV exports pass cells through `metrics.report.render.csv_safe`).
-
-Integers (ids, versions, limits): a real ``int`` (not a bool) in a stated range, at most 2**31 - 1 — integer
-columns are 4-byte integers on PostgreSQL, and a larger value would fail in the database instead of here.
+Text must be a ``str`` with no NUL and no lone surrogate; everything else is kept as given (data, never
+code). Integers are real ``int`` in a stated range, at most 2**31 - 1 (PostgreSQL's 4-byte columns).
 
 >>> check_text("it's 100% \\\\ =SUM(A1)", "reason")
 "it's 100% \\\\ =SUM(A1)"
@@ -42,8 +37,9 @@ __all__ = [
 
 MAX_INT = MAX_ID
 MAX_REASON = 10_000
-"""The most characters of a reason, wherever it comes from: a label saved or imported, a skip, an
-adjudication, a machine judge's label."""
+"""The most characters of a reason or note a person writes, wherever it comes from: a label saved or
+imported, a skip, an adjudication, a machine judge's label, a pair's exclusion reason, a pair's note in the
+pool, a release's note and justification."""
 
 
 def check_text(value: Any, what: str) -> str:
@@ -116,16 +112,29 @@ def check_length(text: str, what: str, limit: int = MAX_REASON) -> str:
     return text
 
 
-def cut(text: str, limit: int) -> str:
+_CUT_NOTE = re.compile(r"… \(cut: ([0-9,]+) characters\)\Z")
+
+
+def cut(text: str, limit: int, *, length: int | None = None) -> str:
     """``text`` if it has at most ``limit`` characters; else its beginning and a note of its length, in
     ``limit`` characters at most (at least the note): what is shown (or kept) of a text that may be huge.
+    ``length``: the length of the whole text when ``text`` is only its beginning (at least ``limit``
+    characters of it, read cut from the database), for the same result as on the whole text. A text cut
+    before (ending with the note) cut again keeps the whole text's length in its note.
 
     >>> cut("0123456789" * 10, 40)
     '01234567890123456… (cut: 100 characters)'
+    >>> cut("0123456789" * 4, 40, length=100)
+    '01234567890123456… (cut: 100 characters)'
+    >>> cut(cut("0123456789" * 10, 60), 40)
+    '01234567890123456… (cut: 100 characters)'
     """
-    if len(text) <= limit:
+    whole = len(text) if length is None else length
+    if whole <= limit:
         return text
-    note = f"… (cut: {len(text):,} characters)"
+    if length is None and (told := _CUT_NOTE.search(text)):
+        whole, text = int(told[1].replace(",", "")), text[: told.start()]
+    note = f"… (cut: {whole:,} characters)"
     return text[: max(limit - len(note), 0)] + note
 
 

@@ -1,12 +1,8 @@
 """Label Studio: the project's pairs as tasks to judge there, and the labeling config that goes with them.
 
-`export_label_studio_tasks` (reviewer) returns a JSON list of tasks, one per pair of the pool (excluded
-pairs left out), ``{"data": {"query_id", "query", "doc_id", "title", "text"}}``: import it into a Label
-Studio project set up with `label_studio_config`. That config shows the query, the title and the text (as
-text, never HTML) and asks for one grade (a ``Choices`` control named ``relevance`` whose choices are the
-project's grade labels, each with its grade as ``alias``, so the export holds the grade itself) and an
-optional reason (a ``TextArea`` named ``reason``). Label Studio's JSON export of that project then imports
-back with ``qrelforge import labels --format label-studio`` (`services.imports.import_labels`).
+`export_label_studio_tasks` (reviewer) returns one task per pooled pair; `label_studio_config` shows text,
+never HTML, and asks for a grade and an optional reason. The export imports back with
+``qrelforge import labels --format label-studio``.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from xml.sax.saxutils import quoteattr
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
 from annotate_app.services.auth import Actor, Role
-from annotate_app.store import label_import as lq
+from annotate_app.store import label_import
 from annotate_app.store.db import Database
 
 __all__ = ["export_label_studio_tasks", "label_studio_config"]
@@ -26,7 +22,7 @@ def export_label_studio_tasks(db: Database, actor: Actor, project: ProjectRef) -
     """The project's pairs to judge as a Label Studio task list (JSON, UTF-8), in pair order (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "export tasks")
-        rows = lq.pair_tasks(s, proj.id)
+        rows = label_import.pair_tasks(s, proj.id)
     tasks = [
         {"data": {"query_id": qid, "query": query, "doc_id": did, "title": title, "text": text}}
         for qid, query, did, title, text in rows

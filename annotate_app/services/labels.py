@@ -1,19 +1,8 @@
-"""Labels: saving a judgment (append-only versions), one's own recent labels (paged, counted), and a pair's
-history.
+"""Labels: saving a judgment (append-only versions), one's own recent labels, and a pair's history.
 
-`save_label` adds a label version to the caller's claim on a pair: the first save turns the claim into a done
-assignment, later saves are edits (version + 1); nothing is ever updated or deleted. Each version records the
-grade, the reason (required; at least the project's ``min_reason_length`` characters), the unsure flag, the
-seconds spent, the document version and the guidelines version it was made under.
-
-The document version is the one the annotator was shown (``doc_version``, which the app always passes): a save
-for a version that a re-import has since replaced is refused with `DocumentChanged` ("this document changed
-while you read it; please judge it again") and stores nothing, so no label is ever stamped with a version
-nobody saw; the claim stays open and shows the new version (`queue.next_pair`, ``PairView.doc_changed``).
-
-Saves are idempotent, so that a client may retry one whose reply it never got (a dropped connection can
-lose the reply of a save that committed): re-saving the current version changes nothing, and a save's
-``request_id`` (unique per annotator, stored with the label) makes its retry return the label it stored.
+`save_label` adds a version to the caller's claim; nothing is updated or deleted. A save for a document
+version since replaced raises `DocumentChanged` and stores nothing. Saves are idempotent: the same label
+again changes nothing, and a ``request_id`` makes a retry return the label first stored.
 """
 
 from __future__ import annotations
@@ -36,10 +25,9 @@ from annotate_app.services._context import (
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, DocumentChanged, InvalidInput, NotFound, PermissionDenied
-from annotate_app.services.inputs import check_count, check_int, check_reason, check_request_id
+from annotate_app.services.inputs import MAX_REASON, check_count, check_int, check_reason, check_request_id
 from annotate_app.services.types import LabelInfo
-from annotate_app.store import annotation
-from annotate_app.store import projects as pq
+from annotate_app.store import annotation, projects
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Label, User
@@ -268,7 +256,13 @@ def my_labels(
     with db.read() as s:
         user, proj = annotator_context(s, actor, project, "list their labels")
         rows = annotation.label_rows(
-            s, project_id=proj.id, annotator_id=user.id, current_only=True, limit=limit, offset=offset
+            s,
+            project_id=proj.id,
+            annotator_id=user.id,
+            current_only=True,
+            limit=limit,
+            offset=offset,
+            reason_chars=MAX_REASON,
         )
         return [label_info(r) for r in rows]
 
@@ -287,8 +281,10 @@ def pair_history(db: Database, actor: Actor, project: ProjectRef, pair_id: int) 
         user, proj = open_project(s, actor, project, Role.ANNOTATOR, "see label history")
         own_only = None  # reviewers (and the system actor) see every annotator's labels
         if user is not None and user.role == Role.ANNOTATOR:
-            if pq.member(s, proj.id, user.id) is None:
+            if projects.member(s, proj.id, user.id) is None:
                 raise PermissionDenied(f"{user.username} is not an annotator of project {proj.name!r}")
             own_only = user.id
-        rows = annotation.label_rows(s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only)
+        rows = annotation.label_rows(
+            s, project_id=proj.id, pair_id=pair_id, annotator_id=own_only, reason_chars=MAX_REASON
+        )
         return [label_info(r) for r in rows]

@@ -1,15 +1,8 @@
 """The pool of pairs to judge: TREC-style depth-k pooling, pairs added by hand, exclusions.
 
-Depth-k pooling takes, for every query, the union of the top ``depth`` documents of the chosen runs (rank as
-trec_eval orders the run: score descending, ties by document ID descending). Pairs already in the pool are not
-added again — a new run adds only its unjudged pairs — but every run that retrieves a pair within the depth is
-recorded as one of its sources (run, rank). With ``budget`` a query never holds more than that many pairs in
-all; the new candidates are taken best first: best rank over the runs, then the number of runs retrieving the
-document, then the document's order of import. ``skip_prior=True`` leaves out pairs already judged in imported
-prior qrels. Pooling the same runs at the same depth again adds nothing.
-
-Exclusion takes a pair out of the queue, the agreement figures and the release (with a reason); unlabelled
-claims on it are freed.
+Pooling adds the union of each query's top ``depth`` documents of the chosen runs (trec_eval order), records
+every run as a source, caps a query at ``budget`` pairs (best first) and adds nothing twice. Exclusion takes
+a pair out of the queue, agreement and releases, and frees its unlabelled claims.
 """
 
 from __future__ import annotations
@@ -22,11 +15,10 @@ from sqlalchemy.orm import Session
 from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
-from annotate_app.services.inputs import check_count, check_text
+from annotate_app.services.inputs import check_count, check_length, check_text
 from annotate_app.services.types import PairInfo, PoolReport
-from annotate_app.store import annotation
-from annotate_app.store import corpus as cq
-from annotate_app.store import pool as q
+from annotate_app.store import annotation, corpus
+from annotate_app.store import pool as pool_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import Pair, Project, utcnow
@@ -54,14 +46,15 @@ def pool(
         _, proj = open_project(s, actor, project, Role.ADMIN, "pool runs")
         chosen = _runs(s, proj, runs)
         top = pd.DataFrame(
-            q.run_top(s, list(chosen.values()), depth), columns=["run_id", "query_id", "document_id", "rank"]
+            pool_store.run_top(s, list(chosen.values()), depth),
+            columns=["run_id", "query_id", "document_id", "rank"],
         )
         if skip_prior and len(top):
-            prior = q.prior_keys(s, proj.id)
+            prior = pool_store.prior_keys(s, proj.id)
             top = top[[k not in prior for k in zip(top.query_id, top.document_id, strict=True)]]
-        existing = q.pair_index(s, proj.id)
+        existing = pool_store.pair_index(s, proj.id)
         new, over = _select_new(top, existing, budget)
-        pool_id = q.insert_pool(
+        pool_id = pool_store.insert_pool(
             s,
             project_id=proj.id,
             depth=depth,
@@ -85,7 +78,7 @@ def pool(
 
 
 def _runs(s: Session, project: Project, names: Sequence[str] | None) -> dict[str, int]:
-    known = {r.name: r.id for r in cq.runs(s, project.id)}
+    known = {r.name: r.id for r in corpus.runs(s, project.id)}
     if names is None:
         if not known:
             raise Conflict(f"project {project.name!r} has no runs; import one first")
@@ -138,18 +131,18 @@ def _insert_pairs(s: Session, project_id: int, new: pd.DataFrame, pool_id: int) 
         }
         for qq, d in zip(new.query_id, new.document_id, strict=True)
     ]
-    return q.insert_pairs(s, project_id, rows) if rows else {}
+    return pool_store.insert_pairs(s, project_id, rows) if rows else {}
 
 
 def _insert_sources(s: Session, top: pd.DataFrame, pairs: dict, run_ids: list[int], pool_id: int) -> None:
-    seen = q.source_keys(s, run_ids)
+    seen = pool_store.source_keys(s, run_ids)
     rows = []
     for run_id, qq, d, rank in top.itertuples(index=False):
         pair_id = pairs.get((qq, d))
         if pair_id is not None and (pair_id, run_id) not in seen:
             seen.add((pair_id, run_id))
             rows.append({"pair_id": pair_id, "run_id": int(run_id), "rank": int(rank), "pool_id": pool_id})
-    q.insert_sources(s, rows)
+    pool_store.insert_sources(s, rows)
 
 
 def _report(
@@ -163,7 +156,7 @@ def _report(
     existing: dict,
     over: int,
 ) -> PoolReport:
-    names = {i: e for e, (i, _) in cq.query_index(s, project.id).items()}
+    names = {i: e for e, (i, _) in corpus.query_index(s, project.id).items()}
     counts = new.query_id.value_counts().sort_index()
     per_query = {names[int(k)]: int(v) for k, v in zip(counts.index.tolist(), counts.tolist(), strict=True)}
     pooled_before = len({k for k in zip(top.query_id, top.document_id, strict=True) if k in existing})
@@ -180,14 +173,14 @@ def _report(
 
 # ------------------------------------------------------------------------------------------- by hand
 def _find(s: Session, project: Project, query_id: str, doc_id: str) -> Pair:
-    pair = q.find_pair(s, project.id, query_id, doc_id)
+    pair = pool_store.find_pair(s, project.id, query_id, doc_id)
     if pair is None:
         raise NotFound(f"pair ({query_id!r}, {doc_id!r}) is not in the pool of project {project.name!r}")
     return pair
 
 
 def _info(s: Session, pair: Pair, query_id: str, doc_id: str) -> PairInfo:
-    sources = tuple(q.pair_sources(s, [pair.id]).get(pair.id, []))
+    sources = tuple(pool_store.pair_sources(s, [pair.id]).get(pair.id, []))
     return PairInfo(
         pair_id=pair.id,
         query_id=query_id,
@@ -202,20 +195,20 @@ def add_pair(
     db: Database, actor: Actor, project: ProjectRef, query_id: str, doc_id: str, *, note: str = ""
 ) -> PairInfo:
     """Add one pair by hand (reviewer or admin): origin ``manual``."""
-    check_text(note, "note")
+    check_length(check_text(note, "note"), "note")
     check_text(query_id, "query_id")
     check_text(doc_id, "doc_id")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "add pairs")
-        queries, docs = cq.query_index(s, proj.id), cq.doc_index(s, proj.id)
+        queries, docs = corpus.query_index(s, proj.id), corpus.doc_index(s, proj.id)
         if query_id not in queries:
             raise NotFound(f"query {query_id!r} does not exist in project {proj.name!r}")
         if doc_id not in docs:
             raise NotFound(f"document {doc_id!r} does not exist in project {proj.name!r}")
-        if q.find_pair(s, proj.id, query_id, doc_id) is not None:
+        if pool_store.find_pair(s, proj.id, query_id, doc_id) is not None:
             raise Conflict(f"pair ({query_id!r}, {doc_id!r}) is already in the pool")
         key = (queries[query_id][0], docs[doc_id][0])
-        q.insert_pairs(
+        pool_store.insert_pairs(
             s,
             proj.id,
             [
@@ -225,7 +218,7 @@ def add_pair(
                     "document_id": key[1],
                     "origin": PairOrigin.MANUAL,
                     "added_by": actor.user_id,
-                    "note": str(note)[:2000],
+                    "note": note,
                     "claimed": 0,
                     "excluded": False,
                     "created_at": utcnow(),
@@ -249,11 +242,11 @@ def exclude_pair(
     """Take a pair out of judging, agreement and releases (reviewer or admin); ``reason`` is required."""
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("reason must be a non-empty string saying why the pair is excluded")
-    check_text(reason, "reason")
+    check_length(check_text(reason, "reason").strip(), "reason")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "exclude pairs")
         pair = _find(s, proj, query_id, doc_id)
-        q.set_excluded(s, pair.id, True, reason.strip(), actor.user_id)
+        pool_store.set_excluded(s, pair.id, True, reason.strip(), actor.user_id)
         freed = annotation.expire_claims(s, proj.id, pair_ids=[pair.id])
         audit(
             s,
@@ -272,7 +265,7 @@ def include_pair(db: Database, actor: Actor, project: ProjectRef, query_id: str,
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "include pairs")
         pair = _find(s, proj, query_id, doc_id)
-        q.set_excluded(s, pair.id, False, None, None)
+        pool_store.set_excluded(s, pair.id, False, None, None)
         audit(s, actor, AuditAction.PAIR_INCLUDED, project_id=proj.id, target=f"{query_id} {doc_id}")
         s.refresh(pair)
         return _info(s, pair, query_id, doc_id)
@@ -293,7 +286,7 @@ def list_pairs(
     check_count(offset, "offset", 0)
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list pairs")
-        rows = q.pair_listing(s, proj.id, limit=limit, offset=offset)
+        rows = pool_store.pair_listing(s, proj.id, limit=limit, offset=offset)
     return pd.DataFrame(
         rows,
         columns=[
@@ -314,4 +307,4 @@ def pool_depth(db: Database, actor: Actor, project: ProjectRef) -> int | None:
     """The greatest depth the project was pooled at (reviewer); None when it was never pooled."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see the pool")
-        return q.deepest_pool(s, proj.id)
+        return pool_store.deepest_pool(s, proj.id)

@@ -1,9 +1,7 @@
 """Projects: settings, guidelines (versioned Markdown) and members.
 
-Admins create projects, change settings and choose members; everyone can read a project they may see
-(annotators only the projects they are members of). Settings that would invalidate existing work are refused:
-the grade scale is fixed once a label exists, and N (annotators per pair) cannot drop below a pair's live
-claims.
+Admins create projects, change settings and choose members; annotators see only their projects. The grade
+scale is fixed once a label exists, and N cannot drop below a pair's live claims.
 
 >>> check_settings(ProjectSettings(), annotators_per_pair=3).annotators_per_pair
 3
@@ -27,8 +25,8 @@ from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_int, check_text
 from annotate_app.services.types import GuidelinesInfo, MemberInfo, ProjectInfo, ProjectSettings
 from annotate_app.store import annotation
-from annotate_app.store import projects as q
-from annotate_app.store import users as uq
+from annotate_app.store import projects as projects_store
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AgreementMode, AuditAction, Statistic, Weights
 from annotate_app.store.models import Project
@@ -136,7 +134,7 @@ def _info(s: Session, project: Project) -> ProjectInfo:
         name=project.name,
         title=project.title,
         settings=settings_of(project),
-        guidelines_version=q.guidelines_version(s, project.id),
+        guidelines_version=projects_store.guidelines_version(s, project.id),
         created_at=project.created_at,
     )
 
@@ -158,15 +156,15 @@ def create_project(
     checked = check_settings(settings or ProjectSettings(), **changes)
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "create projects")
-        if q.find(s, name) is not None:
+        if projects_store.find(s, name) is not None:
             raise Conflict(f"project {name!r} already exists")
         fields = dataclasses.asdict(checked)
         fields["grade_scale"] = [list(x) for x in checked.grade_scale]
-        project = q.insert_project(
+        project = projects_store.insert_project(
             s, name=name, title=check_text(title or name, "title")[:200], created_by=actor.user_id, **fields
         )
         if guidelines:
-            q.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
+            projects_store.add_guidelines(s, project.id, _check_markdown(guidelines), actor.user_id)
         audit(
             s,
             actor,
@@ -183,9 +181,9 @@ def list_projects(db: Database, actor: Actor) -> list[ProjectInfo]:
     with db.read() as s:
         user = authorize(s, actor, Role.ANNOTATOR, "list projects")
         rows = (
-            q.member_projects(s, user.id)
+            projects_store.member_projects(s, user.id)
             if user is not None and user.role == Role.ANNOTATOR
-            else q.all_projects(s)
+            else projects_store.all_projects(s)
         )
         return [_info(s, p) for p in rows]
 
@@ -207,7 +205,7 @@ def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: 
         if "grade_scale" in fields:
             fields["grade_scale"] = [list(x) for x in new.grade_scale]
         if fields:
-            q.update_project(s, row.id, **fields)
+            projects_store.update_project(s, row.id, **fields)
             audit(s, actor, AuditAction.SETTINGS_CHANGED, project_id=row.id, target=row.name, details=fields)
         s.refresh(row)
         return _info(s, row)
@@ -240,7 +238,7 @@ def set_guidelines(db: Database, actor: Actor, project: ProjectRef, markdown: st
     text = _check_markdown(markdown)
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.REVIEWER, "edit guidelines")
-        version = q.add_guidelines(s, row.id, text, actor.user_id)
+        version = projects_store.add_guidelines(s, row.id, text, actor.user_id)
         audit(
             s,
             actor,
@@ -259,12 +257,14 @@ def get_guidelines(
     check_int(version, "version", optional=True)
     with db.read() as s:
         _, row = open_project(s, actor, project, Role.ANNOTATOR, "read guidelines")
-        g = q.latest_guidelines(s, row.id, version)
+        g = projects_store.latest_guidelines(s, row.id, version)
         if g is None:
             if version is not None:
                 raise NotFound(f"guidelines version {version} of project {row.name!r} does not exist")
             return None
-        author = uq.names_of(s, [g.created_by]).get(g.created_by, "system") if g.created_by else "system"
+        author = (
+            users_store.names_of(s, [g.created_by]).get(g.created_by, "system") if g.created_by else "system"
+        )
         return GuidelinesInfo(version=g.version, markdown=g.markdown, author=author, created_at=g.created_at)
 
 
@@ -287,7 +287,7 @@ def assign(
         raise InvalidInput("usernames must name at least one user")
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.ADMIN, "assign annotators")
-        users = uq.by_names(s, names)
+        users = users_store.by_names(s, names)
         missing = [n for n in names if n not in users]
         if missing:
             raise NotFound(f"user {missing[0]!r} does not exist")
@@ -295,7 +295,7 @@ def assign(
         if inactive:
             raise Conflict(f"user {inactive[0]!r} is deactivated")
         for name in names:
-            q.upsert_member(s, row.id, users[name].id, quota)
+            projects_store.upsert_member(s, row.id, users[name].id, quota)
         audit(
             s,
             actor,
@@ -311,8 +311,8 @@ def unassign(db: Database, actor: Actor, project: ProjectRef, username: str) -> 
     """Remove a member (admin). Their labels stay; their unlabelled claims expire and go to others."""
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.ADMIN, "remove annotators")
-        user = uq.by_name(s, str(username).strip().lower())
-        if user is None or not q.remove_member(s, row.id, user.id):
+        user = users_store.by_name(s, str(username).strip().lower())
+        if user is None or not projects_store.remove_member(s, row.id, user.id):
             raise NotFound(f"{username!r} is not a member of project {row.name!r}")
         freed = annotation.expire_claims(s, row.id, annotator_id=user.id)
         audit(
@@ -334,5 +334,6 @@ def list_members(db: Database, actor: Actor, project: ProjectRef) -> list[Member
 
 def _members(s: Session, project_id: int) -> list[MemberInfo]:
     return [
-        MemberInfo(username=u.username, role=u.role, quota=quota) for u, quota in q.members(s, project_id)
+        MemberInfo(username=u.username, role=u.role, quota=quota)
+        for u, quota in projects_store.members(s, project_id)
     ]

@@ -1,22 +1,9 @@
 """The annotator's queue: `next_pair`, `get_pair`, `skip`, progress, and freeing abandoned claims.
 
-`next_pair(db, me, project)` returns, in this order:
-
-1. the caller's own unfinished claim (a pair shown but not yet labelled), so a reload shows the same pair
-   (at the document's current version: ``PairView.doc_changed`` says a re-import replaced the one shown);
-2. a pair the caller labelled whose document has since changed (stale), to re-judge;
-3. a new pair with a free slot that the caller never had — least-covered first (every pair gets its first
-   label before any gets its second, which keeps the load balanced), then grouped by query;
-4. if none is free, claims unlabelled for longer than the project's ``claim_timeout_minutes`` are freed and
-   step 3 is tried again;
-5. None: nothing left for this caller. That answer is recorded (`store.exhausted`): until something makes a
-   pair claimable again (which moves the project's queue epoch on) and for at most 60 s, the next call
-   answers None after step 1 without seeking. When no pair of the project has a free slot at all, it is
-   recorded for the project, and every member's next call answers None after step 1.
-
-A pair is never shown twice to the same annotator (a skipped or expired claim keeps its row), never to more
-than N annotators at once (UNIQUE slot), and the view never contains anyone else's label. The caller must be a
-member of the project (see `projects.assign`); a member's ``quota`` caps their live claims and labels.
+`next_pair` returns the caller's open claim, else a stale label to re-judge, else a new pair least-covered
+first (freeing expired claims if none is free), else None. A pair is never shown twice to one annotator,
+never to more than N at once, and never with another's label. The caller must be a member; ``quota`` caps
+their claims. The order in detail: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -40,10 +27,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
 from annotate_app.services.types import AnnotatorProgress, PairView
-from annotate_app.store import annotation
-from annotate_app.store import exhausted as ex
-from annotate_app.store import judges as jdq
-from annotate_app.store import projects as pq
+from annotate_app.store import annotation, exhausted, judges, projects
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction
 from annotate_app.store.models import Assignment, JudgeSettings, Project, User, utcnow
@@ -121,9 +105,9 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     mine = annotation.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _Claim.of(mine)
-    if ex.is_full(proj) or ex.is_exhausted(pq.member(s, proj.id, user.id), proj):
+    if exhausted.is_full(proj) or exhausted.is_exhausted(projects.member(s, proj.id, user.id), proj):
         return None  # a "nothing left" marker stands: no pair became claimable since the last empty claim
-    rules = jdq.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
+    rules = judges.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
     if _over_quota(s, proj, user) or over_budget(s, proj, row=rules):
         return None
     epoch = proj.queue_epoch  # read before the seek: a pair freed after this read moves the epoch on
@@ -133,7 +117,7 @@ def _next(s: Session, user: User, proj: Project) -> _Claim | None:
         if annotation.expire_claims(s, proj.id, older_than=cutoff):
             claimed = _claim(s, user, proj, rules)
     if claimed is None:
-        ex.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
+        exhausted.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return claimed
 
 
@@ -144,7 +128,7 @@ def _over_quota(s: Session, proj: Project, user: User) -> bool:
 
 def _quota(s: Session, proj: Project, user: User) -> int | None:
     """The member's cap on claims and labels (None: no cap, or not a member)."""
-    member = pq.member(s, proj.id, user.id)
+    member = projects.member(s, proj.id, user.id)
     return None if member is None else member.quota
 
 

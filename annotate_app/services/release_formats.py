@@ -1,8 +1,6 @@
-"""The files a release exports to: `ReleaseFormat`, one member a format, with its file name suffix, media type
-and the label of its download button.
+"""The files a release exports to: `ReleaseFormat`, one member a format, with suffix, media type and label.
 
-Plain Python (no SQLAlchemy, no Streamlit): the CLI reads it to build its choices without the app extra, the
-pages to show a download button per format; `annotate_app.services.export` writes each format.
+Plain Python: the CLI and the pages read it; `annotate_app.services.export` writes each format.
 
 >>> [(f.value, f.suffix) for f in ReleaseFormat]
 [('trec', 'qrels'), ('beir', 'beir.tsv'), ('jsonl', 'jsonl')]

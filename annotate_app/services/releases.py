@@ -1,28 +1,9 @@
 """Releases: immutable, versioned qrels snapshots with their provenance.
 
-`create_release` (reviewer) succeeds only when every non-excluded pair has its N labels, no label is stale,
-every disagreement has a valid adjudication, and the agreement statistic reaches the threshold — or, below the
-threshold, when the reviewer writes a justification (at least `MIN_JUSTIFICATION` characters), which the
-release stores. Nothing can change a release afterwards (no update path; database triggers refuse it).
-
-A release records its version (1, 2, ... per project), creator and time, the agreement figures, the
-annotators, the guidelines version, the corpus version hash — sha256 of the lines
-``doc_id<TAB>version<TAB>content sha256`` of every document, sorted by doc_id — and the content hash: sha256
-of its canonical TREC qrels text (``qid 0 docid grade`` lines sorted by query then document ID in code-point
-order), which is exactly what `export.export_release(..., format="trec")` returns. Each qrel is marked
-``unanimous``, ``majority`` or
-``adjudicated`` and keeps the IDs of the labels (and adjudication) behind it.
-
-One content, one release: creating a release whose qrels equal an existing release's (same content hash)
-creates nothing and returns that release with ``unchanged=True`` ("identical to vN"). The database enforces it
-(UNIQUE(project_id, content_key)): when two reviewers create the same release at once, the second insert fails
-and returns the first one's release. `preview_release` tells, before anything is written, which version a
-release would get and how many qrels it would hold (the CLI's confirmation).
-
-Machine judges never enter the gate. Only when the project lets a judge fill the pairs no human judged, and
-that judge passes calibration now (`judges.update_judge_settings`), are those pairs released with the
-judge's grade (kind ``judge``) instead of blocking the release. Every qrel records its source (``human`` or
-``judge:NAME``) and every release counts them (``ReleaseInfo.sources``).
+`create_release` (reviewer) refuses while a pair lacks labels, a label is stale, a disagreement is open, or
+agreement is below the threshold without a justification. Nothing changes a release afterwards. Identical
+qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text.
+Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``.
 """
 
 from __future__ import annotations
@@ -42,12 +23,10 @@ from annotate_app.services._gate_types import Blockers
 from annotate_app.services._judge_state import fill_state
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.services.inputs import check_text
+from annotate_app.services.inputs import check_length, check_text
 from annotate_app.services.types import ReleaseInfo
-from annotate_app.store import annotation
-from annotate_app.store import corpus as cq
-from annotate_app.store import projects as pq
-from annotate_app.store import releases as q
+from annotate_app.store import annotation, corpus, projects
+from annotate_app.store import releases as releases_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, QrelKind, Statistic
 from annotate_app.store.models import Project, Release
@@ -181,8 +160,8 @@ def create_release(
     Qrels identical to an existing release's create nothing: that release comes back with
     ``unchanged=True``, also when another reviewer created it at the same moment."""
     if justification is not None:
-        check_text(justification, "justification")
-    note = check_text(note or "", "note")
+        check_length(check_text(justification, "justification"), "justification")
+    note = check_length(check_text(note or "", "note"), "note")
     content_hash = ""
     try:
         with db.write(snapshot=True) as s:
@@ -198,11 +177,11 @@ def create_release(
                 raise Conflict("release blocked: " + "; ".join(block.hard))
             frozen = _frozen(s, proj, state, filled)
             content_hash = frozen.content_hash
-            existing = q.find_by_content(s, proj.id, content_hash)
+            existing = releases_store.find_by_content(s, proj.id, content_hash)
             if existing is not None:
                 return dataclasses.replace(_info(proj, existing), unchanged=True)
             text = _check_justification(justification, block)
-            return _insert(s, actor, proj, state, frozen, summary.to_dict(), text, note[:2000])
+            return _insert(s, actor, proj, state, frozen, summary.to_dict(), text, note)
     except IntegrityError:
         pass  # a concurrent release took the version or the content: read what it made
     same = _concurrent_twin(db, actor, project, content_hash)
@@ -216,7 +195,7 @@ def _concurrent_twin(
 ) -> ReleaseInfo | None:
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
-        existing = q.find_by_content(s, proj.id, content_hash)
+        existing = releases_store.find_by_content(s, proj.id, content_hash)
         return None if existing is None else dataclasses.replace(_info(proj, existing), unchanged=True)
 
 
@@ -231,10 +210,10 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
             block, missing_labels=block.missing_labels - len(filled), unfilled=unfilled
         )
         frozen = _frozen(s, proj, state, filled)
-        existing = q.find_by_content(s, proj.id, frozen.content_hash)
+        existing = releases_store.find_by_content(s, proj.id, frozen.content_hash)
         return ReleasePreview(
             project=proj.name,
-            version=q.next_version(s, proj.id),
+            version=releases_store.next_version(s, proj.id),
             n_qrels=len(frozen.rows),
             content_hash=frozen.content_hash,
             identical_to=None if existing is None else existing.version,
@@ -278,10 +257,10 @@ def _insert(
     used = state.labels[state.labels["pair_id"].isin(qrels["pair_id"])]["annotator_id"].unique()
     counts = {k.value: int((qrels["kind"] == k).sum()) for k in QrelKind.human()}
     counts["excluded"] = int(state.pairs["excluded"].sum())
-    release = q.insert_release(
+    release = releases_store.insert_release(
         s,
         project_id=proj.id,
-        version=q.next_version(s, proj.id),
+        version=releases_store.next_version(s, proj.id),
         note=note,
         statistic=figures["statistic"],
         agreement_value=figures["value"],
@@ -289,8 +268,8 @@ def _insert(
         agreement=figures,
         annotators=sorted(state.names[int(a)] for a in used),
         counts=counts,
-        corpus_hash=corpus_hash(cq.corpus_rows(s, proj.id)),
-        guidelines_version=pq.guidelines_version(s, proj.id),
+        corpus_hash=corpus_hash(corpus.corpus_rows(s, proj.id)),
+        guidelines_version=projects.guidelines_version(s, proj.id),
         justification=justification,
         content_hash=frozen.content_hash,
         n_qrels=len(rows),
@@ -298,7 +277,7 @@ def _insert(
         created_by=actor.user_id,
         created_by_name=actor.username,
     )
-    q.insert_qrels(
+    releases_store.insert_qrels(
         s,
         [
             {
@@ -331,7 +310,7 @@ def list_releases(db: Database, actor: Actor, project: ProjectRef) -> list[Relea
     """Every release of the project, oldest first (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see releases")
-        return [_info(proj, r) for r in q.releases(s, proj.id)]
+        return [_info(proj, r) for r in releases_store.releases(s, proj.id)]
 
 
 def get_release(db: Database, actor: Actor, project: ProjectRef, version: int | None = None) -> ReleaseInfo:
@@ -346,7 +325,7 @@ def release_qrels(db: Database, actor: Actor, project: ProjectRef, version: int 
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
         release = load_release(s, proj, version)
-        rows = sorted(tuple(r[:3]) for r in q.qrel_rows(s, release.id))
+        rows = sorted(tuple(r[:3]) for r in releases_store.qrel_rows(s, release.id))
     return Qrels(
         [r[0] for r in rows],
         [r[1] for r in rows],

@@ -1,19 +1,9 @@
 """Scoring support for the Score page (reviewers): stored runs as `metrics.Run`, a BM25 baseline over the
-project, the current labels for assessor sensitivity, and sending unjudged top-k documents to the judging
-queue.
+project, the current labels for assessor sensitivity, and sending unjudged documents to the queue.
 
-Scores themselves come from `metrics.evaluate` / `metrics.compare` on a release's qrels
-(`releases.release_qrels`, the same rows `export.export_release` writes); this module only supplies the runs
-and labels, so a number on the Score page is exactly what ``qrelforge score`` gives on the exported release.
-
-Rules:
-
-- Everything here needs the reviewer role (reviewers see qrels; annotators stay blind to them).
-- `bm25_baseline` indexes the current version of every document (title and text,
-  `metrics.retrieval.bm25.tokenize`: CJK character bigrams plus Latin words) and searches every query of the
-  project. The run is returned, not stored (an admin can import its TREC file to pool from it).
-- `queue_pairs` adds (query, document) pairs to the pool as ``manual`` pairs in one transaction; pairs already
-  in the pool are counted, IDs unknown to the project are reported, nothing else is written. One audit entry.
+Everything needs the reviewer role. Scores come from `metrics` on a release's qrels, so the page agrees with
+``qrelforge score``. `bm25_baseline` returns a run and stores nothing; `queue_pairs` adds ``manual`` pairs in
+one transaction and reports the pooled and unknown ones.
 
 >>> QueueReport(added=2, already_pooled=1, unknown=(("q9", "D1"),)).message
 '2 pairs sent to the judging queue; 1 already in the pool; 1 unknown to the project (first: q9 D1)'
@@ -31,10 +21,10 @@ import pandas as pd
 from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import InvalidInput, NotFound
-from annotate_app.services.inputs import check_text
-from annotate_app.store import corpus as cq
-from annotate_app.store import pool as pq
-from annotate_app.store import scoring as q
+from annotate_app.services.inputs import check_length, check_text
+from annotate_app.store import corpus as corpus_store
+from annotate_app.store import pool
+from annotate_app.store import scoring as scoring_store
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AuditAction, PairOrigin
 from annotate_app.store.models import utcnow
@@ -81,10 +71,10 @@ def stored_run(db: Database, actor: Actor, project: ProjectRef, name: str) -> Ru
     name = check_text(name, "run name")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read runs")
-        run = cq.find_run(s, proj.id, name)
+        run = corpus_store.find_run(s, proj.id, name)
         if run is None:
             raise NotFound(f"run {name!r} does not exist in project {proj.name!r}")
-        rows = q.run_entries(s, run.id)
+        rows = scoring_store.run_entries(s, run.id)
     return Run(
         [r[0] for r in rows],
         [r[1] for r in rows],
@@ -113,7 +103,7 @@ def bm25_baseline(
         raise InvalidInput(f"k must be an int >= 1; got {k!r}")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "build a BM25 baseline")
-        docs, queries = q.corpus_texts(s, proj.id), q.query_texts(s, proj.id)
+        docs, queries = scoring_store.corpus_texts(s, proj.id), scoring_store.query_texts(s, proj.id)
     if not docs or not queries:
         raise InvalidInput(f"project {proj.name!r} needs documents and queries for a BM25 baseline")
     from metrics.retrieval.bm25 import BM25Index
@@ -127,7 +117,7 @@ def label_table(db: Database, actor: Actor, project: ProjectRef) -> pd.DataFrame
     ``annotator``, ``grade`` — the input of `metrics.stats.sensitivity.assessor_sensitivity`."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read labels")
-        rows = q.label_table(s, proj.id)
+        rows = scoring_store.label_table(s, proj.id)
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "annotator", "grade"])
     return frame.astype({"grade": np.int64})
 
@@ -137,7 +127,7 @@ def query_tags(db: Database, actor: Actor, project: ProjectRef) -> dict[str, tup
     it was imported from (`metrics.slices` reads them; no tags: an empty tuple)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read query tags")
-        metas = q.query_metas(s, proj.id)
+        metas = scoring_store.query_metas(s, proj.id)
     return {qid: tuple(meta.get("tags") or ()) for qid, meta in sorted(metas.items())}
 
 
@@ -164,13 +154,13 @@ def queue_pairs(
     ``note`` (e.g. "unjudged in bm25's top 10") is kept with each pair and in the audit entry.
     """
     wanted = _check_pairs(pairs)
-    text = check_text(note or "", "note")[:2000]
+    text = check_length(check_text(note or "", "note"), "note")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "add pairs")
-        queries, docs = cq.query_index(s, proj.id), cq.doc_index(s, proj.id)
+        queries, docs = corpus_store.query_index(s, proj.id), corpus_store.doc_index(s, proj.id)
         unknown = tuple(p for p in wanted if p[0] not in queries or p[1] not in docs)
         keys = [(queries[a][0], docs[b][0]) for a, b in wanted if a in queries and b in docs]
-        existing = pq.pair_index(s, proj.id)
+        existing = pool.pair_index(s, proj.id)
         new = [key for key in keys if key not in existing]
         now = utcnow()
         rows = [
@@ -188,7 +178,7 @@ def queue_pairs(
             for a, b in new
         ]
         if rows:
-            pq.insert_pairs(s, proj.id, rows)
+            pool.insert_pairs(s, proj.id, rows)
         report = QueueReport(added=len(new), already_pooled=len(keys) - len(new), unknown=unknown)
         audit(
             s,

@@ -1,9 +1,5 @@
 """Database setup for the app and the command line: the one door from the upper layers to the store's engine
-and migrations.
-
-The UI (`annotate_app.ui`) and the CLI (`annotate_app.cli`) never import `annotate_app.store`; they open,
-create and check the database through these functions. They take no actor: they run before anyone has logged
-in, on the server, by whoever holds the database URL (who could open the database anyway).
+and migrations. No actor: these run before anyone logs in.
 
 >>> import tempfile
 >>> db = open_database(f"sqlite:///{tempfile.mkdtemp()}/qf.db")

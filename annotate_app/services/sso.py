@@ -1,16 +1,7 @@
 """Single sign-on: the Actor of an existing, active user that an OpenID Connect provider vouched for.
 
-The app's `st.login` flow (optional, when ``.streamlit/secrets.toml`` has an ``[auth]`` section) gives a
-verified e-mail address. `username_for` maps it to a QrelForge username, and `sso_actor` turns that into an
-Actor:
-
-- an explicit map ``{email: username}`` wins (case-insensitive e-mail);
-- else, with ``domain`` set, ``local@domain`` maps to the username ``local`` — only for that exact domain;
-- else there is no user: SSO never creates accounts and never grants a role; an admin creates the user first.
-
-A login is refused unless the provider says the address is verified: ``email_verified`` false or missing
-(some providers omit the claim for addresses they never checked) gets no user (`username_for`) and no Actor
-(`sso_actor` is given the claim and refuses anything but true, with a message).
+`username_for` maps a verified e-mail through an explicit map, else an exact ``domain``; `sso_actor` refuses
+an address not verified. SSO never creates accounts or grants roles.
 
 >>> username_for("Alice@Example.com", users={"alice@example.com": "alice"})
 'alice'
@@ -26,7 +17,7 @@ from collections.abc import Mapping
 
 from annotate_app.services.auth import Actor, actor_of, check_username
 from annotate_app.services.errors import InvalidInput, PermissionDenied
-from annotate_app.store import users as q
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import utcnow
@@ -65,7 +56,7 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
     if unstorable(name):
         raise PermissionDenied(f"{identity} has no active QrelForge account")
     with db.write() as s:
-        user = q.by_name(s, name)
+        user = users_store.by_name(s, name)
         if user is None or not user.active:
             raise PermissionDenied(
                 f"{identity} has no active QrelForge account; ask an admin to create user {name!r}"
@@ -76,8 +67,8 @@ def sso_actor(db: Database, username: str, *, identity: str, verified: bool | No
                 f"{identity}: the identity provider did not confirm this e-mail address (email_verified is "
                 f"{claim}); single sign-on refused"
             )
-        q.set_fields(s, user.id, last_login_at=utcnow())
-        q.add_audit(
+        users_store.set_fields(s, user.id, last_login_at=utcnow())
+        users_store.add_audit(
             s,
             actor_id=user.id,
             actor_name=user.username,

@@ -7,9 +7,8 @@ from annotate_app.services._gate_state import load_state
 from annotate_app.services._records import annotator_progress
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.types import ProjectStatus
-from annotate_app.store import annotation
-from annotate_app.store import projects as pq
-from annotate_app.store import releases as rq
+from annotate_app.store import annotation, projects
+from annotate_app.store import releases as releases_store
 from annotate_app.store.db import Database
 
 __all__ = ["project_status"]
@@ -22,12 +21,12 @@ def project_status(db: Database, actor: Actor, project: ProjectRef) -> ProjectSt
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see project status")
         state = load_state(s, proj)
         groups = annotation.annotator_counts(s, proj.id)
-        members = [(u.id, u.username, quota) for u, quota in pq.members(s, proj.id)]
+        members = [(u.id, u.username, quota) for u, quota in projects.members(s, proj.id)]
         people = [
             annotator_progress(s, proj, uid, name, quota, [g for g in groups if g[0] == uid])
             for uid, name, quota in members
         ]
-        releases = rq.count(s, proj.id)
+        releases = releases_store.count(s, proj.id)
     pairs, verdicts = state.pairs, state.verdicts
     live = int((~pairs["excluded"]).sum())
     complete = int(verdicts["complete"].sum())

@@ -1,9 +1,7 @@
 """User administration (admins only, except `change_password` for oneself).
 
-Users are never deleted (their labels and releases keep pointing at them): `deactivate` ends every session
-and refuses further logins. Role changes, password changes and resets and deactivation bump the user's session
-version and revoke every stored login session of the user (`services.auth.open_session`), so an existing
-login stops working at once, on every app replica.
+Users are never deleted. Deactivation, role and password changes revoke every session of the user, on every
+replica.
 
 >>> # create_user(db, SYSTEM, "alice", "alice-demo", role="annotator")
 """
@@ -25,7 +23,7 @@ from annotate_app.services.errors import Conflict, InvalidInput, NotFound, Permi
 from annotate_app.services.inputs import check_text
 from annotate_app.services.types import UserInfo
 from annotate_app.store import sessions as sessions_q
-from annotate_app.store import users as q
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import User, utcnow
@@ -57,7 +55,7 @@ def _user_info(user: User) -> UserInfo:
 
 
 def _load(s, username: str) -> User:
-    user = q.by_name(s, str(username).strip().lower())
+    user = users_store.by_name(s, str(username).strip().lower())
     if user is None:
         raise NotFound(f"user {username!r} does not exist")
     return user
@@ -81,9 +79,9 @@ def create_user(
     hashed = hash_password(password)
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "add users")
-        if q.by_name(s, name) is not None:
+        if users_store.by_name(s, name) is not None:
             raise Conflict(f"user {name!r} already exists")
-        user = q.insert_user(
+        user = users_store.insert_user(
             s, username=name, display_name=display_name or name, role=role.value, password_hash=hashed
         )
         audit(s, actor, AuditAction.USER_ADDED, target=name, details={"role": role.value})
@@ -94,7 +92,7 @@ def list_users(db: Database, actor: Actor) -> list[UserInfo]:
     """Every user, by name (admin)."""
     with db.read() as s:
         authorize(s, actor, Role.ADMIN, "list users")
-        return [_user_info(u) for u in q.all_users(s)]
+        return [_user_info(u) for u in users_store.all_users(s)]
 
 
 def get_user(db: Database, actor: Actor, username: str) -> UserInfo:
@@ -117,7 +115,7 @@ def set_role(db: Database, actor: Actor, username: str, role: str) -> UserInfo:
             raise Conflict("admins cannot demote themselves; ask another admin")
         old = user.role
         if old != role.value:
-            q.set_fields(s, user.id, role=role.value, bump_session=True)
+            users_store.set_fields(s, user.id, role=role.value, bump_session=True)
             sessions_q.revoke_user(s, user.id, utcnow())
             audit(
                 s,
@@ -139,7 +137,7 @@ def reset_password(db: Database, actor: Actor, username: str, new_password: str)
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "reset passwords")
         user = _load(s, name)
-        q.set_fields(
+        users_store.set_fields(
             s,
             user.id,
             password_hash=hashed,
@@ -168,7 +166,9 @@ def change_password(db: Database, actor: Actor, old_password: str, new_password:
         me = authorize(s, actor, Role.ANNOTATOR, "change their password")
         if me is None:
             raise PermissionDenied("the system actor has no password")
-        q.set_fields(s, me.id, password_hash=hashed, password_changed_at=utcnow(), bump_session=True)
+        users_store.set_fields(
+            s, me.id, password_hash=hashed, password_changed_at=utcnow(), bump_session=True
+        )
         sessions_q.revoke_user(s, me.id, utcnow())
         audit(s, actor, AuditAction.PASSWORD_CHANGED, target=name)
         s.refresh(me)
@@ -182,7 +182,7 @@ def _set_active(db: Database, actor: Actor, username: str, active: bool) -> User
         if me is not None and me.id == user.id:
             raise Conflict("admins cannot deactivate themselves")
         if user.active != active:
-            q.set_fields(s, user.id, active=active, bump_session=True)
+            users_store.set_fields(s, user.id, active=active, bump_session=True)
             sessions_q.revoke_user(s, user.id, utcnow())
             audit(
                 s,
@@ -208,7 +208,7 @@ def unlock(db: Database, actor: Actor, username: str) -> UserInfo:
     with db.write() as s:
         authorize(s, actor, Role.ADMIN, "unlock users")
         user = _load(s, username)
-        q.set_fields(s, user.id, failed_logins=0, locked_until=None)
+        users_store.set_fields(s, user.id, failed_logins=0, locked_until=None)
         audit(s, actor, AuditAction.USER_UNLOCKED, target=user.username)
         s.refresh(user)
         return _user_info(user)

@@ -1,15 +1,8 @@
 """The store: SQLAlchemy models, engine/transactions and the queries — the only package touching the database.
 
-What it is for: `db.Database` hands out short transactions; the query modules (``corpus``, ``pool``,
-``annotation``, ``judges``, ``projects``, ``releases``, ``users``, ``scoring``, ``backup``,
-``doc_staging``) read and write rows for the services; `models` is the schema, `enums` the stored
-vocabulary, `migrate` (and ``migrations/``, Alembic) the schema's history. ``open_database()`` connects to
-the configured database (``QRELFORGE_DATABASE_URL``, default SQLite under ``QRELFORGE_DATA_DIR``);
-``migrate.upgrade(db)`` creates or updates the schema.
-
-What it may import: SQLAlchemy, Alembic, the database drivers, `annotate_app.config`, and the pure helpers of
-`metrics` (no statistics a service should own); never `annotate_app.services`, `ui`, `views` or the CLI. It
-knows nothing of roles or workflow rules: those are the services'.
+`db.Database` hands out transactions, the query modules read and write rows for the services, `models` is
+the schema, `enums` the stored vocabulary, `migrate` the migrations. Imports SQLAlchemy, Alembic, drivers,
+`annotate_app.config` and pure `metrics` helpers; never the services or above. Knows no roles.
 """
 
 from __future__ import annotations

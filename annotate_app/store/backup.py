@@ -1,17 +1,8 @@
 """Whole-database dump and load for `services.backup`: every table, parents first, primary keys kept.
 
-- `tables()`: the tables in load order (a parent before its children; ``assignments.label_id`` → ``labels`` is
-  the one cycle, and that foreign key is deferrable).
-- `rows(s, table)`: a table's rows in primary-key order, streamed, each as a list of JSON-ready values
-  (`encode`: aware datetimes become ISO 8601 text; everything else is already a JSON value).
-- `decoder(table, columns)`: turns such a list back into a row dict, checking every value against its column
-  (type, NULL, length, storable text) so that a bad archive is refused before anything is written.
-- `load(s, table, rows)`: bulk inserts (COPY on PostgreSQL). Only inserts: the immutable tables' triggers
-  (UPDATE/DELETE) never fire. Call `defer_constraints` first in the transaction; `reset_sequences` last.
-- `wipe(s)`: empties every table in the caller's transaction (for ``restore --force``): TRUNCATE on
-  PostgreSQL (row triggers do not fire); on SQLite the immutable tables' triggers are dropped, the rows
-  deleted and the triggers re-created from their stored SQL — all inside the transaction, so a failed
-  restore leaves the old contents and triggers in place.
+`tables`, `rows` (streamed, primary-key order, `encode`d), `decoder` (checks each value before anything is
+written), `load` (inserts only: the immutable tables' triggers never fire) and `wipe` (in the caller's
+transaction, so a failed restore keeps the old contents).
 """
 
 from __future__ import annotations

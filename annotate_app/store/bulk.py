@@ -1,12 +1,7 @@
-"""Bulk inserts: COPY on PostgreSQL, executemany on SQLite, inside the caller's transaction.
+"""Bulk inserts inside the caller's transaction: COPY on PostgreSQL, executemany on SQLite.
 
-``bulk_insert(s, Model.__table__, rows)`` takes a list of dicts with the same keys. On PostgreSQL the rows go
-through ``COPY ... FROM STDIN`` on the session's own connection (JSON columns serialised, NULLs kept), which
-is several times faster than multi-row INSERTs for 100k+ rows; on SQLite they go through the raw cursor's
-executemany (values converted by the column types' bind processors). ``insert_tuples`` is the same without
-the per-value work: rows as tuples of values the driver takes as they are (`driver_value` converts one, e.g.
-a datetime, once for every row). Driver errors of these raw calls are raised as SQLAlchemy's would be
-(`faults.raw_errors`).
+`bulk_insert` takes dicts with the same keys; `insert_tuples` takes driver-ready tuples (`driver_value`).
+Driver errors are raised as SQLAlchemy's would be (`faults.raw_errors`).
 """
 
 from __future__ import annotations

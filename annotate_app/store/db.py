@@ -1,26 +1,8 @@
-"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL (psycopg 3) for
-teams.
+"""Engines and transactions: SQLite (WAL, busy timeout, foreign keys) by default, PostgreSQL for teams.
 
-`Database` is the handle every service receives. It hands out short transactions:
-
-- ``db.write()``: a read-write transaction. On SQLite it starts with ``BEGIN IMMEDIATE``, so writers queue on
-  the database lock (waiting up to the busy timeout) instead of failing half-way when they upgrade from
-  reading to writing; readers are never blocked (WAL). The writers of one process queue first come, first
-  served (`_WriterQueue`), so that none is starved by SQLite's busy polling. On PostgreSQL it is READ
-  COMMITTED; ``write(snapshot=True)`` asks for REPEATABLE READ, one consistent snapshot for multi-statement
-  reads that then write (releases).
-- ``db.read()``: a read-only transaction (deferred ``BEGIN`` on SQLite, READ ONLY on PostgreSQL);
-  ``read(snapshot=True)`` reads one consistent snapshot across statements (REPEATABLE READ READ ONLY on
-  PostgreSQL; on SQLite every read transaction already is one, in WAL mode) — for backups.
-
-Both commit on success and roll back on any exception. Sessions never escape: services turn rows into frozen
-dataclasses before the transaction ends.
-
-Faults (`annotate_app.store.faults`): a busy, unreachable or full database raises `DatabaseBusy`,
-`DatabaseUnavailable` or `DiskFull` (one clear message) from every engine, whatever the statement. A writer
-waits at most `SQLITE_BUSY_TIMEOUT_MS` (5 s) in this process's queue and as long again on SQLite's lock; a
-connection dropped during COMMIT gives ``in_doubt=True``. PostgreSQL connections are checked before use
-(``pool_pre_ping``) and a dropped one invalidates the pool's older connections, so the next call reconnects.
+`Database` hands out short transactions: ``write()`` and ``read()`` (``snapshot=True`` for one consistent
+snapshot); both commit on success and roll back on any exception, and no session escapes. A busy,
+unreachable or full database raises a `faults` error from every engine.
 
 >>> db = Database("sqlite://")          # in-memory, for doctests only
 >>> with db.read() as s:

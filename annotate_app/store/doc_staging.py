@@ -1,16 +1,8 @@
-"""A document import staged in short transactions (SQLite): its rows are written piece by piece, invisible,
-and published in one last statement.
+"""A document import staged in short transactions (SQLite): rows written piece by piece, invisible, then
+published in one last statement (`publish`).
 
-- A new document is inserted with ``version = STAGED`` (0; real versions start at 1): `corpus.doc_index` and
-  `corpus.corpus_rows` skip it, and nothing else can reach it (pairs, runs, chunks and qrels find documents
-  through ``doc_index``). Its version 1 carries the import's id.
-- A changed document gets its next version (current + 1, the import's id) while ``documents.version`` still
-  names the current one: every reader shows the version ``documents.version`` names.
-- `publish` points each document at the version the import added (one UPDATE … FROM).
-
-An import that died (killed, machine off) leaves an unfinished import record (``counts`` empty) and its staged
-rows; `unfinished_imports` finds them and `drop_piece` removes them, a piece per transaction. The caller holds
-`hold_imports` throughout, so an unfinished record is never a live import's.
+New documents wait at version ``STAGED`` (0), which readers skip. `unfinished_imports` and `drop_piece`
+clean up after an import that died; callers hold `hold_imports` throughout.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""The "nothing left" markers (issue 14): a claim that finds nothing records the project's queue epoch on the
-caller's membership row; while the epoch is unchanged (for at most ``MARKER_TTL``, and never past the moment
-the oldest open claim may be freed) the next claim answers "nothing left" from the rows it has already loaded,
-without scanning the caller's open pairs. When that claim also finds that no pair of the project has a free
-slot (every pair at N live claims), the same epoch is recorded on the project row (``projects.full_epoch``):
-then every member is answered "nothing left" without a scan, not only the one who asked. At the end of a
-wave that turns one empty claim per annotator (each walking the last pairs in flight) into one per epoch.
+"""The "nothing left" markers: a claim that finds nothing records the project's queue epoch, so the next claim
+answers "nothing left" without a scan while the epoch holds (at most ``MARKER_TTL``).
 
-Anything that can make a pair claimable again bumps the epoch, one statement on the project row at commit
-(``queue_changed``): new pairs, a pair (un)excluded, a slot released (skip, expiry), settings, membership and
-quota changes, judge settings, documents re-imported. The markers record the epoch read *before* the seek, so
-a bump committed after that read invalidates them (read committed on PostgreSQL, serialised writers on
-SQLite): a marker never hides a pair freed while the claim that set it was running. A slot freed before that
-read is seen by the free-slot check, which runs later.
+A project-wide marker answers every member when no pair has a free slot. Whatever can make a pair claimable
+bumps the epoch (`queue_changed`); markers hold the epoch read before the seek, so none hides a freed pair.
 """
 
 from __future__ import annotations
@@ -81,7 +72,7 @@ def _state_statement() -> Any:
     SELECT of three one-row index reads. The lowest count is a ``min()`` over ``ix_pairs_queue`` (project,
     excluded, claimed), which PostgreSQL answers from the first index entry; an ``EXISTS (... claimed < N)``
     was planned as a sequential scan of the pairs (N is a parameter there, so the planner guessed a third
-    of the rows would match and expected to stop early; with none matching it read all 200 000, 14 ms)."""
+    of the rows would match and expected to stop early; with none matching it read them all)."""
     project_id = bindparam("project_id", type_=Project.__table__.c.id.type)
     n = select(Project.annotators_per_pair).where(Project.id == project_id).scalar_subquery()
     oldest = (

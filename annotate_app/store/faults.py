@@ -1,32 +1,8 @@
-"""Database faults as one clear message each: the store's only translation of driver errors (issue 16 item 5,
-issue 14 item 7).
+"""Database faults as one clear message each: the store's only translation of driver errors.
 
-`install(engine)` adds a ``handle_error`` listener to an engine: every error the driver raises — on connect,
-in a statement, at COMMIT — goes through `classify`, and a fault users can do something about is raised as
-one of these instead of SQLAlchemy's error (the original stays as ``__cause__`` and is logged at INFO
-level on ``qrelforge.database``):
-
-=================== =================================================== ==============================
-error               raised when                                         message
-=================== =================================================== ==============================
-DatabaseBusy        SQLite's lock stayed taken past the busy timeout    the database is busy, try again
-                    (``SQLITE_BUSY``/``SQLITE_LOCKED``); PostgreSQL
-                    lock timeout, too many connections; the pool had
-                    no free connection in time
-DatabaseUnavailable the server refused or dropped the connection        the database is unreachable, try
-                    (connection refused, ``pg_terminate_backend``,      again later
-                    shutdown); SQLite's file cannot be opened
-DiskFull            ``SQLITE_FULL`` (ENOSPC or ``max_page_count``),     the disk is full
-                    PostgreSQL ``disk_full`` (53100)
-=================== =================================================== ==============================
-
-`raw_errors` does the same for the raw DB-API calls of bulk inserts. Other errors (constraint violations,
-deadlocks, serialization failures) stay SQLAlchemy's: the services handle them (retries, `Conflict`).
-
-``in_doubt``: True when the connection broke during COMMIT of a write, so the write may have been stored
-(`Database.write` sets it); the message then says to reload before trying again. A fault with
-``in_doubt`` False wrote nothing, so sending the same request again is safe: `retry_once` does that once,
-and for an idempotent call (a save with a ``request_id``) also when in doubt.
+`install(engine)` raises `DatabaseBusy`, `DatabaseUnavailable` or `DiskFull` instead of the driver's error
+(kept as ``__cause__``); other errors stay SQLAlchemy's. ``in_doubt`` is True when a COMMIT broke, so the
+write may be stored; `retry_once` resends a call once, when in doubt only if it is idempotent.
 
 >>> str(DatabaseBusy()), str(DiskFull())
 ('the database is busy, try again', 'the disk is full')

@@ -283,6 +283,8 @@ def judge_labels_by_id(s: Session, ids: Sequence[int]) -> dict[int, dict[str, An
             "prompt_version": prompt_version,
             "doc_version": label.doc_version,
             "created_at": label.created_at.isoformat(),
+            "reasoning": label.reasoning,
+            "aspects": dict(label.aspects or {}),
         }
     return out
 

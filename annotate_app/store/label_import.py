@@ -1,12 +1,7 @@
-"""Queries for importing human labels made in other tools (`annotate_app.services.imports.labels`): the
-project's pairs by external IDs, its queries by text, and the writes of an import.
+"""Queries for importing other tools' labels (`annotate_app.services.imports.labels`): pairs by external IDs,
+queries by text, and the bulk writes of an import, planned by `claim_states` and `pair_slots`.
 
-An import is planned from two bulk reads (`claim_states`, `pair_slots`) and written a piece at a time, each
-piece in one transaction of a few bulk statements: its new claims and label versions inserted with the ids
-the import gave them (`reserve_ids` on PostgreSQL; after `largest_ids` on SQLite, whose writers are
-serialised), the existing claims moved to their new version (`move_claims`, each only if still at the
-version planned against) and the pairs' claim counts (`add_claims`). `claims_on` reads the claims of a
-piece's pairs again first, to check that the plan still holds.
+`move_claims` moves a claim only if still at the planned version; `claims_on` re-reads a piece's claims.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Schema migrations, run programmatically: ``upgrade(url)`` brings a database to the newest schema.
 
-Alembic's files live in ``annotate_app/store/migrations`` (``alembic.ini``, ``env.py``, ``versions/``). On
-PostgreSQL the upgrade holds an advisory lock, so several app replicas starting at once migrate one at a time.
+On PostgreSQL the upgrade holds an advisory lock, so replicas starting at once migrate one at a time.
 
 >>> import tempfile
 >>> url = f"sqlite:///{tempfile.mkdtemp()}/qf.db"

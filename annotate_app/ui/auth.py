@@ -1,28 +1,8 @@
 """Login, logout and the current user, with a server-side session so that a login survives a page reload.
 
-- Password login: `services.auth.authenticate` (argon2, throttled in the database), then
-  `services.auth.open_session`: the database stores the session (its sha256, the user, created, last seen,
-  expires, revoked) and the browser gets only the random session id, in the cookie ``qrelforge_login``
-  (``Path=/; SameSite=Strict``, ``Secure`` on HTTPS, expiring with the session lifetime
-  ``QRELFORGE_SESSION_HOURS``, counted from the password login).
-- The cookie is written by a tiny script (`cookie_script`, holding only the id, never user text), so it
-  cannot be HttpOnly: a Streamlit script run has no HTTP response to set a header on, and this Streamlit
-  (1.67) sets HttpOnly cookies only on its own ``st.login`` routes or on routes of an ``st.App`` (Starlette),
-  which would change how the app is started. Mitigations: the cookie holds nothing but a 256-bit random id;
-  SameSite=Strict; the app renders no user HTML or script (see `annotate_app.ui.escape`); a short lifetime;
-  and server-side revocation: log out, a password change or reset, a role change or a deactivation ends the
-  session in the database, so a copied cookie stops working at once, on every replica.
-- A new session (a reload, a new tab) reads ``st.context.cookies`` and asks `services.auth.check_session`.
-  A refused cookie is expired in the browser and the login page says why (`EXPIRED`, `ENDED`, `INVALID`).
-- Every full run re-checks the session the same way (`current_actor`), and a login ends when its lifetime
-  has passed, even in a tab that stays open.
-- Log out ends the session in the database, clears the session state, expires the cookie and ignores the old
-  cookie for the rest of the session.
-- Optional single sign-on: with an ``[auth]`` section in ``.streamlit/secrets.toml``, `st.login` signs the
-  user in with OpenID Connect and `services.sso` maps the verified e-mail to an existing active user (section
-  ``[qrelforge_sso]``: ``users = {"alice@example.com" = "alice"}`` and/or ``domain = "example.com"``). It
-  opens a server-side session too (no cookie of ours: Streamlit's own HttpOnly cookie carries the provider's
-  login), so a role change or a deactivation ends it at the next run.
+The browser's cookie holds only a random session id; every run re-checks the session
+(`services.auth.check_session`), so a logout, password reset, role change or deactivation ends it at once.
+Optional OpenID Connect login maps to existing users only (`services.sso`). Details: docs/app.md.
 """
 
 from __future__ import annotations

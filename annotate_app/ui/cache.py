@@ -1,14 +1,8 @@
-"""What the app keeps between runs: the Database (one engine and pool per URL, `st.cache_resource`) and the
-cached reads of the services (`st.cache_data`).
+"""What the app keeps between runs: the Database (`st.cache_resource`) and the services' cached reads.
 
-`cached_read` turns a service function ``fn(db, actor, *args)`` into ``read(actor, *args)``, cached per
-database URL, caller and arguments, with a short ``ttl``. It goes through the service, so every cache miss
-still checks the caller's role; a read whose connection was dropped is sent once more (`retry_once`).
-`clear_reads` empties the reads after a write that changes what they show (reads made with
-``immutable=True``, of things that never change, are kept).
-
-The reads every role uses are here; the reviewer pages' reads (statistics, runs, releases) are in
-`annotate_app.ui.review_cache`, imported by those pages only, so the annotate page stays light.
+`cached_read` caches a service read per URL, caller and arguments, with a ``ttl``; every miss goes through
+the service's role check, and a dropped read is retried once. `clear_reads` empties them after a write.
+Reviewer reads live in `annotate_app.ui.review_cache`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Domain errors shown as messages, never as tracebacks.
 
-``with shown():`` runs a block and turns a `QrelForgeError` (every ServiceError, FormatError, ...) into
-``st.error`` with its message (escaped: messages quote user text), listing every problem of a bad file
-(``file:line: reason: 'text'``) in a code block. In widget
-callbacks, where nothing can be drawn, ``with captured(key):`` stores the message in session state under
-``key`` and `flash` shows it on the next run.
-
-The entry point runs the login gate and every page inside ``with guarded():``: an error no block caught — a
-busy, unreachable or full database above all (`DatabaseFault`), on any page, the login page included — is
-shown as its one-line message and the run stops; never a traceback. `script_error` does the same for
-Streamlit's ``on_script_error`` hook (`annotate_app.server`), which also sees the widget callbacks' errors.
+``with shown():`` turns a `QrelForgeError` into an escaped ``st.error`` listing a bad file's problems;
+``with captured(key):`` and `flash` do it for widget callbacks. ``with guarded():`` wraps every page and
+stops the run on any uncaught domain error; `script_error` serves Streamlit's ``on_script_error``.
 
 >>> describe(ValueError("boom"))
 ('boom', [])

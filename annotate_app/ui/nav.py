@@ -1,41 +1,9 @@
-"""The page registry (every page's file, URL, title, role and section: the one place that names a page) and
-the navigation: which pages a session registers with `st.navigation`, and the sidebar.
+"""The page registry (each page's file, URL, title, role and section: the one place that names a page) and
+the navigation: the pages a session registers with `st.navigation`, and the sidebar.
 
-Logged out, the only page is the login page, served at the root and at every page's URL (a deep link shows the
-login form, then its page once logged in). Logged in, every page is registered (hidden navigation), so a URL
-to a page the role may not use still resolves and its guard says "Not allowed"; the sidebar links only the
-pages the role may use, by section (Judge, Review, Admin, as the roles are), with the project picker, the user
-badge and "Log out". The default page (the app's root URL) switches to the role's landing page, so that every
-page keeps its own URL (Streamlit serves the default page at the root only: ``/annotate`` would be "Page not
-found" for an annotator if Annotate were it).
-
-=================== ================ =========== ===========================================================
-page                url              role        what
-=================== ================ =========== ===========================================================
-Annotate            /annotate        annotator   judge the next pair (keys 0-3, Ctrl+Enter)
-My labels           /my_labels       annotator   one's own recent labels; edit one (adds a version)
-Agreement           /agreement       reviewer    gate statistic, kappa heatmap, per query, confusion
-Adjudicate          /adjudicate      reviewer    disagreements worst first, final grade and reason
-Release             /release         reviewer    blockers, create a release, past releases, downloads
-Score               /score           reviewer    score runs on a release, compare, coverage, BM25, fusion
-Users               /admin_users     admin       users and roles
-Project             /admin_project   admin       projects, settings, guidelines, members
-Data                /admin_data      admin       imports with preview, pooling, pairs
-Audit log           /audit           admin       who did what, when
-=================== ================ =========== ===========================================================
-
-Pages are registered by file (``st.Page(spec.path, url_path=spec.url_path)``); Streamlit runs the file as a
-script, which calls its ``render()`` (see `annotate_app.views`). Each URL is set explicitly and equals the
-file's name, so bookmarks keep working and a deep link resolves before the first run as well (Streamlit, and
-`AppTest.switch_page`, identify a page by its file name until `st.navigation` has run). Link to a page with
-`link` and a constant of this module, never with a path string.
-
-The project is part of the address: ``/admin_data?project=kb2``. Every run resolves it (`choose_project`, the
-rules in `resolve_project`) before the page runs, and every link and page switch keeps it, so a reload, a
-bookmark or a new tab acts on the same project. A URL naming a project the user may not see is refused (no
-fallback to another project); a user with one project gets it; with several and none named (nor chosen
-earlier in the session), the app asks. Every page's heading names the project (`heading`), and every write
-names it in its confirm step (`confirm`).
+Logged out, every URL shows the login page; logged in, every page is registered and the sidebar links the
+role's pages. The project is part of the address (``?project=``): `choose_project` resolves it and refuses
+one the user may not see. Link with `link` and this module's constants, never a path string.
 """
 
 from __future__ import annotations
@@ -90,7 +58,7 @@ class Section(StrEnum):
     """The sidebar's sections, one per role."""
 
     NONE = ""
-    JUDGE = "Judge"
+    ANNOTATE = "Annotate"
     REVIEW = "Review"
     ADMIN = "Admin"
 
@@ -126,18 +94,18 @@ LOGIN = PageSpec(
     project=ProjectUse.UNUSED,
 )
 ANNOTATE = PageSpec(
-    path="views/judge/annotate.py",
+    path="views/annotate/annotate.py",
     url_path="annotate",
     title="Annotate",
     role=Role.ANNOTATOR,
-    section=Section.JUDGE,
+    section=Section.ANNOTATE,
 )
 MY_LABELS = PageSpec(
-    path="views/judge/my_labels.py",
+    path="views/annotate/my_labels.py",
     url_path="my_labels",
     title="My labels",
     role=Role.ANNOTATOR,
-    section=Section.JUDGE,
+    section=Section.ANNOTATE,
 )
 AGREEMENT = PageSpec(
     path="views/review/agreement.py",

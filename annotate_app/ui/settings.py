@@ -1,28 +1,7 @@
 """The app's settings and secrets: the database URL, the session lifetime, the upload limits and the cookie
-secret.
+secret, read from the environment first, then ``.streamlit/secrets.toml``.
 
-Settings (environment first, then ``.streamlit/secrets.toml``):
-
-=============================== ====================================================================
-``QRELFORGE_DATABASE_URL``      the database (see `annotate_app.config`); default SQLite in the data dir
-``QRELFORGE_DATA_DIR``          local data folder (default ``./data``)
-``QRELFORGE_COOKIE_SECRET``     secret that signs the login cookie; else ``cookie_secret`` in
-                                ``.streamlit/secrets.toml``; else the file ``<data dir>/cookie_secret``,
-                                created once (mode 0600) with 32 random bytes, so logins survive restarts.
-                                Replicas behind a load balancer must share one secret.
-``QRELFORGE_SESSION_HOURS``     how long a login lasts (default 12, a decimal number: 0.25 is 15 minutes;
-                                ``session_hours`` in secrets.toml works too): the cookie expires then,
-                                an older cookie is refused, and an open tab is logged out
-``QRELFORGE_IMPORT_MAX_MB``     largest file the Data page imports (default 200; whole MiB)
-``QRELFORGE_RUN_UPLOAD_MAX_MB`` largest run the Score page reads (default 50: an uploaded run is parsed
-                                in the app's memory on every rerun)
-=============================== ====================================================================
-
-Upload limits: both are also capped by Streamlit's ``server.maxUploadSize`` (MiB, default 200; ``make run``
-sets it to 200), which the server enforces on every upload. Each uploader passes its limit to the browser
-(``max_upload_size``: the browser refuses a bigger file with its own message) and the page checks the size
-again (a client that skips the browser's check gets an ``st.error`` naming the limit). Bigger imports go
-through the command line, which streams the file: ``qrelforge import docs|queries|run|qrels|chunks FILE``.
+The variables and their defaults: docs/app.md ("Login, cookie and secrets") and docs/modules.md.
 """
 
 from __future__ import annotations

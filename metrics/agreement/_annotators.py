@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics._proportions import wilson_interval
 from metrics._text import _shown
+from metrics._validate import check_int, check_probability
 from metrics.agreement._core import (
     WEIGHTS,
     Weights,
@@ -22,7 +24,6 @@ from metrics.agreement._core import (
 )
 from metrics.agreement._long import _check_columns, _Long, _long_table
 from metrics.errors import QrelForgeError
-from metrics.stats import check_int, check_probability, wilson_interval
 
 # ---------------------------------------------------------------------------------------------------- gold
 

@@ -162,25 +162,24 @@ def cohen_kappa(r1, r2, *, weights=None, labels=None) -> KappaResult:
     disagreement; d_ij is 1 − [i = j] (unweighted), |i − j|/(K − 1) (``"linear"``) or ((i − j)/(K − 1))²
     (``"quadratic"``), where i, j are positions in ``labels``. Unweighted, this is (p_o − p_e)/(1 − p_e).
 
-    Parameters
-    ----------
-    r1, r2 : sequences of equal length
-        Ratings of the same items by two raters; None or NaN for a missing rating.
-    weights : None, 'linear' or 'quadratic'
-        Weighted kappa needs ``labels``: weights are spaced over the declared scale, never over the categories
-        that happen to be observed (an unused grade still counts).
-    labels : sequence, optional
-        The rating scale in order, e.g. ``[0, 1, 2, 3]``. A rating outside it raises.
+    Pairs with a missing rating are dropped and counted in ``n_dropped``. When both raters put every item in
+    one and the same category, expected agreement is 1 and kappa is NaN with an UndefinedMetricWarning.
 
-    Returns
-    -------
-    KappaResult
-        ``.kappa``, ``.n_items`` (pairs used), ``.n_dropped`` (pairs with a missing rating, dropped),
+    Args:
+        r1, r2: ratings of the same items by two raters, sequences of equal length; None or NaN for a
+            missing rating.
+        weights: None, ``"linear"`` or ``"quadratic"``. Weighted kappa needs ``labels``: weights are spaced
+            over the declared scale, never over the categories that happen to be observed (an unused grade
+            still counts).
+        labels: the rating scale in order, e.g. ``[0, 1, 2, 3]``.
+
+    Returns:
+        A `KappaResult`: ``.kappa``, ``.n_items`` (pairs used), ``.n_dropped`` (pairs with a missing rating),
         ``.std_err`` and ``.confint()``.
 
-    Edge cases: pairs with a missing rating are dropped and counted in ``n_dropped``; no pair left raises
-    QrelForgeError; when both raters put every item in one and the same category, expected agreement is 1 and
-    kappa is NaN with an UndefinedMetricWarning.
+    Raises:
+        QrelForgeError: sequences of different lengths, no pair left, a rating outside ``labels``, unknown
+            ``weights``, or ``weights`` without ``labels``.
 
     >>> res = cohen_kappa([0, 1, 1, 0, 1, None], [0, 1, 0, 0, 1, 1])
     >>> round(res.kappa, 4), res.n_items, res.n_dropped
@@ -210,12 +209,21 @@ def cohen_kappa(r1, r2, *, weights=None, labels=None) -> KappaResult:
 
 
 def scott_pi(r1, r2, *, labels=None) -> float:
-    """Scott's pi between two raters (Scott 1955): chance agreement from the pooled distribution of both
-    raters.
+    """Scott's pi between two raters (Scott 1955): chance agreement from both raters' pooled distribution.
 
     π = (p_o − p_e) / (1 − p_e), p_e = Σ_k ((n_1k + n_2k) / 2n)². Equal to Fleiss' kappa with two raters.
-    Pairs with a missing rating are dropped; no pair left raises QrelForgeError; every rating in one category
-    gives NaN with an UndefinedMetricWarning.
+    Pairs with a missing rating are dropped; every rating in one category gives NaN with an
+    UndefinedMetricWarning.
+
+    Args:
+        r1, r2: ratings of the same items by two raters; None or NaN for a missing rating.
+        labels: the rating scale; a rating outside it is an error.
+
+    Returns:
+        π, a float in [−1, 1], or NaN.
+
+    Raises:
+        QrelForgeError: sequences of different lengths, no pair left, or a rating outside ``labels``.
 
     >>> round(scott_pi(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
     0.4667
@@ -259,10 +267,20 @@ def fleiss_kappa(ratings, *, labels=None) -> float:
     P_i = (Σ_k n_ik² − n) / (n (n − 1)), P̄ = mean_i P_i, p_k = Σ_i n_ik / (N n), P̄_e = Σ_k p_k²,
     κ = (P̄ − P̄_e) / (1 − P̄_e).
 
-    ``ratings`` is items × raters; None/NaN are missing. Items without any rating are ignored; the others must
-    all have the same number of ratings, else QrelForgeError names the items that differ. Fewer than two
-    ratings per item raises; every rating in one category gives NaN with an UndefinedMetricWarning. ``labels``
-    only validates the scale (an unused category does not change the value).
+    Items without any rating are ignored. Every rating in one category gives NaN with an
+    UndefinedMetricWarning.
+
+    Args:
+        ratings: items × raters; None or NaN for a missing rating.
+        labels: the rating scale; it only validates the ratings (an unused category does not change the
+            value).
+
+    Returns:
+        κ, a float at most 1, or NaN.
+
+    Raises:
+        QrelForgeError: rated items with different numbers of ratings (naming them), fewer than two ratings
+            per item, no rated item, or a rating outside ``labels``.
 
     >>> round(fleiss_kappa([[1, 1, 2], [2, 2, 2], [1, 1, 1]]), 4)
     0.55
@@ -289,9 +307,21 @@ def krippendorff_alpha(ratings, *, level=Level.NOMINAL, labels=None) -> float:
       order of ``labels``, else the sorted values);
     * interval: (c − k)²;  ratio: ((c − k)/(c + k))² (values must be numeric, and non-negative for ratio).
 
-    ``ratings`` is items × raters with None/NaN for missing values (the transpose of the ``krippendorff``
-    package's input). Items rated by only one rater are not pairable and are ignored; no item rated twice
-    raises QrelForgeError. Fewer than two distinct pairable values gives NaN with an UndefinedMetricWarning.
+    Items rated by only one rater are not pairable and are ignored. Fewer than two distinct pairable values
+    gives NaN with an UndefinedMetricWarning.
+
+    Args:
+        ratings: items × raters, None or NaN for a missing value (the transpose of the ``krippendorff``
+            package's input).
+        level: ``"nominal"``, ``"ordinal"``, ``"interval"`` or ``"ratio"``: the δ² above.
+        labels: the scale in order (the ordinal order); a value outside it is an error.
+
+    Returns:
+        α, a float at most 1, or NaN.
+
+    Raises:
+        QrelForgeError: no item rated twice, an unknown ``level``, non-numeric values at the interval or
+            ratio level (negative ones at the ratio level), or a value outside ``labels``.
 
     >>> data = [[1, 1, None], [2, 2, 2], [3, 3, 2], [None, 1, 1]]
     >>> round(krippendorff_alpha(data), 4), round(krippendorff_alpha(data, level="interval"), 4)
@@ -312,7 +342,17 @@ def gwet_ac1(ratings, *, labels) -> float:
     p_a = mean over items with m_i ≥ 2 of Σ_k n_ik (n_ik − 1) / (m_i (m_i − 1));
     π_k = mean over items with m_i ≥ 1 of n_ik / m_i;  p_e = Σ_k π_k (1 − π_k) / (q − 1);
     AC1 = (p_a − p_e) / (1 − p_e), where q = len(labels) is the number of categories of the scale, used or not
-    (hence ``labels`` is required). p_e < 1 always, so AC1 is always defined; no item rated twice raises.
+    (hence ``labels`` is required). p_e < 1 always, so AC1 is always defined.
+
+    Args:
+        ratings: items × raters; None or NaN for a missing rating.
+        labels: the rating scale, at least two categories.
+
+    Returns:
+        AC1, a float at most 1.
+
+    Raises:
+        QrelForgeError: no item rated twice, or a rating outside ``labels``.
 
     >>> round(gwet_ac1([[1, 1], [1, 1], [1, 2]], labels=[1, 2]), 4)
     0.5385
@@ -324,11 +364,19 @@ def gwet_ac1(ratings, *, labels) -> float:
 
 
 def percent_agreement(ratings) -> float:
-    """Percent agreement as Fleiss' P̄: the mean over items of the share of agreeing rater pairs,
-    P_i = Σ_k n_ik (n_ik − 1) / (m_i (m_i − 1)), over the items rated by two raters or more (m_i ≥ 2).
+    """Percent agreement as Fleiss' P̄: the mean over items of the share of agreeing rater pairs.
 
-    With two raters this is the share of items on which they agree. Not chance-corrected. Missing ratings are
-    allowed; no item rated twice raises QrelForgeError.
+    P_i = Σ_k n_ik (n_ik − 1) / (m_i (m_i − 1)), over the items rated by two raters or more (m_i ≥ 2). With
+    two raters this is the share of items on which they agree. Not chance-corrected.
+
+    Args:
+        ratings: items × raters; None or NaN for a missing rating.
+
+    Returns:
+        P̄, a float in [0, 1].
+
+    Raises:
+        QrelForgeError: no item rated twice.
 
     >>> round(percent_agreement([[1, 1, 1], [1, 1, 2], [1, None, None]]), 4)
     0.6667
@@ -352,8 +400,14 @@ def interpret(value) -> Band:
     NaN            ``"undefined"``
     ============== =====================
 
-    A value above 1 or one that is not a real number raises QrelForgeError. A :class:`KappaResult` is
-    accepted.
+    Args:
+        value: a coefficient, or a `KappaResult`.
+
+    Returns:
+        The `Band`.
+
+    Raises:
+        QrelForgeError: a value above 1, or one that is not a real number.
 
     >>> interpret(0.0), interpret(0.2), interpret(0.21), interpret(-0.1), interpret(float("nan"))
     ('slight', 'slight', 'fair', 'poor', 'undefined')
@@ -375,8 +429,15 @@ def interpret(value) -> Band:
 def binarize(ratings, cutoff):
     """Binary relevance at a cut-off: 1.0 where rating ≥ cutoff, 0.0 below, NaN where missing.
 
-    Accepts a sequence, an array of any shape, a Series or a DataFrame, and returns the same kind (pandas
-    objects keep their index and columns). Ratings must be numeric.
+    Args:
+        ratings: a sequence, an array of any shape, a Series or a DataFrame of numeric ratings.
+        cutoff: the lowest rating that counts as relevant.
+
+    Returns:
+        The same kind as ``ratings`` (pandas objects keep their index and columns), of floats.
+
+    Raises:
+        QrelForgeError: a rating or the cutoff that is not a number.
 
     >>> binarize([0, 3, None, 2], 2)
     array([ 0.,  1., nan,  1.])

@@ -199,19 +199,24 @@ def pairwise_kappa(
 ) -> PairwiseKappa:
     """Cohen's kappa between every pair of raters of a long labels table, with the number of shared items.
 
-    One sparse product gives all R × R contingency tables at once, so 20 raters and 100k labels take
-    milliseconds. Each cell equals ``cohen_kappa`` on the two raters' shared items.
+    One sparse product gives all R × R contingency tables at once. Each cell equals `cohen_kappa` on the two
+    raters' shared items.
 
-    Parameters
-    ----------
-    table : DataFrame
-        One row per rating, columns ``item``, ``rater``, ``label`` (names configurable). A missing label is
-        not a rating; the same (item, rater) twice raises.
-    labels : sequence, optional
-        The grade scale, e.g. ``[0, 1, 2, 3]``; required for ``weights`` unless ``cutoff`` is given.
-    weights : None, 'linear' or 'quadratic'
-    cutoff : number, optional
-        Binary agreement at a relevance cut-off: labels ≥ cutoff count as relevant (1), the others as 0.
+    Args:
+        table: a DataFrame, one row per rating; a missing label is not a rating.
+        item, rater, label: the names of its columns.
+        labels: the grade scale in order, e.g. ``[0, 1, 2, 3]``; required for ``weights`` unless ``cutoff``
+            is given.
+        weights: None, ``"linear"`` or ``"quadratic"``, as in `cohen_kappa`.
+        cutoff: binary agreement at a relevance cut-off: labels ≥ ``cutoff`` count as relevant (1), the
+            others as 0.
+
+    Returns:
+        A `PairwiseKappa`: ``kappa`` and ``n_items`` (shared items), each a raters × raters DataFrame.
+
+    Raises:
+        QrelForgeError: a missing column, the same (item, rater) twice, a label outside ``labels``, or a bad
+            option, naming the parameter and value.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "label": [0, 0, 1, 1, 1, 0]})
     >>> res = pairwise_kappa(t)
@@ -268,8 +273,22 @@ def item_agreement(
     pairs (as in Fleiss' P̄; NaN with fewer than 2 ratings); ``disagreement`` = the mean disagreement weight
     over rater pairs, Σ_c≠k n_c n_k d_ck / (m (m − 1)) with the ``weights`` of :func:`cohen_kappa` (1 −
     agreement when unweighted); ``spread`` = highest − lowest label for numeric scales (NaN otherwise); and
-    one count column ``n[<label>]`` per category of the scale. ``cutoff`` binarizes the labels first (≥ cutoff
-    → 1).
+    one count column ``n[<label>]`` per category of the scale.
+
+    Args:
+        table: a DataFrame, one row per rating; a missing label is not a rating.
+        item, rater, label: the names of its columns.
+        labels: the grade scale in order, e.g. ``[0, 1, 2, 3]``.
+        weights: None, ``"linear"`` or ``"quadratic"``, as in `cohen_kappa`.
+        cutoff: binarize the labels first: ≥ ``cutoff`` is 1, the others 0.
+        group: a column constant per item (e.g. the query of a query–document pair), kept in the result.
+
+    Returns:
+        A DataFrame with the columns above, one row per item.
+
+    Raises:
+        QrelForgeError: a missing column, the same (item, rater) twice, a label outside ``labels``, or a bad
+            option, naming the parameter and value; a ``group`` that varies within an item.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2], "rater": list("abab"), "label": [0, 3, 2, 2]})
     >>> item_agreement(t, labels=[0, 1, 2, 3])[["item", "agreement", "spread", "n[3]"]]
@@ -288,7 +307,16 @@ def disagreements(
 
     Rows as in :func:`item_agreement`, sorted by ``disagreement`` (highest first; weighted when ``weights`` is
     given, so a 0-vs-3 split outranks a 2-vs-3 split), then ``spread``, then ``n_ratings`` (both highest
-    first), then item. The index is reset.
+    first), then item.
+
+    Args:
+        table, item, rater, label, labels, weights, cutoff, group: as in `item_agreement`.
+
+    Returns:
+        The rows of `item_agreement` for the disagreeing items, in that order, the index reset.
+
+    Raises:
+        QrelForgeError: as `item_agreement`.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "label": [0, 3, 2, 3, 1, 1]})
     >>> disagreements(t, labels=[0, 1, 2, 3], weights="linear")[["item", "disagreement"]]
@@ -341,6 +369,17 @@ def group_agreement(
     more than one distinct label) and ``alpha`` (Krippendorff's alpha at ``level`` over the group's items).
     Groups whose alpha is undefined (no item rated twice, or one value only) get NaN, with one
     UndefinedMetricWarning for the call.
+
+    Args:
+        table, item, rater, label, labels, weights, cutoff: as in `item_agreement`.
+        group: the column that groups the items (constant per item).
+        level: the level of measurement of alpha, as in `krippendorff_alpha`.
+
+    Returns:
+        A DataFrame with the ``group`` column and the columns above, one row per group.
+
+    Raises:
+        QrelForgeError: as `item_agreement`; an unknown ``level``.
 
     >>> t = pd.DataFrame({"query": ["q1"] * 4 + ["q2"] * 4, "item": [1, 1, 2, 2, 3, 3, 4, 4],
     ...                   "rater": list("abababab"), "label": [0, 0, 1, 1, 0, 1, 1, 1]})
@@ -398,7 +437,17 @@ def agreement_summary(
     ``gwet_ac1`` (None unless ``labels`` or ``cutoff`` fixes the number of categories);
     ``mean_pairwise_kappa`` (Light's kappa: the unweighted mean of the pairwise Cohen's kappas, with
     ``weights``, over the rater pairs that share an item and where kappa is defined; NaN if none); ``level``
-    and ``weights``. No item rated twice raises QrelForgeError.
+    and ``weights``.
+
+    Args:
+        table, item, rater, label, labels, weights, cutoff: as in `item_agreement`.
+        level: the level of measurement of alpha, as in `krippendorff_alpha`.
+
+    Returns:
+        The dict of the keys above.
+
+    Raises:
+        QrelForgeError: as `item_agreement`; no item rated twice; an unknown ``level``.
 
     >>> t = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "label": [0, 0, 1, 1, 1, 0]})
     >>> s = agreement_summary(t, labels=[0, 1])

@@ -1,43 +1,10 @@
-"""Readers and writers: TREC qrels and runs, BEIR TSV qrels, JSONL/CSV/TSV corpora and queries.
+"""Readers and writers: TREC qrels and runs, BEIR TSV qrels, JSONL/CSV/TSV corpora and queries, other tools'
+labels, evidence passages and chunks.
 
-Every reader accepts a path (plain or gzip-compressed, detected by its magic bytes) or a file object (text or
-binary), reads UTF-8 (a leading BOM is dropped; CRLF line ends are fine), and either returns the whole file or
-raises `FormatError` listing every bad line as ``file:line: reason: 'text'``. Nothing is half-read.
-
-TREC layouts (fields separated by any run of spaces or tabs; a line whose first character other than a space
-or tab is ``#`` is a comment, skipped as trec_eval 10 skips it):
-
-- qrels: ``qid iter docid rel`` (exactly four fields; ``rel`` an integer, negative allowed, or an integral
-  float such as ``3.0``, read as that integer as trec_eval reads it);
-- runs: ``qid Q0 docid rank score tag`` (fields after the sixth are ignored, as trec_eval ignores them; the
-  rank column is not read, order comes from the score).
-
-Well-formed files take a vectorized path: a plain TREC file of up to 48 MB (ASCII, single spaces, plain
-decimal scores) is split with numpy alone, without importing pyarrow (`metrics.formats._plain`); any other
-(larger, gzip, tabs, ...) is read in pieces of about 4 MB of whole lines, each through Arrow's CSV reader
-(`metrics.formats._pieces`: a piece is cut by bytes, a line is checked against the line limit before it is
-joined, and blank lines are counted, never kept). Anything unusual, and every error, goes through the
-line-by-line reader, which is the reference for what is accepted.
-
-The package may import numpy, pyarrow (through `metrics._lazy`, on first use), the standard library,
-`metrics.errors`, `metrics._choice`, `metrics._lazy`, `metrics._ids` and `metrics.data` (pandas only inside
-the readers that return DataFrames); never the rest of `metrics`, never the app. Its private modules,
-re-exported here (import from `metrics.formats`):
-
-- `metrics.formats._lines`: the shared line and error machinery (sources, gzip, bad-line collection, decoding,
-  writing lines, `line_of_row`);
-- `metrics.formats._plain`: the numpy-only reader of plain TREC files (tried first; None for anything else);
-- `metrics.formats._pieces`: an input cut into pieces of whole lines by bytes, and the (query, document) pair
-  hashes that find a pair repeated across pieces;
-- `metrics.formats._trec`: TREC qrels and runs (`read_qrels`, `read_run`, `iter_run_chunks`, `write_qrels`,
-  `write_run`);
-- `metrics.formats._beir`: BEIR TSV qrels (`read_beir_qrels`, and ``read_qrels(format="beir")``);
-- `metrics.formats._tables`: JSONL/CSV/TSV tables (`read_corpus`, `read_queries`, `read_chunk_map`,
-  `write_jsonl`);
-- `metrics.formats._labels`: human labels made in other tools (`read_labels`: JSONL, Label Studio, Argilla,
-  Prodigy, Quepid), with one reader per tool in `metrics.formats._label_readers`;
-- `metrics.formats._passages`: evidence passages and chunkings (`read_passages`, `write_passages`,
-  `read_chunks`).
+Every reader takes a path (plain or gzip) or a file object, reads UTF-8 (BOM and CRLF fine), and returns
+the whole file or raises `FormatError` listing every bad line as ``file:line: reason: 'text'``: nothing is
+half-read. TREC fields split on any whitespace; ``#`` lines are comments, as in trec_eval 10. Import from
+here, not from the private modules. The layouts and the fast paths: docs/modules.md.
 """
 
 from __future__ import annotations

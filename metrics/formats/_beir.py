@@ -73,8 +73,23 @@ def _beir_problem(fields: list[str]) -> str | None:
 def read_beir_qrels(
     source: Source, *, max_inflated_mb: float | None = None, max_line_mb: float | None = None
 ) -> Qrels:
-    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows. Limits: as
-    `metrics.formats.read_run`."""
+    """Read BEIR-style TSV qrels: a header line, then ``query-id<TAB>corpus-id<TAB>score`` rows.
+
+    Args:
+        source: a path (plain or gzip) or an open file.
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line (a CSV record counts as one), as in `metrics.formats.read_run`.
+
+    Returns:
+        The `Qrels`.
+
+    Raises:
+        FormatError: every bad line, as `metrics.formats.read_qrels` reports it.
+
+    >>> import io
+    >>> len(read_beir_qrels(io.StringIO("query-id\\tcorpus-id\\tscore\\nq1\\tD1\\t1\\n")))
+    1
+    """
     return _read_beir(
         _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
     )

@@ -1,42 +1,10 @@
 """Human labels made in other tools (private; import from `metrics.formats`): `read_labels`.
 
-Every reader returns `ForeignLabels`, a list of `ForeignLabel` records (query, document, annotator, grade,
-reason, the line the label came from and its version) that also counts the answers left out (`LeftOut`), or
-raises `FormatError` listing every bad line (or JSON record, numbered by the line it starts on). Formats
-(``format=``; one `LabelReader` each in `metrics.formats._label_readers.READERS`):
-
-- ``jsonl``: one object a line: ``query_id``, ``doc_id``, ``annotator``, ``grade``, ``reason`` (optional);
-- ``label-studio``: Label Studio's JSON export (a list of tasks), or one task or one annotation as a target
-  (cloud) storage saves it, a file each: ``data`` holds ``query_id`` and ``doc_id`` (a JSON number, as Label
-  Studio writes the IDs of an uploaded CSV, is read as its decimal text); each entry of ``annotations`` is one
-  label by ``completed_by`` (user id ``N``, or ``{"id": N, ...}``, becomes annotator ``label-studio-N``), its
-  grade from the one ``choices`` (``value.choices``, one choice) or ``rating`` (``value.rating``) result, its
-  reason from a ``textarea`` result (``value.text``); cancelled (skipped) annotations and annotations without
-  a grade are left out. Its JSON-MIN and CSV exports are refused in one line that names the JSON export;
-- ``argilla``: Argilla 2 records, as ``dataset.records.to_json(...)`` writes them (a JSON list; or one record
-  a line), ``query_id``/``doc_id`` in ``metadata`` (or ``fields``) and ``responses`` ``{question: [{value,
-  user_id}]}``; or flattened as ``records.to_list(flatten=True)`` and ``records.to_datasets()`` write them
-  (``query_id``/``doc_id`` at the top, ``question.responses``, ``.users`` and ``.status`` lists). The grade
-  comes from the one question other than ``reason``, the reason from ``reason``, the annotator is the
-  ``user_id``. Responses marked ``draft`` or ``discarded``, and responses without a value, are left out
-  (``to_json`` of Argilla 2.8 does not write a response's status: only the flattened form says it);
-- ``prodigy``: Prodigy's JSONL (``db-out``): ``query_id``/``doc_id`` at the top or in ``meta``; a choice task
-  (``options``) gives its one ``accept`` option as the grade, and is left out when answered ``reject`` or
-  with no option; a binary task's grade is ``grade_map["accept"]`` (default 1) or ``grade_map["reject"]``
-  (default 0); ``ignore`` is left out; the annotator is ``_annotator_id``, else ``_session_id``; the reason is
-  ``user_input`` (a text_input field) or ``reason``. One annotator answering one task again (another
-  session) is one label when the answers are equal, else a new version, in ``_timestamp`` order;
-- ``quepid``: Quepid's ratings CSV (``query,docid,rating``): ``query`` is the query's *text*
-  (`ForeignLabel.query_text`, ``query_id`` empty); rows without a document are queries without ratings and
-  are skipped, a document without its rating is left out; give ``annotator=`` (Quepid's export does not say
-  who rated). Fields are stripped, which also undoes Quepid's guard against spreadsheet formulas (a space
-  before a query starting with ``-=+@``).
-
-A grade is an integer, an integral float or its text (``3.0``, as Quepid writes ratings; ``3.5`` is an
-error), or any text ``grade_map`` maps to one (``{"Relevant": 1}``); ``grade_map`` is looked up first, so it
-can also renumber a scale (``{"4": 3}``). ``annotator`` names who made labels whose record does not say. One
-(query, document, annotator) twice in a file is an error (but for Prodigy's versions). Whether the grades are
-on a project's scale, and the annotator names, are for the importer to check.
+Formats ``jsonl``, ``label-studio``, ``argilla``, ``prodigy`` and ``quepid`` (one `LabelReader` each in
+`metrics.formats._label_readers.READERS`). Returns `ForeignLabels` (labels plus the answers `LeftOut`), or
+raises `FormatError` listing every bad line. A grade is an integer, an integral float, or text ``grade_map``
+maps; one (query, document, annotator) twice is an error. Checking the scale is the importer's job.
+What each format reads: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -100,14 +68,28 @@ def read_labels(
     max_line_mb: float | None = None,
     option_names: Mapping[str, str] | None = None,
 ) -> ForeignLabels:
-    """Every label of a file made in another annotation tool, or `FormatError` listing every bad line.
+    """Every label of a file made in another annotation tool.
 
-    The formats and how each maps to (query, document, annotator, grade, reason) are in the module doc.
-    Edge cases: a record without a label (an unannotated task, a Prodigy ``ignore``, a Quepid query without
-    ratings) yields nothing; answers that are not labels (rejected, skipped, drafts...) are counted in
-    ``left_out``; a record naming no annotator takes ``annotator``, else it is an error. ``option_names``
-    says how messages name the options ``annotator`` and ``grade_map`` (default ``annotator=``,
-    ``grade_map``; the CLI passes ``--annotator``, ``--grade-map``). Limits: as `metrics.formats.read_run`.
+    The formats and how each maps to (query, document, annotator, grade, reason) are in the module doc. A
+    record without a label (an unannotated task, a Quepid query without ratings) yields nothing; answers that
+    are not labels (rejected, ignored, skipped, drafts...) are left out and counted in ``left_out``.
+
+    Args:
+        source: a path (plain or gzip) or an open file.
+        format: a `LabelFormat` value: ``jsonl``, ``label-studio``, ``argilla``, ``prodigy`` or ``quepid``.
+        annotator: the annotator of records that name none; without it such a record is an error.
+        grade_map: ``{answer text: grade}`` for answers that are not numbers (``{"yes": 1}``).
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line, as in `metrics.formats.read_run`.
+        option_names: how messages name the options ``annotator`` and ``grade_map`` (default ``annotator=``,
+            ``grade_map``; the CLI passes ``--annotator``, ``--grade-map``).
+
+    Returns:
+        The `ForeignLabels`: the labels in file order, and the counts of what was left out.
+
+    Raises:
+        FormatError: a bad ``format``, ``annotator`` or ``grade_map``; every bad line or record, with its
+            file, line and value (a whole export of the wrong kind in one line saying which to use).
 
     >>> import io
     >>> f = io.StringIO('{"query_id": "q1", "doc_id": "d1", "annotator": "ann", "grade": "yes"}\\n')

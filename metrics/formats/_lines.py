@@ -525,8 +525,15 @@ def _write_lines(dest: Source, lines: Iterable[str]) -> None:
 
 
 def line_of_row(source: str, row: int) -> int | None:
-    """The line number of the ``row``-th (0-based) line of a file that is neither blank nor a comment, or
-    None if it is not a file."""
+    """The line number of a file's ``row``-th line that is neither blank nor a comment.
+
+    Args:
+        source: a path.
+        row: the 0-based index among the lines that hold data.
+
+    Returns:
+        The 1-based line number, or None when ``source`` is not a readable file or has fewer rows.
+    """
     try:
         src = _resolve(source)
     except FormatError:

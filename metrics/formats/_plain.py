@@ -2,8 +2,8 @@
 
 A file qualifies when it is ASCII, not gzip, without BOM, tabs, carriage returns or other line-breaking bytes,
 and every line holds exactly the expected fields (six for a run, four for qrels) separated by single spaces,
-with a final newline optional, no line a ``#`` comment; and it is at most 48 MB (above that, Arrow's C++
-parser reading the file in pieces is faster, and pyarrow's fixed memory cost matters less). Its scores must
+with a final newline optional, no line a ``#`` comment; and it is at most 48 MB (`read_run` hands it a
+larger run, and any run over 1 MB, as pieces of about 1 MB: `metrics.formats._pieces`). Its scores must
 be plain decimals (``[+-]digits.digits[e[+-]digits]``) parsed exactly as ``float()`` does, grades integers of
 at most 16 characters (an integral float such as ``3.0`` is that integer), IDs at most `_ids.MAX_ID_BYTES`
 long, and no (query, document) pair may repeat. Anything else returns None, and the Arrow reader or the line
@@ -27,11 +27,9 @@ from metrics.formats._lines import _BOM, _Source
 # Bytes of the file split at once (whole lines). 1 MB: a block's temporaries stay in the CPU's cache, and a
 # 1M-line run peaks at ~110 MB RSS (4 MB blocks: ~127 MB, and ~4% slower; interleaved, 2026-12-01, load 4-6).
 _BLOCK = 1 << 20
-# Files up to this size are read here, without importing pyarrow; bigger ones go to Arrow's reader. Measured
-# (`qrelforge score`, 5 measures, CPU seconds of the whole process, 2026-12-01, load 15): 1M lines (37 MB)
-# 0.37-0.47 s / 123 MB here against 0.37-0.44 s / 159 MB through Arrow; 1.7M lines (63 MB) 0.67-0.78 s /
-# 171 MB here against 0.61-0.62 s / 181-196 MB. The two cross at about 1M lines.
+# Files (qrels; pieces of a run) up to this size are read here whole; bigger ones go to the piece readers.
 _PLAIN_MAX = 48 << 20
+_FIRST_LINE = 4096  # bytes of a piece's first line, at most (`_content`)
 _WORDS_DOC = 64  # document IDs up to this long are cut from their 8-byte words (`_doc_ids`)
 _MIN_QUERY_RUN = 8  # rows per query on average, else the query IDs are left to Arrow
 _FAST_DIGITS = 15  # digits of a score `_decimals` parses (10**15 < 2**53: exact as a double)
@@ -72,11 +70,16 @@ def plain_qrels(src: _Source) -> Qrels | None:
 
 def _content(src: _Source) -> np.ndarray:
     """The file's bytes (a final newline added), read straight into numpy (``np.fromfile``: about half the
-    time of ``f.read()``, which copies through a growing buffer); raises unless ASCII without BOM."""
+    time of ``f.read()``, which copies through a growing buffer); raises unless ASCII without BOM, and for
+    content in memory (a piece) when its first line is longer than `_FIRST_LINE` (no plain line is, short of
+    a long run tag: the other readers take those without this reader's temporaries)."""
     if src.gzipped or src.size() > _PLAIN_MAX:
         raise _NotPlain
     if src.path is None:
-        buf = np.frombuffer(src.data or b"", dtype=np.uint8)
+        data = src.data or b""
+        if len(data) > _FIRST_LINE and data.find(b"\n", 0, _FIRST_LINE) < 0:
+            raise _NotPlain
+        buf = np.frombuffer(data, dtype=np.uint8)
     else:
         buf = np.fromfile(src.path, dtype=np.uint8)
     if len(buf) and buf[-1] != ord("\n"):
@@ -93,7 +96,7 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
-    doc_lengths = np.empty(rows, dtype=np.int64)
+    doc_lengths = np.empty(rows, dtype=np.uint16)  # each checked against `_ids.MAX_ID_BYTES` first
     doc_parts: list[np.ndarray] = []  # per block: the IDs' bytes end to end, or their cells (2-D)
     hash_parts: list[np.ndarray | None] = []
     names: dict[str, int] = {}
@@ -111,6 +114,8 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
             raise _NotPlain  # a comment line: the line readers skip it
         _query_codes(block, starts, sep[:, 0], names, codes[at : at + n])
         doc_start, doc_end = sep[:, 1] + 1, sep[:, 2]
+        if int((doc_end - doc_start).max()) > _ids.MAX_ID_BYTES:
+            raise _NotPlain
         doc_lengths[at : at + n] = doc_end - doc_start
         doc_bytes, doc_hashes = _doc_ids(block, doc_start, doc_end)
         doc_parts.append(doc_bytes)
@@ -122,8 +127,6 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     if len(names) * _MIN_QUERY_RUN > max(rows, 1) and rows > 1000:
         raise _NotPlain
     del buf, block
-    if int(doc_lengths.max(initial=0)) > _ids.MAX_ID_BYTES:
-        raise _NotPlain
     docs = _packed_docs(doc_parts, lines, doc_lengths)
     known = [h for h in hash_parts if h is not None]
     hashes = np.concatenate(known) if len(known) == len(hash_parts) and known else None
@@ -261,7 +264,7 @@ def _packed_docs(parts: list[np.ndarray], counts: list[int], lengths: np.ndarray
         for p, end in zip(parts, ends.tolist(), strict=True)
     ]
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    np.cumsum(lengths, dtype=np.int64, out=offsets[1:])
     return _ids.Packed(offsets, np.concatenate(flat))
 
 

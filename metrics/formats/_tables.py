@@ -57,12 +57,29 @@ def read_corpus(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> pd.DataFrame:
-    """Read documents from JSONL, CSV or TSV into a DataFrame with ``doc_id``, ``title``, ``text`` and extras.
+    """Read documents from JSONL, CSV or TSV.
 
-    The ID may be called ``doc_id``, ``_id`` (BEIR), ``docid`` or ``id``; ``title`` defaults to "". Errors:
-    invalid JSON, NaN or infinity in any field, a missing or empty ID, an ID longer than 512 bytes or holding
-    a space or line break, a duplicate ID, a missing ``text``, a non-string field, a CSV header of more than
-    1000 columns. Limits: as `metrics.formats.read_run` (a CSV record counts as one line).
+    The ID may be called ``doc_id``, ``_id`` (BEIR), ``docid`` or ``id``; ``title`` defaults to "".
+
+    Args:
+        source: a path (plain or gzip) or an open file.
+        format: ``"jsonl"``, ``"csv"``, ``"tsv"`` or ``"auto"`` (by the file name's suffix, JSONL
+            otherwise).
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line (a CSV record counts as one), as in `metrics.formats.read_run`.
+
+    Returns:
+        A DataFrame with ``doc_id``, ``title``, ``text`` and the extra fields, a row per line.
+
+    Raises:
+        FormatError: an unknown ``format``; every bad line, with its file, line and value: invalid JSON, NaN
+            or infinity in any field, a missing or empty ID, an ID longer than 512 bytes or holding a space
+            or line break, a duplicate ID, a missing ``text``, a non-string field, a CSV header of more than
+            1000 columns.
+
+    >>> import io
+    >>> read_corpus(io.BytesIO(b'{"_id": "d1", "text": "a"}\\n')).to_dict("records")
+    [{'doc_id': 'd1', 'title': '', 'text': 'a'}]
     """
     return _read_records(source, format, kind="corpus", limits=_limits(max_inflated_mb, max_line_mb))
 
@@ -75,13 +92,25 @@ def iter_corpus(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> Iterator[list[dict]]:
-    """Stream documents as `read_corpus` reads them, ``rows`` records at a time: lists of dicts with
-    ``doc_id``, ``title`` (default ""), ``text`` and the extra fields of each line as it has them.
+    """Stream documents as `read_corpus` reads them, ``rows`` records at a time.
 
-    Memory: one batch and the IDs seen so far (the duplicate check), whatever the file size. The same errors
-    as `read_corpus`; the batches before a bad line are yielded, then `FormatError` lists every problem once
-    the whole file is read (a caller writing the batches in one transaction rolls it back: a bad line
-    anywhere imports nothing).
+    Memory: one batch and the IDs seen so far (the duplicate check), whatever the file size. The batches
+    before a bad line are yielded, then `FormatError` lists every problem once the whole file is read (a
+    caller writing the batches in one transaction rolls it back: a bad line anywhere imports nothing).
+
+    Args:
+        source: as `read_corpus` takes it.
+        format: ``"jsonl"``, ``"csv"``, ``"tsv"`` or ``"auto"`` (by the file name's suffix, JSONL
+            otherwise).
+        rows: the records of each batch, >= 1.
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line (a CSV record counts as one), as in `metrics.formats.read_run`.
+
+    Yields:
+        Lists of dicts with ``doc_id``, ``title`` (default ""), ``text`` and the extra fields each line has.
+
+    Raises:
+        FormatError: a bad ``rows`` or ``format``; the errors of `read_corpus`.
 
     >>> import io
     >>> data = io.BytesIO(b'{"doc_id": "d1", "text": "a"}\\n{"_id": "d2", "text": "b", "lang": "en"}\\n')
@@ -116,13 +145,30 @@ def read_queries(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> pd.DataFrame:
-    """Read queries from JSONL, CSV or TSV into a DataFrame with ``query_id``, ``text`` and extras (errors and
-    limits: as `read_corpus`).
+    """Read queries from JSONL, CSV or TSV.
 
     An optional ``tags`` field is read as a list of tags (slices, `metrics.slices`): in JSONL a list of
     strings, in CSV/TSV one cell with the tags separated by ``|``. A tag is a label (``head``) or
-    ``key:value`` (``lang:zh``), of letters, digits, ``_``, ``.`` and ``-``; a bad tag is an error of its
-    line."""
+    ``key:value`` (``lang:zh``), of letters, digits, ``_``, ``.`` and ``-``.
+
+    Args:
+        source: a path (plain or gzip) or an open file.
+        format: ``"jsonl"``, ``"csv"``, ``"tsv"`` or ``"auto"`` (by the file name's suffix, JSONL
+            otherwise).
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line (a CSV record counts as one), as in `metrics.formats.read_run`.
+
+    Returns:
+        A DataFrame with ``query_id``, ``text`` and the extra fields, a row per line.
+
+    Raises:
+        FormatError: the errors of `read_corpus` for queries, and a bad tag, each naming its line.
+
+    >>> import io
+    >>> q = read_queries(io.BytesIO(b'{"query_id": "q1", "text": "x", "tags": ["head", "lang:en"]}\\n'))
+    >>> q.loc[0, "tags"]
+    ['head', 'lang:en']
+    """
     return _read_records(source, format, kind="queries", limits=_limits(max_inflated_mb, max_line_mb))
 
 
@@ -331,7 +377,18 @@ def _normalize_record(obj: Any, kind: str, id_key: str, *, delimited: bool = Fal
 
 
 def write_jsonl(records: Iterable[dict] | pd.DataFrame, dest: Source) -> None:
-    """Write records (dicts, or a DataFrame's rows) as UTF-8 JSON lines, non-ASCII kept as is."""
+    """Write records as UTF-8 JSON lines, non-ASCII kept as is.
+
+    Args:
+        records: dicts, or a DataFrame (a line per row).
+        dest: a path or an open text file.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> write_jsonl([{"doc_id": "d1", "text": "café"}], out)
+    >>> print(out.getvalue(), end="")
+    {"doc_id": "d1", "text": "café"}
+    """
     if hasattr(records, "to_dict") and hasattr(records, "columns"):
         records = records.to_dict(orient="records")
     _write_lines(dest, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
@@ -340,10 +397,24 @@ def write_jsonl(records: Iterable[dict] | pd.DataFrame, dest: Source) -> None:
 def read_chunk_map(
     source: Source, *, max_inflated_mb: float | None = None, max_line_mb: float | None = None
 ) -> tuple[pa.Array, pa.Array]:
-    """Read a chunk→document table (JSONL, CSV or TSV with ``chunk_id`` and ``doc_id``): (chunks, docs).
+    """Read a chunk-to-document table: JSONL, CSV or TSV (by the file name) with ``chunk_id`` and ``doc_id``.
 
-    Both IDs follow the rules of every other reader (non-empty, at most 512 bytes, no space, tab or line
-    break). Limits: as `metrics.formats.read_run`.
+    Args:
+        source: a path (plain or gzip) or an open file.
+        max_inflated_mb: the most megabytes gzip content may inflate to, as in `metrics.formats.read_run`.
+        max_line_mb: the longest line (a CSV record counts as one), as in `metrics.formats.read_run`.
+
+    Returns:
+        ``(chunk IDs, document IDs)``, two Arrow string arrays in file order.
+
+    Raises:
+        FormatError: every bad line: a missing or empty ID, an ID longer than 512 bytes or holding a space,
+            tab or line break, a chunk listed twice.
+
+    >>> import io
+    >>> chunks, docs = read_chunk_map(io.BytesIO(b'{"chunk_id": "d1#0", "doc_id": "d1"}\\n'))
+    >>> chunks.to_pylist(), docs.to_pylist()
+    (['d1#0'], ['d1'])
     """
     src = _resolve(source, _limits(max_inflated_mb, max_line_mb))
     fmt = _record_format(src.name)

@@ -15,6 +15,7 @@ from metrics._choice import Choice
 from metrics._lazy import lazy
 from metrics.data import Qrels, Run
 from metrics.errors import FormatError, Problem, quoted
+from metrics.formats import _pieces
 from metrics.formats._beir import _looks_beir, _read_beir
 from metrics.formats._lines import (
     _BIG_FILE,
@@ -36,7 +37,7 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
-from metrics.formats._pieces import PairHashes, pieces
+from metrics.formats._pieces import PairHashes, RunColumns, pieces
 from metrics.formats._plain import plain_qrels, plain_run
 
 if TYPE_CHECKING:
@@ -185,21 +186,31 @@ def read_run(
 ) -> Run:
     """Read a TREC run (``qid Q0 docid rank score tag``).
 
-    The run's name is ``name``, else the tag of its first line, else the file name. Errors: fewer than six
-    fields, a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
-    than 512 bytes or holding a line break, a document listed twice for one query. Lines whose first
-    character other than a blank is ``#`` are comments. Any input but a plain file of at most 48 MB is read
-    in pieces of about 4 MB (a file of repeated lines stops at its first piece; memory: the run and one
-    piece). Limits (every reader): gzip content inflated to at most ``max_inflated_mb`` (default:
-    ``QRELFORGE_MAX_INFLATED_MB``, else 4096), lines of at most ``max_line_mb`` (``QRELFORGE_MAX_LINE_MB``,
-    else 16).
+    Lines whose first character other than a blank is ``#`` are comments. The rank column is not read: the
+    order is by score, then by document ID, as trec_eval ranks. Any input but a plain file of at most 1 MB
+    is read in pieces of about 1 MB (memory: the run and one piece).
+
+    Args:
+        source: a path (plain or gzip) or an open text or binary file.
+        name: the run's name; default: the tag of its first line, else the file name.
+        max_inflated_mb: the most megabytes gzip content may inflate to (default:
+            ``QRELFORGE_MAX_INFLATED_MB``, else 4096).
+        max_line_mb: the longest line, in megabytes (default: ``QRELFORGE_MAX_LINE_MB``, else 16).
+
+    Returns:
+        The `Run`.
+
+    Raises:
+        FormatError: every bad line (up to 1000), each with its file, line and value: fewer than six fields,
+            a score that is not a number (NaN included) or beyond the float64 range (``1e400``), an ID longer
+            than 512 bytes or holding a line break, a document listed twice for one query; or a limit passed.
 
     >>> import io
     >>> read_run(io.StringIO("q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\n")).name
     'bm25'
     """
     src = _resolve(source, reader_limits(max_inflated_mb=max_inflated_mb, max_line_mb=max_line_mb))
-    run = plain_run(src)
+    run = plain_run(src) if src.size() <= _pieces.GATHER_BYTES else None
     if run is None:
         return next(_run_chunks(src, None, name))
     run.name = name or _tag(_first_fields(src)) or Path(src.name).name
@@ -264,14 +275,14 @@ def iter_run_chunks(
     max_inflated_mb: float | None = None,
     max_line_mb: float | None = None,
 ) -> Iterator[Run]:
-    """Read a TREC run piece by piece: a `Run` for every ``rows`` rows (the last one may be shorter, an input
-    without rows gives one empty run), named as `read_run` names the whole run.
+    """Read a TREC run piece by piece: a `Run` for every ``rows`` rows.
 
-    Concatenated, the pieces hold exactly `read_run`'s rows in file order, and a bad file raises the same
-    `FormatError` (same rules, same problems with the same line numbers, the same whitespace, CRLF, BOM and
-    gzip handling), once the input has been read through or at 1000 problems. No piece is yielded after the
-    one holding the first bad line; the pieces yielded before it belong to a bad file, so a caller that writes
-    them must do so in a transaction it rolls back on the error.
+    The last piece may be shorter; an input without rows gives one empty run. Concatenated, the pieces hold
+    exactly `read_run`'s rows in file order, and a bad file raises the same `FormatError` (same rules, same
+    problems with the same line numbers, the same whitespace, CRLF, BOM and gzip handling), once the input
+    has been read through or at 1000 problems. No piece is yielded after the one holding the first bad line;
+    the pieces yielded before it belong to a bad file, so a caller that writes them must do so in a
+    transaction it rolls back on the error.
 
     Memory: the input is read in pieces of about 4 MB of whole lines (`_pieces.pieces`; one longer line, up to
     the line limit, is a piece of its own; blank lines are counted, never kept), so what is held is one piece
@@ -279,6 +290,19 @@ def iter_run_chunks(
     of the (query, document) pairs, to find a duplicate across pieces. A hash met again is confirmed by
     re-reading the lines before the piece (which also finds the line of the first occurrence), so a hash
     collision never raises an error.
+
+    Args:
+        source: as `read_run` takes it.
+        rows: the rows of each piece, >= 1.
+        name: as `read_run` takes it; every piece has the name.
+        max_inflated_mb, max_line_mb: the limits, as in `read_run`.
+
+    Yields:
+        The pieces, as `Run` objects, in file order.
+
+    Raises:
+        ValueError: ``rows`` is not an int >= 1.
+        FormatError: as `read_run`, after the pieces before the first bad line.
 
     >>> import io
     >>> text = "q1 Q0 D1 1 0.9 bm25\\nq1 Q0 D2 2 0.5 bm25\\nq2 Q0 D1 1 0.7 bm25\\n"
@@ -295,17 +319,23 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
     """The run read in pieces (`_pieces.pieces`), as runs of ``rows`` rows (the last one: the rest; one
     empty run for an input without rows), or, with ``rows=None``, as one run. Named ``name``, else by the
     tag of the first line that is neither blank nor a comment, else by the file name."""
-    problems, seen = _Collector(src.name), PairHashes(src.size() // _MIN_RUN_LINE + 1)
+    capacity = src.size() // _MIN_RUN_LINE + 1
+    gathered = RunColumns(src.size(), capacity, lambda run: _pair_keys(run)) if rows is None else None
+    problems = _Collector(src.name)
+    seen: PairHashes | RunColumns = gathered if gathered is not None else PairHashes(capacity)
     held: list[Run] = []
     count, given, named = 0, False, name is not None
-    for piece in pieces(src):
+    for piece in pieces(src, (lambda: gathered.piece_bytes) if gathered is not None else None):
         if not named:
             fields = _first_fields(piece)
             if fields is not None:
                 name, named = _tag(fields), True
         run = _piece_run(src, piece, problems, seen)
+        size = len(piece.data or b"")
         del piece  # not held while the caller works on the run
-        if problems.problems:
+        if problems.problems and gathered is not None:
+            gathered.stop()
+        if problems.problems or (gathered is not None and gathered.take(run, size)):
             continue
         at = 0
         while rows is not None and len(run) - at >= rows - count:
@@ -317,6 +347,8 @@ def _run_chunks(src: _Source, rows: int | None, name: str | None) -> Iterator[Ru
             held.append(_rows(run, at, len(run)))
             count += len(run) - at
     problems.check()
+    if gathered is not None and (len(gathered) or not held):
+        held.insert(0, gathered.run(src.name))
     if held or not given:
         yield _named(_joined(Run, held, src), name, src)
 
@@ -326,7 +358,7 @@ def _named(run: Run, name: str | None, src: _Source) -> Run:
     return run
 
 
-def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes) -> Run:
+def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHashes | RunColumns) -> Run:
     """The rows of one piece (fast reader if it can, else the line reader), checked against the (query,
     document) pairs of the pieces before it (``seen``, which then takes this piece's pairs). When the piece
     has a bad line or repeats an earlier pair, the line reader reads it again, reporting to ``problems``.
@@ -334,7 +366,7 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
     The scratch pass that asks whether a piece is clean stops at its first bad line; only a bad piece after
     the first reads its good rows through (their pairs may repeat earlier pieces'): a piece of a million
     repeated lines costs its first thousand lines, not a million problems."""
-    run = _fast_run(piece)
+    run = plain_run(piece) or _fast_run(piece)
     clean = run is not None
     if run is None:
         try:
@@ -349,7 +381,7 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
             run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
     keys = _pair_keys(run)
     earlier = _earlier_lines(
-        src, piece.first_line, run, seen.hits(keys, _query_names(run), run.query_codes()[0])
+        src, piece.first_line, run, seen.hits(keys, _query_names(run), run._query_code_list()[0])
     )
     if earlier or not clean:
         run = _slow_run(piece, problems, _Pairs(earlier))
@@ -366,8 +398,8 @@ def _query_names(rows: Run | Qrels) -> list[str]:
 def _pair_keys(rows: Run | Qrels) -> np.ndarray:
     """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes, in any piece): the
     document's hash mixed with its query ID's."""
-    codes, distinct = rows.query_codes()
-    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(distinct)[codes])
+    codes, distinct = rows._query_code_list()
+    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(_ids.Packed.of(distinct))[codes])
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
@@ -404,10 +436,26 @@ def read_qrels(
 ) -> Qrels:
     """Read qrels: TREC (``qid iter docid rel``) or BEIR TSV (``query-id corpus-id score`` with a header).
 
-    ``format="auto"`` picks BEIR for ``.tsv`` files and for content whose first line has three tab-separated
-    fields, TREC otherwise. Errors: a wrong number of fields, a grade that is not an integer (an integral
-    float, ``3.0``, is that integer), a document judged twice for one query, an ID longer than 512 bytes or
-    holding a line break. Comment lines, pieces and limits: as `read_run`.
+    An integral float grade (``3.0``) is that integer. Comment lines and pieces: as `read_run`.
+
+    Args:
+        source: a path (plain or gzip) or an open text or binary file.
+        format: ``"trec"``, ``"beir"`` or ``"auto"``: BEIR for ``.tsv`` files and for content whose first
+            line has three tab-separated fields, TREC otherwise.
+        max_inflated_mb, max_line_mb: the limits, as in `read_run`.
+
+    Returns:
+        The `Qrels`.
+
+    Raises:
+        FormatError: an unknown ``format``; every bad line, with its file, line and value: a wrong number of
+            fields, a grade that is not an integer, a document judged twice for one query, an ID longer than
+            512 bytes or holding a line break.
+
+    >>> import io
+    >>> qrels = read_qrels(io.StringIO("q1 0 D1 2\\nq1 0 D2 0.0\\n"))
+    >>> qrels.doc_id.to_pylist(), qrels.relevance.tolist()
+    (['D1', 'D2'], [2, 0])
     """
     if format not in tuple(QrelsFormat):
         raise FormatError(Problem("<input>", None, repr(format), "format must be 'auto', 'trec' or 'beir'"))
@@ -435,7 +483,7 @@ def _piece_qrels(src: _Source) -> Qrels | None:
             except FormatError:
                 return None
         keys = _pair_keys(qrels)
-        names, codes = _query_names(qrels), qrels.query_codes()[0]
+        names, codes = _query_names(qrels), qrels._query_code_list()[0]
         if len(seen.hits(keys, names, codes)):
             return None
         seen.add(keys, names)
@@ -444,8 +492,25 @@ def _piece_qrels(src: _Source) -> Qrels | None:
 
 
 def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
-    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form. A
-    query ID starting with ``#`` is refused (its line would read as a comment)."""
+    """Write a TREC run in evaluation order, ranks 1..n per query, scores in shortest round-trip form.
+
+    Args:
+        run: the run.
+        dest: a path or an open text file.
+        tag: the last column; default: the run's name, else ``qrelforge``.
+
+    Raises:
+        FormatError: a tag that is empty or holds a blank; a query ID starting with ``#`` (its line would
+            read as a comment).
+
+    >>> import io
+    >>> from metrics.data import Run
+    >>> out = io.StringIO()
+    >>> write_run(Run.from_dict({"q1": {"D1": 0.5, "D2": 0.9}}), out, tag="bm25")
+    >>> print(out.getvalue(), end="")
+    q1 Q0 D2 1 0.9 bm25
+    q1 Q0 D1 2 0.5 bm25
+    """
     frame = run.ranked()
     tag = tag or run.name or "qrelforge"
     if _SEP.search(tag) or not tag:
@@ -459,8 +524,24 @@ def write_run(run: Run, dest: Source, *, tag: str | None = None) -> None:
 
 
 def write_qrels(qrels: Qrels, dest: Source, *, format: str = QrelsFormat.TREC) -> None:
-    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header). A query ID starting with
-    ``#`` is refused in TREC (its line would read as a comment)."""
+    """Write qrels as TREC (``qid 0 docid rel``) or BEIR TSV (with its header).
+
+    Args:
+        qrels: the qrels.
+        dest: a path or an open text file.
+        format: ``"trec"`` or ``"beir"``.
+
+    Raises:
+        FormatError: another ``format``; in TREC, a query ID starting with ``#`` (its line would read as a
+            comment).
+
+    >>> import io
+    >>> from metrics.data import Qrels
+    >>> out = io.StringIO()
+    >>> write_qrels(Qrels.from_dict({"q1": {"D1": 2}}), out, format="beir")
+    >>> out.getvalue().splitlines()
+    ['query-id\\tcorpus-id\\tscore', 'q1\\tD1\\t2']
+    """
     if format not in (QrelsFormat.TREC, QrelsFormat.BEIR):
         raise FormatError(Problem("<write_qrels>", None, repr(format), "format must be 'trec' or 'beir'"))
     rows = zip(qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist(), strict=True)

@@ -181,9 +181,11 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
         kept = docs.take(keep) if isinstance(docs, _ids.Packed) else docs.take(_ids.indices(keep))
         full = keep[trec_order(r_codes[keep], run.score[keep], kept)]
         order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
-    # A sparse order only reorders ties, which never cross queries: the query of each position is unchanged.
-    qidx = row_q if order.order is None else row_q[order.order]
     judged, judgment = _judged_rows(qrels, q_codes, run, row_q, order)
+    # Made after the judged rows (never beside their temporaries). A sparse order only reorders ties, and an
+    # order within groups only rows within them: the query of each position is unchanged.
+    qidx = row_q if order.order is None or order.within_groups else row_q[order.order]
+    del row_q
     returned = _ids.bincount(qidx, len(q_ids))
     in_run = returned > 0
     empty = np.array([position.get(q, -1) for q in run.empty_queries], dtype=np.int32)

@@ -425,6 +425,10 @@ for _name, _summary, _formula in (
 def markdown_table() -> str:
     """The measure table of the README (section "Measure names"), from the registry.
 
+    Returns:
+        The Markdown table: a row per registered measure, its name forms, meaning and formula, and whether
+        it is undefined for a query without relevant documents.
+
     >>> print(markdown_table().splitlines()[2])
     | `P@k` | precision at k: relevant in top k / k (k even when fewer than k were returned) | no (0) |
     """

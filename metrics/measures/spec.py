@@ -1,15 +1,9 @@
-"""Measure names as text, in ir_measures syntax, parsed into small frozen specs.
+"""Measure names as text, in ir_measures syntax, parsed into small frozen specs (`Measure`).
 
-``"P(rel=2)@5"`` parses into ``Measure("P", cutoff=5, rel=2)``, which prints back as ``P(rel=2)@5``. Default
-parameters are left out of the canonical text (``P(rel=1)@5`` prints as ``P@5``) and aliases print as their
-canonical name (``MAP`` → ``AP``, ``MRR`` → ``RR``), so equal measures have equal text.
-
-Specs can also be built in Python: ``P(rel=2) @ 5``, ``nDCG(gain="exp") @ 10``.
-
-Parameters: ``rel=N`` (relevance threshold), ``gain=lin|exp|{grade:gain,...}`` (nDCG), ``p=0.8`` (RBP's
-persistence), ``beta=1`` (SetF), ``judged_only=True`` (any measure but Judged, NumRel and RBPResidual: the
-condensed list, `metrics.measures.ranking.Ranked.condensed`). IPrec takes a recall level for ``@``:
-``IPrec@0.5``.
+Default parameters are left out and aliases print as their canonical name, so equal measures have equal
+text (``P(rel=1)@5`` is ``P@5``, ``MAP`` is ``AP``). Specs also build in Python: ``nDCG(gain="exp") @ 10``.
+Parameters: ``rel``, ``gain`` (nDCG), ``p`` (RBP), ``beta`` (SetF), ``judged_only``; IPrec takes a recall
+level for ``@``.
 
 >>> parse_measure("MRR@10")
 Measure('RR@10')

@@ -1,15 +1,8 @@
 """Self-contained inline SVG charts: numbers and labels in, one ``<svg>`` element out (no script, no external
-resource, no dependency beyond numpy). Every piece of text (labels, titles, tooltips) is HTML-escaped, so run,
-query and measure names can never inject markup.
+resource, numpy only). Every text is HTML-escaped, so names can never inject markup.
 
-- `svg_bar_panels`: bar panels side by side, one per measure, each on its own scale (the means of
-  ``Report.to_html``);
-- `svg_intervals`: one row per label with a dot and a whisker around zero (differences and their intervals);
-- `svg_sorted_bars`: signed values sorted from largest to smallest, up / down from zero (per-query
-  differences);
-- `svg_line_chart`: series over a shared x axis, gaps allowed (``qrelforge check --plot``).
-
-The charts know nothing of reports: `metrics.report` picks their numbers, colours and tooltips.
+`svg_bar_panels`, `svg_intervals`, `svg_sorted_bars` and `svg_line_chart`; the charts know nothing of
+reports: `metrics.report` picks their numbers, colours and tooltips.
 """
 
 from __future__ import annotations
@@ -97,8 +90,15 @@ def _legend(labels: Sequence[str], x: float, y: float) -> list[str]:
 def svg_bar_panels(
     panels: Sequence[tuple[str, Sequence[float], Sequence[str]]], series: Sequence[str], *, label: str
 ) -> str:
-    """Bar panels side by side: each ``(title, values, tips)`` is one panel with one bar per ``series``
-    (palette colours, legend below), on its own scale from 0 to max(1, largest value). NaN draws no bar.
+    """Bar panels side by side, each on its own scale from 0 to max(1, largest value).
+
+    Args:
+        panels: ``(title, values, tips)`` each: a panel with one bar per ``series``; NaN draws no bar.
+        series: the bars' names, in palette colours, with a legend below.
+        label: the chart's accessible name.
+
+    Returns:
+        The SVG element.
 
     >>> svg_bar_panels([("P@5", [0.2, float("nan")], ["a: 0.2", "b: undef"])], ["a", "b"], label="means")[:4]
     '<svg'
@@ -122,9 +122,25 @@ def svg_bar_panels(
 def svg_intervals(
     labels: Sequence[str], points: np.ndarray, colors: Sequence[str], tips: Sequence[str], *, label: str
 ) -> str:
-    """One row per label: a dot at ``points[i, 0]`` and a whisker from ``points[i, 1]`` to ``points[i, 2]``
-    (either left out when NaN), on a scale symmetric around a vertical zero line (1.1 × the largest
-    magnitude; ±1 when nothing is finite)."""
+    """Dots with whiskers, one row per label, on a scale symmetric around a vertical zero line.
+
+    The scale spans 1.1 × the largest magnitude (±1 when nothing is finite).
+
+    Args:
+        labels: the rows' names.
+        points: one row per label: the dot at ``[i, 0]``, the whisker from ``[i, 1]`` to ``[i, 2]`` (either
+            left out when NaN).
+        colors: each row's colour.
+        tips: each row's tooltip.
+        label: the chart's accessible name.
+
+    Returns:
+        The SVG element.
+
+    >>> import numpy as np
+    >>> svg_intervals(["a"], np.array([[0.1, 0.0, 0.2]]), ["#000"], ["a: +0.1"], label="diffs")[:4]
+    '<svg'
+    """
     finite = np.isfinite(points).any()
     extent = (float(np.nanmax(np.abs(points))) * 1.1 if finite else 0.0) or 1.0
     left, row_h, width = 150, 20, 520
@@ -153,9 +169,26 @@ def svg_intervals(
 def svg_sorted_bars(
     values: np.ndarray, names: Sequence[str], *, label: str, tie: float, max_bars: int = 400
 ) -> str:
-    """``values`` sorted from largest to smallest as bars from zero: up in green (> ``tie``), down in red
-    (< -``tie``), thin grey marks for ties; tooltips ``name: +value``. Above ``max_bars`` values, ``max_bars``
-    evenly spaced quantiles of the sorted values are drawn instead (tooltips without names)."""
+    """``values`` sorted from largest to smallest as bars from zero.
+
+    Up in green (> ``tie``), down in red (< -``tie``), thin grey marks for ties; tooltips ``name: +value``.
+    Above ``max_bars`` values, ``max_bars`` evenly spaced quantiles of the sorted values are drawn instead
+    (tooltips without names).
+
+    Args:
+        values: the values.
+        names: each value's name.
+        label: the chart's accessible name.
+        tie: the largest magnitude drawn as a tie.
+        max_bars: the most bars drawn.
+
+    Returns:
+        The SVG element.
+
+    >>> import numpy as np
+    >>> svg_sorted_bars(np.array([0.1, -0.2]), ["q1", "q2"], label="per query", tie=0.0)[:4]
+    '<svg'
+    """
     order = np.argsort(-values, kind="stable")
     diffs = values[order]
     shown: np.ndarray | None = np.asarray(names, dtype=object)[order]
@@ -177,8 +210,21 @@ def svg_sorted_bars(
 def svg_line_chart(
     series: Mapping[str, Sequence[float | None]], *, x_labels: Sequence[str], title: str
 ) -> str:
-    """A standalone SVG line chart (one line per series, None for gaps), e.g. a measure's history across CI
-    checks. Values on a shared y axis from min(0, lowest) to max(1, highest)."""
+    """A standalone SVG line chart, e.g. a measure's history across CI checks.
+
+    Values share a y axis from min(0, lowest) to max(1, highest).
+
+    Args:
+        series: ``{name: values}``, one line each, None for gaps.
+        x_labels: the labels along the x axis, one per value.
+        title: the chart's title.
+
+    Returns:
+        The SVG document.
+
+    >>> svg_line_chart({"AP": [0.1, None, 0.3]}, x_labels=["1", "2", "3"], title="AP")[:4]
+    '<svg'
+    """
     values = np.array([list(s) for s in series.values()], dtype=np.float64).reshape(len(series), -1)
     lo = min(0.0, float(np.nanmin(values))) if np.isfinite(values).any() else 0.0
     hi = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0

@@ -37,9 +37,27 @@ figure{margin:0}figcaption{color:#555;font-size:.9rem}"""
 def render_html(
     report: Report, *, digits: int = 4, max_queries: int = 50, title: str = "Run comparison"
 ) -> str:
-    """One self-contained HTML page (inline CSS and SVG; no script, no external resource): the tables of
-    `render_markdown`, a chart of the means, a chart of the differences with their intervals, and for each
-    run and measure the per-query differences sorted (wins above, losses below the axis)."""
+    """One self-contained HTML page: the tables of `render_markdown` and the report's charts.
+
+    Inline CSS and SVG; no script, no external resource. The charts: the means (`svg_means`), the
+    differences with their intervals (`svg_differences`), and for each run and measure the per-query
+    differences sorted (`svg_per_query`). Every text from the inputs is escaped.
+
+    Args:
+        report, digits, max_queries, title: as in `render_markdown`.
+
+    Returns:
+        The HTML document.
+
+    Raises:
+        QrelForgeError: a bad ``digits`` or ``max_queries``.
+
+    >>> from metrics.compare import compare
+    >>> report = compare({"q1": {"D1": 1}, "q2": {"D2": 1}},
+    ...                  {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}}, ["RR"])
+    >>> render_html(report).startswith("<!DOCTYPE html>")
+    True
+    """
     digits = significance.check_int(digits, "digits", 0)
     max_queries = significance.check_int(max_queries, "max_queries", 0)
     return _Html(report, digits).page(title, max_queries)
@@ -161,7 +179,14 @@ class _Html:
 
 # -------------------------------------------------------------------------------------- the report's charts
 def svg_means(report: Report) -> str:
-    """Bar charts of the means: one panel per measure, with its own scale, one bar per run."""
+    """Bar charts of the means: one panel per measure, with its own scale, one bar per run.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+
+    Returns:
+        The SVG element.
+    """
     panels = [
         (
             m,
@@ -174,8 +199,18 @@ def svg_means(report: Report) -> str:
 
 
 def svg_differences(report: Report, measure: str) -> str:
-    """Mean difference with the baseline on ``measure`` (dot) and its bootstrap interval (whisker), one row
-    per run, on the measure's own scale; green when significantly better, red when significantly worse."""
+    """The mean difference with the baseline on ``measure``, with its bootstrap interval, one row per run.
+
+    A dot for the difference and a whisker for the interval, on the measure's own scale; green when
+    significantly better, red when significantly worse.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+        measure: one of the report's measure names; another gives an empty chart.
+
+    Returns:
+        The SVG element.
+    """
     rows = [c for c in report.comparisons if c.measure == measure]
     points = np.array([[_nan(c.diff), _nan(c.ci_low), _nan(c.ci_high)] for c in rows], dtype=np.float64)
     colors = [
@@ -193,9 +228,23 @@ def svg_differences(report: Report, measure: str) -> str:
 
 
 def svg_per_query(report: Report, run: str, measure: str, *, max_bars: int = 400) -> str:
-    """Per-query differences ``run − baseline`` sorted from best to worst: green bars up (wins), red down
-    (losses), ties as thin grey marks. Above ``max_bars`` queries, ``max_bars`` evenly spaced quantiles of the
-    sorted differences are drawn instead of every query."""
+    """The per-query differences ``run − baseline``, sorted from best to worst.
+
+    Green bars up (wins), red down (losses), ties as thin grey marks. Above ``max_bars`` queries, ``max_bars``
+    evenly spaced quantiles of the sorted differences are drawn instead of every query.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+        run: one of the report's runs.
+        measure: one of the report's measure names.
+        max_bars: the most bars drawn.
+
+    Returns:
+        The SVG element.
+
+    Raises:
+        KeyError: ``run`` or ``measure`` is not in the report.
+    """
     base, other = report.results[report.baseline], report.results[run]
     signed = (other.values[measure] - base.values[measure]) * _sign(measure)
     keep = ~np.isnan(signed)

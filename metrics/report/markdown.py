@@ -20,8 +20,29 @@ __all__ = ["render_markdown"]
 def render_markdown(
     report: Report, *, digits: int = 4, max_queries: int = 50, title: str = "Run comparison"
 ) -> str:
-    """Markdown: the means (best in bold, significant differences flagged), the tests against the baseline,
-    and for each run a per-query table (win/tie/loss) when there are at most ``max_queries``."""
+    """A Markdown report: the means, the tests against the baseline, and the per-query tables.
+
+    The means show the best in bold and flag significant differences; each run gets a per-query table
+    (win/tie/loss) when there are at most ``max_queries`` queries.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+        digits: the decimals of the numbers, an int >= 0.
+        max_queries: the most queries a per-query table is shown for, an int >= 0.
+        title: the first heading.
+
+    Returns:
+        The Markdown text.
+
+    Raises:
+        QrelForgeError: a bad ``digits`` or ``max_queries``.
+
+    >>> from metrics.compare import compare
+    >>> report = compare({"q1": {"D1": 1}, "q2": {"D2": 1}},
+    ...                  {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}}, ["RR"])
+    >>> render_markdown(report).splitlines()[0]
+    '# Run comparison'
+    """
     digits = significance.check_int(digits, "digits", 0)
     max_queries = significance.check_int(max_queries, "max_queries", 0)
     md = _Markdown(report, digits)

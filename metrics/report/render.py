@@ -25,7 +25,13 @@ _NUMERIC = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 def csv_safe(value: Any) -> Any:
     """Prefix ``'`` to text a spreadsheet would run as a formula (leading ``= + - @``, tab or CR).
 
-    Plain numbers such as ``-1.5`` are left alone. Non-strings are returned unchanged.
+    Plain numbers such as ``-1.5`` are left alone.
+
+    Args:
+        value: a cell's value.
+
+    Returns:
+        ``value`` with ``'`` in front when it is such a text; anything else unchanged.
 
     >>> csv_safe('=HYPERLINK("http://x")'), csv_safe("-1.5"), csv_safe("q1")
     ('\\'=HYPERLINK("http://x")', '-1.5', 'q1')
@@ -50,7 +56,22 @@ def _notes(result: Result) -> str:
 
 
 def table(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    """Runs as rows, measures as columns, then one note per run on the queries behind the means."""
+    """An aligned text table: runs as rows, measures as columns, then a note per run on its query counts.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        per_query: also each query's values.
+
+    Returns:
+        The table, the notes and, with ``per_query``, a table per run of its queries' values.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> print(table([r], r.measures).splitlines()[1])
+    bm25  0.2500
+    """
     names = [str(m) for m in measures]
     rows = [["run", *names]] + [[r.name or "run", *(_fmt(r.mean[n]) for n in names)] for r in results]
     out = _grid(rows) + "\n" + "".join(_notes(r) for r in results)
@@ -69,10 +90,28 @@ def score_payload(
     slices: Mapping[str, Any] | None = None,
     fingerprint: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON document of ``score``: ``measures``, ``runs`` (`Result.to_dict`); with ``slices``
-    (``{"by": by, "tags": {query: tags}, "slices": {name: [Result per run]}}``) a ``slices`` section (each
-    slice's query count and runs, their per-query values when ``per_query``), with ``fingerprint`` (
-    `metrics.fingerprint`) a ``fingerprint`` section."""
+    """The JSON document of ``qrelforge score``, as plain Python values.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        per_query: also each query's values.
+        slices: ``{"by": by, "tags": {query: tags}, "slices": {name: [Result per run]}}``, adding a
+            ``slices`` section: each slice's query count and runs (their per-query values with
+            ``per_query``).
+        fingerprint: what the report was computed from (`metrics.fingerprint`), added as a ``fingerprint``
+            section.
+
+    Returns:
+        ``{"measures": [...], "runs": [Result.to_dict() ...]}`` plus the optional sections; non-finite
+        numbers become None.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> score_payload([r], r.measures)["runs"][0]["mean"]
+    {'P@2': 0.25}
+    """
     payload: dict[str, Any] = {
         "measures": [str(m) for m in measures],
         "runs": [r.to_dict(per_query=per_query) for r in results],
@@ -96,12 +135,48 @@ def score_payload(
 
 
 def to_json(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
+    """`score_payload` as indented JSON text.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        per_query: also each query's values.
+
+    Returns:
+        The JSON text, ending with a newline.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> to_json([r], r.measures).splitlines()[:3]
+    ['{', '  "measures": [', '    "P@2"']
+    """
     payload = score_payload(results, measures, per_query=per_query)
     return json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
 def to_csv(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    """One row per run mean (query ``all``) and with ``per_query`` per query; empty cells where undefined."""
+    """The results as CSV: a row per run mean (query ``all``), after its queries' rows with ``per_query``.
+
+    Undefined values are empty cells; run names and query IDs pass through `csv_safe`.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        per_query: also each query's values.
+
+    Returns:
+        The CSV text, with a header ``run,query_id,<measures>``.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> print(to_csv([r], r.measures, per_query=True), end="")
+    run,query_id,P@2
+    bm25,q1,0.5
+    bm25,q2,0.0
+    bm25,all,0.25
+    """
     names = [str(m) for m in measures]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -119,7 +194,24 @@ def to_csv(results: Sequence[Result], measures: Sequence[Measure], *, per_query:
 
 
 def to_trec(results: Sequence[Result], measures: Sequence[Measure], *, per_query: bool = False) -> str:
-    """trec_eval's layout: ``measure<TAB>query<TAB>value``; undefined per-query values are left out."""
+    """The results in trec_eval's layout: ``measure<TAB>query<TAB>value``.
+
+    Each run starts with its ``runid`` and ``num_q`` lines; undefined per-query values are left out.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        per_query: also each query's values.
+
+    Returns:
+        The lines, each ending with a newline.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> to_trec([r], r.measures).splitlines()[-1].split()
+    ['P@2', 'all', '0.2500']
+    """
     names = [str(m) for m in measures]
     lines = []
     for r in results:
@@ -142,7 +234,26 @@ _RENDERERS = {"table": table, "json": to_json, "csv": to_csv, "trec": to_trec}
 def score_output(
     results: Sequence[Result], measures: Sequence[Measure], *, fmt: str = "table", per_query: bool = False
 ) -> str:
-    """Render results in one of ``table``, ``json``, ``csv``, ``trec``."""
+    """Render results in one of the formats ``table``, ``json``, ``csv``, ``trec``.
+
+    Args:
+        results: the runs' results, each named (``Result.name``).
+        measures: the measures, in column order.
+        fmt: the format's name.
+        per_query: also each query's values.
+
+    Returns:
+        The text of `table`, `to_json`, `to_csv` or `to_trec`.
+
+    Raises:
+        ValueError: ``fmt`` is none of these.
+
+    >>> from metrics.evaluate import evaluate
+    >>> r = evaluate({"q1": {"D1": 1}, "q2": {"D2": 1}}, {"q1": ["D1", "D2"], "q2": ["D3"]}, ["P@2"])
+    >>> r.name = "bm25"
+    >>> score_output([r], r.measures, fmt="csv").splitlines()[-1]
+    'bm25,all,0.25'
+    """
     if fmt not in _RENDERERS:
         raise ValueError(f"fmt must be one of {', '.join(_RENDERERS)}; got {fmt!r}")
     return _RENDERERS[fmt](results, measures, per_query=per_query)

@@ -82,7 +82,24 @@ def _notes(report: Report) -> list[str]:
 
 # ------------------------------------------------------------------------------------ text and LaTeX
 def render_text(report: Report, *, digits: int = 4) -> str:
-    """Plain aligned text for a terminal: the means (``*`` best, flags), then the tests."""
+    """Plain aligned text for a terminal: the means (``*`` best, flags), then the tests.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+        digits: the decimals of the numbers, an int >= 0.
+
+    Returns:
+        The text.
+
+    Raises:
+        QrelForgeError: a bad ``digits``.
+
+    >>> from metrics.compare import compare
+    >>> report = compare({"q1": {"D1": 1}, "q2": {"D2": 1}},
+    ...                  {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}}, ["RR"])
+    >>> render_text(report).splitlines()[0]
+    'baseline a, 2 queries'
+    """
     digits, r = significance.check_int(digits, "digits", 0), report
     names = r.measure_names
     rows = [["run", *names]] + [
@@ -117,8 +134,26 @@ def render_text(report: Report, *, digits: int = 4) -> str:
 def render_latex(
     report: Report, *, digits: int = 4, caption: str | None = None, label: str | None = None
 ) -> str:
-    """A LaTeX table of the means (booktabs): best in bold, ↑/↓ for significant differences. ``caption``
-    (default: the legend) and ``label`` are escaped as text."""
+    """A LaTeX table of the means (booktabs): best in bold, ↑/↓ for significant differences.
+
+    Args:
+        report: a `Report` from `metrics.compare`.
+        digits: the decimals of the numbers, an int >= 0.
+        caption: the table's caption, escaped as text; default: the legend.
+        label: the table's label (LaTeX's label command), escaped as text; none when None.
+
+    Returns:
+        The LaTeX source of the ``table`` environment.
+
+    Raises:
+        QrelForgeError: a bad ``digits``.
+
+    >>> from metrics.compare import compare
+    >>> report = compare({"q1": {"D1": 1}, "q2": {"D2": 1}},
+    ...                  {"a": {"q1": ["D9", "D1"], "q2": ["D2"]}, "b": {"q1": ["D1"], "q2": ["D2"]}}, ["RR"])
+    >>> render_latex(report).splitlines()[1].endswith("{table}[t]")
+    True
+    """
     digits, r = significance.check_int(digits, "digits", 0), report
     names = r.measure_names
     lines = [

@@ -50,6 +50,15 @@ def tokenize(text: str) -> list[str]:
     - everything else (spaces, punctuation, symbols, ``_``) separates runs and gives nothing; no stop words,
       no stemming. Bigrams never cross a run boundary.
 
+    Args:
+        text: the text.
+
+    Returns:
+        The terms.
+
+    Raises:
+        QrelForgeError: ``text`` is not a str.
+
     >>> tokenize("A 型设备更换电池，30天内 E-Mail")
     ['a', '型设', '设备', '备更', '更换', '换电', '电池', '30', '天内', 'e', 'mail']
     >>> tokenize("退货")
@@ -270,7 +279,26 @@ def _shortest(scores: np.ndarray) -> np.ndarray:
 def bm25_run(
     corpus: Any, queries: Any, *, k: int = 100, k1: float = 1.5, b: float = 0.75, name: str = "bm25"
 ) -> Run:
-    """Index ``corpus`` and search ``queries``: the BM25 baseline run in one call (see `BM25Index`)."""
+    """Index ``corpus`` and search ``queries``: the BM25 baseline run in one call (see `BM25Index`).
+
+    Args:
+        corpus: a path (JSONL, CSV or TSV), a `read_corpus` DataFrame or a mapping ``{doc_id: text}``.
+        queries: a path, a `read_queries` DataFrame or a mapping ``{query_id: text}``.
+        k: the documents retrieved per query, >= 1.
+        k1: the term-frequency saturation, >= 0.
+        b: the length normalization, in [0, 1].
+        name: the run's name.
+
+    Returns:
+        The `Run`: each query's top ``k`` documents by BM25 score.
+
+    Raises:
+        QrelForgeError: an empty or unreadable corpus or queries file, or a bad option, naming it.
+
+    >>> run = bm25_run({"d1": "red apples", "d2": "green pears"}, {"q1": "apples"}, k=5)
+    >>> run.doc_id.to_pylist()
+    ['d1']
+    """
     return BM25Index(corpus, k1=k1, b=b).run(queries, k=k, name=name)
 
 

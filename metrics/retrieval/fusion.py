@@ -130,7 +130,15 @@ def normalize(run: Any, *, method: str = Norm.MINMAX) -> Run:
     - ``zscore``: (s − mean) / std with the population standard deviation (ddof=0); each gets 0 when std = 0;
     - ``none``: the scores unchanged.
 
-    Scores must be finite (except with ``none``).
+    Args:
+        run: anything `metrics.evaluate` accepts.
+        method: ``"minmax"``, ``"zscore"`` or ``"none"``.
+
+    Returns:
+        The normalized `Run`, in the run's trec order.
+
+    Raises:
+        QrelForgeError: an unknown ``method``; a score that is not finite (except with ``none``).
 
     >>> normalize({"q1": {"D1": 3.0, "D2": 2.0, "D3": 1.0}}).to_dict()
     {'q1': {'D1': 1.0, 'D2': 0.5, 'D3': 0.0}}
@@ -185,6 +193,18 @@ def rrf(runs: Sequence[Any], *, k: float = 60, depth: int | None = None, name: s
     ``rank`` is d's 1-based position in the run's trec order (score descending, then doc ID descending); a
     run that does not retrieve d (within its first ``depth`` documents, when given) contributes 0.
 
+    Args:
+        runs: the runs to fuse, each anything `metrics.evaluate` accepts (at least one).
+        k: the rank offset, a finite number >= 0.
+        depth: cut each run to its top ``depth`` documents per query first; None keeps all.
+        name: the fused run's name.
+
+    Returns:
+        The fused `Run`.
+
+    Raises:
+        QrelForgeError: no runs, a run that cannot be read, or a bad option, naming it and its value.
+
     >>> rrf([{"q1": ["D1", "D2"]}, {"q1": ["D2", "D3"]}], k=1).to_dict()
     {'q1': {'D2': 0.8333333333333333, 'D1': 0.5, 'D3': 0.3333333333333333}}
     """
@@ -209,6 +229,16 @@ def combsum(
 
     With ``depth``, each run is first cut to its top ``depth`` documents per query, then normalized.
 
+    Args:
+        runs, depth, name: as in `rrf`.
+        norm: the normalization of each run's scores, as `normalize`'s ``method``.
+
+    Returns:
+        The fused `Run`.
+
+    Raises:
+        QrelForgeError: as `rrf`; an unknown ``norm``.
+
     >>> combsum([{"q1": {"D1": 3, "D2": 1}}, {"q1": {"D2": 5, "D3": 4}}]).to_dict()
     {'q1': {'D2': 1.0, 'D1': 1.0, 'D3': 0.0}}
     """
@@ -219,6 +249,15 @@ def combmnz(
     runs: Sequence[Any], *, norm: str = Norm.MINMAX, depth: int | None = None, name: str = "fused"
 ) -> Run:
     """CombMNZ: CombSUM × the number of runs that retrieve d (within ``depth``), for each query.
+
+    Args:
+        runs, norm, depth, name: as in `combsum`.
+
+    Returns:
+        The fused `Run`.
+
+    Raises:
+        QrelForgeError: no runs, a run that cannot be read, or a bad option, naming it and its value.
 
     >>> combmnz([{"q1": {"D1": 3, "D2": 1}}, {"q1": {"D2": 5, "D3": 4}}]).to_dict()
     {'q1': {'D2': 2.0, 'D1': 1.0, 'D3': 0.0}}
@@ -237,8 +276,22 @@ def fuse(
 ) -> Run:
     """Fuse ``runs`` with ``method`` (``rrf``, ``combsum`` or ``combmnz``); see those functions.
 
-    ``k`` applies to RRF only and ``norm`` (default ``minmax``) to CombSUM/CombMNZ only; passing ``norm``
-    with RRF is an error, since RRF reads ranks, not scores.
+    Args:
+        runs: the runs to fuse, each anything `metrics.evaluate` accepts (at least one).
+        method: ``"rrf"``, ``"combsum"`` or ``"combmnz"``.
+        norm: for CombSUM and CombMNZ only (default ``minmax``); RRF reads ranks, not scores.
+        k: for RRF only.
+        depth: cut each run to its top ``depth`` documents per query first; None keeps all.
+        name: the fused run's name.
+
+    Returns:
+        The fused `Run`.
+
+    Raises:
+        QrelForgeError: an unknown ``method``; ``norm`` with RRF; and the errors of the method's function.
+
+    >>> fuse([{"q1": ["D1", "D2"]}, {"q1": ["D2"]}], method="combmnz").to_dict()
+    {'q1': {'D2': 2.0, 'D1': 1.0}}
     """
     _check_choice(method, "method", METHODS)
     if method == Method.RRF:

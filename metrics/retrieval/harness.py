@@ -56,8 +56,18 @@ class Duplicate:
 
 # ------------------------------------------------------------------------------------------------ queries
 def load_queries(queries: Any) -> tuple[list[str], list[str]]:
-    """(query IDs, query texts) from a mapping ``{qid: text}``, a DataFrame with ``query_id`` and ``text``
-    (as `metrics.read_queries` returns), or a path read by `metrics.read_queries`. Integer IDs become strings.
+    """The query IDs and texts of queries in any accepted form; integer IDs become strings.
+
+    Args:
+        queries: a mapping ``{qid: text}``, a DataFrame with ``query_id`` and ``text`` (as
+            `metrics.read_queries` returns), or a path read by `metrics.read_queries`.
+
+    Returns:
+        ``(query IDs, query texts)``, two lists in the given order.
+
+    Raises:
+        QrelForgeError: no queries, a missing column, an empty ID or one with a space, a text that is not a
+            str, a repeated ID (naming the row), or ``queries`` of no accepted type.
 
     >>> load_queries({"q1": "退货条件", 2: "电池"})
     (['q1', '2'], ['退货条件', '电池'])
@@ -377,19 +387,33 @@ def run_retriever(
 ) -> RetrievalResult:
     """Call ``retriever`` on every query and return its run, per-query latency, failures and duplicates.
 
-    ``retriever``: an object with ``.invoke(text)`` (LangChain), ``.retrieve(text)`` or ``.search(text)``
-    (the first found), or a callable ``f(text)``. It returns a list (or any iterable, or a mapping
-    ``{id: score}``) whose items are IDs (str or int), ``(id, score)`` pairs, mappings, or objects; the ID of
-    a mapping or object is ``metadata[id_field]``, else its ``id_field`` key or attribute; its score is its
-    ``score`` key or attribute, if any. ``queries``: a mapping ``{qid: text}``, a `read_queries` DataFrame
-    or a path.
-
-    Rules: a repeated ID is dropped (the first occurrence is kept, its position recorded in ``duplicates``);
+    A repeated ID is dropped (the first occurrence is kept, its position recorded in ``duplicates``);
     the first ``k`` distinct IDs are kept; scores, when every result has one, order the run as trec_eval
     orders it (score descending, then doc ID descending), else scores are rank-derived (n, n-1, ..., 1, the
     returned order). A call that raises, or returns results without readable IDs or with mixed scored and
     unscored results, fails that query only. ``workers`` threads call the retriever concurrently; the run
-    is the same whatever their number. ``progress`` shows a tqdm bar (a counter on stderr without tqdm).
+    is the same whatever their number.
+
+    Args:
+        retriever: an object with ``.invoke(text)`` (LangChain), ``.retrieve(text)`` or ``.search(text)``
+            (the first found), or a callable ``f(text)``. It returns a list (or any iterable, or a mapping
+            ``{id: score}``) whose items are IDs (str or int), ``(id, score)`` pairs, mappings, or objects;
+            the ID of a mapping or object is ``metadata[id_field]``, else its ``id_field`` key or attribute;
+            its score is its ``score`` key or attribute, if any.
+        queries: as `load_queries` takes them.
+        k: the distinct IDs kept per query, >= 1.
+        workers: the threads calling the retriever, >= 1.
+        id_field: the key or attribute holding a result's ID.
+        progress: show a tqdm bar (a counter on stderr without tqdm).
+        name: the run's name (default ``retriever``), without spaces.
+
+    Returns:
+        A `RetrievalResult`: the run, each query's latency, the failed queries with their errors, and the
+        dropped duplicates.
+
+    Raises:
+        QrelForgeError: a ``retriever`` with none of these methods and not callable, bad queries, or a bad
+            option, naming it.
 
     >>> def flaky(text):
     ...     if "boom" in text:

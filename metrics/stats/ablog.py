@@ -53,9 +53,17 @@ def read_log(path: str) -> Records:
 
     ``.jsonl``, ``.ndjson`` and ``.json`` files hold one JSON object per line; ``.csv`` and ``.tsv`` files a
     header naming the columns, then one record per line (CSV values stay strings). Any other name is read as
-    JSONL when its text starts with ``{``, else as CSV. Blank lines are skipped. Raises `FormatError` naming
-    the file, the line and its text for every bad line (invalid UTF-8 or JSON, a non-object, a missing
-    column, a wrong field count), and when the log holds no interaction.
+    JSONL when its text starts with ``{``, else as CSV. Blank lines are skipped.
+
+    Args:
+        path: the log file.
+
+    Returns:
+        ``Records``: the records (dicts) and the line of each.
+
+    Raises:
+        FormatError: every bad line, naming the file, the line and its text (invalid UTF-8 or JSON, a
+            non-object, a missing column, a wrong field count); a log without any interaction.
 
     >>> import tempfile
     >>> path = f"{tempfile.mkdtemp()}/log.csv"
@@ -253,13 +261,26 @@ def ab_test(
     source: str = "log",
     lines: Sequence[int] | None = None,
 ) -> ABReport:
-    """Analyse an A/B interaction log: one row per interaction with ``user_id``, ``group``, ``query``,
-    ``feedback`` (1 satisfied, 0 not) and ``timestamp`` (ISO 8601 text or epoch seconds).
+    """Analyse an A/B interaction log: each arm's satisfaction rate, tested against the control arm.
 
-    Checks every row (errors name ``source`` and the row, or its line when ``lines`` maps rows to file
-    lines) and that each user stayed in one group: users seen in several groups are an error listing them, or
-    with ``allow_mixed=True`` are dropped and reported. ``control`` is the arm the others are tested against
-    (default: the first group in sorted order). Needs at least two groups.
+    Every row is checked, and each user must stay in one group.
+
+    Args:
+        log: one row per interaction (a DataFrame or records) with ``user_id``, ``group``, ``query``,
+            ``feedback`` (1 satisfied, 0 not) and ``timestamp`` (ISO 8601 text or epoch seconds).
+        control: the arm the others are tested against; default: the first group in sorted order.
+        allow_mixed: drop and report users seen in several groups, instead of refusing the log.
+        alpha: the significance level, in (0, 1).
+        confidence: the level of the rates' intervals, in (0, 1).
+        source: the log's name in messages.
+        lines: the file line of each row, for messages (as `read_log` returns them).
+
+    Returns:
+        An `ABReport`: the arms (rates, intervals), the tests against the control, and the dropped users.
+
+    Raises:
+        QrelForgeError: a bad row (naming ``source`` and its row or line), users in several groups (listing
+            them) unless ``allow_mixed``, fewer than two groups, an unknown ``control``, or a bad option.
 
     >>> import pandas as pd
     >>> log = pd.DataFrame({"user_id": ["u1", "u2", "u3", "u4"], "group": ["A", "A", "B", "B"],

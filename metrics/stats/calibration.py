@@ -1,28 +1,10 @@
 """Calibrating machine judges (LLM relevance labellers) against a blind human sample.
 
-Each judge is compared with the human labels on the query–document pairs both have labelled, and the figures
-are laid out so that they read beside the human pairwise agreement of `metrics.agreement`:
-
-* :func:`calibrate_judges`: kappa, linearly weighted kappa, ordinal alpha, the confusion matrix, leniency (how
-  much higher the judge grades) and per-query agreement, one :class:`JudgeCalibration` per judge;
-* :func:`ranking_agreement` (and :func:`ranking_agreement_from_qrels`): Kendall's tau between the run rankings
-  given by human and by judge qrels, overall and among the top runs;
-* :func:`stuff_query_terms` and :func:`probe_summary`: the keyword-stuffing probe (does inserting the query's
-  terms into a document raise the judge's grade?).
-
-Machine labels never enter the human agreement figures: the human labels are only ever compared with the
-judge here, one judge at a time.
-
-Input tables
-------------
-``human`` and ``judges`` are long tables, one row per label: a DataFrame, a sequence of mappings, or a
-sequence of rows in the order (item, query, annotator, grade) resp. (item, query, judge, grade). The column
-names are options. An *item* is a query–document pair; it belongs to one query. Grades are numbers on the
-declared scale ``labels`` (e.g. ``[0, 1, 2, 3]``). A missing value, a grade outside ``labels``, the same
-(item, rater) twice, or an item with two queries is an error (:class:`~metrics.errors.QrelForgeError`).
-
-Undefined statistics (e.g. kappa when every shared rating is in one category, or tau over fewer than 3 runs)
-are NaN with an :class:`~metrics.errors.UndefinedMetricWarning`, never a silent 0 or 1.
+`calibrate_judges` (kappa, weighted kappa, ordinal alpha, confusion, leniency, per-query agreement),
+`ranking_agreement` (Kendall's tau of run rankings) and the keyword-stuffing probe (`stuff_query_terms`,
+`probe_summary`). Inputs are long tables (item, query, rater, grade); a grade off ``labels``, a duplicate
+(item, rater) or an item with two queries raises `QrelForgeError`. Undefined figures are NaN with
+`UndefinedMetricWarning`. Machine labels never enter the human agreement figures.
 """
 
 from __future__ import annotations
@@ -239,7 +221,21 @@ def calibrate_judges(
 
     Edge cases: a judge sharing no pair gets ``n_pairs`` 0, a zero confusion matrix and NaN statistics; an
     undefined statistic is NaN with one UndefinedMetricWarning. Human labels on pairs the judge did not label
-    are ignored. Results are keyed by judge, in the order judges first appear.
+    are ignored.
+
+    Args:
+        human: the human labels: a DataFrame or records (item, query, annotator, grade).
+        judges: the judges' labels: a DataFrame or records (item, query, judge, grade).
+        labels: the grade scale in order.
+        mode: ``"binary"`` (at ``cutoff``) or ``"graded"``.
+        cutoff: the lowest grade that counts as relevant in binary mode.
+        item, query, annotator, judge, grade: the names of the columns.
+
+    Returns:
+        ``{judge: JudgeCalibration}``, in the order judges first appear.
+
+    Raises:
+        QrelForgeError: a missing column, a grade outside ``labels``, or a bad option.
 
     >>> human = [("d1", "q1", "a", 0), ("d2", "q1", "a", 2), ("d3", "q2", "a", 1), ("d4", "q2", "a", 3)]
     >>> judges = [("d1", "q1", "J", 1), ("d2", "q1", "J", 2), ("d3", "q2", "J", 1), ("d4", "q2", "J", 3)]
@@ -479,6 +475,18 @@ def ranking_agreement(
     runs best by human qrels (all runs when there are fewer). Ties count as in τ_b (scipy's default). With
     fewer than 3 runs (overall or in the top set) tau is NaN with an UndefinedMetricWarning.
 
+    Args:
+        human_scores: each run's mean metric with human qrels (higher is better).
+        judge_scores: each run's mean metric with judge qrels, for the same runs.
+        top: the size of the top set, an int >= 3 (tau needs 3 runs).
+
+    Returns:
+        A `RankingAgreement`: ``tau``, ``tau_top`` and ``top_runs``.
+
+    Raises:
+        QrelForgeError: the two mappings score different runs, a score that is not a finite number, or a
+            bad ``top``.
+
     >>> human = {"bm25": 0.30, "dense": 0.42, "rerank": 0.51, "random": 0.02}
     >>> judge = {"bm25": 0.35, "dense": 0.55, "rerank": 0.50, "random": 0.05}
     >>> res = ranking_agreement(human, judge, top=3)
@@ -503,9 +511,21 @@ def ranking_agreement(
 def ranking_agreement_from_qrels(
     human_qrels: Any, judge_qrels: Any, runs: Mapping[Hashable, Any], *, measure: str, top: int = 5
 ) -> RankingAgreement:
-    """:func:`ranking_agreement` of the runs' means on ``measure`` (e.g. ``"nDCG@10"``), each run scored with
-    :func:`metrics.evaluate` against ``human_qrels`` and against ``judge_qrels`` (any qrels and run form that
-    ``evaluate`` accepts). A run whose mean is undefined (no query where the measure is defined) raises.
+    """`ranking_agreement` of the runs' means on ``measure``, scored with human and with judge qrels.
+
+    Args:
+        human_qrels: the human qrels, any form `metrics.evaluate` accepts.
+        judge_qrels: the judge's qrels, likewise.
+        runs: ``{name: run}``, each run likewise.
+        measure: one measure name, e.g. ``"nDCG@10"``.
+        top: as in `ranking_agreement`.
+
+    Returns:
+        The `RankingAgreement`.
+
+    Raises:
+        QrelForgeError: a run whose mean is undefined (no query where the measure is defined); and the
+            errors of `metrics.evaluate` and `ranking_agreement`.
 
     >>> human = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d4": 1, "d5": 0}}
     >>> judge = {"q1": {"d1": 2, "d2": 2, "d3": 1}, "q2": {"d4": 1, "d5": 1}}

@@ -1,49 +1,10 @@
-"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from confusion counts
-or from labels; macro, micro and weighted averages over classes; multilabel partial-match precision and
-recall; and precision–recall curves for one query or a whole run.
+"""Classification measures for relevance labels: accuracy, precision, recall and F-beta from counts or
+labels; macro, micro and weighted averages; multilabel partial match; precision–recall curves.
 
-Zero division
--------------
-Every measure that can divide by zero takes ``zero_division="warn" | 0 | 1``:
-
-* ``"warn"`` (default): the undefined value is ``None`` and an :class:`~metrics.errors.UndefinedMetricWarning`
-  says why. An average over classes or samples is ``None`` as soon as one of its terms is undefined.
-* ``0`` or ``1``: the undefined value is that number (a float), silently.
-
-Inside DataFrames an undefined value is NaN (pandas' missing value), never None.
-
-Against scikit-learn (1.9)
---------------------------
-Wherever scikit-learn is defined the values are equal to 1e-9
-(``tests/metrics/test_classification_sklearn.py``, randomized): `class_scores` is
-``precision_recall_fscore_support(average=None)``, `average_scores` its ``"macro"``, ``"micro"`` and
-``"weighted"``, ``binary_scores(*confusion_counts(..., pos_label=p))`` its ``average="binary"``,
-`partial_match` its ``"samples"`` average of precision and recall, and `pr_curve` is
-``precision_recall_curve`` (reversed: ours runs from the highest threshold) with ``average_precision`` =
-``average_precision_score``. Every difference:
-
-=============================================  ==================================  ===========================
-case                                           scikit-learn                        here
-=============================================  ==================================  ===========================
-``zero_division="warn"``, a 0/0 term           0.0, UndefinedMetricWarning         None (NaN in DataFrames),
-                                                                                   UndefinedMetricWarning
-``zero_division="warn"``, an average over      the mean of the terms, the 0/0      None: the average is
-classes with a 0/0 term                        ones as 0 (``np.nan``: left out)    undefined
-``zero_division=0`` or ``1``                   that value                          the same value
-``labels`` leaving out a class in the data     the class is ignored                QrelForgeError
-``pr_curve`` without a relevant item           recall 1.0 everywhere, AP 0.0,      recall NaN, AP and auc
-                                               a warning                           None, a warning
-``pr_curve(..., n_relevant=N)``                (no such option)                    recall over N, counting
-                                                                                   relevant items not scored
-``sample_weight``                              weights the samples                 (no such option)
-=============================================  ==================================  ===========================
-
-Against trec_eval: `pr_curve` and `run_pr_curve` let tied scores enter together at one threshold, as
-scikit-learn does; trec_eval ranks tied documents by document ID (descending) and takes precision at every
-rank, so with ties its AP and interpolated precision can differ from these. For trec_eval's numbers use
-`metrics.evaluate` (``AP``, ``IPrec@r``), which orders as trec_eval does. For runs, recall counts every
-relevant judged document (retrieved or not), as ``trec_eval`` does; scikit-learn only knows the scored items
-(``pr_curve``'s ``n_relevant`` bridges the two).
+``zero_division="warn"`` (default) makes an undefined value ``None`` (NaN in DataFrames) with an
+`UndefinedMetricWarning`, and an average with an undefined term ``None``; ``0`` or ``1`` uses that value.
+Values equal scikit-learn's wherever it is defined; tied scores enter `pr_curve` together (use
+`metrics.evaluate` for trec_eval's AP). Every difference from both: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -207,8 +168,18 @@ class ConfusionCounts(NamedTuple):
 
 
 def confusion_counts(y_true, y_pred, *, pos_label=1) -> ConfusionCounts:
-    """TP, FP, FN and TN of binary labels, where ``pos_label`` is the positive class (everything else is
-    negative).
+    """TP, FP, FN and TN of binary labels.
+
+    Args:
+        y_true: the true labels, a sequence.
+        y_pred: the predicted labels, of the same length.
+        pos_label: the positive class; every other label is negative.
+
+    Returns:
+        The `ConfusionCounts` ``(tp, fp, fn, tn)``.
+
+    Raises:
+        QrelForgeError: sequences of different lengths or not 1-D, or a missing label.
 
     >>> confusion_counts([1, 1, 0, 0, 1], [1, 0, 1, 0, 1])
     ConfusionCounts(tp=2, fp=1, fn=1, tn=1)
@@ -219,7 +190,17 @@ def confusion_counts(y_true, y_pred, *, pos_label=1) -> ConfusionCounts:
 
 
 def accuracy(tp, fp, fn, tn, *, zero_division="warn"):
-    """(TP + TN) / (TP + FP + FN + TN); undefined when all counts are 0.
+    """Accuracy: (TP + TN) / (TP + FP + FN + TN); undefined when all counts are 0.
+
+    Args:
+        tp, fp, fn, tn: the confusion counts, non-negative integers.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        A float in [0, 1], or, when undefined, None (``"warn"``) or ``zero_division``.
+
+    Raises:
+        QrelForgeError: a count that is not a non-negative integer, or a bad ``zero_division``.
 
     >>> round(accuracy(12, 3, 8, 9977), 4)
     0.9989
@@ -232,7 +213,17 @@ def accuracy(tp, fp, fn, tn, *, zero_division="warn"):
 
 
 def precision(tp, fp, *, zero_division="warn"):
-    """TP / (TP + FP); undefined when nothing is predicted positive.
+    """Precision: TP / (TP + FP); undefined when nothing is predicted positive.
+
+    Args:
+        tp, fp: the confusion counts, non-negative integers.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        As `accuracy`.
+
+    Raises:
+        QrelForgeError: as `accuracy`.
 
     >>> precision(12, 3)
     0.8
@@ -243,7 +234,17 @@ def precision(tp, fp, *, zero_division="warn"):
 
 
 def recall(tp, fn, *, zero_division="warn"):
-    """TP / (TP + FN); undefined when there is no positive in the truth.
+    """Recall: TP / (TP + FN); undefined when there is no positive in the truth.
+
+    Args:
+        tp, fn: the confusion counts, non-negative integers.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        As `accuracy`.
+
+    Raises:
+        QrelForgeError: as `accuracy`.
 
     >>> recall(12, 8)
     0.6
@@ -260,6 +261,17 @@ def f_beta(tp, fp, fn, *, beta=1.0, zero_division="warn"):
     but FP + FN > 0 (even if precision or recall alone is undefined). Undefined only when TP + FP + FN = 0. β
     > 1 favours recall.
 
+    Args:
+        tp, fp, fn: the confusion counts, non-negative integers.
+        beta: β, a positive number.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        A float in [0, 1], or, when undefined, None (``"warn"``) or ``zero_division``.
+
+    Raises:
+        QrelForgeError: a count that is not a non-negative integer, a bad ``beta`` or ``zero_division``.
+
     >>> round(f_beta(12, 3, 8), 4), round(f_beta(12, 3, 8, beta=2), 4)
     (0.6857, 0.6316)
     """
@@ -270,7 +282,17 @@ def f_beta(tp, fp, fn, *, beta=1.0, zero_division="warn"):
 
 
 def f1(tp, fp, fn, *, zero_division="warn"):
-    """F1 = 2 TP / (2 TP + FP + FN), the harmonic mean of precision and recall; see :func:`f_beta`.
+    """F1 = 2 TP / (2 TP + FP + FN), the harmonic mean of precision and recall; see `f_beta`.
+
+    Args:
+        tp, fp, fn: the confusion counts, non-negative integers.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        As `accuracy`.
+
+    Raises:
+        QrelForgeError: as `accuracy`.
 
     >>> round(f1(12, 3, 8), 4)
     0.6857
@@ -279,8 +301,20 @@ def f1(tp, fp, fn, *, zero_division="warn"):
 
 
 def binary_scores(tp, fp, fn, tn, *, beta=1.0, zero_division="warn") -> dict:
-    """All binary measures of one confusion table: ``accuracy``, ``precision``, ``recall``, ``f1`` and
-    ``f_beta`` (with the given ``beta``). From labels: ``binary_scores(*confusion_counts(y_true, y_pred))``.
+    """All binary measures of one confusion table.
+
+    From labels: ``binary_scores(*confusion_counts(y_true, y_pred))``.
+
+    Args:
+        tp, fp, fn, tn: the confusion counts, non-negative integers.
+        beta: β of ``f_beta``, a positive number.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        ``{"accuracy", "precision", "recall", "f1", "f_beta"}``, each as the function of that name returns.
+
+    Raises:
+        QrelForgeError: as `f_beta`.
 
     >>> {k: round(v, 4) for k, v in binary_scores(12, 3, 8, 9977).items()}
     {'accuracy': 0.9989, 'precision': 0.8, 'recall': 0.6, 'f1': 0.6857, 'f_beta': 0.6857}
@@ -351,8 +385,20 @@ def class_scores(y_true, y_pred, *, labels=None, beta=1.0, zero_division="warn")
     """Precision, recall and F-beta of each class (one-vs-rest), as a DataFrame indexed by label.
 
     Columns: ``tp``, ``fp``, ``fn``, ``support`` (= tp + fn, true samples of the class), ``precision``,
-    ``recall``, ``f_beta``. Classes are ``labels`` in order (a label outside them raises), else the sorted
-    union of both label sets. Undefined entries are NaN (``"warn"``) or the ``zero_division`` value.
+    ``recall``, ``f_beta``. Undefined entries are NaN (``"warn"``) or the ``zero_division`` value.
+
+    Args:
+        y_true: the true labels, a sequence.
+        y_pred: the predicted labels, of the same length.
+        labels: the classes in order; default: the sorted union of both label sets.
+        beta: β of ``f_beta``, a positive number.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        The DataFrame, a row per class.
+
+    Raises:
+        QrelForgeError: sequences of different lengths, a label outside ``labels``, or a bad option.
 
     >>> scores = class_scores(["a", "b", "b", "c"], ["a", "b", "c", "c"])
     >>> scores[["precision", "recall"]]  # doctest: +NORMALIZE_WHITESPACE
@@ -381,6 +427,16 @@ def average_scores(
       micro precision = micro recall = micro F = accuracy).
 
     With ``zero_division="warn"``, an average is None when one of its (non-zero-weight) terms is undefined.
+
+    Args:
+        y_true, y_pred, labels, beta, zero_division: as in `class_scores`.
+        average: ``"macro"``, ``"weighted"`` or ``"micro"``.
+
+    Returns:
+        ``{"precision": ..., "recall": ..., "f_beta": ...}``.
+
+    Raises:
+        QrelForgeError: as `class_scores`; an unknown ``average``.
 
     >>> {k: round(v, 4) for k, v in average_scores([0, 1, 1, 2], [0, 1, 2, 2]).items()}
     {'precision': 0.8333, 'recall': 0.8333, 'f_beta': 0.7778}
@@ -443,12 +499,23 @@ def _label_sets(values, name: str) -> pd.DataFrame:
 
 
 def partial_match(y_true, y_pred, *, zero_division="warn") -> PartialMatch:
-    """Multilabel partial-match precision and recall: overlap ÷ predicted labels, and overlap ÷ true labels,
-    per sample, then averaged over samples.
+    """Multilabel partial-match precision and recall, averaged over samples.
 
-    A sample with no predicted label has undefined precision; one with no true label has undefined recall
-    (handled per ``zero_division``; with ``"warn"`` the mean is then None). Repeated labels in a sample count
-    once.
+    Per sample: precision = overlap ÷ predicted labels, recall = overlap ÷ true labels. A sample with no
+    predicted label has undefined precision; one with no true label has undefined recall (handled per
+    ``zero_division``; with ``"warn"`` the mean is then None). Repeated labels in a sample count once.
+
+    Args:
+        y_true: each sample's true labels, a sequence of collections.
+        y_pred: each sample's predicted labels, of the same length.
+        zero_division: ``"warn"`` (None and an `UndefinedMetricWarning` when undefined), 0 or 1.
+
+    Returns:
+        A `PartialMatch` with ``precision``, ``recall`` and the per-sample values.
+
+    Raises:
+        QrelForgeError: sequences of different lengths, a sample that is not a collection of labels, or a
+            bad ``zero_division``.
 
     >>> res = partial_match([{"a", "b"}, {"c"}], [{"a"}, {"c", "d"}])
     >>> res.precision, res.recall

@@ -1,30 +1,10 @@
 """Prediction-powered inference (PPI) for a run's mean metric when most queries are judged by a machine.
 
-Every one of the N queries has the metric computed with judge qrels; a uniformly random subset of n of them
-also has it computed with human qrels. PPI (Angelopoulos et al. 2023, *Science* 382; for IR evaluation
-Oosterhuis et al. 2024) uses the judge on all N queries and the human subset to correct the judge's bias:
-
-    θ̂ = mean_N(J) + mean_n(H − J)
-
-with J the judge-qrels values and H the human-qrels values (per query, one column per run). The 95% interval
-is the normal approximation θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n) (sample variances, ddof = 1). Beside it
-every result carries the classical interval from the same n human queries alone, mean_n(H) ± q·sd_n(H)/√n
-(q the normal or Student-t quantile), so the gain from the judge reads directly as the ratio of widths.
-
-PPI++ (Angelopoulos, Duchi & Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference") weights the judge
-by a power-tuning λ: θ̂_λ = λ·mean_N(J) + mean_n(H − λJ), variance λ²·var_N(J)/N + var_n(H − λJ)/n, with λ̂
-the value minimising that variance, cov_n(H, J)/n ÷ (var_N(J)/N + var_n(J)/n), clipped to [0, 1]: λ = 1 is
-plain PPI and λ = 0 the human-only mean, so a useless judge costs (almost) nothing.
-
-Assumptions and caveats: the human queries must be a uniformly random subset of the N (otherwise the
-correction is biased); the intervals are asymptotic. The variance formula treats the two means as
-independent, as in PPI where the human and machine sets are disjoint; here the n human queries are among the
-N, which adds a covariance term 2λ·cov(J, H − λJ)/N, small next to var_n(H − J)/n when n ≪ N (the benchmark
-``benchmarks/ppi_coverage.py`` checks the coverage of this approximation). The target is the mean over the
-population the queries are drawn from; for the mean over these N queries the interval is conservative.
-
-A perfect judge (J = H) makes the correction 0: θ̂ = mean_N(J) and the PPI interval is the classical interval
-one would get with human labels on all N queries, narrower than the human-only interval by about √(n/N).
+With judge values J on all N queries and human values H on a uniformly random n of them:
+θ̂ = mean_N(J) + mean_n(H − J), 95% interval θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n). PPI++ weights the judge
+by λ̂ ∈ [0, 1] minimising that variance (λ = 0 is the human-only mean). Every result also carries the
+classical interval of the n human queries alone. The intervals are asymptotic and need a random human
+sample. References and caveats: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -243,19 +223,24 @@ def ppi_mean(
 ) -> dict[Hashable, PPIResult]:
     """PPI estimate and confidence interval of each run's mean metric, vectorised over runs.
 
-    Parameters
-    ----------
-    judge : DataFrame, queries × runs (or a Series for one run)
-        The per-query metric computed with judge qrels, on all N queries.
-    human : DataFrame, queries × runs (or a Series)
-        The per-query metric computed with human qrels, on the n human-judged queries: a uniformly random
-        subset of judge's queries (rows matched by query, runs by name).
-    level : confidence level of both intervals.
-    method : ``"ppi"`` (θ̂ = mean_N(J) + mean_n(H − J)) or ``"ppi++"`` (power-tuned λ, see the module doc).
-    human_interval : ``"normal"`` or ``"t"``, the quantile of the human-only interval.
-
-    Values must be finite numbers: leave out, in both tables, the queries where the metric is undefined.
+    θ̂ = mean_N(J) + mean_n(H − J) (``"ppi"``), or with a power-tuned λ (``"ppi++"``, see the module doc).
     With a single human query the estimates are returned and the bounds are NaN (UndefinedMetricWarning).
+
+    Args:
+        judge: queries × runs (a DataFrame, or a Series for one run): the per-query metric computed with
+            judge qrels, on all N queries.
+        human: queries × runs: the per-query metric computed with human qrels, on the n human-judged queries,
+            a uniformly random subset of judge's queries (rows matched by query, runs by name).
+        level: the confidence level of both intervals, in (0, 1).
+        method: ``"ppi"`` or ``"ppi++"``.
+        human_interval: ``"normal"`` or ``"t"``, the quantile of the human-only interval.
+
+    Returns:
+        ``{run: PPIResult}``: the estimate, its interval, and the human-only mean and interval beside it.
+
+    Raises:
+        QrelForgeError: a value that is not a finite number (leave out, in both tables, the queries where
+            the metric is undefined), human queries that judge lacks, different runs, or a bad option.
 
     >>> judge = pd.DataFrame({"A": [0.5, 0.7, 0.2, 0.9, 0.4, 0.6]}, index=[f"q{i}" for i in range(1, 7)])
     >>> human = pd.DataFrame({"A": [0.3, 0.6, 0.0]}, index=["q1", "q2", "q3"])
@@ -283,7 +268,17 @@ def ppi_difference(
 
     The per-query difference of the two columns is estimated as one run (named ``"run_a - run_b"``), so the
     correlation between the runs is used rather than ignored; an interval excluding 0 says the runs differ at
-    ``level``. Parameters as in :func:`ppi_mean`.
+    ``level``.
+
+    Args:
+        judge, human, level, method, human_interval: as in `ppi_mean`.
+        run_a, run_b: the two runs' column names.
+
+    Returns:
+        The `PPIResult` of the difference.
+
+    Raises:
+        QrelForgeError: as `ppi_mean`; a run missing from either table.
 
     >>> judge = pd.DataFrame({"A": [0.5, 0.7, 0.2, 0.9], "B": [0.4, 0.5, 0.2, 0.6]})
     >>> human = pd.DataFrame({"A": [0.3, 0.6], "B": [0.3, 0.4]})
@@ -314,16 +309,26 @@ def ppi_run(
     method: Method | str = Method.PPI,
     human_interval: Interval | str = Interval.NORMAL,
 ) -> dict[str, PPIResult]:
-    """:func:`ppi_mean` of one run on each measure, from qrels: measure name → result.
+    """`ppi_mean` of one run on each measure, from qrels.
 
-    The run is scored per query with :func:`metrics.evaluate` against ``judge_qrels`` (J: every query where
-    the measure is defined) and against ``human_qrels`` (H: the queries where it is defined that J has too);
-    then θ̂ = mean_N(J) + mean_n(H − J) as in :func:`ppi_mean`. ``qrels``, ``run`` and ``measures`` take any
-    form ``evaluate`` accepts; ``name`` names the run in the results. This is what ``qrelforge score --ppi``
-    and the Score page's PPI tab compute.
+    The run is scored per query with `metrics.evaluate` against ``judge_qrels`` (J: every query where the
+    measure is defined) and against ``human_qrels`` (H: the queries where it is defined that J has too); then
+    θ̂ = mean_N(J) + mean_n(H − J) as in `ppi_mean`. A single shared query gives NaN bounds.
 
-    Edge cases: a measure with no query defined under both qrels raises QrelForgeError naming it and the run;
-    a single shared query gives NaN bounds (UndefinedMetricWarning, from :func:`ppi_mean`).
+    Args:
+        human_qrels: the human qrels, any form `metrics.evaluate` accepts.
+        judge_qrels: the machine judge's qrels, likewise.
+        run: the run, likewise.
+        measures: measure names or `Measure` objects.
+        name: the run's name in the results.
+        level, method, human_interval: as in `ppi_mean`.
+
+    Returns:
+        ``{measure name: PPIResult}``.
+
+    Raises:
+        QrelForgeError: a measure with no query defined under both qrels (naming it and the run); and the
+            errors of `metrics.evaluate` and `ppi_mean`.
 
     >>> human = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 0, "d4": 1}}
     >>> judge = {"q1": {"d1": 1}, "q2": {"d2": 1, "d5": 1}, "q3": {"d3": 1, "d4": 1}, "q4": {"d6": 1}}

@@ -91,19 +91,22 @@ def pr_curve(y_true, y_score, *, rel=1, n_relevant=None) -> PRCurve:
     At threshold t the items with score ≥ t are retrieved: precision = TP/(TP + FP), recall = TP / n_relevant.
     Items with tied scores enter together.
 
-    Parameters
-    ----------
-    y_true : sequence of grades or booleans
-        An item is relevant when its grade is ≥ ``rel``.
-    y_score : sequence of numbers
-    rel : number
-        Relevance threshold on the grades (default 1).
-    n_relevant : int, optional
-        Total relevant items, including those that were not scored (IR: relevant documents the run did not
-        retrieve); defaults to the relevant items in ``y_true`` (scikit-learn's convention).
-
     With no relevant item recall is undefined: the recall array is NaN, ``average_precision`` and ``auc`` are
     None, and an UndefinedMetricWarning is emitted.
+
+    Args:
+        y_true: grades or booleans; an item is relevant when its grade is ≥ ``rel``.
+        y_score: the items' scores, numbers.
+        rel: the relevance threshold on the grades.
+        n_relevant: all relevant items, including those not scored (IR: relevant documents the run did not
+            retrieve); default: the relevant items in ``y_true`` (scikit-learn's convention).
+
+    Returns:
+        A `PRCurve`: ``thresholds``, ``precision``, ``recall``, ``average_precision`` and ``auc``.
+
+    Raises:
+        QrelForgeError: sequences of different lengths, a score that is not a finite number, or
+            ``n_relevant`` below the relevant items of ``y_true``.
 
     >>> curve = pr_curve([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1])
     >>> round(curve.average_precision, 4), curve.recall.tolist()
@@ -268,20 +271,25 @@ def run_pr_curve(
 ) -> RunPRCurve:
     """Precision–recall of a whole run against qrels, per query and averaged.
 
-    Parameters
-    ----------
-    run : DataFrame
-        Columns ``query``, ``doc``, ``score`` (names configurable); one row per retrieved document.
-    qrels : mapping
-        ``{query_id: {doc_id: grade}}``; a document is relevant when its grade is ≥ ``rel``, unjudged
-        documents are not relevant. Ids are compared as strings.
-    recall_levels : int
-        Number of equally spaced recall levels, ≥ 2 (default 11: 0.0, 0.1, ..., 1.0).
-
-    Each query's curve sweeps its score threshold as in :func:`pr_curve`, with recall over all its relevant
+    Each query's curve sweeps its score threshold as in `pr_curve`, with recall over all its relevant
     judged documents (retrieved or not). Evaluated queries are the run's queries with at least one relevant
     document; the others are listed in ``skipped_queries`` with an UndefinedMetricWarning. Queries judged but
-    absent from the run are not evaluated (trec_eval's default). No evaluable query raises QrelForgeError.
+    absent from the run are not evaluated (trec_eval's default).
+
+    Args:
+        run: a DataFrame, one row per retrieved document.
+        qrels: ``{query_id: {doc_id: grade}}``; unjudged documents are not relevant. IDs are compared as
+            strings.
+        rel: a document is relevant when its grade is ≥ ``rel``.
+        query, doc, score: the names of the run's columns.
+        recall_levels: the number of equally spaced recall levels, ≥ 2 (11: 0.0, 0.1, ..., 1.0).
+
+    Returns:
+        A `RunPRCurve`: the interpolated precision at each recall level averaged over queries, the mean
+        average precision, each query's curve and the skipped queries.
+
+    Raises:
+        QrelForgeError: no evaluable query, a missing column, or a bad option.
 
     >>> run = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     >>> res = run_pr_curve(run, {"q1": {"a": 1, "c": 2, "z": 1}})

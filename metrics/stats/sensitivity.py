@@ -121,6 +121,17 @@ def majority_qrels(labels: Any, *, tie: str = TieRule.LOWER) -> Qrels:
     Tie rule: among the most frequent grades the lowest wins with ``tie="lower"`` (conservative: two
     annotators saying 2 and 0 give 0), the highest with ``tie="higher"``.
 
+    Args:
+        labels: a long table (DataFrame or records) with ``query_id``, ``doc_id``, ``annotator``, ``grade``.
+        tie: ``"lower"`` or ``"higher"``.
+
+    Returns:
+        The majority `Qrels`.
+
+    Raises:
+        FormatError: a missing column, or a grade that is not an integer (naming the row).
+        QrelForgeError: an unknown ``tie``.
+
     >>> import pandas as pd
     >>> labels = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["D1"] * 3, "annotator": ["a", "b", "c"],
     ...                        "grade": [2, 2, 0]})
@@ -197,9 +208,7 @@ def assessor_sensitivity(
 ) -> Sensitivity:
     """Would the conclusion change if someone else had judged? Score ``runs`` under several qrels.
 
-    ``labels``: a long table (DataFrame or records) with ``query_id``, ``doc_id``, ``annotator``, ``grade``,
-    one row per annotator and pair (their current label). The qrels scored under: ``release`` (the adjudicated
-    qrels, anything `metrics.evaluate` accepts; optional), ``majority`` (`majority_qrels`, ``tie`` rule), and
+    The qrels scored under: ``release``, ``majority`` (`majority_qrels`, ``tie`` rule), and
     ``annotator:NAME`` for each annotator. With ``fill=True`` an annotator's qrels are the reference (the
     release, else the majority) with that annotator's grades substituted where they judged, so every variant
     judges the same pairs; with ``fill=False`` they hold only the annotator's own labels (unseen pairs count
@@ -212,6 +221,24 @@ def assessor_sensitivity(
     and, for each drawn query, one annotator uniformly among those who labelled it (the reference when none
     did), and takes that annotator's per-query value (``default_rng(seed)``): intervals of each run's mean,
     the chance each run ranks first (ties share), and the distribution of tau against the reference ranking.
+
+    Args:
+        labels: a long table (DataFrame or records) with ``query_id``, ``doc_id``, ``annotator``, ``grade``,
+            one row per annotator and pair (their current label).
+        runs: ``{name: run}`` or a list of named runs, as `metrics.compare` takes them.
+        measures: measure names or `Measure` objects.
+        release: the adjudicated qrels, anything `metrics.evaluate` accepts; optional.
+        tie: the majority's tie rule, as in `majority_qrels`.
+        fill: fill each annotator's qrels with the reference's grades where the annotator did not judge.
+        n_bootstrap: the bootstrap replicates; 0 for none.
+        seed: the bootstrap's seed.
+        confidence: the bootstrap intervals' level, in (0, 1).
+
+    Returns:
+        A `Sensitivity` with the means, spreads, rank agreement and, with ``n_bootstrap``, the bootstrap.
+
+    Raises:
+        QrelForgeError: bad labels or runs, or a bad option, naming it; and the errors of `metrics.evaluate`.
     """
     specs = parse_measures(measures)
     if not isinstance(fill, bool):

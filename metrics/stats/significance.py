@@ -1,26 +1,11 @@
 """Statistical tests behind `metrics.compare`: paired tests over queries, multiple-comparison corrections,
 rank correlation, and the proportion statistics of an online A/B test (`metrics.stats.ablog`).
 
-Paired tests take a matrix of per-query differences, one column per comparison (``run - baseline`` on one
-measure), rows aligned by query. NaN marks a pair where either run is undefined (e.g. R@k on a query without
-relevant documents, FirstRel when nothing relevant was returned): the pair is dropped from that column, and
-each column reports its own ``n``. Columns that share the same set of kept queries are tested together, with
-the same random draws, so a column's result depends only on its differences and the seed.
-
-- `paired_t`: Student's paired t-test, two-sided, as ``scipy.stats.ttest_rel``; except that a column whose
-  differences are all 0 gets t = 0, p = 1 (scipy: NaN), and a constant non-zero difference t = ±inf, p = 0.
-- `permutation_test`: Fisher's randomization test of the mean difference, two-sided: each query's difference
-  keeps or flips its sign with probability 1/2 (run labels swapped within the pair). When ``2**n`` sign
-  patterns fit in ``n_permutations`` every pattern is enumerated (exact test, p = share of patterns with
-  ``|sum| >= |observed sum|``, as ``scipy.stats.permutation_test`` with ``permutation_type="samples"``);
-  otherwise ``n_permutations`` random patterns are drawn and ``p = (hits + 1) / (n_permutations + 1)``, which
-  is never 0. All differences 0 gives p = 1 exactly.
-- `bootstrap_ci`: percentile bootstrap confidence interval of the mean difference, resampling queries with
-  replacement.
-- `adjust`: Holm (step-down) or Bonferroni adjusted p-values.
-- `kendall_tau`: Kendall's tau-b between two score vectors (rows of a matrix at once), as
-  ``scipy.stats.kendalltau``'s default.
-- `wilson_interval`, `two_proportion_z`: the A/B statistics used by `metrics.stats.ablog.ab_test`.
+Paired tests take per-query differences, one column per comparison; NaN drops a pair from its column, and
+each column reports its ``n``. `paired_t`, `permutation_test` (exact when ``2**n`` fits in
+``n_permutations``, else p = (hits + 1) / (n_permutations + 1)), `bootstrap_ci`, `adjust` (Holm,
+Bonferroni), `kendall_tau`, `wilson_interval`, `two_proportion_z`. Where they differ from SciPy:
+docs/modules.md.
 """
 
 from __future__ import annotations
@@ -33,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from metrics._choice import Choice
+from metrics._proportions import wilson_interval
+from metrics._validate import check_int, check_probability
 from metrics.errors import QrelForgeError
 
 __all__ = [
@@ -74,21 +61,6 @@ class Correction(Choice):
 
 TESTS: tuple[StatTest, ...] = tuple(StatTest)
 CORRECTIONS: tuple[Correction, ...] = tuple(Correction)
-
-
-# ------------------------------------------------------------------------------------------ validation
-def check_int(value: Any, name: str, minimum: int) -> int:
-    """``value`` if it is an int (not a bool) >= ``minimum``; else a `QrelForgeError` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise QrelForgeError(f"{name} must be an int >= {minimum}; got {value!r}")
-    return int(value)
-
-
-def check_probability(value: Any, name: str) -> float:
-    """``value`` if it is a real number strictly between 0 and 1."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not 0 < value < 1:
-        raise QrelForgeError(f"{name} must be a number strictly between 0 and 1; got {value!r}")
-    return float(value)
 
 
 def _as_matrix(diffs: Any) -> np.ndarray:
@@ -353,35 +325,6 @@ def kendall_tau(x: Any, y: Any) -> np.ndarray | float:
 
 
 # ---------------------------------------------------------------------------------------- proportions
-def wilson_interval(successes: Any, n: Any, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for a proportion: center (k + z²/2) / (n + z²), half-width
-    z sqrt(k (n - k) / n + z²/4) / (n + z²), z the normal quantile of (1 + confidence) / 2. n = 0 gives NaN.
-
-    Args:
-        successes: k, the number of successes (a number or an array).
-        n: the number of trials, of the same shape.
-        confidence: the interval's coverage, in (0, 1).
-
-    Returns:
-        Arrays low and high.
-
-    Raises:
-        QrelForgeError: ``confidence`` outside (0, 1).
-
-    >>> low, high = wilson_interval(8, 10)
-    >>> round(float(low), 4), round(float(high), 4)
-    (0.4902, 0.9433)
-    """
-    from scipy.special import ndtri
-
-    k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    z = ndtri((1 + check_probability(confidence, "confidence")) / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        center = (k + z * z / 2) / (n + z * z)
-        half = z * np.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-    return np.where(n > 0, center - half, np.nan), np.where(n > 0, center + half, np.nan)
-
-
 def two_proportion_z(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float]:
     """Two-sided two-proportion z-test with pooled variance: (z, p) for H0: p1 = p2.
 

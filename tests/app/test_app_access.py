@@ -163,7 +163,7 @@ def test_who_sees_which_page(released, caller, view):
     [
         ("rita", "views/review/release.py", "Release"),
         ("admin", "views/admin/audit.py", "Audit log"),
-        ("alice", "views/judge/my_labels.py", "My labels"),
+        ("alice", "views/annotate/my_labels.py", "My labels"),
         ("alice", "views/review/release.py", None),
     ],
 )

@@ -147,7 +147,7 @@ def test_a_stale_label_is_shown_as_such(app_db):
 
 def test_my_labels_lists_own_labels_and_an_edit_adds_a_version(app_db):
     at = _label(app_as(app_db, "alice"), 2, "power off first")
-    at.switch_page("views/judge/my_labels.py").run()
+    at.switch_page("views/annotate/my_labels.py").run()
     assert [t.value for t in at.title] == ["My labels"]
     assert len(at.dataframe) == 1
     view = _view(at)
@@ -165,5 +165,5 @@ def test_my_labels_lists_own_labels_and_an_edit_adds_a_version(app_db):
 
 
 def test_a_reviewer_who_is_not_a_member_is_told_so(app_db):
-    at = app_as(app_db, "rita", "views/judge/annotate.py")
+    at = app_as(app_db, "rita", "views/annotate/annotate.py")
     assert texts(at.error) == ["rita is not an annotator of project 'demo'"]

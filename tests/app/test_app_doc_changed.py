@@ -63,7 +63,7 @@ def test_an_edit_of_a_document_reimported_meanwhile_is_refused_and_reloaded(app_
     first = at.session_state[state.CURRENT_PAIR]
     at = _fill_and_submit(at, first.pair_id)
     assert _labels(app_db) == [(3, REASON, 1)]
-    at.switch_page("views/judge/my_labels.py").run()
+    at.switch_page("views/annotate/my_labels.py").run()
     picker = at.selectbox(key=state.EDIT_CHOICE)
     at = picker.select(picker.options[0]).run()
     assert at.session_state[state.EDIT_PAIR].doc_version == 1

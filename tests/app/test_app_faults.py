@@ -78,7 +78,7 @@ def test_every_page_shows_the_message_when_the_database_goes_away(app_db, monkey
 
 
 def nav_paths(user: str) -> list[str]:
-    common = ["views/judge/annotate.py", "views/judge/my_labels.py"]
+    common = ["views/annotate/annotate.py", "views/annotate/my_labels.py"]
     admin = [
         "views/review/agreement.py",
         "views/review/adjudicate.py",

@@ -94,7 +94,7 @@ def test_admin_set_grade_labels_are_escaped_on_the_grade_buttons(app_db):
 
     scale = ((0, "[no](javascript:alert(1))"), (1, "<b>partly</b>"), (2, "**yes**"))
     projects.update_settings(app_db, SYSTEM, "demo", grade_scale=scale)
-    at = app_as(app_db, "alice", "views/judge/annotate.py")
+    at = app_as(app_db, "alice", "views/annotate/annotate.py")
     shown = [b.label for b in at.button if b.label.startswith(("0", "1", "2"))]
     assert shown == [escape_name(f"{g} · {label}") for g, label in scale]
     assert shown[0] == "0 · \\[no\\]\\(javascript\\:alert\\(1\\)\\)"

@@ -47,7 +47,7 @@ def _open_edit(at):
 
 def test_saving_an_edit_closes_the_card_and_the_picker_lists_the_new_version(app_db):
     at = _label(app_as(app_db, "alice"), 2, "power off first")
-    at.switch_page("views/judge/my_labels.py").run()
+    at.switch_page("views/annotate/my_labels.py").run()
     assert at.selectbox(key=state.EDIT_CHOICE).options == ["q1 · D1 (grade 2, version 1)"]
     at = _open_edit(at)
     edit = at.session_state[state.EDIT_PAIR]

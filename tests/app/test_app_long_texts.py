@@ -48,7 +48,7 @@ def test_adjudicate_shows_a_huge_reason_cut(huge_reason):
 
 def test_my_labels_and_the_edit_card_show_it_cut(huge_reason):
     db, pair_id = huge_reason
-    at = app_as(db, "bob", "views/judge/my_labels.py")
+    at = app_as(db, "bob", "views/annotate/my_labels.py")
     assert not at.exception
     cells = [v for v in at.dataframe[0].value["reason"] if v.startswith("www")]
     assert [len(c) for c in cells] == [widgets.SHOWN_CELL] and cells[0].endswith(NOTE)

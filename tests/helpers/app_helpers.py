@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from store_fixtures import cheap_hashes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "annotate_app" / "streamlit_app.py"
@@ -68,19 +69,15 @@ def _fast_hasher():
 @pytest.fixture(scope="session")
 def demo_template(tmp_path_factory) -> Path:
     """A migrated SQLite file holding the demo (users hashed with cheap argon2 parameters)."""
-    from annotate_app.services import auth
     from annotate_app.services.demo import load_demo
     from annotate_app.store.db import Database
 
     path = tmp_path_factory.mktemp("demo-template") / "qrelforge.db"
-    saved = auth._HASHER, auth._DUMMY_HASH
-    auth._HASHER = _fast_hasher()
-    auth._DUMMY_HASH = auth._HASHER.hash("timing")
     db = Database(f"sqlite:///{path}")
     try:
-        load_demo(db)
+        with cheap_hashes():
+            load_demo(db)
     finally:
-        auth._HASHER, auth._DUMMY_HASH = saved
         db.dispose()
     return path
 

@@ -362,12 +362,12 @@ def fingerprint(db) -> str:
     import hashlib
     import json
 
-    from annotate_app.store import backup as bq
+    from annotate_app.store import backup
 
     digest = hashlib.sha256()
     with db.read() as s:
-        for table in bq.tables():
-            for row in bq.rows(s, table):
+        for table in backup.tables():
+            for row in backup.rows(s, table):
                 digest.update(json.dumps([table.name, row], ensure_ascii=False, default=str).encode())
     return digest.hexdigest()
 

@@ -4,13 +4,16 @@ real PostgreSQL server.
 PostgreSQL: one fresh database per test session and xdist worker (``qrelforge_test_<worker>_<pid>``), created
 through ``$QRELFORGE_TEST_PG_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``), migrated
 once, emptied (TRUNCATE) before each test and dropped at the end. An unreachable server FAILS the tests (never
-skips them): CI must not pass without PostgreSQL. SQLite: a migrated template file copied per test.
+skips them): CI must not pass without PostgreSQL. SQLite: a migrated template file copied per test (the
+``demo`` fixture copies ``demo_template`` instead).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
@@ -27,6 +30,8 @@ __all__ = [
     "fast_hashing",
     "demo",
     "actors",
+    "cheap_hashes",
+    "pg_demo_copy",
 ]
 
 
@@ -74,14 +79,25 @@ def sqlite_template(tmp_path_factory) -> str:
 
 
 def _truncate(url: str) -> None:
+    """Empty every table of the PostgreSQL database ``url`` and restart its sequences. Only the tables that
+    hold rows are truncated (with CASCADE): a TRUNCATE costs the same for an empty table as for a full one."""
     from sqlalchemy import create_engine, text
 
     from annotate_app.store.models import Base
 
     engine = create_engine(url)
-    names = ", ".join(t.name for t in Base.metadata.sorted_tables)
+    tables = [table.name for table in Base.metadata.sorted_tables]
+    probe = " UNION ALL ".join(f"SELECT '{name}' WHERE EXISTS (SELECT 1 FROM {name})" for name in tables)
     with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        full = [row[0] for row in conn.execute(text(probe))]
+        if full:
+            conn.execute(text(f"TRUNCATE {', '.join(full)} CASCADE"))
+        conn.execute(
+            text(
+                "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false) "
+                "FROM pg_sequences WHERE schemaname = 'public'"
+            )
+        )
     engine.dispose()
 
 
@@ -119,12 +135,112 @@ def db(db_url, fast_hashing):
 
 
 @pytest.fixture
-def demo(db):
-    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs)."""
+def demo(db, request):
+    """The demo project loaded (users alice, bob, rita, admin; 12 pooled pairs), by one `load_demo` a
+    session: on SQLite the database file becomes a copy of ``demo_template``; on PostgreSQL the emptied
+    tables get the rows of `pg_demo_copy`."""
+    from sqlalchemy import text
+
     from annotate_app.services.demo import load_demo
 
-    load_demo(db)
+    with db.read() as session:  # a fixture before this one wrote: load the demo beside its rows
+        written = session.execute(
+            text("SELECT EXISTS (SELECT 1 FROM projects) OR EXISTS (SELECT 1 FROM users)")
+        )
+        if written.scalar():
+            load_demo(db)
+            return db
+    if db.is_sqlite:
+        db.dispose()
+        shutil.copyfile(request.getfixturevalue("demo_template"), db.url.database)
+        return db
+    _restore_demo(db, request.getfixturevalue("pg_demo_copy"))
     return db
+
+
+DEMO_COPY = "demo_copy"
+"""The PostgreSQL schema that holds the worker's copy of the demo's rows (`pg_demo_copy`)."""
+
+
+@contextmanager
+def cheap_hashes():
+    """Within the block, `auth` hashes with cheap argon2 parameters (as `fast_hashing` does for one test)."""
+    from argon2 import PasswordHasher
+
+    from annotate_app.services import auth
+
+    saved = auth._HASHER, auth._DUMMY_HASH
+    auth._HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    auth._DUMMY_HASH = auth._HASHER.hash("timing")
+    try:
+        yield
+    finally:
+        auth._HASHER, auth._DUMMY_HASH = saved
+
+
+@dataclass(frozen=True)
+class DemoCopy:
+    """What `pg_demo_copy` kept: each table's columns (as its SQL list) and each sequence's (last_value,
+    is_called) after `load_demo`."""
+
+    columns: dict[str, str]
+    sequences: dict[str, tuple[int, bool]]
+
+
+@pytest.fixture(scope="session")
+def pg_demo_copy(pg_session_url) -> DemoCopy:
+    """`load_demo` run once in the worker's PostgreSQL database: its rows are kept in the schema `DEMO_COPY`
+    and the tables emptied again."""
+    from sqlalchemy import create_engine, text
+
+    from annotate_app.services.demo import load_demo
+    from annotate_app.store.db import Database
+    from annotate_app.store.models import Base
+
+    _truncate(pg_session_url)
+    database = Database(pg_session_url)
+    with cheap_hashes():
+        load_demo(database)
+    database.dispose()
+    engine = create_engine(pg_session_url)
+    columns = {}
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA IF EXISTS {DEMO_COPY} CASCADE"))
+        conn.execute(text(f"CREATE SCHEMA {DEMO_COPY}"))
+        for table in Base.metadata.sorted_tables:
+            conn.execute(text(f'CREATE TABLE {DEMO_COPY}."{table.name}" AS TABLE public."{table.name}"'))
+            names = conn.execute(
+                text(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = :schema "
+                    "AND table_name = :table ORDER BY ordinal_position"
+                ),
+                {"schema": DEMO_COPY, "table": table.name},
+            ).scalars()
+            columns[table.name] = ", ".join(f'"{name}"' for name in names)
+        rows = conn.execute(
+            text("SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public'")
+        ).all()
+    engine.dispose()
+    _truncate(pg_session_url)
+    sequences = {name: (value, True) for name, value in rows if value is not None}
+    return DemoCopy(columns=columns, sequences=sequences)
+
+
+def _restore_demo(db, copy: DemoCopy) -> None:
+    """Fill the emptied PostgreSQL database of ``db`` with the rows of `DEMO_COPY` and set its sequences as
+    `load_demo` left them."""
+    from sqlalchemy import text
+
+    with db.engine.begin() as conn:
+        for table, columns in copy.columns.items():
+            conn.execute(
+                text(f'INSERT INTO public."{table}" ({columns}) SELECT {columns} FROM {DEMO_COPY}."{table}"')
+            )
+        for name, (value, called) in copy.sequences.items():
+            conn.execute(
+                text("SELECT setval(:name, :value, :called)"),
+                {"name": f"public.{name}", "value": value, "called": called},
+            )
 
 
 @pytest.fixture

@@ -45,8 +45,8 @@ PROJECT = "attack"
 # reviewers also see agreement, adjudicate, release and score; only admins administer.
 A, R, D = "annotator", "reviewer", "admin"
 ALLOWED = {  # page → the roles that may open it
-    "views/judge/annotate.py": {A, R, D},
-    "views/judge/my_labels.py": {A, R, D},
+    "views/annotate/annotate.py": {A, R, D},
+    "views/annotate/my_labels.py": {A, R, D},
     "views/review/agreement.py": {R, D},
     "views/review/adjudicate.py": {R, D},
     "views/review/release.py": {R, D},

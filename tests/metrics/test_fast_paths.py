@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from metrics import Qrels, Run, _ids, evaluate, read_qrels, read_run
+from metrics._ids import _order, _pairs
 from metrics.formats import _lines, _plain
 from metrics.measures import ranking
 
@@ -299,16 +300,16 @@ REPEATS = {  # (groups, documents, a pair repeats); stretches of 2 rows of whole
 @pytest.mark.parametrize(("groups", "docs", "repeats"), REPEATS.values(), ids=REPEATS.keys())
 @pytest.mark.parametrize("stretch", [2, 4096])
 def test_may_repeat_pairs_sorts_stretches_of_whole_groups(groups, docs, repeats, stretch, monkeypatch):
-    monkeypatch.setattr(_ids, "_SORT_ROWS", stretch)
+    monkeypatch.setattr(_pairs, "_SORT_ROWS", stretch)
     hashes = _ids.hash_strings(pa.array([str(d) for d in docs], type=pa.string()))
     assert _ids.may_repeat_pairs(np.array(groups, dtype=np.int32), hashes) is repeats
 
 
 def test_group_cuts_keep_groups_whole(monkeypatch):
-    monkeypatch.setattr(_ids, "_SORT_ROWS", 3)
+    monkeypatch.setattr(_pairs, "_SORT_ROWS", 3)
     groups = np.array([0, 0, 1, 1, 1, 1, 1, 2, 3, 3], dtype=np.int32)
     assert _ids._group_cuts(groups) == [0, 7, 10]
-    monkeypatch.setattr(_ids, "_SORT_ROWS", 2)
+    monkeypatch.setattr(_pairs, "_SORT_ROWS", 2)
     assert _ids._group_cuts(groups) == [0, 2, 7, 8, 10]
     assert _ids._group_cuts(np.array([0, 1, 0], dtype=np.int32)) is None
 
@@ -353,6 +354,29 @@ def test_sparse_order_equals_a_full_sort(packed):
     positions = np.arange(len(scores))
     assert order.rows(positions).tolist() == expected.tolist()
     assert order.gather(positions).tolist() == expected.tolist()
+
+
+ORDERS = {  # (groups, scores): rows to put in trec_eval's order (group, score descending, ID descending)
+    "grouped, unsorted, ties": ([0, 0, 0, 1, 1, 2, 2, 2, 2], [1, 3, 3, 2, 2, 5, 1, 5, 5]),
+    "grouped, one group": ([0, 0, 0, 0], [1, 2, 2, 3]),
+    "a group in two places": ([0, 1, 0, 1, 0], [1, 2, 3, 2, 1]),
+    "grouped, groups descending": ([2, 2, 1, 0, 0], [1, 2, 3, 2, 2]),
+    "one row": ([0], [1]),
+}
+
+
+@pytest.mark.parametrize(("groups", "scores"), ORDERS.values(), ids=ORDERS.keys())
+@pytest.mark.parametrize("stretch", [1, 2, 3, 1 << 16])
+@pytest.mark.parametrize("packed", [False, True], ids=["arrow", "packed"])
+def test_full_order_sorts_stretches_of_whole_groups(groups, scores, stretch, packed, monkeypatch):
+    monkeypatch.setattr(_order, "_ORDER_ROWS", stretch)
+    docs = [f"d{i % 3}{i}" for i in range(len(groups))]
+    column = _cell_column(docs) if packed else _ids.as_strings(docs)
+    order = _ids.trec_order(np.array(groups, dtype=np.int32), np.array(scores, dtype=float), column)
+    expected = sorted(
+        range(len(groups)), key=lambda i: (groups[i], -scores[i], [-b for b in docs[i].encode()])
+    )
+    assert order.tolist() == expected
 
 
 def _packed(values: list[str]) -> tuple[np.ndarray, np.ndarray]:

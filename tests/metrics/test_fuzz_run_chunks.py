@@ -82,7 +82,7 @@ def outcome(read):
 def assert_same(data: bytes, rows: int, piece: int) -> None:
     """The chunks against the whole file read in one piece, the input cut into pieces of ``piece`` bytes."""
     whole = outcome(lambda: read_run(io.BytesIO(data)))
-    with mock.patch.object(pieces, "PIECE_BYTES", piece):
+    with mock.patch.multiple(pieces, PIECE_BYTES=piece, GATHER_BYTES=piece):
         chunked = outcome(lambda: list(iter_run_chunks(io.BytesIO(data), rows=rows)))
         assert outcome(lambda: read_run(io.BytesIO(gzip.compress(data)))) == whole
     assert chunked == whole
@@ -153,3 +153,15 @@ def test_no_piece_is_yielded_after_a_bad_line(monkeypatch):
 def test_rows_must_be_a_positive_int(rows):
     with pytest.raises(ValueError, match=re.escape(f"rows must be an int >= 1; got {rows!r}")):
         iter_run_chunks(io.BytesIO(b""), rows=rows)
+
+
+@FUZZ
+@given(run_files(), st.integers(1, 4), st.integers(1, 60))
+def test_pairs_met_far_back_are_checked_exactly(data, rows, piece):
+    """Every piece's earlier rows beyond the look-back (so the gathered rows' pairs move to held hashes),
+    every pair given the same hash: still only true duplicates are errors."""
+    with (
+        mock.patch.object(pieces, "_SPAN_MIN", 0),
+        mock.patch.object(formats, "_pair_keys", lambda run: np.zeros(len(run), dtype=np.uint64)),
+    ):
+        assert_same(data, rows, piece)

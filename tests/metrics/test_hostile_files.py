@@ -203,6 +203,7 @@ from metrics.errors import FormatError
 def peak():
     return int(re.search(r"VmHWM:\\s+(\\d+)", Path("/proc/self/status").read_text()).group(1)) // 1024
 
+import pyarrow, pyarrow.compute, pyarrow.csv  # numpy alone reads the warm file below; these, the shape
 warm = Path(sys.argv[1]).with_name("warm" + Path(sys.argv[1]).name)  # the same kind of file, one line long
 for read in (read_run, read_qrels):  # every module the read needs is loaded before the peak is taken
     try:

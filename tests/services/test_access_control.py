@@ -41,7 +41,7 @@ from annotate_app.services.auth import LOCK_MAX, MAX_FAILED_LOGINS, SYSTEM, auth
 from annotate_app.services.errors import NotFound, PermissionDenied
 from annotate_app.store.models import utcnow
 
-# Public modules of annotate_app.services that hold no service call (see the package docstring).
+# Public modules of annotate_app.services that hold no service call (docs/modules.md, services/__init__.py).
 NOT_SERVICE_MODULES = {
     "errors": "the error classes",
     "types": "the result values and the stored vocabulary",

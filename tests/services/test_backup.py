@@ -31,12 +31,12 @@ from annotate_app.services import (
 )
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
-from annotate_app.store import backup as bq
+from annotate_app.store import backup as backup_store
 from annotate_app.store.db import Database
 from annotate_app.store.migrate import head_revision, upgrade
 
 HEAD = head_revision()
-N_TABLES = len(bq.tables())
+N_TABLES = len(backup_store.tables())
 
 
 def _sqlite(path: Path) -> Database:
@@ -126,7 +126,7 @@ def exports(db) -> dict[str, bytes]:
 
 def dump(archive: Path) -> dict[str, list[str]]:
     with zipfile.ZipFile(archive) as z:
-        return {t.name: z.read(f"tables/{t.name}.jsonl").decode().splitlines() for t in bq.tables()}
+        return {t.name: z.read(f"tables/{t.name}.jsonl").decode().splitlines() for t in backup_store.tables()}
 
 
 # ----------------------------------------------------------------------------------------- round trip

@@ -10,7 +10,7 @@ import pytest
 
 from annotate_app.services import backup
 from annotate_app.services.auth import SYSTEM
-from annotate_app.store import backup as bq
+from annotate_app.store import backup as backup_store
 
 
 def _mode(path) -> int:
@@ -27,13 +27,13 @@ def open_umask():
 
 def test_the_archive_and_its_partial_file_are_owner_only(demo, tmp_path, monkeypatch, open_umask):
     seen: list[tuple[str, int]] = []
-    rows = bq.rows
+    rows = backup_store.rows
 
     def spying_rows(s, table, **kwargs):
         seen.extend((p.name, _mode(p)) for p in tmp_path.iterdir() if ".partial-" in p.name)
         return rows(s, table, **kwargs)
 
-    monkeypatch.setattr(bq, "rows", spying_rows)
+    monkeypatch.setattr(backup_store, "rows", spying_rows)
     info = backup.backup(demo, SYSTEM, tmp_path / "qf.zip")
     assert _mode(info.path) == 0o600
     assert seen and {mode for _, mode in seen} == {0o600}

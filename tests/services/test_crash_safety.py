@@ -164,12 +164,12 @@ def test_an_import_killed_mid_file_leaves_nothing(db, db_url, tmp_path):
 def _visible(db) -> tuple:
     """What users see of project 'crash': its documents (as every import and the corpus hash see them), its
     import history and its audit entries."""
-    from annotate_app.store import corpus as cq
+    from annotate_app.store import corpus
 
     system = _system()
     with db.read() as s:
         project_id = s.execute(text("SELECT id FROM projects WHERE name = 'crash'")).scalar()
-        docs, rows = cq.doc_index(s, project_id), cq.corpus_rows(s, project_id)
+        docs, rows = corpus.doc_index(s, project_id), corpus.corpus_rows(s, project_id)
     return docs, imports.list_imports(db, system, "crash"), _count(db, "SELECT count(*) FROM audit_log"), rows
 
 

@@ -18,7 +18,7 @@ from store_fixtures import synthetic_project
 from annotate_app.services import imports, labels, queue
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import Conflict, InvalidInput
-from annotate_app.store import corpus as cq
+from annotate_app.store import corpus
 
 DOCS = 60_000
 SAVE_BOUND_S = 2.5  # a save's bound: ~1 s asked, with margin (load 16 on 2 cores: max 1.1-1.9 s)
@@ -41,7 +41,7 @@ def _count(db, sql: str) -> int:
 def _visible_docs(db) -> int:
     with db.read() as s:
         project_id = s.execute(text("SELECT id FROM projects WHERE name = 'team'")).scalar()
-        return len(cq.doc_index(s, project_id))
+        return len(corpus.doc_index(s, project_id))
 
 
 def test_label_saves_get_in_during_a_big_document_import(db, tmp_path):
@@ -127,13 +127,13 @@ def test_a_dead_staged_import_is_unseen_and_the_next_import_clears_it(db):
     next document import deletes it."""
     if not db.is_sqlite:
         pytest.skip("PostgreSQL imports in one transaction: a dead import leaves no record")
-    from annotate_app.store import undo as uq
+    from annotate_app.store import undo
 
     synthetic_project(db, "team", queries=1, docs=3)
     listed = imports.list_imports(db, SYSTEM, "team")
     with db.write() as s:
         project_id = s.execute(text("SELECT id FROM projects WHERE name = 'team'")).scalar()
-        dead = uq.begin_import(
+        dead = undo.begin_import(
             s, project_id=project_id, kind="documents", source="dead.jsonl", file_sha256="0" * 64
         )
     assert imports.list_imports(db, SYSTEM, "team") == listed

@@ -19,7 +19,7 @@ from annotate_app.services import imports, labels, queue
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports import _label_writes as writes
-from annotate_app.store import label_import as lq
+from annotate_app.store import label_import
 
 SAVE_BOUND_S = 2.5  # a save's bound: ~1 s asked, with margin for a loaded machine (2 cores shared)
 ANNOTATORS = 10
@@ -175,7 +175,7 @@ def test_an_import_that_dies_leaves_what_it_wrote_and_importing_again_completes_
     the same file again adds the rest. PostgreSQL imports in one transaction: it leaves nothing."""
     synthetic_project(db, "big", queries=6, docs=1000)
     path = _labels_file(tmp_path / "labels.jsonl", 6_000)
-    real, calls = lq.add_claims, []
+    real, calls = label_import.add_claims, []
 
     def dies(s, counts):  # in the second piece on SQLite; on PostgreSQL in its only one
         calls.append(len(counts))
@@ -183,10 +183,10 @@ def test_an_import_that_dies_leaves_what_it_wrote_and_importing_again_completes_
             raise KeyboardInterrupt("killed")
         real(s, counts)
 
-    monkeypatch.setattr(lq, "add_claims", dies)
+    monkeypatch.setattr(label_import, "add_claims", dies)
     with pytest.raises(KeyboardInterrupt):
         _import(db, path)
-    monkeypatch.setattr(lq, "add_claims", real)
+    monkeypatch.setattr(label_import, "add_claims", real)
     written = _visible(db)
     listed = [
         (i.name, i.counts["added"]) for i in imports.list_imports(db, SYSTEM, "big") if i.kind == "labels"
@@ -252,13 +252,13 @@ def test_sqlite_writes_whole_pairs_a_piece_per_transaction(db, tmp_path, monkeyp
     """On SQLite each transaction writes at most `PUBLISH_PIECE` labels (and the rest of a pair); on
     PostgreSQL one transaction writes them all."""
     synthetic_project(db, "big", queries=12, docs=1000)
-    real, pieces = lq.insert_labels, []
+    real, pieces = label_import.insert_labels, []
 
     def recorded(s, rows, now):
         pieces.append(sorted(row[2] for row in rows))  # the pairs
         real(s, rows, now)
 
-    monkeypatch.setattr(lq, "insert_labels", recorded)
+    monkeypatch.setattr(label_import, "insert_labels", recorded)
     _import(db, _labels_file(tmp_path / "labels.jsonl", 6_001))
     assert sum(len(p) for p in pieces) == 12_002
     pairs = [set(p) for p in pieces]

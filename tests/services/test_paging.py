@@ -122,7 +122,7 @@ def test_my_labels_pages_beyond_the_old_cap_of_100(app_db):
     people = _big(app_db, 130)
     assert _judge_all(app_db, people["alice"], "big", 2) == 130
     newest = labels.my_labels(app_db, people["alice"], "big", limit=130)
-    at = _app(app_db, "alice", "big", "views/judge/my_labels.py")
+    at = _app(app_db, "alice", "big", "views/annotate/my_labels.py")
     assert not at.exception
     assert _caption(at, "Labels") == "Labels 1–100 of 130"
     assert at.dataframe[0].value["document"].tolist() == [x.doc_id for x in newest[:100]]

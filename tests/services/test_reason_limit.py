@@ -1,7 +1,8 @@
-"""One limit for every reason the app stores, `services.inputs.MAX_REASON` (10 000 characters): a label saved
-or imported, a skip, an adjudication, a machine judge's label imported — each refused over it with one line
-naming the length (and the file's line for an import). A model's reply is not refused: its reason is stored
-cut to the limit with a note of its length, and the raw reply keeps it whole."""
+"""One limit for every reason or note the app stores, `services.inputs.MAX_REASON` (10 000 characters): a
+label saved or imported, a skip, an adjudication, a machine judge's label imported, a pair's exclusion
+reason, a pool note, a release's note and justification — each refused over it with one line naming the
+length (and the file's line for an import), nothing written. A model's reply is not refused: its reason is
+stored cut to the limit with a note of its length, and the raw reply keeps it whole."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 
 import pytest
 from import_load import count
+from service_table import fingerprint
 from sqlalchemy import text
 
-from annotate_app.services import adjudication, imports, judges, labels, queue
+from annotate_app.services import adjudication, imports, judges, labels, pooling, queue, releases, scoring
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.inputs import MAX_REASON
@@ -72,6 +74,55 @@ def test_every_write_path_refuses_a_reason_over_the_limit(demo, actors, write, c
     assert [
         count(demo, f"SELECT count(*) FROM {t}") for t in ("labels", "adjudications", "judge_labels")
     ] == before
+
+
+NOTES = [  # the other free texts a person writes
+    (
+        "exclude_pair",
+        lambda db: pooling.exclude_pair(db, SYSTEM, "demo", "q1", "D1", reason=LONG),
+        "reason must have at most 10000 characters; got 10001",
+    ),
+    (
+        "exclude_pair (spaces around)",
+        lambda db: pooling.exclude_pair(db, SYSTEM, "demo", "q1", "D1", reason=f"  {LONG}  "),
+        "reason must have at most 10000 characters; got 10001",
+    ),
+    (
+        "add_pair",
+        lambda db: pooling.add_pair(db, SYSTEM, "demo", "q1", "D6", note=LONG),
+        "note must have at most 10000 characters; got 10001",
+    ),
+    (
+        "queue_pairs",
+        lambda db: scoring.queue_pairs(db, SYSTEM, "demo", [("q1", "D6")], note=LONG),
+        "note must have at most 10000 characters; got 10001",
+    ),
+    (
+        "create_release note",
+        lambda db: releases.create_release(db, SYSTEM, "demo", note=LONG),
+        "note must have at most 10000 characters; got 10001",
+    ),
+    (
+        "create_release justification",
+        lambda db: releases.create_release(db, SYSTEM, "demo", justification=LONG),
+        "justification must have at most 10000 characters; got 10001",
+    ),
+]
+
+
+@pytest.mark.parametrize(("write", "call", "message"), NOTES, ids=[w[0] for w in NOTES])
+def test_every_note_and_exclusion_reason_over_the_limit_is_refused(demo, write, call, message):
+    before = fingerprint(demo)
+    with pytest.raises(InvalidInput) as info:
+        call(demo)
+    assert str(info.value) == message
+    assert fingerprint(demo) == before
+
+
+def test_a_pool_note_of_exactly_the_limit_is_stored_whole(demo):
+    pooling.add_pair(demo, SYSTEM, "demo", "q1", "D6", note="n" * MAX_REASON)
+    scoring.queue_pairs(demo, SYSTEM, "demo", [("q2", "D5")], note="m" * MAX_REASON)
+    assert count(demo, f"SELECT count(*) FROM pairs WHERE length(note) = {MAX_REASON}") == 2
 
 
 def test_a_reason_of_exactly_the_limit_is_stored_whole(demo, actors):

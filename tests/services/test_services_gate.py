@@ -13,7 +13,7 @@ from annotate_app.services import adjudication, gate, labels, pooling, projects,
 from annotate_app.services._gate_state import classify
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import Conflict, InvalidInput, PermissionDenied
-from metrics import agreement as ag
+from metrics import agreement
 
 # (grades of one pair, N, cut-off) -> (complete, unanimous, majority, disagreement, accepted grade)
 VERDICTS = [
@@ -96,7 +96,9 @@ def _reference(settings_mode: str) -> dict:
         if settings_mode == "binary"
         else {"labels": [0, 1, 2, 3], "weights": "linear"}
     )
-    return ag.agreement_summary(table, level="nominal" if settings_mode == "binary" else "ordinal", **opts)
+    return agreement.agreement_summary(
+        table, level="nominal" if settings_mode == "binary" else "ordinal", **opts
+    )
 
 
 @pytest.mark.parametrize("mode", ["binary", "weighted"])
@@ -124,7 +126,7 @@ def test_binary_figures_by_hand(judged, actors):
         "binary",
         None,
     )
-    assert summary.passes and summary.band == ag.interpret(summary.value)
+    assert summary.passes and summary.band == agreement.interpret(summary.value)
 
 
 @pytest.mark.parametrize(

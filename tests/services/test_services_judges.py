@@ -9,14 +9,17 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
+from llm_server import LLMServer, fixture, prompt_of, replay, with_texts
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from store_fixtures import synthetic_project
 
+from annotate_app.judges import ASPECTS_TEMPLATE
 from annotate_app.services import (
     adjudication,
     export,
@@ -237,6 +240,38 @@ def test_a_judge_fills_unjudged_pairs_only_while_calibrated(hand):
     assert filled["judge_label"]["grade"] == 2 and filled["judge_label"]["judge"] == "machine"
     assert (human["source"], human["judge_label"]) == ("human", None)
     assert {x["source"] for x in human["labels"]} == {"human:a00", "human:a01"}
+
+
+def test_the_jsonl_export_carries_a_filling_judges_reasoning_and_aspects(hand):
+    # the reply: vLLM with <think> in content (vllm-project/vllm #21130, tests/fixtures/llm/SOURCES.md)
+    db, _ = hand
+    _adjudicate(db)
+    agreeing = dict(A00) | NEW
+    think = fixture("vllm_think_in_content.json")
+    block = think["choices"][0]["message"]["content"].split("</think>")[0] + "</think>"
+    thought = block[len("<think>") : -len("</think>")].strip()
+
+    def script(body: dict, attempt: int):
+        pair = re.search(r"query (\d+).*text (\d+)", prompt_of(body), re.S)
+        assert pair is not None
+        grade = agreeing[(f"q{pair[1]}", f"D{pair[2]}")]
+        answer = json.dumps({"intent": 3, "trust": 1, "reason": "steps, no source", "grade": grade})
+        return replay(with_texts(think, content=block + "\n\n" + answer))
+
+    with LLMServer(script=script) as llm:
+        judges.add_judge(
+            db, SYSTEM, "hand", "gpt", backend="openai", base_url=llm.url, model="m", prompt=ASPECTS_TEMPLATE
+        )
+        assert judges.run_judge(db, SYSTEM, "hand", "gpt", pairs="all", concurrency=1).failed == 0
+    judges.update_judge_settings(db, SYSTEM, "hand", fill_judge="gpt", min_calibration_pairs=8)
+    assert judges.calibrate(db, SYSTEM, "hand")[0].passed
+    releases.create_release(db, SYSTEM, "hand", justification="x" * 30)
+    jsonl = export.export_release(db, SYSTEM, "hand", format="jsonl").decode()
+    by_pair = {(r["query_id"], r["doc_id"]): r for r in map(json.loads, jsonl.splitlines())}
+    filled, human = by_pair[("q0", "D4")]["judge_label"], by_pair[("q0", "D0")]
+    assert (filled["judge"], filled["grade"], filled["reason"]) == ("gpt", 2, "steps, no source")
+    assert (filled["aspects"], filled["reasoning"]) == ({"intent": 3, "trust": 1}, thought)
+    assert thought.startswith("Okay, the user is asking") and human["judge_label"] is None
 
 
 def test_a_judge_does_not_fill_once_it_fails_calibration(hand):

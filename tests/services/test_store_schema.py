@@ -138,7 +138,7 @@ def test_the_alembic_environment_imports_without_running_migrations():
         [
             sys.executable,
             "-c",
-            "import annotate_app.store.migrations.env as e; print(len(e.target_metadata.tables))",
+            "from annotate_app.store.migrations import env; print(len(env.target_metadata.tables))",
         ],
         capture_output=True,
         text=True,

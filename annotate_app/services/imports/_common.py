@@ -6,9 +6,11 @@ Private to `annotate_app.services.imports`; its names are public within the pack
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import functools
+import gc
 import gzip
 import hashlib
 import io
@@ -27,7 +29,7 @@ from sqlalchemy.orm import Session
 from annotate_app.services.auth import Actor, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.types import ImportReport
-from annotate_app.store import undo as uq
+from annotate_app.store import undo
 from annotate_app.store.db import unstorable
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import Project
@@ -53,6 +55,7 @@ __all__ = [
     "record_import",
     "start_import",
     "lock_imports",
+    "collector_paused",
     "already_imported",
     "internal",
     "unknown_rows",
@@ -264,7 +267,7 @@ def start_import(
 ) -> int:
     """The import record of an import about to write (its counts come with `record_import`); returns its id,
     which the rows it adds carry (``import_id``) so that `undo_import` can find them."""
-    return uq.begin_import(
+    return undo.begin_import(
         s,
         project_id=project.id,
         kind=kind,
@@ -277,7 +280,7 @@ def start_import(
 def lock_imports(s: Session, project: Project) -> None:
     """Wait for the project's other imports and undos (see `store.undo.lock_imports`): two concurrent imports
     of one file then end as one import and one "already imported"."""
-    uq.lock_imports(s, project.id)
+    undo.lock_imports(s, project.id)
 
 
 def record_import(
@@ -296,7 +299,7 @@ def record_import(
         "unchanged": report.unchanged,
         "stale_labels": report.stale_labels,
     }
-    uq.finish_import(s, import_id, counts, replaced)
+    undo.finish_import(s, import_id, counts, replaced)
     audit(
         s,
         actor,
@@ -313,7 +316,7 @@ def already_imported(
     """The report, naming the earlier import of the same file (not undone) when this one changed nothing."""
     if report.added or report.changed:
         return report
-    earlier = uq.same_file_import(s, project.id, report.kind, file.sha256, before=import_id)
+    earlier = undo.same_file_import(s, project.id, report.kind, file.sha256, before=import_id)
     return report if earlier is None else dataclasses.replace(report, already_imported=earlier)
 
 
@@ -397,3 +400,19 @@ def same_again(old_sha: str, file: SourceFile, kind: ImportKind, name: str, n: i
             f"{kind} {name!r} was already imported from a different file; import it under another name"
         )
     return ImportReport(kind=kind, source=file.name, name=name, added=0, unchanged=n)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a bulk step, on again afterwards (if it was on): a step that
+    builds hundreds of thousands of rows, tuples and dicts, none of them in a cycle, would otherwise start a
+    collection every few hundred allocations, each walking the objects still alive. Reference counting frees
+    everything as usual; only cycles wait for the end of the step. Process-wide: steps of several threads
+    overlap harmlessly (the collector is on again once the one that turned it off ends)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

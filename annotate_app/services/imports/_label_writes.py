@@ -1,35 +1,8 @@
-"""Storing a checked label import: planned against the claims first, then written in bulk.
+"""Storing a checked label import: planned against the claims first, then written in bulk, a piece at a time.
 
-Each label is stored the way `services.labels.save_label` stores a judgment: the annotator's claim of the pair
-(a new one, done, past the project's annotators per pair if need be: an imported label holds a slot like any
-other) and a new label version; a label equal to the annotator's current one (grade, reason, document version)
-adds nothing; of several versions of one annotator's label in a file (Prodigy sessions), those after the one
-equal to the current label are added. The import is planned first, from two bulk reads
-(`store.label_import.claim_states`, ``pair_slots``): which labels are new, changed or unchanged, each one's
-claim, slot, version and ids (`preview` counts that plan per annotator, writing nothing). A label for a pair
-its annotator skipped (or let expire) in the app is refused (that claim is over), naming its line; so is every
-problem of the file (`InvalidInput`), all before anything is written: a bad file imports nothing.
-
-The plan is then written a piece at a time (whole pairs: every label the file has on a pair appears at once),
-each piece in a few bulk statements (`store.label_import`):
-
-- PostgreSQL: every piece in one transaction, serialised with the project's other imports (`lock_imports`):
-  the import appears at once, complete. MVCC: it blocks no annotator's write, and the rows it updates are
-  locked from its statements to the commit only.
-- SQLite (one writer at a time): `PUBLISH_PIECE` labels per transaction, with a pause after each, so that
-  other processes' writes (an annotator's save) get in between. An import of at most `PUBLISH_PIECE` labels
-  is one transaction; a bigger one appears a piece at a time, over seconds — as if a team labelled very
-  fast: writing 200,000 labels in one transaction held the database 5 s and more on a busy machine, and an
-  annotator's save waiting that long fails ("the database is busy"). The import record counts what is written
-  so far (it is listed from its first piece); the last piece finishes and audits it. An import that dies
-  leaves the pieces it wrote (labels are append-only): importing the file again completes it, finding them
-  unchanged.
-
-Before each piece, the claims of its pairs are read again: one its annotator took, labelled, skipped or let
-expire in the app since the plan was made (or a slot it would take) makes the import plan the rest again (at
-most `PLAN_ATTEMPTS` plans, then `Conflict`). Importing the same file twice therefore adds nothing the second
-time, also when two imports of it run at once (`doc_staging.hold_imports` on SQLite, `lock_imports` on
-PostgreSQL serialise them).
+Each label is stored as `services.labels.save_label` stores one (a claim and a new version; an equal label
+adds nothing). Every problem is raised before anything is written; a plan the app invalidates meanwhile is
+made again, at most `PLAN_ATTEMPTS` times, then `Conflict`. Importing a file twice adds nothing.
 """
 
 from __future__ import annotations
@@ -49,11 +22,9 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict
 from annotate_app.services.imports._common import SourceFile, fail, lock_imports, record_import, start_import
 from annotate_app.services.types import AnnotatorLabels, ImportReport
-from annotate_app.store import doc_staging as ds
-from annotate_app.store import label_import as lq
-from annotate_app.store import projects as pq
-from annotate_app.store import undo as iq
-from annotate_app.store import users as uq
+from annotate_app.store import doc_staging
+from annotate_app.store import label_import, projects, undo
+from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
 from annotate_app.store.models import Assignment, Label, Project, utcnow
@@ -103,7 +74,7 @@ def store_labels(
     label). A bad file raises `InvalidInput` and writes nothing. Raises `Conflict` if the annotators' claims
     kept changing under `PLAN_ATTEMPTS` plans."""
     if db.is_sqlite:
-        with ds.hold_imports(db):
+        with doc_staging.hold_imports(db):
             report = _Pieces(db, actor, project, file).store(check)
         return dataclasses.replace(report, left_out=left_out)
     for _ in range(PLAN_ATTEMPTS):
@@ -168,7 +139,10 @@ class _Plan:
     def reserve(self, s: Session) -> None:
         """On PostgreSQL, draw the ids of the new labels and claims from the sequences (`reserve_ids`); on
         SQLite nothing: a piece's rows take the ids after the largest when written (`largest_ids`)."""
-        labels, claims = lq.reserve_ids(s, Label, len(self.rows)), lq.reserve_ids(s, Assignment, self.claims)
+        labels, claims = (
+            label_import.reserve_ids(s, Label, len(self.rows)),
+            label_import.reserve_ids(s, Assignment, self.claims),
+        )
         self.reserved = None if labels is None or claims is None else (labels, claims)
 
     def spans(self, size: int) -> list[tuple[int, int]]:
@@ -189,9 +163,11 @@ def _plan(
     current label (grade, reason, made on the current document version); the ones after it become the next
     versions. A label for a claim that is over (skipped or expired in the app) raises `InvalidInput` naming
     its line. ``numbered``: reserve the new rows' ids (`_Plan.reserve`; not in a read-only transaction)."""
-    users = {name: user.id for name, user in uq.by_names(s, sorted({c.username for c in checked})).items()}
-    states = lq.claim_states(s, proj.id, list(users.values()))
-    slots = lq.pair_slots(s, proj.id)
+    users = {
+        name: user.id for name, user in users_store.by_names(s, sorted({c.username for c in checked})).items()
+    }
+    states = label_import.claim_states(s, proj.id, list(users.values()))
+    slots = label_import.pair_slots(s, proj.id)
     groups: dict[tuple[int, str], list[CheckedLabel]] = {}
     for c in checked:
         groups.setdefault((c.pair_id, c.username), []).append(c)
@@ -265,7 +241,7 @@ def _check_claims(s: Session, rows: Sequence[_Row], user_ids: dict[str, int]) ->
     an existing one still live at the version planned against, with the label planned against."""
     held = {}  # (pair id, annotator id) → (assignment id, version, label id, live)
     slots = set()
-    for pair_id, annotator_id, assignment_id, version, label_id, slot in lq.claims_on(
+    for pair_id, annotator_id, assignment_id, version, label_id, slot in label_import.claims_on(
         s, [row.pair_id for row in rows]
     ):
         held[(pair_id, annotator_id)] = (assignment_id, version, label_id, slot is not None)
@@ -291,12 +267,12 @@ def _write(s: Session, proj: Project, plan: _Plan, start: int, end: int, user_id
         label_of, claim_of = (lambda key: label_ids[key - 1]), (lambda key: claim_ids[key - 1])
     else:  # SQLite: the ids after the largest, in the order of the ordinals
         _check_claims(s, rows, user_ids)
-        largest_label, largest_claim = lq.largest_ids(s)
+        largest_label, largest_claim = label_import.largest_ids(s)
         labels_after = largest_label - rows[0].label_key + 1
         first_claim = min((row.claim_key for row in rows if row.assignment_id is None), default=1)
         claims_after = largest_claim - first_claim + 1
         label_of, claim_of = (lambda key: labels_after + key), (lambda key: claims_after + key)
-    now, guidelines = utcnow(), pq.guidelines_version(s, proj.id)
+    now, guidelines = utcnow(), projects.guidelines_version(s, proj.id)
     claims: list[tuple] = []
     labels: list[tuple] = []
     moves: list[tuple[int, int, int, int, int]] = []
@@ -317,25 +293,25 @@ def _write(s: Session, proj: Project, plan: _Plan, start: int, end: int, user_id
                 (assignment_id, proj.id, row.pair_id, annotator, row.slot, row.version, label_id, row.grade)
             )
             counts[row.pair_id] = counts.get(row.pair_id, 0) + 1
-    lq.defer_label_links(s)
-    lq.insert_claims(s, claims, now)
-    lq.insert_labels(s, labels, now)
-    if lq.move_claims(s, moves, now) != len(moves):
+    label_import.defer_label_links(s)
+    label_import.insert_claims(s, claims, now)
+    label_import.insert_labels(s, labels, now)
+    if label_import.move_claims(s, moves, now) != len(moves):
         raise _PlanChanged()  # PostgreSQL: a save got in between the check and the update
-    lq.add_claims(s, counts)
+    label_import.add_claims(s, counts)
 
 
 def _accounts(s: Session, actor: Actor, proj: Project, names: Sequence[str]) -> dict[str, int]:
     """Accounts for these names, which cannot log in (deactivated, no password), each one audited; name →
     user id. `_PlanChanged` if one exists already (added meanwhile)."""
-    if names and uq.by_names(s, list(names)):
+    if names and users_store.by_names(s, list(names)):
         raise _PlanChanged()
     out = {}
     for name in names:
-        user = uq.insert_user(
+        user = users_store.insert_user(
             s, username=name, display_name=name, role=Role.ANNOTATOR.value, password_hash=""
         )
-        uq.set_fields(s, user.id, active=False)
+        users_store.set_fields(s, user.id, active=False)
         audit(
             s,
             actor,
@@ -431,7 +407,7 @@ class _Pieces:
                 if last:
                     record_import(s, self.actor, proj, self.file, report, import_id)
                 else:  # what is written so far
-                    iq.finish_import(s, import_id, _counts(report), None)
+                    undo.finish_import(s, import_id, _counts(report), None)
             self.import_id, self.added, self.changed = import_id, added, changed
             if last:
                 return report

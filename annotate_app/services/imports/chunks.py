@@ -20,7 +20,7 @@ from annotate_app.services.imports._common import (
     start_import,
 )
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
+from annotate_app.store import corpus
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.enums import ImportKind
 from metrics.errors import Problem
@@ -40,12 +40,12 @@ def import_chunk_map(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import chunk maps")
         lock_imports(s, proj)
-        dindex, cindex = q.doc_index(s, proj.id), q.chunk_index(s, proj.id)
+        dindex, cindex = corpus.doc_index(s, proj.id), corpus.chunk_index(s, proj.id)
         problems = _chunk_problems(file, chunk_ids, doc_ids, dindex, cindex)
         fail(problems)
         import_id = start_import(s, actor, proj, file, ImportKind.CHUNKS, Path(file.name).name)
         new = [(c, d) for c, d in zip(chunk_ids, doc_ids, strict=True) if c not in cindex]
-        q.insert_chunks(
+        corpus.insert_chunks(
             s,
             [
                 {"project_id": proj.id, "chunk_id": c, "document_id": dindex[d][0], "import_id": import_id}

@@ -29,8 +29,7 @@ from annotate_app.services.imports._common import (
     start_import,
 )
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
-from annotate_app.store import doc_staging as ds
+from annotate_app.store import corpus, doc_staging
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import utcnow
@@ -95,7 +94,9 @@ def import_documents(
             _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
             lock_imports(s, proj)
             import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
-            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id)  # published at the end too
+            writer = _DocWriter(
+                corpus.doc_index(s, proj.id), file.name, import_id
+            )  # published at the end too
             for records in itertools.chain([first], batches):
                 writer.add(s, proj.id, records)
             counts = writer.counts
@@ -144,15 +145,15 @@ class _DocWriter:
     def publish(self, s: Session) -> int:
         """Make what was written current (every pointer moves now); flag the claims and labels on the changed
         documents. Returns the number of labels now stale."""
-        ds.publish(s, self.import_id, utcnow())
+        doc_staging.publish(s, self.import_id, utcnow())
         if not self.changed_ids:
             return 0
-        q.mark_claims_changed(s, self.changed_ids)  # open claims show the new version, with a warning
-        return q.mark_stale(s, self.changed_ids)
+        corpus.mark_claims_changed(s, self.changed_ids)  # open claims show the new version, with a warning
+        return corpus.mark_stale(s, self.changed_ids)
 
 
 # ------------------------------------------------------------------------------------ SQLite: staged
-SQLITE_DOC_BATCH = 1000  # on SQLite: documents per transaction (a few MB: well under 0.5 s)
+SQLITE_DOC_BATCH = 1000  # on SQLite: documents per transaction (short, so other writers get in)
 SQLITE_PAUSE_S = 0.05  # on SQLite: the pause between two of them (other processes' busy handlers poll)
 _DROP_ROWS = 2000  # staged rows deleted per transaction when an import is undone or a dead one cleared
 
@@ -166,16 +167,16 @@ def _import_staged(
     `store.doc_staging`); once the whole file is read and valid, one last transaction publishes it and records
     the import (all visible at once). On any error the staged rows are deleted, again in short transactions;
     a killed import's rows stay invisible until the next document import drops them."""
-    with ds.hold_imports(db):
+    with doc_staging.hold_imports(db):
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
-            project_id, dead = proj.id, ds.unfinished_imports(s, proj.id, ImportKind.DOCUMENTS)
+            project_id, dead = proj.id, doc_staging.unfinished_imports(s, proj.id, ImportKind.DOCUMENTS)
         for import_id in dead:
             _drop_staged(db, project_id, import_id)
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import documents")
             import_id = start_import(s, actor, proj, file, ImportKind.DOCUMENTS, Path(file.name).name)
-            writer = _DocWriter(q.doc_index(s, proj.id), file.name, import_id)
+            writer = _DocWriter(corpus.doc_index(s, proj.id), file.name, import_id)
         try:
             for records in batches:
                 with db.write() as s:
@@ -195,7 +196,7 @@ def _drop_staged(db: Database, project_id: int, import_id: int) -> None:
     """Delete an unfinished import's staged rows and record, `_DROP_ROWS` rows per transaction."""
     while True:
         with db.write() as s:
-            if not ds.drop_piece(s, project_id, import_id, _DROP_ROWS):
+            if not doc_staging.drop_piece(s, project_id, import_id, _DROP_ROWS):
                 return
 
 
@@ -218,21 +219,23 @@ def _add_documents(s: Session, project_id: int, records: list[dict], source: str
     if not records:
         return
     now = utcnow()
-    ids = q.insert_new_documents(
+    ids = corpus.insert_new_documents(
         s,
         project_id,
         [
             {
                 "project_id": project_id,
                 "external_id": r["external_id"],
-                "version": ds.STAGED,  # published by `_DocWriter.publish`
+                "version": doc_staging.STAGED,  # published by `_DocWriter.publish`
                 "content_sha256": r["sha"],
                 "updated_at": now,
             }
             for r in records
         ],
     )
-    q.insert_versions(s, [_version_row(ids[r["external_id"]], 1, r, source, now, import_id) for r in records])
+    corpus.insert_versions(
+        s, [_version_row(ids[r["external_id"]], 1, r, source, now, import_id) for r in records]
+    )
 
 
 def _change_documents(
@@ -248,5 +251,5 @@ def _change_documents(
         doc_id, version, _ = existing[r["external_id"]]
         versions.append(_version_row(doc_id, version + 1, r, source, now, import_id))
         ids.append(doc_id)
-    q.insert_versions(s, versions)
+    corpus.insert_versions(s, versions)
     return ids

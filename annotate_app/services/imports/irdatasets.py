@@ -1,15 +1,7 @@
-"""Importing a dataset of the `ir_datasets` package (the ``ir-datasets`` extra) from its local cache.
+"""Importing an `ir_datasets` dataset (the ``ir-datasets`` extra) from its local cache, with no network.
 
-`import_ir_dataset` reads the dataset's documents, queries and qrels through ``ir_datasets.load(ID)`` from
-the cache (``IR_DATASETS_HOME``, default ``~/.ir_datasets``) and imports them with the project's own imports,
-so they are validated like any file: documents (`import_documents`: ``doc_id``, ``title`` when the dataset
-has one, ``text``), queries (`import_queries`) and the qrels as prior judgments named after the dataset
-(`import_qrels`). Each is streamed through a temporary file, never held whole.
-
-No network is used: the package's download client is switched off during the import, so a dataset (or a
-part of one) that is not in the cache is refused with one line saying so, and nothing more of it is read.
-Each part is its own transaction (documents first); each is idempotent, so once the cache is complete the
-same command finishes the import.
+Documents, queries and qrels go through the project's own imports, streamed via temporary files; a part not
+in the cache is refused with one line. Each part is its own idempotent transaction, so rerunning finishes.
 """
 
 from __future__ import annotations

@@ -1,31 +1,9 @@
 """Importing human labels made in other tools (JSONL, Label Studio, Argilla, Prodigy, Quepid).
 
-`metrics.formats.read_labels` parses the file; `import_labels` checks every label against the project and
-stores it the way `services.labels.save_label` stores a judgment (an assignment of the pair to the annotator,
-then append-only label versions), staged in short transactions and published in one (`_label_writes`):
-
-- each label names a pair of the project's pool: an unknown query or document, or a query–document pair
-  that is not pooled (or is excluded), is an error naming its line. Pool the pair first (``qrelforge pool``,
-  or add it by hand): an import never adds pairs, so the pool stays what pooling made it;
-- a Quepid file names queries by their text: it must match exactly one query of the project;
-- each grade must be one of the project's grades;
-- each annotator is an account: a name no user has yet creates one that cannot log in (deactivated, no
-  password). An admin enables it later (reactivate the user, then reset its password); until then it only
-  holds the imported labels, which count in agreement and releases like any human's;
-- the reason is kept as given; none is required (most tools record none), and it has at most
-  `inputs.MAX_REASON` characters, as every reason the app stores;
-- a label equal to the annotator's current one on the pair (grade, reason, document version) adds nothing,
-  so importing the same file twice adds nothing; a different one adds a new version (append-only). A file
-  holding several versions of one annotator's label (Prodigy sessions) adds the versions after the one equal
-  to the current label (all of them when none is);
-- the answers a file holds that are not labels (rejected, skipped, drafts...) are counted in the report's and
-  the preview's ``left_out``.
-
-A bad file imports nothing: `InvalidInput` lists every bad line as ``file:line: reason: 'text'``.
-`preview_labels` runs the same checks without writing and counts, per annotator, what the import would add,
-change and leave unchanged, and which accounts it would create (the Data page shows it before its Import
-button). Label imports wait for each other: a double click imports once and then finds every label
-unchanged.
+`import_labels` stores each label as `services.labels.save_label` would. It refuses a label on a pair not in
+the pool, a grade off the scale, a reason over `inputs.MAX_REASON`; an unknown annotator becomes a disabled
+account. A bad file imports nothing (`InvalidInput`); an equal label adds nothing. `preview_labels` runs the
+same checks and writes nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +19,7 @@ from annotate_app.services.errors import InvalidInput
 from annotate_app.services.imports._common import (
     Source,
     SourceFile,
+    collector_paused,
     fail,
     parse,
     read_source,
@@ -48,8 +27,7 @@ from annotate_app.services.imports._common import (
 from annotate_app.services.imports._label_writes import preview, store_labels
 from annotate_app.services.inputs import check_length
 from annotate_app.services.types import ImportReport, LabelImportPreview
-from annotate_app.store import corpus as cq
-from annotate_app.store import label_import as lq
+from annotate_app.store import corpus, label_import
 from annotate_app.store.db import Database, unstorable
 from annotate_app.store.models import Project
 from metrics.errors import FormatError, Problem, QrelForgeError
@@ -102,15 +80,16 @@ def import_labels(
     messages name the options (`metrics.formats.read_labels`). Returns how many labels were added, changed (a
     new version) and unchanged, and what the file left out."""
     renames = _check_renames(annotators)
-    file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
-    return store_labels(
-        db,
-        actor,
-        project,
-        file,
-        lambda s, proj: _check(s, proj, file, labels, renames),
-        left_out=labels.left_out_text(),
-    )
+    with collector_paused():  # rows by the hundred thousand, none in a cycle
+        file, labels = _read(source, filename, fmt, annotator, grade_map, option_names)
+        return store_labels(
+            db,
+            actor,
+            project,
+            file,
+            lambda s, proj: _check(s, proj, file, labels, renames),
+            left_out=labels.left_out_text(),
+        )
 
 
 def preview_labels(
@@ -216,9 +195,9 @@ def _check(
     """Every label resolved to a pair and a username, or InvalidInput listing every bad one (also a second
     label of one pair by one user, as names differing only in case or renamed to one, unless it is the next
     version of the same annotator's label)."""
-    pairs = lq.pair_keys(s, proj.id)
-    queries, docs = set(cq.query_index(s, proj.id)), set(cq.doc_index(s, proj.id))
-    by_text = lq.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
+    pairs = label_import.pair_keys(s, proj.id)
+    queries, docs = set(corpus.query_index(s, proj.id)), set(corpus.doc_index(s, proj.id))
+    by_text = label_import.query_ids_by_text(s, proj.id) if any(x.query_text for x in labels) else {}
     grades = settings_of(proj).grades
     problems, out = [], []
     seen: dict[tuple[int, str], tuple[int, str, int]] = {}  # -> first line, annotator, last version

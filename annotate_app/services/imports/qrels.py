@@ -20,7 +20,7 @@ from annotate_app.services.imports._common import (
     unknown,
 )
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
+from annotate_app.store import corpus
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
 
@@ -47,12 +47,12 @@ def import_qrels(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import qrels")
         lock_imports(s, proj)
-        known = q.prior_sources(s, proj.id)
+        known = corpus.prior_sources(s, proj.id)
         if prior_name in known:
-            old = q.find_import(s, proj.id, ImportKind.QRELS, prior_name)
+            old = corpus.find_import(s, proj.id, ImportKind.QRELS, prior_name)
             old_sha = old.file_sha256 if old else ""
             return same_again(old_sha, file, ImportKind.QRELS, prior_name, known[prior_name])
-        qindex, dindex = q.query_index(s, proj.id), q.doc_index(s, proj.id)
+        qindex, dindex = corpus.query_index(s, proj.id), corpus.doc_index(s, proj.id)
         fail(unknown(file, qrels.query_id, qrels.doc_id, qindex, dindex))
         import_id = start_import(s, actor, proj, file, ImportKind.QRELS, prior_name)
         columns = zip(
@@ -61,7 +61,7 @@ def import_qrels(
             qrels.relevance.tolist(),
             strict=True,
         )
-        q.insert_prior(
+        corpus.insert_prior(
             s,
             [
                 {

@@ -25,7 +25,7 @@ from annotate_app.services.imports._common import (
     start_import,
 )
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
+from annotate_app.store import corpus
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import utcnow
@@ -59,7 +59,7 @@ def import_queries(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import queries")
         lock_imports(s, proj)
-        existing = q.query_index(s, proj.id)
+        existing = corpus.query_index(s, proj.id)
         new = [r for r in records if r["external_id"] not in existing]
         changed = [
             r for r in records if r["external_id"] in existing and existing[r["external_id"]][1] != r["sha"]
@@ -69,7 +69,7 @@ def import_queries(
         replaced = _previous(s, [existing[r["external_id"]][0] for r in changed], changed)
         retagged = _retagged(s, proj.id, records, new, changed, existing)
         now = utcnow()
-        q.insert_queries(
+        corpus.insert_queries(
             s,
             [
                 {
@@ -84,7 +84,7 @@ def import_queries(
                 for r in new
             ],
         )
-        q.update_queries(
+        corpus.update_queries(
             s,
             [
                 {
@@ -96,7 +96,7 @@ def import_queries(
                 for r in changed
             ],
         )
-        q.update_queries(s, retagged)
+        corpus.update_queries(s, retagged)
         report = ImportReport(
             kind=ImportKind.QUERIES,
             source=file.name,
@@ -113,7 +113,7 @@ def _previous(s: Session, query_ids: list[int], changed: list[dict]) -> dict | N
     """What the changed queries held before (and the content hash the import gives them), for an undo."""
     if not query_ids:
         return None
-    before = q.query_contents(s, query_ids)
+    before = corpus.query_contents(s, query_ids)
     return {
         "queries": [
             {**before[i], "id": i, "new_sha256": r["sha"]} for i, r in zip(query_ids, changed, strict=True)
@@ -140,7 +140,7 @@ def _retagged(
 def _refuse_labelled_changes(
     s: Session, file: SourceFile, records: list[dict], changed: list[dict], existing: dict
 ) -> None:
-    labelled = q.queries_with_labels(s, [existing[r["external_id"]][0] for r in changed])
+    labelled = corpus.queries_with_labels(s, [existing[r["external_id"]][0] for r in changed])
     if not labelled:
         return
     row_of = {r["external_id"]: i for i, r in enumerate(records)}

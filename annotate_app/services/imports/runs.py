@@ -34,7 +34,7 @@ from annotate_app.services.imports._common import (
     unknown_rows,
 )
 from annotate_app.services.types import ImportReport
-from annotate_app.store import corpus as q
+from annotate_app.store import corpus
 from annotate_app.store.db import Database
 from annotate_app.store.enums import ImportKind
 from annotate_app.store.models import utcnow
@@ -75,7 +75,7 @@ def import_run(
         with db.write() as s:
             _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
             lock_imports(s, proj)
-            old = q.find_run(s, proj.id, run_name)
+            old = corpus.find_run(s, proj.id, run_name)
             if old is not None:
                 return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
             import_id = start_import(s, actor, proj, file, ImportKind.RUN, run_name)
@@ -123,14 +123,14 @@ def _stage(db: Database, actor: Actor, project: ProjectRef, file: SourceFile, ru
     exists."""
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
-        leftovers = q.staged_runs(s, proj.id, utcnow() - STAGED_LEFTOVER)
-        old = q.find_run(s, proj.id, run_name)
+        leftovers = corpus.staged_runs(s, proj.id, utcnow() - STAGED_LEFTOVER)
+        old = corpus.find_run(s, proj.id, run_name)
         if old is not None:
             return None, same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries), leftovers
-        run_id = q.insert_run(
+        run_id = corpus.insert_run(
             s,
             project_id=proj.id,
-            name=f"{q.STAGING}{uuid.uuid4().hex} {run_name}"[:255],
+            name=f"{corpus.STAGING}{uuid.uuid4().hex} {run_name}"[:255],
             source=file.name[:1000],
             file_sha256=file.sha256,
             n_entries=0,
@@ -162,10 +162,10 @@ def _publish(
 ) -> ImportReport:
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import runs")
-        old = q.find_run(s, proj.id, run_name)
+        old = corpus.find_run(s, proj.id, run_name)
         if old is not None:
             return same_again(old.file_sha256, file, ImportKind.RUN, run_name, old.n_entries)
-        q.publish_run(s, run_id, run_name, n)
+        corpus.publish_run(s, run_id, run_name, n)
         import_id = start_import(s, actor, proj, file, ImportKind.RUN, run_name)
         report = ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
         record_import(s, actor, proj, file, report, import_id)
@@ -176,14 +176,14 @@ def _drop_staged(db: Database, run_id: int) -> None:
     """Delete a staged run, a few queries' entries per transaction."""
     while True:
         with db.write() as s:
-            if not q.delete_run_piece(s, run_id, _DROP_QUERIES):
+            if not corpus.delete_run_piece(s, run_id, _DROP_QUERIES):
                 return
 
 
 def _store_run(
     s: Session, actor: Actor, project_id: int, run_name: str, file: SourceFile, pieces: Iterator, chunks: bool
 ) -> ImportReport:
-    run_id = q.insert_run(
+    run_id = corpus.insert_run(
         s,
         project_id=project_id,
         name=run_name,
@@ -193,7 +193,7 @@ def _store_run(
         created_by=actor.user_id,
     )
     n = _write_run(_RunWriter(s, run_id, _RunTarget.load(s, project_id, chunks)), file, pieces)
-    q.set_run_size(s, run_id, n)
+    corpus.set_run_size(s, run_id, n)
     return ImportReport(kind=ImportKind.RUN, source=file.name, name=run_name, added=n)
 
 
@@ -238,11 +238,11 @@ class _RunTarget:
     def load(cls, s: Session, project_id: int, chunks: bool) -> _RunTarget:
         import pyarrow as pa
 
-        dindex = q.doc_index(s, project_id)
-        queries, docs = Ids.of(q.query_index(s, project_id)), Ids.of(dindex)
+        dindex = corpus.doc_index(s, project_id)
+        queries, docs = Ids.of(corpus.query_index(s, project_id)), Ids.of(dindex)
         if not chunks:
             return cls(queries, docs)
-        cindex = q.chunk_index(s, project_id)
+        cindex = corpus.chunk_index(s, project_id)
         external = {i: ext for ext, (i, _, _) in dindex.items()}
         return cls(
             queries, docs, Ids.of(cindex), pa.array([external[d] for d in cindex.values()], pa.string())
@@ -316,7 +316,7 @@ class _RunWriter:
         if self.pending is not None:
             self._write(self.pending)
         if self.split.any():
-            self.n -= q.delete_run_entries(
+            self.n -= corpus.delete_run_entries(
                 self.session(), self.run_id, self.target.queries.ids[self.split].tolist()
             )
             self._insert(
@@ -340,7 +340,7 @@ class _RunWriter:
     def _insert(self, run) -> None:
         if run is not None and len(run):
             columns = self.target.columns(run)
-            q.insert_run_columns(
+            corpus.insert_run_columns(
                 self.session(),
                 self.run_id,
                 query_id=columns["query_id"],
@@ -411,4 +411,4 @@ def list_runs(db: Database, actor: Actor, project: ProjectRef) -> list[tuple[str
     """(name, number of entries) of each run of the project (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list runs")
-        return [(r.name, r.n_entries) for r in q.runs(s, proj.id)]
+        return [(r.name, r.n_entries) for r in corpus.runs(s, proj.id)]

@@ -1,24 +1,8 @@
-"""Listing a project's imports and undoing one (admin).
+"""Listing a project's imports and undoing one (admin), in one transaction that waits for the other imports.
 
-What an import added is recorded precisely: the document versions, queries and chunk mappings it inserted
-carry its id (``import_id``), a run and prior qrels are found by the name they were imported under, and the
-previous text of the queries it changed is kept in its record (``replaced``). Undoing it, in one transaction
-that waits for the project's other imports:
-
-- documents: the versions it added are deleted; a document left without versions is deleted, with the pairs
-  on it (nothing judged on them); a document it changed gets its previous version back as current, and the
-  labels made on that version are no longer stale;
-- queries: the queries it added are deleted with their unjudged pairs; the queries it changed get their
-  previous text back (unless a later import changed them again);
-- a run: its entries and pair sources are deleted; the pooled pairs it alone brought in are deleted;
-- prior qrels and chunk mappings: deleted.
-
-Pairs something was judged on (a label, a machine label, an adjudication, a release) depend on the import:
-the undo refuses and names them; with ``exclude_dependent=True`` those pairs are excluded instead (out of the
-queue, agreement and releases; their unlabelled claims freed), the documents and queries they need are kept,
-and the rest is undone. Another import that refers to what would be deleted (a run ranking the documents, a
-chunk map) must be undone first. Undoing an import twice changes nothing ("already undone"). Audited
-(``import_undone``).
+An undo removes exactly what the import added and restores what it changed. It refuses while judged pairs
+depend on it (named), unless ``exclude_dependent=True`` excludes them. Undoing twice changes nothing.
+Audited (``import_undone``).
 """
 
 from __future__ import annotations
@@ -35,10 +19,8 @@ from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.imports._common import lock_imports
 from annotate_app.services.inputs import check_count
 from annotate_app.services.types import ImportInfo, UndoReport
-from annotate_app.store import annotation
-from annotate_app.store import corpus as q
-from annotate_app.store import doc_staging as ds
-from annotate_app.store import undo as uq
+from annotate_app.store import annotation, corpus, doc_staging
+from annotate_app.store import undo as undo_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, ImportKind
 from annotate_app.store.models import ImportRecord, Project, utcnow
@@ -62,7 +44,7 @@ def list_imports(db: Database, actor: Actor, project: ProjectRef) -> list[Import
                 at=at,
                 undone_at=undone,
             )
-            for i, kind, name, counts, by, at, undone in uq.import_rows(s, proj.id)
+            for i, kind, name, counts, by, at, undone in undo_store.import_rows(s, proj.id)
             if counts  # not one still being staged (SQLite documents)
         ]
 
@@ -75,7 +57,9 @@ def undo_import(
     check_count(import_id, "import_id")
     if not isinstance(exclude_dependent, bool):
         raise InvalidInput(f"exclude_dependent must be True or False; got {exclude_dependent!r}")
-    with ds.hold_imports(db) if db.is_sqlite else contextlib.nullcontext():  # not amid a staged import
+    with (
+        doc_staging.hold_imports(db) if db.is_sqlite else contextlib.nullcontext()
+    ):  # not amid a staged import
         return _undo(db, actor, project, import_id, exclude_dependent)
 
 
@@ -85,7 +69,7 @@ def _undo(
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "undo imports")
         lock_imports(s, proj)
-        record = uq.get_import(s, proj.id, import_id)
+        record = undo_store.get_import(s, proj.id, import_id)
         if record is None:
             raise NotFound(f"import {import_id} does not exist in project {proj.name!r}")
         kind = ImportKind(record.kind)
@@ -103,7 +87,7 @@ def _undo(
             )
         undo = _Undo(s, actor, proj, record, exclude_dependent)
         report = _UNDO[kind](undo)
-        uq.mark_undone(s, record.id, utcnow())
+        undo_store.mark_undone(s, record.id, utcnow())
         audit(
             s,
             actor,
@@ -163,7 +147,7 @@ class _Undo:
         if not pairs:
             return 0
         ordered = sorted(pairs)
-        names = uq.pair_names(self.s, ordered)
+        names = undo_store.pair_names(self.s, ordered)
         if not self.exclude_dependent:
             shown = ", ".join(f"{a} {b}" for a, b in names[:_SHOWN_PAIRS]) + (
                 ", …" if len(names) > _SHOWN_PAIRS else ""
@@ -176,12 +160,12 @@ class _Undo:
             )
         self.excluded_names = names
         reason = f"import {self.record.id} ({self.record.kind} {self.record.source}) was undone"
-        excluded = uq.exclude_pairs(self.s, ordered, reason, self.actor.user_id)
+        excluded = undo_store.exclude_pairs(self.s, ordered, reason, self.actor.user_id)
         annotation.expire_claims(self.s, self.project.id, pair_ids=ordered)
         return excluded
 
     def refuse_referred(self, what: str, *, document_ids: Sequence[int] = (), query_ids: Sequence[int] = ()):
-        others = uq.referring(self.s, document_ids=document_ids, query_ids=query_ids)
+        others = undo_store.referring(self.s, document_ids=document_ids, query_ids=query_ids)
         if others:
             one = len(others) == 1
             raise Conflict(
@@ -197,29 +181,29 @@ def _and(items: Sequence[str]) -> str:
 
 def _undo_documents(u: _Undo) -> UndoReport:
     s = u.s
-    added = uq.added_versions(s, u.record.id)
+    added = undo_store.added_versions(s, u.record.id)
     u.refuse_legacy(bool(added))
-    versions = uq.versions_of(s, list(added))
+    versions = undo_store.versions_of(s, list(added))
     gone = [d for d in added if set(versions[d]) <= added[d]]  # no version left once the import's go
     staying = {d: added[d] for d in added if d not in set(gone)}
-    dependent = uq.judged_pairs(s, uq.pairs_on(s, document_ids=gone)) | uq.pairs_judged_on_versions(
-        s, staying
-    )
+    dependent = undo_store.judged_pairs(
+        s, undo_store.pairs_on(s, document_ids=gone)
+    ) | undo_store.pairs_judged_on_versions(s, staying)
     excluded = u.dependent(dependent)
-    kept = {d for _, d in uq.pair_keys(s, sorted(dependent)).values()}
+    kept = {d for _, d in undo_store.pair_keys(s, sorted(dependent)).values()}
     delete = [d for d in gone if d not in kept]
     u.refuse_referred("documents", document_ids=delete)
-    pairs_removed = uq.delete_pairs(s, uq.pairs_on(s, document_ids=delete))
-    removed = uq.delete_versions(s, u.record.id, keep_documents=sorted(kept))
-    uq.delete_documents(s, delete)
+    pairs_removed = undo_store.delete_pairs(s, undo_store.pairs_on(s, document_ids=delete))
+    removed = undo_store.delete_versions(s, u.record.id, keep_documents=sorted(kept))
+    undo_store.delete_documents(s, delete)
     restore = []
     for d, numbers in staying.items():
         if d in kept or max(versions[d]) not in numbers:
             continue  # kept whole, or its current version came from a later import
         previous = max(set(versions[d]) - numbers)
         restore.append((d, previous, versions[d][previous]))
-    uq.restore_documents(s, restore)
-    uq.unstale(s, [d for d, _, _ in restore])
+    undo_store.restore_documents(s, restore)
+    undo_store.unstale(s, [d for d, _, _ in restore])
     return u.report(
         removed=removed, restored=len(restore), pairs_removed=pairs_removed, pairs_excluded=excluded
     )
@@ -227,40 +211,40 @@ def _undo_documents(u: _Undo) -> UndoReport:
 
 def _undo_queries(u: _Undo) -> UndoReport:
     s = u.s
-    new = uq.added_queries(s, u.record.id)
+    new = undo_store.added_queries(s, u.record.id)
     changed = list((u.record.replaced or {}).get("queries", []))
     u.refuse_legacy(bool(new or changed))
     touched = new + [r["id"] for r in changed]
-    dependent = uq.judged_pairs(s, uq.pairs_on(s, query_ids=touched))
+    dependent = undo_store.judged_pairs(s, undo_store.pairs_on(s, query_ids=touched))
     excluded = u.dependent(dependent)
-    kept = {qq for qq, _ in uq.pair_keys(s, sorted(dependent)).values()}
+    kept = {qq for qq, _ in undo_store.pair_keys(s, sorted(dependent)).values()}
     delete = [i for i in new if i not in kept]
     u.refuse_referred("queries", query_ids=delete)
-    pairs_removed = uq.delete_pairs(s, uq.pairs_on(s, query_ids=delete))
-    removed = uq.delete_queries(s, delete)
-    restored = uq.restore_queries(s, [r for r in changed if r["id"] not in kept])
+    pairs_removed = undo_store.delete_pairs(s, undo_store.pairs_on(s, query_ids=delete))
+    removed = undo_store.delete_queries(s, delete)
+    restored = undo_store.restore_queries(s, [r for r in changed if r["id"] not in kept])
     return u.report(removed=removed, restored=restored, pairs_removed=pairs_removed, pairs_excluded=excluded)
 
 
 def _undo_run(u: _Undo) -> UndoReport:
     s = u.s
-    run = q.find_run(s, u.project.id, u.record.source)
+    run = corpus.find_run(s, u.project.id, u.record.source)
     if run is None or run.file_sha256 != u.record.file_sha256:
         return u.report()
-    alone, _ = uq.sole_source_pairs(s, run.id)
-    dependent = uq.judged_pairs(s, alone)
+    alone, _ = undo_store.sole_source_pairs(s, run.id)
+    dependent = undo_store.judged_pairs(s, alone)
     excluded = u.dependent(dependent)
-    pairs_removed = uq.delete_pairs(s, [p for p in alone if p not in dependent])
-    removed = uq.delete_run(s, run.id)
+    pairs_removed = undo_store.delete_pairs(s, [p for p in alone if p not in dependent])
+    removed = undo_store.delete_run(s, run.id)
     return u.report(removed=removed, pairs_removed=pairs_removed, pairs_excluded=excluded)
 
 
 def _undo_qrels(u: _Undo) -> UndoReport:
-    return u.report(removed=uq.delete_prior(u.s, u.project.id, u.record.source))
+    return u.report(removed=undo_store.delete_prior(u.s, u.project.id, u.record.source))
 
 
 def _undo_chunks(u: _Undo) -> UndoReport:
-    removed = uq.delete_chunks(u.s, u.record.id)
+    removed = undo_store.delete_chunks(u.s, u.record.id)
     u.refuse_legacy(bool(removed))
     return u.report(removed=removed)
 

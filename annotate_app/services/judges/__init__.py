@@ -1,18 +1,9 @@
 """Machine judges in a project: raters with provenance, never trusted blind.
 
-A judge (`add_judge`, admin) is stored like an annotator who cannot log in: a name, a backend, the model and
-its version, the prompt template (versioned and hashed), the settings that change answers, who added it and
-when. Its labels (`run_judge`, `import_labels`, admin) are append-only, each with its grade, reason,
-confidence, prompt hash, raw response, latency, tokens and the document version it judged, or its failure
-with the raw text.
-
-Machine labels live apart from the human ones and never enter the agreement figures or the release gate. A
-qrel needs a human label unless `update_judge_settings` names a judge to fill the pairs no human judged,
-which takes effect only while that judge passes calibration (`calibrate`, `JudgeCalibrationInfo`).
-
-Modules: `setup` (add, list, settings), `run` (runs and failures), `importing` (labels made elsewhere),
-`calibration`, `compare` (judges on the same human sample), `probes` (stuffing, injection and length
-probes), `cache` (the store as the client's cache). This package re-exports their public names.
+A judge is stored like an annotator who cannot log in; its labels are append-only with full provenance.
+Machine labels never enter agreement or the release gate, except as the fill-in of a judge that passes
+calibration (`update_judge_settings`). Re-exports `setup`, `run`, `importing`, `calibration`, `compare`,
+`circularity`, `probes`.
 """
 
 from __future__ import annotations

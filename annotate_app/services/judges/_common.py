@@ -25,7 +25,7 @@ from annotate_app.services.auth import Actor, audit
 from annotate_app.services.errors import InvalidInput, NotFound
 from annotate_app.services.inputs import check_text
 from annotate_app.services.judges.cache import StoreCache
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import MachineJudge, Project
@@ -47,7 +47,7 @@ def check_name(name: Any) -> str:
 
 
 def judge_of(s: Session, project: Project, name: str) -> MachineJudge:
-    row = q.find_judge(s, project.id, name)
+    row = judges_store.find_judge(s, project.id, name)
     if row is None:
         raise NotFound(f"judge {name!r} does not exist in project {project.name!r}")
     return row

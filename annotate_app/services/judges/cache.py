@@ -16,7 +16,7 @@ from annotate_app.judges import (
     JudgeResult,
 )
 from annotate_app.services.inputs import MAX_REASON, cut
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.models import MachineJudge
 
@@ -47,7 +47,7 @@ class StoreCache:
 
     def get(self, key: str) -> JudgeResult | None:
         with self._db.read() as s:
-            row = q.cached_label(s, self._judge_id, key)
+            row = judges_store.cached_label(s, self._judge_id, key)
             if row is None:
                 return None
             query_id, doc_id = self._ids.get(row.pair_id, ("?", "?"))
@@ -81,7 +81,7 @@ class StoreCache:
         fields = _label_fields(result)
         try:
             with self._lock, self._db.write() as s:
-                q.insert_label(
+                judges_store.insert_label(
                     s,
                     judge_id=self._judge_id,
                     pair_id=pair[0],

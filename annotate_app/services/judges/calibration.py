@@ -11,8 +11,8 @@ from annotate_app.services._judge_state import (
 )
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.judges._common import check_name, judge_of
-from annotate_app.store import judges as q
-from annotate_app.store import releases as rq
+from annotate_app.store import judges as judges_store
+from annotate_app.store import releases
 from annotate_app.store.db import Database
 from metrics.data import Qrels
 
@@ -25,7 +25,7 @@ def calibrate(db: Database, actor: Actor, project: ProjectRef) -> list[JudgeCali
     confusion matrix; ``passed`` says whether the judge may fill pairs (`update_judge_settings`)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "calibrate judges")
-        return calibrations(s, proj, q.judges_of(s, proj.id))
+        return calibrations(s, proj, judges_store.judges_of(s, proj.id))
 
 
 def judge_qrels(db: Database, actor: Actor, project: ProjectRef, name: str) -> Qrels:
@@ -35,7 +35,7 @@ def judge_qrels(db: Database, actor: Actor, project: ProjectRef, name: str) -> Q
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read machine labels")
         row = judge_of(s, proj, name)
-        rows = q.current_grades(s, proj.id, [row.id])
+        rows = judges_store.current_grades(s, proj.id, [row.id])
     return Qrels(
         [r["query_id"] for r in rows],
         [r["doc_id"] for r in rows],
@@ -50,8 +50,8 @@ def human_release_qrels(db: Database, actor: Actor, project: ProjectRef, version
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "read releases")
         release = load_release(s, proj, version)
-        sources = q.qrel_sources(s, release.id)
-        rows = sorted(r[:3] for r in rq.qrel_rows(s, release.id) if sources[int(r[6])][0] == "human")
+        sources = judges_store.qrel_sources(s, release.id)
+        rows = sorted(r[:3] for r in releases.qrel_rows(s, release.id) if sources[int(r[6])][0] == "human")
     return Qrels(
         [r[0] for r in rows],
         [r[1] for r in rows],

@@ -7,7 +7,7 @@ from annotate_app.services._context import ProjectRef, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import InvalidInput, NotFound
 from annotate_app.services.inputs import check_text
-from annotate_app.store import corpus as cq
+from annotate_app.store import corpus as corpus_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 
@@ -26,10 +26,10 @@ def set_run_model(db: Database, actor: Actor, project: ProjectRef, run: str, mod
         raise InvalidInput(f"model must be at most 255 characters; got {len(text)}")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "describe runs")
-        row = cq.find_run(s, proj.id, name)
+        row = corpus_store.find_run(s, proj.id, name)
         if row is None:
             raise NotFound(f"run {name!r} does not exist in project {proj.name!r}")
-        cq.set_run_model(s, row.id, text)
+        corpus_store.set_run_model(s, row.id, text)
         audit(
             s,
             actor,

@@ -12,7 +12,7 @@ from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import InvalidInput
 from annotate_app.services.inputs import check_int
 from annotate_app.services.judges._common import check_name, judge_of
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from metrics.stats.judge_compare import JudgeComparison
 from metrics.stats.judge_compare import compare_judges as compare_grades
@@ -73,16 +73,16 @@ def compare_judges(
         _, proj = open_project(s, actor, project, Role.REVIEWER, "compare judges")
         rows = [judge_of(s, proj, n) for n in chosen]
         settings = settings_of(proj)
-        steered, random_pairs = q.calibration_draws(s, proj.id)
+        steered, random_pairs = judges_store.calibration_draws(s, proj.id)
         humans: dict[int, list[int]] = {}
-        for pair_id, *_, grade in q.human_labels(s, proj.id):
+        for pair_id, *_, grade in judges_store.human_labels(s, proj.id):
             if not steered or pair_id in random_pairs:
                 humans.setdefault(int(pair_id), []).append(int(grade))
         grades: dict[str, dict[int, int]] = {n: {} for n in chosen}
-        for g in q.current_grades(s, proj.id, [r.id for r in rows]):
+        for g in judges_store.current_grades(s, proj.id, [r.id for r in rows]):
             grades[g["judge"]][int(g["pair_id"])] = int(g["grade"])
         taus = {c.name: c.tau for c in calibrations(s, proj, rows)}
-        spent = q.judge_costs(s, [r.id for r in rows])
+        spent = judges_store.judge_costs(s, [r.id for r in rows])
     costs = tuple(_cost(r.name, taus.get(r.name), spent.get(r.id)) for r in rows)
     shared = sorted(p for p in humans if all(p in grades[n] for n in chosen))
     if len(shared) < 2:

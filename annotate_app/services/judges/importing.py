@@ -22,7 +22,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import MAX_REASON, check_text
 from annotate_app.services.judges._common import audit_run, check_name, judge_pairs
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, JudgeBackend
 from annotate_app.store.models import MachineJudge, Project
@@ -47,7 +47,7 @@ def import_labels(
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import machine labels")
         task = task_of(s, proj)
-        inputs = {(p["query_id"], p["doc_id"]): p for p in q.pair_inputs(s, proj.id)}
+        inputs = {(p["query_id"], p["doc_id"]): p for p in judges_store.pair_inputs(s, proj.id)}
     labels = _read_labels(source, filename, task)
     for x in labels:
         if len(x.reason) > MAX_REASON:
@@ -88,9 +88,9 @@ def _read_labels(source: Any, filename: str, task: JudgeTask) -> list:
 
 def _replay_judge(db: Database, actor: Actor, proj: Project, name: str) -> MachineJudge:
     with db.write() as s:
-        row = q.find_judge(s, proj.id, name)
+        row = judges_store.find_judge(s, proj.id, name)
         if row is None:
-            row = q.insert_judge(
+            row = judges_store.insert_judge(
                 s,
                 project_id=proj.id,
                 name=name,

@@ -34,7 +34,7 @@ from annotate_app.services.judges._common import (
     pair_of,
 )
 from annotate_app.services.judges.cache import StoreCache
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import MachineJudge, Project
@@ -127,7 +127,7 @@ def probe(
         _, proj = open_project(s, actor, project, Role.ADMIN, "probe judges")
         row = judge_of(s, proj, name)
         task, judge = task_of(s, proj), build_judge(s, proj, row)
-        prompt = q.latest_prompt(s, row.id)
+        prompt = judges_store.latest_prompt(s, row.id)
         chosen, fillers = _non_relevant(s, proj, sample, seed)
     try:
         report = _probe(
@@ -155,7 +155,7 @@ def probe_reports(db: Database, actor: Actor, project: ProjectRef) -> dict[str, 
     entry); kinds never run and judges never probed are absent."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see probe results")
-        entries = q.probe_entries(s, proj.id, AuditAction.JUDGE_PROBED.value)
+        entries = judges_store.probe_entries(s, proj.id, AuditAction.JUDGE_PROBED.value)
     out: dict[str, dict[str, ProbeReport]] = {}
     for name, details in entries:
         report = _probe_report(name, details)
@@ -229,10 +229,10 @@ def _non_relevant(
     judged non-relevant to some query and none judged relevant to it (the length probe's padding)."""
     cutoff = proj.relevance_cutoff
     grades: dict[int, list[int]] = {}
-    for pair_id, *_, grade in q.human_labels(s, proj.id):
+    for pair_id, *_, grade in judges_store.human_labels(s, proj.id):
         grades.setdefault(int(pair_id), []).append(int(grade))
     wanted = {p for p, g in grades.items() if max(g) < cutoff}
-    inputs = q.pair_inputs(s, proj.id)
+    inputs = judges_store.pair_inputs(s, proj.id)
     relevant = {(p["query_id"], p["doc_id"]) for p in inputs if max(grades.get(p["pair_id"], [-1])) >= cutoff}
     candidates = [p for p in inputs if p["pair_id"] in wanted and not p["excluded"]]
     texts = {p["doc_id"]: p["doc_text"] for p in candidates}

@@ -35,7 +35,7 @@ from annotate_app.services.judges._common import (
     judge_pairs,
     pair_of,
 )
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction
 
@@ -92,8 +92,8 @@ def run_judge(
         _, proj = open_project(s, actor, project, Role.ADMIN, "run judges")
         row = judge_of(s, proj, name)
         task, judge = task_of(s, proj), build_judge(s, proj, row)
-        prompt = q.latest_prompt(s, row.id)
-        chosen = _selected(q.pair_inputs(s, proj.id), how, n, seed)
+        prompt = judges_store.latest_prompt(s, row.id)
+        chosen = _selected(judges_store.pair_inputs(s, proj.id), how, n, seed)
     try:
         if dry_run:
             first = JudgeClient(judge, task).dry_run(pair_of(chosen[0])) if chosen else None
@@ -127,7 +127,7 @@ def judge_failures(
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
         row = judge_of(s, proj, name)
-        rows = q.current_failures(s, proj.id, [row.id], None if wanted is None else str(wanted))
+        rows = judges_store.current_failures(s, proj.id, [row.id], None if wanted is None else str(wanted))
     return [failure_of(r) for r in rows]
 
 
@@ -136,7 +136,7 @@ def failure_counts(db: Database, actor: Actor, project: ProjectRef) -> dict[str,
     (reviewer); judges without a failure are absent, kinds in `FailureKind` order."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see judge failures")
-        return counts_by_kind(q.current_failures(s, proj.id))
+        return counts_by_kind(judges_store.current_failures(s, proj.id))
 
 
 def _check_kind(kind: Any) -> FailureKind:

@@ -32,7 +32,7 @@ from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_count, check_int, check_text
 from annotate_app.services.judges._common import check_name, judge_of
-from annotate_app.store import judges as q
+from annotate_app.store import judges as judges_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, JudgeBackend, QueueOrder
 from annotate_app.store.models import MachineJudge
@@ -101,7 +101,7 @@ def _check_prompt(prompt: Any) -> PromptTemplate:
 
 
 def _info(s: Session, row: MachineJudge) -> JudgeInfo:
-    prompt = q.latest_prompt(s, row.id)
+    prompt = judges_store.latest_prompt(s, row.id)
     return JudgeInfo(
         name=row.name,
         backend=JudgeBackend(row.backend),
@@ -141,7 +141,7 @@ def _check_ensemble(s: Session, project_id: int, name: str, members: Any, combin
         choices = ", ".join(repr(c.value) for c in Combine)
         raise InvalidInput(f"combine must be one of {choices}; got {str(combine)[:60]!r}") from None
     for member in names:
-        row = q.find_judge(s, project_id, member)
+        row = judges_store.find_judge(s, project_id, member)
         if row is None or member == name:
             raise InvalidInput(f"ensemble member {member!r} is no other judge of the project")
         if JudgeBackend(row.backend) not in BUILDERS or row.backend == JudgeBackend.ENSEMBLE:
@@ -208,9 +208,9 @@ def add_judge(
         if kind == JudgeBackend.ENSEMBLE:
             stored = _check_ensemble(s, proj.id, name, members, combine or Combine.MAJORITY.value)
             fields["model"] = f"{stored['combine']} of {','.join(stored['members'])}"[:255]
-        row = q.find_judge(s, proj.id, name)
+        row = judges_store.find_judge(s, proj.id, name)
         if row is None:
-            row = q.insert_judge(
+            row = judges_store.insert_judge(
                 s,
                 project_id=proj.id,
                 name=name,
@@ -226,9 +226,9 @@ def add_judge(
         ):
             raise Conflict(f"judge {name!r} already exists in project {proj.name!r} with other settings")
         if template is not None:
-            latest = q.latest_prompt(s, row.id)
+            latest = judges_store.latest_prompt(s, row.id)
             if latest is None or latest.sha256 != template.sha256:
-                q.insert_prompt(s, row.id, template.text, template.sha256, actor.user_id)
+                judges_store.insert_prompt(s, row.id, template.text, template.sha256, actor.user_id)
         details = {**fields, **({"params": stored} if stored else {})}
         audit(s, actor, AuditAction.JUDGE_ADDED, project_id=proj.id, target=name, details=details)
         return _info(s, row)
@@ -238,7 +238,7 @@ def list_judges(db: Database, actor: Actor, project: ProjectRef) -> list[JudgeIn
     """The project's judges, by name (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see judges")
-        return [_info(s, row) for row in q.judges_of(s, proj.id)]
+        return [_info(s, row) for row in judges_store.judges_of(s, proj.id)]
 
 
 def judge_settings(db: Database, actor: Actor, project: ProjectRef) -> JudgeSettingsInfo:
@@ -283,7 +283,7 @@ def update_judge_settings(
             "queue_order": current.queue_order.value,
             "calibration_share": current.calibration_share,
         }
-        q.upsert_settings(s, proj.id, actor.user_id, **{**defaults, **fields})
+        judges_store.upsert_settings(s, proj.id, actor.user_id, **{**defaults, **fields})
         shown = {k: v for k, v in fields.items()}
         audit(
             s, actor, AuditAction.JUDGE_SETTINGS_CHANGED, project_id=proj.id, target=proj.name, details=shown

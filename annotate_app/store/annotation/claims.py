@@ -1,11 +1,7 @@
 """Claims: an annotator takes, keeps, skips or releases a slot of a pair.
 
-Claiming never relies on SELECT ... FOR UPDATE. `take_slot` is a conditional
-``UPDATE pairs SET claimed = claimed + 1 WHERE id = :pair AND claimed < :n AND NOT excluded``: on PostgreSQL
-the row lock serialises two claimers of one pair and the second re-checks ``claimed < n`` after the first
-commits; on SQLite writers are serialised by ``BEGIN IMMEDIATE``. The assignment row then takes the lowest
-free slot under UNIQUE(pair_id, slot) and UNIQUE(pair_id, annotator_id); an IntegrityError means a concurrent
-claim won and the caller retries.
+`take_slot` is a conditional UPDATE (``claimed < n``), never SELECT ... FOR UPDATE; the assignment takes the
+lowest free slot under two UNIQUE constraints. An IntegrityError means a concurrent claim won: retry.
 """
 
 from __future__ import annotations

@@ -200,9 +200,12 @@ def label_rows(
     current_only: bool = False,
     limit: int | None = None,
     offset: int = 0,
+    reason_chars: int | None = None,
 ) -> list[dict[str, Any]]:
     """Labels with their pair's external IDs, newest first, for listings (own recent labels, pair history);
-    ``offset`` rows skipped, at most ``limit`` returned."""
+    ``offset`` rows skipped, at most ``limit`` returned. ``reason_chars``: only that many characters of each
+    reason are read (cut in SQL), its whole length in ``reason_length``."""
+    reason = Label.reason if reason_chars is None else func.substr(Label.reason, 1, reason_chars)
     stmt = (
         select(
             Label.pair_id,
@@ -211,13 +214,14 @@ def label_rows(
             User.username,
             Label.version,
             Label.grade,
-            Label.reason,
+            reason,
             Label.unsure,
             Label.seconds,
             Label.doc_version,
             Document.version,
             Label.created_at,
             Label.id,
+            func.length(Label.reason),
         )
         .join(Pair, Pair.id == Label.pair_id)
         .join(Query, Query.id == Pair.query_id)
@@ -250,6 +254,7 @@ def label_rows(
         "current_doc_version",
         "created_at",
         "label_id",
+        "reason_length",
     )
     return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
 

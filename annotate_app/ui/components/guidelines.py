@@ -1,19 +1,7 @@
-"""The project's guidelines as annotators (and the admin's preview) see them: the admin's Markdown, made safe
-for every annotator's browser.
+"""The project's guidelines as annotators (and the admin's preview) see them: the admin's Markdown, made safe.
 
-Markdown by design (headings, lists, tables, emphasis, links, colours), with two exceptions:
-
-- No images: an image would make every annotator's browser fetch its URL (a tracking pixel, once per page
-  run). Every image (``![alt](url)``, ``![alt][ref]``, ``![ref]``) becomes a link: its alt text (``image``
-  when empty) linking to the URL, which nothing fetches until someone clicks it.
-- No raw HTML: every ``<`` that could open a tag, comment, declaration or processing instruction is
-  backslash-escaped, so ``<img src=...>`` or ``<script>`` shows as the text typed and never reaches the
-  renderer as HTML (``st.markdown`` keeps ``unsafe_allow_html`` off as well). Autolinks (``<https://...>``)
-  stay links.
-
-The rewrite is textual and applies everywhere, code spans and code blocks included (there a ``![`` loses its
-``!`` and a ``<tag`` gains a backslash): a Markdown-aware exception for code would be one more parser that
-could disagree with the browser's, and let an image through.
+No images (each becomes a link nothing fetches) and no raw HTML (every ``<`` that could open a tag is
+escaped); autolinks stay links. The rewrite is textual and applies in code spans too.
 
 >>> print(safe_guidelines('See ![the form](https://t.example/p.gif) <img src="https://t.example/p.gif">'))
 See [the form](https://t.example/p.gif) \\<img src="https://t.example/p.gif">

@@ -1,17 +1,8 @@
 """Query-term highlighting that is safe for any corpus text, Chinese included.
 
-The document text is never handed to the browser as HTML: `annotate_app.ui.escape` backslash-escapes every
-ASCII punctuation character for Markdown (so ``<script>``, ``[x](javascript:...)``, ``:red[...]`` and
-``$...$`` show as typed), and matches are wrapped in Streamlit's ``:orange-background[...]`` directive. Pages
-render the result with plain ``st.markdown`` (``unsafe_allow_html`` stays off).
-
-Terms: Latin-script words and numbers (2+ characters) and, for Chinese, Japanese and Korean text, which has no
-spaces between words, every character bigram of the query (a lone character stands alone), minus a few
-question words that would light up everything. A Latin term matches whole words only, case-insensitively
-(Unicode-aware: "is" is not found in "This", "do" not in "window", "long" not in "LONGDOC"); a CJK term
-matches wherever its characters occur. Touching matches merge into one highlight, so CJK text gets no gaps
-between highlighted bigrams (the page removes the highlight's side padding, see
-`annotate_app.ui.components.keyboard`).
+Text is escaped Markdown (`annotate_app.ui.escape`), never HTML; matches are wrapped in
+``:orange-background[...]``. Latin terms match whole words, case-insensitively; CJK text matches on the
+query's character bigrams. Touching matches merge into one highlight.
 
 >>> query_terms("更换电池要做什么")
 ['更换', '换电', '电池']

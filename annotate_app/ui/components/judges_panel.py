@@ -1,18 +1,8 @@
 """The Agreement page's Judges section: each machine judge against the human labels
 (`services.judges.calibrate`), one judge at a time.
 
-The figures: shared pairs, Cohen's κ in the project's agreement mode (the mean over the annotators of the
-judge's κ with each, so it reads beside the human pairwise κ), linearly weighted κ, Krippendorff's ordinal α,
-leniency (overall and per human grade), Kendall's τ between the stored runs ranked with human and with judge
-qrels (overall and among the top 5; "needs ≥ 3 runs" below that), whether the judge passed calibration, the
-confusion matrix (the same chart as the human one above it: `charts.confusion_heatmap`), agreement per query,
-the latest probe of each kind (`services.judges.probe_reports`: stuffing, injection, length; each with its
-95% intervals, and its pairs and prompt hash in an expander) and the pairs whose latest label failed,
-counted by failure kind (`services.judges.failure_counts`, the pairs ``qrelforge judge failures`` lists).
-
-Machine labels never enter the human figures above the section: the page's gate statistic comes from
-`gate.agreement`, which reads human labels only. Judge names are user data: they reach Markdown only through
-`escape_name`.
+Machine labels never enter the human figures above it. Judge names reach Markdown only through
+`escape_name`. The figures shown: docs/app.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
-"""The keyboard flow of the labelling pages, and the look of their form: one constant script and style sheet,
-with no user text in them, ever (`install` sends the same bytes to every browser).
+"""The keyboard flow and form style of the labelling pages: one constant script and style sheet.
 
-- A grade key (a digit whose grade button is on the page) is handled here, not by Streamlit's shortcut
-  (hotkeys-js): the script clicks the grade button itself and stops the key event, so one handler owns grade
-  keys. Streamlit's binding loses keys: it is unbound while the button is re-rendered or disabled, and a
-  key whose keyup it missed stays in its pressed-key list, so that a digit is then seen as a combination and
-  matches no shortcut. A key pressed while the button is disabled (the websocket reconnecting) is pressed
-  once the button is enabled again (within ``PENDING_MS``; another key, a click or Esc cancels it).
-- A grade key moves the focus to the reason box, once the button's click has been handled (so the digit is
-  not typed into the box), and again if the card's rerun dropped it: until that rerun has finished and the
-  page has been still for ``QUIET_MS`` (however long the server takes, at most ``REFOCUS_MS``), unless the
-  user clicked or pressed Esc or Enter meanwhile. The box chosen is the current one, never a stale copy
-  left from the previous run (Streamlit removes those at the end of the run).
-- Esc leaves a text box (the grade keys work again); an open dropdown closes first.
-- Ctrl+Enter submits (the Submit button's shortcut); the focus is not moved to the next card's reason box.
-- After a choice in a dropdown (a selectbox), the focus returns to the page: digits press grade buttons again
-  instead of typing into the dropdown.
-- Help icons ("?") are out of the tab order (``tabindex=-1``).
-- Style: a neutral focus border on text areas (Streamlit's primary colour looks like an error), no "Press
-  Ctrl+Enter to apply" hint (Ctrl+Enter submits here), and highlights in the document box without side
-  padding (it looked like spaces in Chinese text).
-
-The pages wrap the document in `document_box`, the grade buttons in ``st.container(key=GRADES)`` and the
-reason box in ``st.container(key=REASON)``: the script and the style find them by those keys' CSS classes.
+`install` sends the same bytes to every browser: no user text, ever. It owns the grade keys, moves the focus
+to the reason box, and handles Esc and Ctrl+Enter. Pages mark their parts with `document_box` and the
+containers keyed `GRADES` and `REASON`. The key handling in detail: docs/modules.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""The labelling card: one pair, grade buttons (keys 0-9), a required reason, "unsure", Submit (Ctrl+Enter)
-and Skip. `queue_card` is the annotate page's fragment (a submit reruns only the card); `edit_card` re-judges
-one of the caller's own labels (a new version; the card closes once it is saved).
+"""The labelling card: one pair, grade buttons, a required reason, "unsure", Submit and Skip; `queue_card` for
+the annotate page, `edit_card` to re-judge one of one's own labels.
 
-The card never shows another annotator's label: a `PairView` does not carry any. The time spent is measured
-from when the card first showed the pair. Typed text is kept per pair (widget keys hold the pair id), so a
-validation error loses nothing.
-
-The card keeps the document version it showed (`state.shown_version`) and the save sends it: if the document
-was re-imported meanwhile the save is refused (`DocumentChanged`), the card reloads the pair with the new
-version and the warning "this document changed while you read it; please judge it again", and the typed grade
-and reason stay in the form to submit again.
+The card never shows another's label; typed text is kept per pair. The save sends the version shown: on
+`DocumentChanged` the card reloads the pair, keeps the typed grade and reason, and warns.
 """
 
 from __future__ import annotations

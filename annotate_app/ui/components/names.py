@@ -1,9 +1,7 @@
-"""Words the pages show for the services' and metrics' raw names: statistics as people write them
-("Cohen's κ"), table columns (``n_items`` → "Pairs"), and counts with the right plural ("1 pair", "2 pairs").
+"""Words the pages show for raw names: statistics ("Cohen's κ"), table columns and plural counts.
 
-Tables keep their raw column names (what code and tests read); `column_config` gives ``st.dataframe`` the
-shown names, `human_columns` renames a copy for ``st.table``. No Streamlit import at module level (this module
-is imported by pages that load fast).
+Tables keep raw column names; `column_config` and `human_columns` show the human ones. No Streamlit import at
+module level.
 
 >>> plural(1, "pair"), plural(2, "pair"), plural(0, "query", "queries")
 ('1 pair', '2 pairs', '0 queries')

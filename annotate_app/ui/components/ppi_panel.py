@@ -1,14 +1,7 @@
-"""The Score page's "Machine judge (PPI)" tab: prediction-powered inference of each run's mean with a
-machine judge, beside the human-only interval from the same human budget.
+"""The Score page's "Machine judge (PPI)" tab: each run's mean by prediction-powered inference with a machine
+judge (`metrics.stats.ppi.ppi_run`, as ``qrelforge score --ppi``), beside the human-only interval.
 
-Per run, `metrics.stats.ppi.ppi_run` (what ``qrelforge score --ppi`` computes): the measure per query with the
-judge's current qrels (`services.judges.judge_qrels`: every query it judged) and with the release's human
-qrels (`services.judges.human_release_qrels`: the pairs a judge filled left out); θ̂ = mean over the judged
-queries + mean human − judge correction over the human queries, with its 95% interval, beside the classical
-interval of the human queries alone. A width ratio below 1 is what the judge buys.
-
-Run and judge names are user data: they are shown in a dataframe (not Markdown) and in captions only through
-`escape_name`.
+Run and judge names reach captions only through `escape_name`.
 """
 
 from __future__ import annotations

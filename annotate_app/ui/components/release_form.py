@@ -1,17 +1,8 @@
 """The Release page's "Create a release" form: justification, note and a button that makes one release.
 
-A double click must not make two releases, and Streamlit cannot be trusted to finish a callback: once a
-second click has queued a rerun, any ``st.session_state`` access inside the first click's ``on_click``
-callback may raise Streamlit's rerun exception, so the callback stops right after the release was created —
-before it cleared the boxes or left its message (issue 12, item 2). So nothing here depends on the callback
-finishing:
-
-- the service creates nothing for qrels identical to an existing release (a second click gets "identical to
-  vN"), and the cached reads are cleared right after the call, before any session-state access;
-- the button is drawn disabled whenever the current qrels are already released (`releases.preview_release`
-  says ``identical_to``), which the database tells, not a session flag;
-- while a release holds the current qrels, the justification and the note are emptied (and disabled)
-  before their boxes are drawn, in every run: a late rerun of a double click brings the typed text back.
+A double click makes one release: the service returns the existing one for identical qrels, and the button
+and boxes are disabled from what the database says, not from a session flag, since Streamlit may abort a
+callback. Why: docs/modules.md.
 """
 
 from __future__ import annotations

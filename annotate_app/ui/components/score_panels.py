@@ -1,18 +1,9 @@
-"""The Score page's panels: run choice (stored, uploaded, built in this session), the metric table, per-query
-charts, unjudged documents, the compare view, assessor sensitivity, and BM25 / fusion runs.
+"""The Score page's panels: run choice, the metric table, per-query charts, unjudged documents, the compare
+view, assessor sensitivity, and BM25 / fusion runs.
 
-Every number is `metrics.evaluate` (or `metrics.compare`, which calls it) on the release's qrels — the rows
-`export.export_release` writes — so the page agrees with ``qrelforge score`` on the exported file. BM25 and
-fused runs live in this session only (download them as TREC files; an admin can import one to pool from it).
-
-Only the open tab's panel runs (see ``views/review/score.py``): Altair (`charts`), `metrics.compare`,
-`metrics.coverage` and `metrics.stats.sensitivity` are imported by the panels that use them, so the first load
-stays light. Tables show human column names (`names.column_config`).
-
-Run names and IDs are user data: they reach Markdown (captions, expander labels, and ``st.table``, which
-renders its cells and index as Markdown) only through `escape_name`; the CSV download is safe against formula
-injection (`metrics.report.render.csv_safe`). Uploaded runs are limited to ``AppSettings.run_upload_max_mb``;
-the unjudged documents are shown `widgets.PAGE_ROWS` at a time.
+Every number is `metrics.evaluate` or `metrics.compare` on the release's qrels, as ``qrelforge score``
+gives. Heavy imports load only in the panel that uses them. Run names reach Markdown only through
+`escape_name`; CSV downloads are formula-safe; uploads are limited to ``run_upload_max_mb``.
 """
 
 from __future__ import annotations

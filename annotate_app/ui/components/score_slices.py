@@ -1,17 +1,8 @@
 """The Score page's slices and fingerprints: a slice selector over the queries' tags (`metrics.slices`), the
-means of every slice, a run × query heatmap of one measure, and the fingerprint (`metrics.fingerprint`) that
-every download of the page carries.
+slice means, a run × query heatmap, and the fingerprint (`metrics.fingerprint`) of every download.
 
-Tags are those of the queries file the project's queries were imported from (``tags`` field;
-`scoring.query_tags`). Slicing by ``tag`` gives one slice per tag, by ``tag:KEY`` one per value of the
-``KEY:value`` tags; queries with none are `metrics.slices.UNTAGGED`. The selected slice applies to the score
-table and the per-query charts; slice and tag names are user data and reach Markdown only escaped.
-
-A download's fingerprint names the release (version and content hash, the hash of the canonical TREC text
-that ``qrelforge export`` writes), each run's content hash (its canonical ``qid docid score`` text: a
-stored run hashes as the file it was imported from), the measures, the version and the semantics; the JSON
-download is a ``qrelforge score --format json`` document that ``qrelforge verify`` checks against the
-exported release and the run files.
+Tags come from the imported queries file; names reach Markdown only escaped. The JSON download is a
+``qrelforge score --format json`` document that ``qrelforge verify`` checks.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Small shared widgets: the project guard, grade buttons, the highlighted pair, upload size checks, paged
 tables, and how much of a stored text a page shows.
 
-Corpus, query and reason text always goes through `annotate_app.ui.escape` (escaped Markdown), never raw
-HTML. A stored text is shown cut (`shown`, `shown_cells`): at most `SHOWN_TEXT` characters of a reason or a
-note (every reason the app accepts, whole), `SHOWN_CELL` in a table cell, `SHOWN_TITLE` in a title,
-`SHOWN_DOCUMENT` of a document; the rest is named by its length (``… (cut: 15,000,000 characters)``). A text
-written straight into the database can be any size, and a page sends what it shows to the browser in one
-message: cut, it never freezes the reader's tab.
+User text goes through `annotate_app.ui.escape`. Stored text is shown cut (`shown`, `shown_cells`, at most
+`SHOWN_TEXT`, `SHOWN_CELL`, `SHOWN_TITLE`, `SHOWN_DOCUMENT`), the rest named by its length.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Agreement (reviewer): the gate statistic with its Landis & Koch band against the threshold, percent
-agreement and the disagreements under one stated definition, the pairwise kappa heatmap, agreement per query,
-the grade confusion matrix of any two annotators, and the Judges section (machine judges against the humans,
-`judges_panel`; machine labels never enter the figures above it).
+"""Agreement (reviewer): the gate statistic against the threshold, percent agreement, disagreements, the
+pairwise kappa heatmap, per-query agreement, confusion, and the machine judges (`judges_panel`).
 
-One definition of disagreement per page, the one the statistic uses: in binary mode two annotators disagree
-when one calls the pair relevant (grade ≥ the relevance cut-off) and the other does not; in weighted mode when
-their grades differ. Percent agreement and the disagreement count are both computed under it (from the
-per-query figures). Adjudication works on grades whatever the mode, so its count is named apart ("pairs whose
-grades differ")."""
+One definition of disagreement, the statistic's: binary mode, across the relevance cut-off; weighted mode,
+different grades. Adjudication's count ("pairs whose grades differ") is named apart.
+"""
 
 import math
 

@@ -1,13 +1,8 @@
-"""Score (reviewer): score stored, uploaded, BM25 and fused runs on a release; per-query charts, unjudged
-documents (send them to the judging queue), the compare view, assessor sensitivity, and the machine judge's
-prediction-powered intervals (`ppi_panel`, as ``qrelforge score --ppi``).
+"""Score (reviewer): score runs on a release, per-query charts, unjudged documents, the compare view, assessor
+sensitivity and the machine judge's PPI intervals (`ppi_panel`).
 
-Reviewers and admins only: scoring reads a release's qrels, which annotators must not see while they judge.
-
-The cut-off k starts at the project's pool depth, at most `MAX_DEFAULT_K` (the demo, pooled at depth 3, opens
-on P@3). The tabs keep their state (``st.tabs`` with a key): an action reruns the page on the same tab, and
-only the open tab runs, so the first load computes the score table alone; the charts (Altair), the tests
-(`metrics.compare`, SciPy) and assessor sensitivity load when their tab is opened.
+Reviewers and admins only: annotators must not see qrels. Only the open tab runs; k starts at the pool
+depth, at most `MAX_DEFAULT_K`.
 """
 
 from enum import StrEnum

@@ -1,4 +1,4 @@
-"""The per-annotator "nothing left" marker (issue 14, store/exhausted.py).
+"""The per-annotator "nothing left" marker (store/exhausted.py).
 
 - ``projects.queue_epoch``: bumped whenever a pair may become claimable (clears every marker of the project).
 - ``project_members.exhausted_epoch`` / ``exhausted_until``: the epoch and time at which a claim by this member

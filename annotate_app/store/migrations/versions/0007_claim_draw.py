@@ -1,4 +1,4 @@
-"""How the queue drew each claim (issue 13): ``assignments.draw`` (`enums.ClaimDraw`), set at claim time.
+"""How the queue drew each claim: ``assignments.draw`` (`enums.ClaimDraw`), set at claim time.
 
 ``random``: the calibration share's uniformly random draw; else the queue order in force (``default``,
 ``uncertainty``, ``run_weight``). The fill-in gate counts the human pairs of random draws only, once a

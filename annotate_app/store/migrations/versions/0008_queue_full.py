@@ -1,4 +1,4 @@
-"""The project's "no free slot" marker (issue 14, store/exhausted.py).
+"""The project's "no free slot" marker (store/exhausted.py).
 
 - ``projects.full_epoch`` / ``full_until``: the queue epoch and time at which a claim found every pair of the
   project at N live claims; while the epoch is unchanged (and for at most 60 s) "nothing left" is answered to

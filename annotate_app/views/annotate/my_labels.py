@@ -1,4 +1,4 @@
-"""My labels: the caller's own labels, newest first, a page at a time; pick one to judge it again (a new
+"""My labels: the caller's own labels, newest first, a page at a time; pick one to label it again (a new
 version is added)."""
 
 import pandas as pd

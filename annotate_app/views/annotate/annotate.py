@@ -1,12 +1,7 @@
-"""Annotate: judge the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
+"""Annotate: label the next pair of the chosen project (keys 0-3 pick a grade, Ctrl+Enter submits).
 
-Light on purpose: no charts, no scipy; the card is a fragment, so a submit reruns only the card.
-
-The guidelines are the admin's Markdown, rendered as Markdown (headings, lists, emphasis, links, colours) but
-never as HTML and without images (`annotate_app.ui.components.guidelines`): raw HTML (``<script>``,
-``<img onerror>``, comments) shows as the text typed, an image becomes a link that nothing fetches, and
-Streamlit's renderer turns ``javascript:`` link targets into ``#`` (proved in the browser by
-``tests/e2e/test_e2e_attacks.py``). Corpus text and reasons are escaped (`annotate_app.ui.escape`).
+Light on purpose: no charts, no scipy; the card is a fragment. Guidelines render as safe Markdown
+(`annotate_app.ui.components.guidelines`); corpus text and reasons are escaped.
 """
 
 import streamlit as st
