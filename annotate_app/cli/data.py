@@ -44,6 +44,10 @@ def _import_parser(sub: Subcommands) -> None:
         add_project_option(child)
         if info.named:
             child.add_argument("--name", help="name to store it under (default: the run tag / the file name)")
+        if kind == ImportKind.RUN:
+            child.add_argument(
+                "--model", help="the model that made the run (calibration flags its judges' family)"
+            )
         if info.chunks:
             child.add_argument(
                 "--chunks",
@@ -126,6 +130,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         if len(exc.problems) > 1:  # the last line (from cli.main) names the first problem
             sys.stderr.write("".join(f"  {problem}\n" for problem in exc.problems))
         raise
+    if getattr(args, "model", None):
+        from annotate_app.services import judges
+
+        judges.set_run_model(db, SYSTEM, project_of(db, args), report.name, args.model)
     print(report)
     return 0
 

@@ -1,6 +1,6 @@
 """``qrelforge judge``: machine judges of a project (`annotate_app.services.judges`).
 
-Subcommands ``add``, ``run``, ``failures``, ``import``, ``calibrate`` and ``probe``; each acts as
+Subcommands ``add``, ``run``, ``failures``, ``import``, ``calibrate``, ``compare`` and ``probe``; each acts as
 `annotate_app.services.auth.SYSTEM`. ``judge run`` exits 1 when the server stops the run early. Machine
 labels never enter ``qrelforge agreement``. Flags and output: docs/modules.md, docs/judges.md.
 """
@@ -24,8 +24,11 @@ from annotate_app.cli._common import (
     positive_int,
     project_of,
 )
-from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, FailureKind
+from annotate_app.judges import BUILDERS, BUILTIN_PROMPTS, Combine, FailureKind
 from metrics.errors import QrelForgeError
+from metrics.stats.probe import ProbeKind
+
+PROBE_KINDS = tuple(k.value for k in ProbeKind)
 
 __all__ = ["COMMANDS"]
 
@@ -45,6 +48,10 @@ def _json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object; got {text[:80]!r}")
     return value
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _seconds(text: str) -> float:
@@ -91,6 +98,10 @@ def add_judge_parser(sub: Subcommands) -> None:
         metavar="JSON",
         help='merged into every request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'',
     )
+    add.add_argument("--members", type=_names, default=None, metavar="A,B,C", help="an ensemble's judges")
+    add.add_argument(
+        "--combine", choices=[c.value for c in Combine], default=None, help="an ensemble's rule (majority)"
+    )
     add.set_defaults(handler=_cmd_add)
 
     run = actions.add_parser("run", help="judge the project's pairs")
@@ -118,10 +129,19 @@ def add_judge_parser(sub: Subcommands) -> None:
     cal.add_argument("--format", choices=("table", "json"), default="table")
     cal.set_defaults(handler=_cmd_calibrate)
 
-    probe = actions.add_parser("probe", help="the keyword-stuffing probe")
+    cmp = actions.add_parser("compare", help="judges compared on the same random human sample")
+    add_project_option(cmp)
+    cmp.add_argument("names", nargs="+", metavar="NAME")
+    cmp.add_argument("--format", choices=("table", "json"), default="table")
+    cmp.set_defaults(handler=_cmd_compare)
+
+    probe = actions.add_parser("probe", help="probe a judge: stuffing, injection or length")
     add_project_option(probe)
     probe.add_argument("name", metavar="NAME")
+    probe.add_argument("--kind", choices=PROBE_KINDS, default=PROBE_KINDS[0])
     probe.add_argument("--sample", type=positive_int, default=20, metavar="N")
+    probe.add_argument("--seed", type=int, default=0, metavar="N", help="draws the pairs and the changes")
+    probe.add_argument("--pairs", action="store_true", help="list each probed pair's grades")
     probe.set_defaults(handler=_cmd_probe)
 
 
@@ -162,6 +182,8 @@ def _cmd_add(args: argparse.Namespace) -> int:
         samples=args.samples,
         temperature=args.temperature,
         prompt=prompt,
+        members=args.members,
+        combine=args.combine,
         **_request_options(args),
     )
     version = "" if info.prompt_version is None else f", prompt v{info.prompt_version}"
@@ -260,8 +282,70 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         emit("no judges yet (qrelforge judge add)\n")
         return 0
     notes = [f"{f.gate_message}\n" for f in figures if not f.passed]
+    notes += [
+        f"judge {f.name}: runs of its model family: {', '.join(f.circular_runs)}; tau without them "
+        f"{_shown(f.tau_without_circular)} (top 5: {_shown(f.tau_top5_without_circular)})\n"
+        for f in figures
+        if f.circular_runs
+    ]
     emit(grid(header, rows) + "".join(notes))
     return 0
+
+
+@command
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from annotate_app.services.auth import SYSTEM
+
+    db, project, judges = _context(args)
+    report = judges.compare_judges(db, SYSTEM, project, args.names)
+    result = report.comparison
+    if args.format == "json":
+        emit(json.dumps(_comparison_json(report), indent=2) + "\n")
+        return 0
+    figures = {f.judge: f for f in result.judges} if result else {}
+    header = ["judge", "kappa", "95% CI", "weighted", "95% CI", "leniency", "95% CI", "tau", "failed"]
+    rows = []
+    for c in report.costs:
+        f = figures.get(c.judge)
+        marks = "" if result is None or result.best != c.judge else " *"
+        cells = (
+            ["-"] * 6
+            if f is None
+            else [
+                _shown(f.kappa) + marks,
+                _interval(f.kappa_ci, ".3f"),
+                _shown(f.weighted_kappa),
+                _interval(f.weighted_kappa_ci, ".3f"),
+                _shown(f.leniency),
+                _interval(f.leniency_ci, "+.3f"),
+            ]
+        )
+        failed = "-" if c.failure_rate is None else f"{c.failure_rate:.1%}"
+        rows.append([c.judge, *cells, _shown(c.tau), failed, c.tokens, f"{c.seconds:.1f}"])
+    n = 0 if result is None else result.n_pairs
+    lines = [f"{n} pairs every judge graded, of {report.n_sample} randomly sampled human pairs\n"]
+    lines += [
+        f"  {d.first} - {d.second}: kappa {d.difference:+.3f} (95% CI {_interval(d.ci, '+.3f')}), "
+        f"p = {d.p_value:.3f}{'' if d.significant else ', not significant'}\n"
+        for d in (result.differences if result else ())
+    ]
+    emit(grid([*header, "tokens", "seconds"], rows) + "".join(lines) + report.message + "\n")
+    return 0
+
+
+def _comparison_json(report: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and value != value:
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(asdict(report))
 
 
 def _shown(value: float | None) -> str:
@@ -273,13 +357,27 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from annotate_app.services.auth import SYSTEM
 
     db, project, judges = _context(args)
-    r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample)
+    r = judges.probe(db, SYSTEM, project, args.name, sample=args.sample, seed=args.seed, kind=args.kind)
     if r.n_pairs == 0:
-        print(f"judge {r.judge}: no pair to probe (none every human judged non-relevant); {r.failed} failed")
+        print(
+            f"judge {r.judge}, {r.kind} probe: no pair to probe (none every human judged non-relevant, or "
+            f"nothing to change them with); {r.failed} failed"
+        )
         return 0
     print(
-        f"judge {r.judge}: {r.n_pairs} pairs probed, grade raised on {r.n_raised} ({r.share_raised:.0%}), "
-        f"lowered on {r.n_lowered}, unchanged on {r.n_unchanged}; mean rise {r.mean_rise:+.3f}"
-        + (f"; {r.failed} failed" if r.failed else "")
+        f"judge {r.judge}, {r.kind} probe: {r.n_pairs} pairs probed, grade raised on {r.n_raised} "
+        f"({r.share_raised:.0%}, 95% CI {_interval(r.share_raised_ci, '.0%')}), lowered on {r.n_lowered}, "
+        f"unchanged on {r.n_unchanged}; mean rise {r.mean_rise:+.3f} (95% CI "
+        f"{_interval(r.mean_rise_ci, '+.3f')})" + (f"; {r.failed} failed" if r.failed else "")
     )
+    print(f"  prompt hash {r.prompt_hash or '-'}")
+    if args.pairs:
+        rows = [[p.query_id, p.doc_id, p.before, p.after, f"{p.after - p.before:+d}"] for p in r.pairs]
+        emit(grid(["query", "doc", "before", "after", "rise"], rows))
     return 0
+
+
+def _interval(bounds: tuple[float, float] | None, spec: str) -> str:
+    if bounds is None or any(b != b for b in bounds):  # NaN: a single pair
+        return "undefined"
+    return f"{format(bounds[0], spec)} to {format(bounds[1], spec)}"

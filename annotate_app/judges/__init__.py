@@ -14,6 +14,7 @@ from annotate_app.judges._backends import BUILDERS, Builder
 from annotate_app.judges._cache import JudgeCache, MemoryCache, SQLiteCache, cache_key
 from annotate_app.judges._client import Counts, JudgeClient, TqdmProgress
 from annotate_app.judges._completion import split_think
+from annotate_app.judges._ensemble import Combine, EnsembleJudge, combine_grades
 from annotate_app.judges._errors import Adaptation, server_message
 from annotate_app.judges._http import RetryPolicy
 from annotate_app.judges._lexical import LexicalJudge, grade_of
@@ -76,6 +77,9 @@ __all__ = [
     "read_machine_labels",
     "ReplayJudge",
     "LexicalJudge",
+    "EnsembleJudge",
+    "Combine",
+    "combine_grades",
     "grade_of",
     "JudgeCache",
     "MemoryCache",

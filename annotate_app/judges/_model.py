@@ -30,6 +30,7 @@ class Backend(StrEnum):
     OPENAI = "openai"  # an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, hosted)
     REPLAY = "replay"  # machine labels made elsewhere, read from JSONL
     LEXICAL = "lexical"  # BM25 scores mapped to grades, offline
+    ENSEMBLE = "ensemble"  # other judges of the project, their grades combined
 
 
 class FailureKind(StrEnum):
@@ -334,7 +335,8 @@ class JudgeSetup:
     take the judge's defaults); ``adapted``: the adaptations made to its server in earlier runs (unknown
     names are dropped by the builder); ``prompt``: the template text of its latest prompt version (None:
     the default); ``corpus``: the project's documents ``{doc_id: text}``, read only by the builders that
-    need them.
+    need them; ``members`` (an ensemble's): each member's backend and setup, in order; ``combine``: the
+    ensemble's rule (`annotate_app.judges.Combine`).
     """
 
     name: str
@@ -346,3 +348,5 @@ class JudgeSetup:
     adapted: tuple[str, ...] = ()
     prompt: str | None = None
     corpus: Callable[[], Mapping[str, str]] = _no_corpus
+    members: tuple[tuple[Backend, JudgeSetup], ...] = ()
+    combine: str = "majority"

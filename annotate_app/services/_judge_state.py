@@ -34,6 +34,7 @@ from annotate_app.store.models import MachineJudge, Project
 from metrics.data import Run
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 from metrics.stats.calibration import calibrate_judges, ranking_agreement_from_qrels
+from metrics.stats.circularity import same_family
 
 __all__ = [
     "JudgeSettingsInfo",
@@ -44,6 +45,8 @@ __all__ = [
     "TAU_MEASURE",
     "task_of",
     "build_judge",
+    "judge_setup",
+    "ensemble_of",
     "settings_info",
     "calibrations",
     "fill_state",
@@ -114,6 +117,9 @@ class JudgeCalibrationInfo:
     >= ``threshold``); ``gate_message`` says why not.
     ``mode``: the agreement mode of ``kappa``; ``leniency_by_grade``: human grade → mean judge − human grade
     among the human labels of that grade; ``per_query``: one `QueryAgreement` per query with a shared pair.
+    ``circular_runs``: the stored runs made by a model of the judge's family
+    (`metrics.stats.circularity.same_family`); ``tau_without_circular`` and ``tau_top5_without_circular``:
+    ``tau`` and ``tau_top5`` on the other runs (None when no run is circular, or as ``tau``).
     Undefined figures are None."""
 
     name: str
@@ -135,6 +141,9 @@ class JudgeCalibrationInfo:
     n_random_pairs: int = 0
     random_kappa: float | None = None
     steered: bool = False
+    circular_runs: tuple[str, ...] = ()
+    tau_without_circular: float | None = None
+    tau_top5_without_circular: float | None = None
 
     @property
     def gate_message(self) -> str:
@@ -162,6 +171,9 @@ class JudgeCalibrationInfo:
         out["n_random_pairs"] = self.n_random_pairs
         out["random_kappa"] = self.random_kappa
         out["passed"] = self.passed
+        out["circular_runs"] = list(self.circular_runs)
+        out["tau_without_circular"] = self.tau_without_circular
+        out["tau_top5_without_circular"] = self.tau_top5_without_circular
         return out
 
 
@@ -216,10 +228,12 @@ def check_request_params(max_tokens: Any, timeout_s: Any, seed: Any, extra_body:
 
 def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
     """The judge a stored row describes, made by its backend's builder (`annotate_app.judges.BUILDERS`),
-    with its request parameters and the adaptations to its server made in earlier runs.
+    with its request parameters and the adaptations to its server made in earlier runs; an ensemble's
+    members (``params["members"]``, names of the project's judges) are made the same way.
 
     Raises:
-        InvalidInput: the backend has no builder (a ``replay`` judge only imports labels).
+        InvalidInput: the backend has no builder (a ``replay`` judge only imports labels), or an ensemble's
+            member is gone or cannot run.
     """
     builder = BUILDERS.get(JudgeBackend(row.backend))
     if builder is None:
@@ -227,20 +241,43 @@ def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
             f"judge {row.name!r} has backend {row.backend!r}: its labels are imported "
             "(qrelforge judge import), it cannot be run"
         )
+    try:
+        return builder(judge_setup(s, project, row))
+    except ValueError as exc:
+        raise InvalidInput(f"judge {row.name!r} cannot be made: {exc}") from None
+
+
+def judge_setup(s: Session, project: Project, row: MachineJudge) -> JudgeSetup:
+    """What a judge's builder reads of its stored row (and of its members' rows, for an ensemble)."""
     prompt = q.latest_prompt(s, row.id)
-    return builder(
-        JudgeSetup(
-            name=row.name,
-            base_url=row.base_url,
-            model=row.model,
-            temperature=row.temperature,
-            samples=row.samples,
-            params=request_params(row.params),
-            adapted=tuple(adapted_of(row.params)),
-            prompt=None if prompt is None else prompt.text,
-            corpus=lambda: _corpus(s, project),
-        )
+    members: list[tuple[JudgeBackend, JudgeSetup]] = []
+    if row.backend == JudgeBackend.ENSEMBLE:
+        for name in ensemble_of(row.params)[0]:
+            member = q.find_judge(s, project.id, name)
+            if member is None:
+                raise InvalidInput(f"judge {row.name!r}: its member {name!r} no longer exists")
+            members.append((JudgeBackend(member.backend), judge_setup(s, project, member)))
+    return JudgeSetup(
+        name=row.name,
+        base_url=row.base_url,
+        model=row.model,
+        temperature=row.temperature,
+        samples=row.samples,
+        params=request_params(row.params),
+        adapted=tuple(adapted_of(row.params)),
+        prompt=None if prompt is None else prompt.text,
+        corpus=lambda: _corpus(s, project),
+        members=tuple(members),
+        combine=ensemble_of(row.params)[1],
     )
+
+
+def ensemble_of(params: Any) -> tuple[list[str], str]:
+    """An ensemble judge's member names and rule from its stored ``params`` (no members: not an ensemble)."""
+    stored = params if isinstance(params, dict) else {}
+    members = stored.get("members")
+    names = [str(m) for m in members] if isinstance(members, list) else []
+    return names, str(stored.get("combine") or "majority")
 
 
 def _corpus(s: Session, project: Project) -> dict[str, str]:
@@ -284,6 +321,17 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
         sampled = _figures(drawn_humans, grades, settings, mode) if steered and random_pairs else {}
         runs = _stored_runs(s, project)
         taus = _taus(runs, humans, grades, [j.name for j in judges])
+        made_by = {r.name: r.model for r in cq.runs(s, project.id)}
+        circular = {
+            j.name: tuple(n for n in runs if same_family(made_by.get(str(n), ""), j.model)) for j in judges
+        }
+        without = {
+            j.name: _taus(
+                {n: r for n, r in runs.items() if n not in circular[j.name]}, humans, grades, [j.name]
+            )[j.name]
+            for j in judges
+            if circular[j.name]
+        }
     out = []
     for judge in judges:
         cal = figures.get(judge.name)
@@ -317,6 +365,9 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
                 n_random_pairs=n_random,
                 random_kappa=random_kappa,
                 steered=steered,
+                circular_runs=tuple(str(n) for n in circular[judge.name]),
+                tau_without_circular=without.get(judge.name, (None, None))[0],
+                tau_top5_without_circular=without.get(judge.name, (None, None))[1],
             )
         )
     return out

@@ -36,6 +36,7 @@ from annotate_app.store.models import (
 
 __all__ = [
     "doc_index",
+    "set_run_model",
     "query_index",
     "insert_documents",
     "insert_new_documents",
@@ -204,6 +205,11 @@ def runs(s: Session, project_id: int) -> list[Run]:
     """The project's runs (not those still being imported: see `STAGING`)."""
     stmt = select(Run).where(Run.project_id == project_id, ~Run.name.startswith(STAGING)).order_by(Run.name)
     return list(s.scalars(stmt))
+
+
+def set_run_model(s: Session, run_id: int, model: str) -> None:
+    """Record the model that made a run."""
+    s.execute(update(Run).where(Run.id == run_id).values(model=model))
 
 
 def staged_runs(s: Session, project_id: int, before: datetime) -> list[int]:

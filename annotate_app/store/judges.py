@@ -50,7 +50,8 @@ __all__ = [
     "judge_labels_by_id",
     "judge_label_rows",
     "candidate_order",
-    "latest_probes",
+    "probe_entries",
+    "judge_costs",
     "set_judge_params",
     "current_failures",
 ]
@@ -346,14 +347,35 @@ def candidate_order(order: QueueOrder, *, shuffled: bool = False) -> list[Column
 
 
 # ------------------------------------------------------------------------------------------------- probes
-def latest_probes(s: Session, project_id: int, action: str) -> dict[str, dict[str, Any]]:
-    """judge name → the details of its latest audit entry ``action`` (the stuffing probe's report)."""
+def judge_costs(s: Session, judge_ids: Sequence[int]) -> dict[int, dict[str, float]]:
+    """judge id → what its labels (probes left out) cost and how many failed: ``labels``, ``failed``,
+    ``tokens`` (prompt + completion) and ``seconds`` (the sum of the latencies)."""
+    stmt = (
+        select(
+            JudgeLabel.judge_id,
+            func.count(),
+            func.count(JudgeLabel.failure),
+            func.coalesce(func.sum(JudgeLabel.prompt_tokens + JudgeLabel.completion_tokens), 0),
+            func.coalesce(func.sum(JudgeLabel.latency_s), 0.0),
+        )
+        .where(JudgeLabel.judge_id.in_(list(judge_ids)), ~JudgeLabel.probe)
+        .group_by(JudgeLabel.judge_id)
+    )
+    return {
+        int(j): {"labels": int(n), "failed": int(f), "tokens": int(t), "seconds": float(sec)}
+        for j, n, f, t, sec in s.execute(stmt)
+    }
+
+
+def probe_entries(s: Session, project_id: int, action: str) -> list[tuple[str, dict[str, Any]]]:
+    """(judge name, details) of every audit entry ``action`` of the project (the probes' reports), oldest
+    first."""
     stmt = (
         select(AuditEntry.target, AuditEntry.details)
         .where(AuditEntry.project_id == project_id, AuditEntry.action == action)
         .order_by(AuditEntry.id)
     )
-    return {str(target): dict(details or {}) for target, details in s.execute(stmt)}
+    return [(str(target), dict(details or {})) for target, details in s.execute(stmt)]
 
 
 # ----------------------------------------------------------------------------------------------- failures

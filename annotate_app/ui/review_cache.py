@@ -20,6 +20,8 @@ __all__ = [
     "list_judges",
     "judge_calibrations",
     "probe_results",
+    "probe_reports",
+    "compare_judges",
     "judge_failure_counts",
     "judge_qrels",
     "human_release_qrels",
@@ -35,6 +37,8 @@ stored_run = cached_read(scoring.stored_run, ttl=600, max_entries=32, immutable=
 list_judges = cached_read(judges.list_judges)
 judge_calibrations = cached_read(judges.calibrate)
 probe_results = cached_read(judges.probe_results)
+probe_reports = cached_read(judges.probe_reports)
+compare_judges = cached_read(judges.compare_judges)
 judge_failure_counts = cached_read(judges.failure_counts)
 judge_qrels = cached_read(judges.judge_qrels)
 human_release_qrels = cached_read(judges.human_release_qrels, ttl=600, max_entries=32, immutable=True)

@@ -78,9 +78,7 @@ def test_the_judges_section_shows_the_calibration_and_leaves_the_human_figures_a
     assert leniency["leniency"].tolist()[0] == pytest.approx(8 / 14)
     assert per_query["query_id"].tolist() == ["q1", "q2", "q3"]
     assert per_query["n_items"].tolist() == [4, 4, 4]
-    assert any(
-        "No stuffing probe of copycat: its labels were made elsewhere" in c.value for c in at.main.caption
-    )
+    assert any("No probe of copycat: its labels were made elsewhere" in c.value for c in at.main.caption)
 
 
 def test_the_confusion_matrix_is_the_calibrations(labelled_db):
@@ -113,13 +111,34 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     at.selectbox(key=state.AGREE_JUDGE).select("lex").run()
     assert _metrics(at)["Cohen's κ (binary, relevant ≥ 1)"] == f"{cal['lex'].kappa:.3f}"
     assert _human(at) == HUMAN
-    notes = [plain(x.value) for x in (*at.info, *at.warning) if "Stuffing probe" in x.value]
-    share = f"{probe.share_raised:.0%}"
+    notes = [plain(x.value) for x in (*at.info, *at.warning) if "probe:" in x.value]
+    share, (low, high), (rise_low, rise_high) = probe.share_raised, probe.share_raised_ci, probe.mean_rise_ci
     assert notes == [
         f"Stuffing probe: with the query's terms inserted, the grade rose on {probe.n_raised} of "
-        f"{probe.n_pairs} pairs humans judged non-relevant ({share}); fell on {probe.n_lowered}, unchanged "
-        f"on {probe.n_unchanged}; mean rise {probe.mean_rise:+.2f}."
+        f"{probe.n_pairs} pairs humans judged non-relevant ({share:.0%}, 95% CI {low:.0%} to {high:.0%}); "
+        f"fell on {probe.n_lowered}, unchanged on {probe.n_unchanged}; mean rise {probe.mean_rise:+.2f} "
+        f"(95% CI {rise_low:+.2f} to {rise_high:+.2f})."
     ]
+    (pairs,) = [e for e in at.expander if e.label == "Pairs behind the stuffing probe"]
+    table = pairs.dataframe[0].value
+    assert table.to_numpy().tolist() == [
+        [p.query_id, p.doc_id, p.before, p.after, p.after - p.before] for p in probe.pairs
+    ]
+    assert plain(pairs.caption[0].value) == f"Prompt hash: `{probe.prompt_hash}`"
+    assert any("No injection, length probe of lex yet" in c.value for c in at.main.caption)
+    injected = judges.probe(labelled_db, SYSTEM, "demo", "lex", sample=3, kind="injection")
+    clear_streamlit_caches()
+    at = app_as(labelled_db, "rita")
+    at.selectbox(key=state.AGREE_JUDGE).select("lex").run()
+    notes = [plain(x.value) for x in (*at.info, *at.warning) if "probe:" in x.value]
+    assert sorted(n.split(":")[0] for n in notes) == ["Injection probe", "Stuffing probe"]
+    assert any(
+        n.startswith(
+            "Injection probe: with a sentence asserting relevance inserted, the grade rose on "
+            f"{injected.n_raised} of"
+        )
+        for n in notes
+    )
     assert not math.isnan(cal["lex"].kappa)
 
 
@@ -238,3 +257,9 @@ def test_the_release_page_shows_the_sources(released_db):
     at = app_as(released_db, "rita", "views/review/release.py")
     (v1,) = [e for e in at.expander if e.label.startswith("v1 ")]
     assert v1.table[0].value.loc["qrels by source"].tolist() == ["12 human"]
+
+
+def test_the_page_says_what_every_probe_kind_does():
+    from annotate_app.ui.components.judges_panel import PROBE_CHANGES
+
+    assert list(PROBE_CHANGES) == list(judges.PROBE_KINDS)

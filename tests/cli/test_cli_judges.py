@@ -281,7 +281,34 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
         "fills",
     ]
     code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
-    assert code == 0 and re.fullmatch(r"judge lex: 3 pairs probed, grade raised on \d .*\n", out)
+    assert code == 0 and re.fullmatch(
+        r"judge lex, stuffing probe: 3 pairs probed, grade raised on \d .*\n  prompt hash [0-9a-f]{64}\n", out
+    )
+
+
+@pytest.mark.parametrize("kind", ["injection", "length"])
+def test_probe_kinds_with_their_pairs(cli, world, kind):
+    code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--kind", kind, "--sample", "4", "--pairs")
+    (report,) = [r for name, r in judges.probe_reports(world, SYSTEM, "demo")["lex"].items() if name == kind]
+    head, hash_line, header, *rows = out.splitlines()
+    low, high = report.mean_rise_ci
+    assert code == 0 and head.startswith(f"judge lex, {kind} probe: {report.n_pairs} pairs probed")
+    assert f"mean rise {report.mean_rise:+.3f} (95% CI {low:+.3f} to {high:+.3f})" in head
+    assert hash_line == f"  prompt hash {report.prompt_hash}" and header.split() == [
+        "query",
+        "doc",
+        "before",
+        "after",
+        "rise",
+    ]
+    shown = [row.split() for row in rows if row.strip() and not set(row.strip()) <= {"-", " "}]
+    want = [
+        [p.query_id, p.doc_id, str(p.before), str(p.after), f"{p.after - p.before:+d}"] for p in report.pairs
+    ]
+    assert shown == want and len(want) == report.n_pairs > 0
+    with pytest.raises(SystemExit) as exited:
+        cli("judge", "probe", "-p", "demo", "lex", "--kind", "bribe")
+    assert exited.value.code == 2
 
 
 def test_score_ppi_over_a_release_and_a_judge(cli, world):
@@ -326,3 +353,34 @@ def test_a_release_prints_its_sources(cli, world, tmp_path):
     assert code == 0 and out.splitlines()[1:] == ["sources: 12 from humans, 1 from judge copycat"]
     code, out, _ = cli("release", "-p", "demo", "--yes", "--justification", "x" * 30)
     assert (code, out) == (0, "unchanged: identical to v2\n")
+
+
+def test_an_ensemble_of_two_lexical_judges(cli):
+    assert cli("demo-data")[0] == 0
+    for name in ("lex", "lex2"):
+        assert cli("judge", "add", "-p", "demo", name, "--backend", "lexical")[0] == 0
+    code, out, _ = cli(
+        "judge",
+        "add",
+        "-p",
+        "demo",
+        "ens",
+        "--backend",
+        "ensemble",
+        "--members",
+        "lex, lex2",
+        "--combine",
+        "min",
+    )
+    assert (code, out) == (
+        0,
+        'judge ens (ensemble, min of lex,lex2)\n  request: members=["lex", "lex2"], combine="min"\n',
+    )
+    assert cli("judge", "run", "-p", "demo", "ens", "--pairs", "all")[1] == (
+        "judge ens: 12 pairs, 12 sent, 0 cached, 0 failed\n"
+    )
+    code, _, err = cli("judge", "add", "-p", "demo", "bad", "--backend", "ensemble", "--members", "lex")
+    assert (code, err) == (
+        2,
+        "qrelforge: error: an ensemble judge needs at least 2 distinct members; got ['lex']\n",
+    )

@@ -55,6 +55,7 @@ RUNS = [  # every backend: whether a judge of it runs (else it only imports labe
     (Backend.OPENAI, True),
     (Backend.REPLAY, False),
     (Backend.LEXICAL, True),
+    (Backend.ENSEMBLE, True),
 ]
 
 
@@ -63,7 +64,14 @@ def test_every_backend_runs_or_only_imports():
 
 
 def test_each_builder_makes_a_judge_of_its_backend():
-    setup = JudgeSetup(name="j", base_url="http://127.0.0.1:9/v1", model="m", corpus=lambda: {"d1": "a b"})
+    lexical = JudgeSetup(name="m", corpus=lambda: {"d1": "a b"})
+    setup = JudgeSetup(
+        name="j",
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        corpus=lambda: {"d1": "a b"},
+        members=((Backend.LEXICAL, lexical), (Backend.LEXICAL, lexical)),  # an ensemble's
+    )
     for backend, build in BUILDERS.items():
         judge = build(setup)
         assert (judge.backend, judge.name) == (backend, "j")

@@ -213,6 +213,9 @@ CALLS = (
     Call("judges", "list_judges", "reviewer", ("demo",)),
     Call("judges", "calibrate", "reviewer", ("demo",)),
     Call("judges", "probe_results", "reviewer", ("demo",)),
+    Call("judges", "probe_reports", "reviewer", ("demo",)),
+    Call("judges", "set_run_model", "admin", ("demo", "scheme_a", "gpt-4o")),
+    Call("judges", "compare_judges", "reviewer", ("demo", ["lex", "gone"]), allowed_error="NotFound"),
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),
     Call("judges", "human_release_qrels", "reviewer", ("demo",)),
@@ -226,6 +229,7 @@ CALLS = (
         "judges", "import_labels", "admin", ("demo", "replayed", _MACHINE.encode()), {"filename": "m.jsonl"}
     ),
     Call("judges", "probe", "admin", ("demo", "lex"), {"sample": 3}),
+    Call("judges", "probe", "admin", ("demo", "lex"), {"sample": 3, "kind": "injection"}),
     Call("judges", "update_judge_settings", "admin", ("demo",), {"queue_order": "uncertainty"}),
     Call("audit", "count_audit", "admin"),
     Call("imports", "import_documents", "admin", ("demo", _DOCS.encode()), {"filename": "d.jsonl"}),

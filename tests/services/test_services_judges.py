@@ -93,7 +93,7 @@ def test_roles(demo, actors):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"backend": "gpt"}, "backend must be one of 'openai', 'replay', 'lexical'; got 'gpt'"),
+        ({"backend": "gpt"}, "backend must be one of 'openai', 'replay', 'lexical', 'ensemble'; got 'gpt'"),
         ({"backend": "openai", "model": "m"}, "base_url must be an http:// or https:// URL; got ''"),
         (
             {"backend": "openai", "base_url": "http://x/v1"},

@@ -2,7 +2,8 @@
 
 A judge is stored like an annotator who cannot log in; its labels are append-only with full provenance.
 Machine labels never enter agreement or the release gate, except as the fill-in of a judge that passes
-calibration (`update_judge_settings`). Re-exports `setup`, `run`, `importing`, `calibration`, `probes`.
+calibration (`update_judge_settings`). Re-exports `setup`, `run`, `importing`, `calibration`, `compare`,
+`circularity`, `probes`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,17 @@ from annotate_app.services._judge_state import JudgeCalibrationInfo, JudgeSettin
 from annotate_app.services.judges._common import MAX_CONCURRENCY
 from annotate_app.services.judges.cache import StoreCache
 from annotate_app.services.judges.calibration import calibrate, human_release_qrels, judge_qrels
+from annotate_app.services.judges.circularity import set_run_model
+from annotate_app.services.judges.compare import JudgeComparisonReport, JudgeCost, compare_judges
 from annotate_app.services.judges.importing import import_labels
-from annotate_app.services.judges.probes import ProbeReport, probe, probe_results
+from annotate_app.services.judges.probes import (
+    PROBE_KINDS,
+    ProbePair,
+    ProbeReport,
+    probe,
+    probe_reports,
+    probe_results,
+)
 from annotate_app.services.judges.run import PAIR_SELECTIONS, failure_counts, judge_failures, run_judge
 from annotate_app.services.judges.setup import (
     JudgeInfo,
@@ -29,8 +39,11 @@ __all__ = [
     "run_judge",
     "import_labels",
     "calibrate",
+    "compare_judges",
+    "set_run_model",
     "probe",
     "probe_results",
+    "probe_reports",
     "judge_qrels",
     "human_release_qrels",
     "judge_settings",
@@ -42,6 +55,10 @@ __all__ = [
     "JudgeInfo",
     "JudgeRunReport",
     "ProbeReport",
+    "JudgeComparisonReport",
+    "JudgeCost",
+    "ProbePair",
+    "PROBE_KINDS",
     "JudgeCalibrationInfo",
     "JudgeSettingsInfo",
     "QueryAgreement",

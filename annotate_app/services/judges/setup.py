@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -13,7 +13,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from annotate_app.judges import (
+    BUILDERS,
     DEFAULT_TEMPLATE,
+    Combine,
     PromptTemplate,
 )
 from annotate_app.services._context import ProjectRef, open_project
@@ -22,6 +24,7 @@ from annotate_app.services._judge_state import (
     JudgeSettingsInfo,
     adapted_of,
     check_request_params,
+    ensemble_of,
     request_params,
     settings_info,
 )
@@ -110,9 +113,42 @@ def _info(s: Session, row: MachineJudge) -> JudgeInfo:
         prompt_version=None if prompt is None else prompt.version,
         prompt_sha256=None if prompt is None else prompt.sha256,
         created_at=row.created_at,
-        params=request_params(row.params) if row.backend == JudgeBackend.OPENAI else {},
+        params=_shown_params(row),
         adapted=adapted_of(row.params),
     )
+
+
+def _shown_params(row: MachineJudge) -> dict[str, Any]:
+    if row.backend == JudgeBackend.OPENAI:
+        return request_params(row.params)
+    if row.backend == JudgeBackend.ENSEMBLE:
+        members, combine = ensemble_of(row.params)
+        return {"members": members, "combine": combine}
+    return {}
+
+
+def _check_ensemble(s: Session, project_id: int, name: str, members: Any, combine: Any) -> dict[str, Any]:
+    """An ensemble's stored params: 2 or more distinct judges of the project that can run (not an ensemble,
+    not imported labels), and a rule of `Combine`."""
+    if isinstance(members, str) or not isinstance(members, Sequence):
+        raise InvalidInput(f"an ensemble judge needs members: a list of judge names; got {members!r:.80}")
+    names = [check_name(m) for m in members]
+    if len(set(names)) != len(names) or len(names) < 2:
+        raise InvalidInput(f"an ensemble judge needs at least 2 distinct members; got {names!r:.200}")
+    try:
+        rule = Combine(combine)
+    except ValueError:
+        choices = ", ".join(repr(c.value) for c in Combine)
+        raise InvalidInput(f"combine must be one of {choices}; got {str(combine)[:60]!r}") from None
+    for member in names:
+        row = judges_store.find_judge(s, project_id, member)
+        if row is None or member == name:
+            raise InvalidInput(f"ensemble member {member!r} is no other judge of the project")
+        if JudgeBackend(row.backend) not in BUILDERS or row.backend == JudgeBackend.ENSEMBLE:
+            raise InvalidInput(
+                f"ensemble member {member!r} has backend {row.backend!r}: members must be judges that run"
+            )
+    return {"members": names, "combine": rule.value}
 
 
 def add_judge(
@@ -131,13 +167,16 @@ def add_judge(
     timeout_s: float = REQUEST_DEFAULTS["timeout_s"],
     seed: int | None = None,
     extra_body: Mapping[str, Any] | None = None,
+    members: Sequence[str] | None = None,
+    combine: str | None = None,
 ) -> JudgeInfo:
     """Add a machine judge to the project (admin). ``prompt``: the template text of an ``openai`` judge
     (default: ours; `annotate_app.judges.BUILTIN_PROMPTS` holds the built-in ones). Its request parameters
     (``max_tokens``, ``timeout_s``, ``seed``, ``extra_body``: a JSON object merged into every request) are
     stored with it and are part of its provenance. Adding an existing judge again with the same settings
     records a new prompt version when the prompt changed (else nothing); other changes are a Conflict (add a
-    judge under a new name)."""
+    judge under a new name). An ``ensemble`` judge takes ``members`` (2 or more of the project's judges that
+    run) and ``combine`` (`annotate_app.judges.Combine`, default ``majority``) and nothing else."""
     name, kind = check_name(name), _check_backend(backend)
     check_int(samples, "samples", 1, MAX_SAMPLES)
     temperature = _check_temperature(temperature)
@@ -146,6 +185,8 @@ def add_judge(
     if kind == JudgeBackend.OPENAI:
         base_url, model = _check_openai(base_url, model)
         template = _check_prompt(prompt)
+    elif kind != JudgeBackend.ENSEMBLE and (members is not None or combine is not None):
+        raise InvalidInput(f"a {kind} judge takes no members or combine; they are for ensemble judges")
     elif prompt is not None or base_url or model:
         raise InvalidInput(
             f"a {kind} judge takes no prompt, base_url or model; got {str(base_url or model)[:60]!r}"
@@ -164,6 +205,9 @@ def add_judge(
     stored = params if kind == JudgeBackend.OPENAI else {}
     with db.write() as s:
         user, proj = open_project(s, actor, project, Role.ADMIN, "add judges")
+        if kind == JudgeBackend.ENSEMBLE:
+            stored = _check_ensemble(s, proj.id, name, members, combine or Combine.MAJORITY.value)
+            fields["model"] = f"{stored['combine']} of {','.join(stored['members'])}"[:255]
         row = judges_store.find_judge(s, proj.id, name)
         if row is None:
             row = judges_store.insert_judge(
@@ -175,8 +219,10 @@ def add_judge(
                 created_by=actor.user_id,
                 **fields,
             )
-        elif any(getattr(row, k) != v for k, v in fields.items()) or (
-            kind == JudgeBackend.OPENAI and request_params(row.params) != params
+        elif (
+            any(getattr(row, k) != v for k, v in fields.items())
+            or (kind == JudgeBackend.OPENAI and request_params(row.params) != params)
+            or (kind == JudgeBackend.ENSEMBLE and ensemble_of(row.params) != ensemble_of(stored))
         ):
             raise Conflict(f"judge {name!r} already exists in project {proj.name!r} with other settings")
         if template is not None:

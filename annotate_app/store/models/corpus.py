@@ -110,6 +110,7 @@ class Run(Base):
     source: Mapped[str] = mapped_column(String(1000))
     file_sha256: Mapped[str] = mapped_column(String(64))
     n_entries: Mapped[int] = mapped_column(Integer)
+    model: Mapped[str] = mapped_column(String(255), default="", server_default="")  # made by; "" unknown
     created_by: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from annotate_app.services.auth import Actor
-from annotate_app.services.judges import JudgeCalibrationInfo, ProbeReport
+from annotate_app.services.judges import PROBE_KINDS, JudgeCalibrationInfo, ProbeReport
 from annotate_app.ui import errors, review_cache, state
 from annotate_app.ui.components import charts, names
+from annotate_app.ui.components.judges_compare import comparison_section
 from annotate_app.ui.escape import escape_name
 
 __all__ = [
@@ -25,9 +26,18 @@ __all__ = [
     "calibration_text",
     "confusion_table",
     "failures_text",
+    "probe_text",
+    "probe_pairs",
 ]
 
 MIN_TAU_RUNS = 3
+
+PROBE_CHANGES = {
+    "stuffing": "with the query's terms inserted",
+    "injection": "with a sentence asserting relevance inserted",
+    "length": "padded with text from other non-relevant documents",
+}
+"""What each probe kind (`services.judges.PROBE_KINDS`) did to the documents, as the page says it."""
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:
@@ -129,28 +139,56 @@ def _per_query(info: JudgeCalibrationInfo) -> None:
     st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
 
 
-def _probe(name: str, report: ProbeReport | None, replayed: bool) -> None:
-    if report is None and replayed:
-        st.caption(
-            f"No stuffing probe of {escape_name(name)}: its labels were made elsewhere and imported, so it "
-            "cannot judge a stuffed document here."
-        )
-        return
-    if report is None:
-        st.caption(
-            f"No stuffing probe of {escape_name(name)} yet (admins: `qrelforge judge probe -p PROJECT "
-            f"{escape_name(name)}`)."
-        )
-        return
+def _interval(bounds: tuple[float, float] | None, spec: str) -> str:
+    if bounds is None or any(math.isnan(b) for b in bounds):
+        return "undefined"
+    return f"{format(bounds[0], spec)} to {format(bounds[1], spec)}"
+
+
+def probe_text(report: ProbeReport) -> str:
+    """The sentence on a probe: how often and how much the grade rose, with the 95% intervals."""
     share = "undefined" if report.share_raised is None else f"{report.share_raised:.0%}"
-    text = (
-        f"Stuffing probe: with the query's terms inserted, the grade rose on {report.n_raised} of "
-        f"{names.plural(report.n_pairs, 'pair')} humans judged non-relevant ({share}); fell on "
-        f"{report.n_lowered}, unchanged on {report.n_unchanged}"
+    change = PROBE_CHANGES[report.kind]
+    return (
+        f"{report.kind.capitalize()} probe: {change}, the grade rose on {report.n_raised} of "
+        f"{names.plural(report.n_pairs, 'pair')} humans judged non-relevant ({share}, 95% CI "
+        f"{_interval(report.share_raised_ci, '.0%')}); fell on {report.n_lowered}, unchanged on "
+        f"{report.n_unchanged}"
         + (f"; {report.failed} left out (a judgment failed)" if report.failed else "")
-        + f"; mean rise {_fmt(report.mean_rise, '+.2f')}."
+        + f"; mean rise {_fmt(report.mean_rise, '+.2f')} (95% CI {_interval(report.mean_rise_ci, '+.2f')})."
     )
-    (st.warning if report.n_raised else st.info)(text)
+
+
+def probe_pairs(report: ProbeReport) -> pd.DataFrame:
+    """The pairs behind a probe's figures: query, document, the grade before and after, the rise."""
+    return pd.DataFrame(
+        [[p.query_id, p.doc_id, p.before, p.after, p.after - p.before] for p in report.pairs],
+        columns=["query_id", "doc_id", "grade_before", "grade_after", "rise"],
+    )
+
+
+def _probe(name: str, reports: dict[str, ProbeReport], replayed: bool) -> None:
+    if not reports and replayed:
+        st.caption(
+            f"No probe of {escape_name(name)}: its labels were made elsewhere and imported, so it "
+            "cannot judge a changed document here."
+        )
+        return
+    for kind in PROBE_KINDS:
+        report = reports.get(kind)
+        if report is None:
+            continue
+        (st.warning if report.n_raised else st.info)(probe_text(report))
+        with st.expander(f"Pairs behind the {kind} probe"):
+            table = probe_pairs(report)
+            st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
+            st.caption(f"Prompt hash: `{report.prompt_hash or '-'}`")
+    missing = [k for k in PROBE_KINDS if k not in reports]
+    if missing and not replayed:
+        st.caption(
+            f"No {', '.join(missing)} probe of {escape_name(name)} yet (admins: `qrelforge judge probe -p "
+            f"PROJECT {escape_name(name)} --kind {missing[0]}`)."
+        )
 
 
 def failures_text(name: str, counts: dict[str, int]) -> str:
@@ -177,7 +215,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
     """The Judges section (see the module doc); nothing in a project without a machine judge."""
     with errors.shown() as outcome:
         calibrations = review_cache.judge_calibrations(actor, project)
-        probes = review_cache.probe_results(actor, project) if calibrations else {}
+        probes = review_cache.probe_reports(actor, project) if calibrations else {}
         failures = review_cache.judge_failure_counts(actor, project) if calibrations else {}
         replayed = {j.name for j in review_cache.list_judges(actor, project) if j.backend == "replay"}
     if outcome.failed or not calibrations:
@@ -187,6 +225,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
         "Each machine judge against the human labels on the pairs both labelled. Machine labels never "
         "enter the human figures above."
     )
+    comparison_section(actor, project, [c.name for c in calibrations if c.n_pairs])
     info = _chosen(calibrations)
     st.markdown(f"**Judge {escape_name(info.name)}**")
     _figures(info, cutoff)
@@ -196,6 +235,6 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
         _leniency(info)
     with right:
         _per_query(info)
-    _probe(info.name, probes.get(info.name), info.name in replayed)
+    _probe(info.name, probes.get(info.name, {}), info.name in replayed)
     counts = failures.get(info.name, {})
     (st.warning if counts else st.caption)(failures_text(info.name, counts))
