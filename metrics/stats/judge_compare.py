@@ -59,9 +59,19 @@ class JudgeComparison:
 
 
 def kappa_of(human: np.ndarray, judge: np.ndarray, n_labels: int, *, weighted: bool = False) -> float:
-    """Cohen's κ of two gradings coded 0 … n_labels − 1: 1 − Σ W·O / Σ W·E, O the observed and E the expected
-    (product of the marginals) shares, W = |i − j| / (n_labels − 1) (``weighted``, linear) or 1 − I.
-    NaN when Σ W·E = 0.
+    """Cohen's κ of two gradings coded 0 … n_labels − 1.
+
+    κ = 1 − Σ W·O / Σ W·E, O the observed and E the expected (product of the marginals) shares,
+    W = |i − j| / (n_labels − 1) (``weighted``, linear) or 1 − I; NaN when Σ W·E = 0.
+
+    Args:
+        human: the human grades, integer codes in [0, n_labels).
+        judge: the judge's grades on the same pairs, same coding and length.
+        n_labels: the number of grades.
+        weighted: linear weights instead of exact agreement.
+
+    Returns:
+        κ, a float (NaN when undefined).
 
     >>> kappa_of(np.array([0, 1, 2, 2]), np.array([0, 1, 2, 1]), 3)
     0.6363636363636364

@@ -4,8 +4,8 @@ in ``judges.params``).
 On SQLite the table is rebuilt (batch mode); foreign keys are deferred to the end of the transaction, when
 the rebuilt table holds every row the labels and prompts point to again.
 
-Revision ID: 0010_ensemble_judges
-Revises: 0009_judge_requests
+Revision ID: 0012_ensemble_judges
+Revises: 0011_gold_pairs
 Create Date: 2026-12-03
 """
 from collections.abc import Sequence
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010_ensemble_judges"
-down_revision: str | None = "0009_judge_requests"
+revision: str = "0012_ensemble_judges"
+down_revision: str | None = "0011_gold_pairs"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,8 +1,8 @@
 """A run records the model that made it (``runs.model``, "" when unknown), so calibration can flag the runs
 of a judge's own model family.
 
-Revision ID: 0011_run_models
-Revises: 0010_ensemble_judges
+Revision ID: 0013_run_models
+Revises: 0012_ensemble_judges
 Create Date: 2026-12-03
 """
 from collections.abc import Sequence
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_run_models"
-down_revision: str | None = "0010_ensemble_judges"
+revision: str = "0013_run_models"
+down_revision: str | None = "0012_ensemble_judges"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
