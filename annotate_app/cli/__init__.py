@@ -107,7 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``qrelforge`` with ``argv`` (default: the process's arguments); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and getattr(args, "runs", None) == [] and not any(r.startswith("-") for r in rest):
+        # ``RUN...`` may be empty (with --passages every path is a run), and argparse gives such a list
+        # nothing when options stand between it and QRELS: the paths after the options are its runs.
+        args.runs = rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return int(args.handler(args) or 0)
     except (QrelForgeError, OSError) as exc:

@@ -11,7 +11,7 @@ import random
 
 from sqlalchemy.orm import Session
 
-from annotate_app.store import gold as gq
+from annotate_app.store import gold as gold_store
 from annotate_app.store.models import Project
 
 __all__ = ["gold_draw"]
@@ -22,4 +22,4 @@ def gold_draw(s: Session, project: Project, annotator_id: int) -> int | None:
     rate = project.gold_rate or 0.0
     if rate <= 0 or random.random() >= rate:  # noqa: S311 - sampling, not security
         return None
-    return gq.seek_gold(s, project.id, annotator_id)
+    return gold_store.seek_gold(s, project.id, annotator_id)

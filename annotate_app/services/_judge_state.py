@@ -24,11 +24,9 @@ from sqlalchemy.orm import Session
 from annotate_app.judges import BUILDERS, GradeScale, Judge, JudgeSetup, JudgeTask, check_extra_body
 from annotate_app.services._context import settings_of
 from annotate_app.services.errors import InvalidInput
-from annotate_app.store import annotation
-from annotate_app.store import corpus as cq
-from annotate_app.store import judges as q
-from annotate_app.store import projects as pq
-from annotate_app.store import scoring as sq
+from annotate_app.store import annotation, projects, scoring
+from annotate_app.store import corpus as corpus_store
+from annotate_app.store import judges as judges_store
 from annotate_app.store.enums import AgreementMode, ClaimDraw, JudgeBackend, QrelKind, QueueOrder
 from annotate_app.store.models import MachineJudge, Project
 from metrics.data import Run
@@ -186,7 +184,7 @@ def source_of(judge_name: str) -> str:
 def task_of(s: Session, project: Project) -> JudgeTask:
     """The project's grade scale and current guidelines, as every judge of it reads them."""
     scale = GradeScale.from_labels(settings_of(project).grade_scale)
-    guidelines = pq.latest_guidelines(s, project.id)
+    guidelines = projects.latest_guidelines(s, project.id)
     return JudgeTask(scale=scale, guidelines=guidelines.markdown if guidelines else "")
 
 
@@ -249,11 +247,11 @@ def build_judge(s: Session, project: Project, row: MachineJudge) -> Judge:
 
 def judge_setup(s: Session, project: Project, row: MachineJudge) -> JudgeSetup:
     """What a judge's builder reads of its stored row (and of its members' rows, for an ensemble)."""
-    prompt = q.latest_prompt(s, row.id)
+    prompt = judges_store.latest_prompt(s, row.id)
     members: list[tuple[JudgeBackend, JudgeSetup]] = []
     if row.backend == JudgeBackend.ENSEMBLE:
         for name in ensemble_of(row.params)[0]:
-            member = q.find_judge(s, project.id, name)
+            member = judges_store.find_judge(s, project.id, name)
             if member is None:
                 raise InvalidInput(f"judge {row.name!r}: its member {name!r} no longer exists")
             members.append((JudgeBackend(member.backend), judge_setup(s, project, member)))
@@ -282,17 +280,20 @@ def ensemble_of(params: Any) -> tuple[list[str], str]:
 
 def _corpus(s: Session, project: Project) -> dict[str, str]:
     return {
-        doc: f"{title}\n\n{text}" if title else text for doc, title, text in sq.corpus_texts(s, project.id)
+        doc: f"{title}\n\n{text}" if title else text
+        for doc, title, text in scoring.corpus_texts(s, project.id)
     }
 
 
 def settings_info(s: Session, project: Project) -> JudgeSettingsInfo:
-    row = q.settings_row(s, project.id)
+    row = judges_store.settings_row(s, project.id)
     if row is None:
         return JudgeSettingsInfo()
     fill = None
     if row.fill_judge_id is not None:
-        fill = next((j.name for j in q.judges_of(s, project.id) if j.id == row.fill_judge_id), None)
+        fill = next(
+            (j.name for j in judges_store.judges_of(s, project.id) if j.id == row.fill_judge_id), None
+        )
     return JudgeSettingsInfo(
         fill_judge=fill,
         min_calibration_pairs=row.min_calibration_pairs,
@@ -307,13 +308,15 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
     """The calibration figures of ``judges`` against the project's current human labels."""
     settings, rules = settings_of(project), settings_info(s, project)
     humans = pd.DataFrame(
-        q.human_labels(s, project.id), columns=["item", "query", "doc_id", "annotator", "grade"]
+        judges_store.human_labels(s, project.id), columns=["item", "query", "doc_id", "annotator", "grade"]
     )
     columns = {"judge": "judge", "pair_id": "item", "query_id": "query", "doc_id": "doc_id", "grade": "grade"}
-    grades = pd.DataFrame(q.current_grades(s, project.id, [j.id for j in judges]), columns=list(columns))
+    grades = pd.DataFrame(
+        judges_store.current_grades(s, project.id, [j.id for j in judges]), columns=list(columns)
+    )
     grades = grades.rename(columns=columns)
     mode = AgreementMode(settings.agreement_mode)
-    steered, random_pairs = q.calibration_draws(s, project.id)
+    steered, random_pairs = judges_store.calibration_draws(s, project.id)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         figures = _figures(humans, grades, settings, mode)
@@ -321,7 +324,7 @@ def calibrations(s: Session, project: Project, judges: list[MachineJudge]) -> li
         sampled = _figures(drawn_humans, grades, settings, mode) if steered and random_pairs else {}
         runs = _stored_runs(s, project)
         taus = _taus(runs, humans, grades, [j.name for j in judges])
-        made_by = {r.name: r.model for r in cq.runs(s, project.id)}
+        made_by = {r.name: r.model for r in corpus_store.runs(s, project.id)}
         circular = {
             j.name: tuple(n for n in runs if same_family(made_by.get(str(n), ""), j.model)) for j in judges
         }
@@ -454,8 +457,8 @@ def _taus(
 
 def _stored_runs(s: Session, project: Project) -> dict[Hashable, Run]:
     runs: dict[Hashable, Run] = {}
-    for run in cq.runs(s, project.id):
-        rows = sq.run_entries(s, run.id)
+    for run in corpus_store.runs(s, project.id):
+        rows = scoring.run_entries(s, run.id)
         if rows:
             runs[run.name] = Run(
                 [r[0] for r in rows],
@@ -486,17 +489,21 @@ def fill_state(s: Session, project: Project) -> tuple[pd.DataFrame, str]:
     message "") or when it does not (message: `JudgeCalibrationInfo.gate_message`). Columns as a release's
     qrels (kind ``judge``) plus ``source`` and ``judge_label_id``."""
     empty = pd.DataFrame({c: [] for c in _FILL_COLUMNS})
-    rules = q.settings_row(s, project.id)
+    rules = judges_store.settings_row(s, project.id)
     if rules is None or rules.fill_judge_id is None:
         return empty, ""
-    judge = next((j for j in q.judges_of(s, project.id) if j.id == rules.fill_judge_id), None)
+    judge = next((j for j in judges_store.judges_of(s, project.id) if j.id == rules.fill_judge_id), None)
     if judge is None:
         return empty, ""
     calibration = calibrations(s, project, [judge])[0]
     if not calibration.passed:
         return empty, calibration.gate_message
-    unjudged = {p["pair_id"] for p in q.pair_inputs(s, project.id) if not p["excluded"] and p["n_human"] == 0}
-    rows = [g for g in q.current_grades(s, project.id, [judge.id]) if g["pair_id"] in unjudged]
+    unjudged = {
+        p["pair_id"]
+        for p in judges_store.pair_inputs(s, project.id)
+        if not p["excluded"] and p["n_human"] == 0
+    }
+    rows = [g for g in judges_store.current_grades(s, project.id, [judge.id]) if g["pair_id"] in unjudged]
     if not rows:
         return empty, ""
     filled = pd.DataFrame(
@@ -525,7 +532,9 @@ def queue_order_by(s: Session, project: Project, *, row: Any) -> tuple[list[Any]
         return [], ClaimDraw.DEFAULT
     shuffled = row.calibration_share > 0 and random.random() < row.calibration_share  # noqa: S311 - sampling
     order = QueueOrder(row.queue_order)
-    return q.candidate_order(order, shuffled=shuffled), ClaimDraw.RANDOM if shuffled else ClaimDraw(order)
+    return judges_store.candidate_order(
+        order, shuffled=shuffled
+    ), ClaimDraw.RANDOM if shuffled else ClaimDraw(order)
 
 
 def over_budget(s: Session, project: Project, *, row: Any) -> bool:

@@ -19,8 +19,8 @@ from annotate_app.services._context import ProjectRef, open_project, settings_of
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import InvalidInput, NotFound
 from annotate_app.services.inputs import check_text
-from annotate_app.store import gold as gq
-from annotate_app.store import quality as qq
+from annotate_app.store import gold as gold_store
+from annotate_app.store import quality as quality_store
 from annotate_app.store.db import Database
 from metrics.agreement import dawid_skene, drift, gold_scores, leniency, mace, time_scores
 
@@ -86,7 +86,7 @@ def _load(db: Database, actor: Actor, project: ProjectRef) -> tuple[pd.DataFrame
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see annotator quality")
         grades = list(settings_of(proj).grades)
-        return qq.label_table(s, proj.id), gq.gold_grades(s, proj.id), grades
+        return quality_store.label_table(s, proj.id), gold_store.gold_grades(s, proj.id), grades
 
 
 def annotator_table(

@@ -16,8 +16,8 @@ from annotate_app.services._context import ProjectRef, check_grade, open_project
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import InvalidInput, NotFound
 from annotate_app.services.inputs import check_reason, check_text
-from annotate_app.store import gold as gq
-from annotate_app.store import pool as pq
+from annotate_app.store import gold as gold_store
+from annotate_app.store import pool as pool_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, GoldSource
 
@@ -65,10 +65,10 @@ def add_gold(
         _, proj = open_project(s, actor, project, Role.REVIEWER, "mark gold pairs")
         value = check_grade(proj, grade)
         text = check_reason(explanation, proj.min_reason_length, "explanation")
-        pair = pq.find_pair(s, proj.id, query_id, doc_id)
+        pair = pool_store.find_pair(s, proj.id, query_id, doc_id)
         if pair is None:
             raise NotFound(f"pair ({query_id!r}, {doc_id!r}) is not in the pool of project {proj.name!r}")
-        gq.upsert_gold(
+        gold_store.upsert_gold(
             s, proj.id, pair.id, grade=value, explanation=text, source=GoldSource.HAND, by=actor.user_id
         )
         details = {"query_id": query_id, "doc_id": doc_id, "grade": value, "source": str(GoldSource.HAND)}
@@ -91,8 +91,8 @@ def remove_gold(db: Database, actor: Actor, project: ProjectRef, query_id: str, 
     """
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "remove gold pairs")
-        pair = pq.find_pair(s, proj.id, query_id, doc_id)
-        if pair is None or not gq.delete_gold(s, proj.id, pair.id):
+        pair = pool_store.find_pair(s, proj.id, query_id, doc_id)
+        if pair is None or not gold_store.delete_gold(s, proj.id, pair.id):
             raise NotFound(f"pair ({query_id!r}, {doc_id!r}) is not a gold pair of project {proj.name!r}")
         details = {"query_id": query_id, "doc_id": doc_id}
         audit(s, actor, AuditAction.GOLD_REMOVED, project_id=proj.id, target=proj.name, details=details)
@@ -102,7 +102,7 @@ def list_gold(db: Database, actor: Actor, project: ProjectRef) -> list[GoldInfo]
     """The project's gold pairs, by query then document (reviewer)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "list gold pairs")
-        return [GoldInfo(**row) for row in gq.gold_rows(s, proj.id)]
+        return [GoldInfo(**row) for row in gold_store.gold_rows(s, proj.id)]
 
 
 def gold_from_adjudications(db: Database, actor: Actor, project: ProjectRef) -> int:
@@ -110,9 +110,9 @@ def gold_from_adjudications(db: Database, actor: Actor, project: ProjectRef) -> 
     (reviewer). Returns how many pairs became gold or changed."""
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "mark gold pairs")
-        chosen = gq.adjudicated_pairs(s, proj.id)
+        chosen = gold_store.adjudicated_pairs(s, proj.id)
         for pair_id, (grade, reason) in chosen.items():
-            gq.upsert_gold(
+            gold_store.upsert_gold(
                 s,
                 proj.id,
                 pair_id,
@@ -137,11 +137,11 @@ def gold_from_prior(db: Database, actor: Actor, project: ProjectRef, source: str
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "mark gold pairs")
         text = check_reason(explanation, proj.min_reason_length, "explanation")
-        chosen = gq.prior_pairs(s, proj.id, name)
+        chosen = gold_store.prior_pairs(s, proj.id, name)
         if not chosen:
             raise NotFound(f"prior qrels {name!r} judged none of the pairs of project {proj.name!r}")
         for pair_id, grade in chosen.items():
-            gq.upsert_gold(
+            gold_store.upsert_gold(
                 s,
                 proj.id,
                 pair_id,
@@ -170,7 +170,7 @@ def set_gold_rate(db: Database, actor: Actor, project: ProjectRef, rate: float) 
         raise InvalidInput(f"gold rate must be a number in [0, 1), not {rate!r}")
     with db.write() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "set the gold rate")
-        gq.set_gold_rate(s, proj.id, float(rate))
+        gold_store.set_gold_rate(s, proj.id, float(rate))
         details = {"gold_rate": float(rate)}
         audit(s, actor, AuditAction.SETTINGS_CHANGED, project_id=proj.id, target=proj.name, details=details)
         return float(rate)

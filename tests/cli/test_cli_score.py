@@ -165,3 +165,26 @@ def test_a_missing_file_of_a_json_report_is_one_line(tmp_path, capsys, missing):
     files = [nope, RUN_A] if missing == "qrels" else [QRELS, nope]
     code, out, err = run_cli(capsys, "score", *files, "--format", "json")
     assert (code, out, err.count("\n")) == (2, "", 1) and "no such file" in err and nope in err
+
+
+# Where the runs stand among the options: each order reads the same two runs.
+ORDERS = [
+    ("score", QRELS, RUN_A, RUN_B, "-m", "P@3"),
+    ("score", QRELS, "-m", "P@3", RUN_A, RUN_B),
+    ("score", "-m", "P@3", QRELS, RUN_A, RUN_B),
+    ("score", QRELS, "-m", "P@3", "--per-query", RUN_A, RUN_B),
+]
+
+
+@pytest.mark.parametrize("argv", ORDERS)
+def test_runs_may_come_after_the_options(capsys, argv):
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and [line.split()[0] for line in out.splitlines()[1:3]] == ["scheme_a", "scheme_b"]
+
+
+def test_a_path_after_the_runs_and_an_option_is_refused(capsys):
+    code = None
+    with pytest.raises(SystemExit) as exit_info:
+        code = main(["score", QRELS, RUN_A, "-m", "P@3", RUN_B])
+    assert code is None and exit_info.value.code == 2
+    assert f"unrecognized arguments: {RUN_B}" in capsys.readouterr().err

@@ -237,11 +237,11 @@ def test_without_ray_the_module_imports_and_evaluate_ray_names_the_extra(small):
         f"""
         import sys
         sys.modules["ray"] = None  # import ray -> ImportError
-        import metrics.distributed as d
+        import metrics.distributed as distributed
         from metrics import QrelForgeError
-        print(len(d.read_partitions({str(parts)!r})))
+        print(len(distributed.read_partitions({str(parts)!r})))
         try:
-            d.evaluate_ray({str(qrels)!r}, {str(parts)!r}, ["P@10"])
+            distributed.evaluate_ray({str(qrels)!r}, {str(parts)!r}, ["P@10"])
         except QrelForgeError as exc:
             print(type(exc).__name__, exc)
         """

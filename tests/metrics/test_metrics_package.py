@@ -67,12 +67,12 @@ RUN = {"q1": ["D2", "D1"], "q2": ["D3"]}
 
 
 def test_import_metrics_evaluate_as_gives_the_module_and_its_function():
-    import metrics.evaluate as ev
+    import metrics.evaluate as evaluate_module
     from metrics.evaluate import Result, evaluate
 
-    assert inspect.ismodule(ev) and ev.__name__ == "metrics.evaluate"
-    assert inspect.isfunction(ev.evaluate) and ev.evaluate is evaluate
-    assert ev.Result is Result
+    assert inspect.ismodule(evaluate_module) and evaluate_module.__name__ == "metrics.evaluate"
+    assert inspect.isfunction(evaluate_module.evaluate) and evaluate_module.evaluate is evaluate
+    assert evaluate_module.Result is Result
 
 
 def test_from_metrics_import_evaluate_is_callable_before_and_after_the_submodule_import():

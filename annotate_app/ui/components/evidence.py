@@ -16,8 +16,7 @@ import streamlit as st
 
 from annotate_app.services.types import PairView
 from annotate_app.ui import state
-from annotate_app.ui.components import evidence_text as et
-from annotate_app.ui.components import keyboard
+from annotate_app.ui.components import evidence_text, keyboard
 from annotate_app.ui.escape import escape_markdown
 
 __all__ = ["EVIDENCE", "SELECTION", "DOC_TEXT", "MARK", "marks", "start_marks", "show_pair", "EXCERPT"]
@@ -127,7 +126,7 @@ def _move(pair_id: int, scope: str, step: int, count: int) -> None:
 
 
 def _toggle(pair_id: int, scope: str, span: Span) -> None:
-    _set(pair_id, scope, et.toggle(marks(pair_id, scope), span))
+    _set(pair_id, scope, evidence_text.toggle(marks(pair_id, scope), span))
 
 
 def _selected(pair_id: int, scope: str, text: str, offset: int = 0) -> None:
@@ -136,14 +135,14 @@ def _selected(pair_id: int, scope: str, text: str, offset: int = 0) -> None:
     raw = st.session_state.get(state.evidence_selection(pair_id, scope)) or ""
     try:
         sent = json.loads(raw)
-        span = et.locate_selection(text, str(sent["text"]), int(sent["before"]))
+        span = evidence_text.locate_selection(text, str(sent["text"]), int(sent["before"]))
     except (ValueError, KeyError, TypeError):
         span = None
     if span is None:
         st.session_state[state.evidence_note(pair_id, scope)] = "The selection is not in the document's text."
         return
     st.session_state.pop(state.evidence_note(pair_id, scope), None)
-    _set(pair_id, scope, et.mark(marks(pair_id, scope), (span[0] + offset, span[1] + offset)))
+    _set(pair_id, scope, evidence_text.mark(marks(pair_id, scope), (span[0] + offset, span[1] + offset)))
 
 
 def _no_selection(pair_id: int, scope: str) -> None:
@@ -154,28 +153,30 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
     """The query and document with the passages marked, the marking controls and the list of passages.
     ``text``: the document's text as shown (a prefix of it, for a huge one)."""
     pid, ss = view.pair_id, st.session_state
-    found = et.sentences(text)
+    found = evidence_text.sentences(text)
     cursor_key = state.evidence_cursor(pid, scope)
     if cursor_key not in ss and found:
-        first = et.first_match(text, view.query_text)
+        first = evidence_text.first_match(text, view.query_text)
         ss[cursor_key] = next((i for i, (_, b) in enumerate(found) if first is not None and first < b), 0)
     at = ss.get(cursor_key)
     cursor = found[at] if found and at is not None and at < len(found) else None
     chosen = marks(pid, scope)
     st.caption(f"Query {escape_markdown(view.query_id)} · document {escape_markdown(view.doc_id)}")
     st.markdown(f"**Query:** {escape_markdown(view.query_text)}")
-    start, end = et.window(len(text), cursor, WINDOW)
+    start, end = evidence_text.window(len(text), cursor, WINDOW)
     shown = text[start:end]
     if (start, end) != (0, len(text)):
         st.caption(
             f"Characters {start:,}–{end:,} of {len(text):,}: the window follows the sentence cursor (J/K)."
         )
-    within = et.clip(cursor and [cursor] or [], start, end)
+    within = evidence_text.clip(cursor and [cursor] or [], start, end)
     with keyboard.document_box(shown):
         if view.doc_title:
             st.markdown(f"#### {escape_markdown(view.doc_title)}")
         st.container(key=DOC_TEXT).markdown(
-            et.to_markdown(shown, view.query_text, et.clip(chosen, start, end), within[0] if within else None)
+            evidence_text.to_markdown(
+                shown, view.query_text, evidence_text.clip(chosen, start, end), within[0] if within else None
+            )
         )
     _controls(view, scope, (shown, start), found, cursor)
     _listed(pid, scope, text, chosen)
@@ -193,7 +194,7 @@ def _controls(
     row.button(
         "J Next sentence", key=f"{scope}_ev_next_{pid}", on_click=_move, args=(pid, scope, 1, len(found))
     )
-    on = cursor is not None and len(et.unmark(marks(pid, scope), cursor)) != len(marks(pid, scope))
+    on = cursor is not None and len(evidence_text.unmark(marks(pid, scope), cursor)) != len(marks(pid, scope))
     row.button(
         "E Unmark sentence" if on else "E Mark sentence",
         key=f"{scope}_ev_toggle_{pid}",
@@ -238,6 +239,6 @@ def _listed(pid: int, scope: str, text: str, chosen: list[Span]) -> None:
         right.button(
             "Remove",
             key=f"{scope}_ev_remove_{pid}_{start}_{end}",
-            on_click=lambda s=(start, end): _set(pid, scope, et.unmark(marks(pid, scope), s)),
+            on_click=lambda s=(start, end): _set(pid, scope, evidence_text.unmark(marks(pid, scope), s)),
             help=f"Remove passage {i + 1}.",
         )

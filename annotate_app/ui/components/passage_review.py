@@ -13,8 +13,7 @@ from annotate_app.services import passage_adjudication as pa
 from annotate_app.services.auth import Actor
 from annotate_app.services.errors import InvalidInput
 from annotate_app.ui import cache, errors, state
-from annotate_app.ui.components import evidence_text as et
-from annotate_app.ui.components import keyboard
+from annotate_app.ui.components import evidence_text, keyboard
 from annotate_app.ui.escape import escape_markdown, escape_name
 
 __all__ = ["passage_section", "FLASH", "parse_spans"]
@@ -75,12 +74,15 @@ def passage_section(actor: Actor, project: str) -> None:
     st.subheader(f"Passage disagreements ({left} of {len(items)} not adjudicated)")
     item = items[0]
     names = list(item.spans)
-    legend = " ".join(f":{et.OVERLAY[i % len(et.OVERLAY)]}[{escape_name(n)}]" for i, n in enumerate(names))
+    legend = " ".join(
+        f":{evidence_text.OVERLAY[i % len(evidence_text.OVERLAY)]}[{escape_name(n)}]"
+        for i, n in enumerate(names)
+    )
     st.caption(f"Query {escape_markdown(item.query_id)} · document {escape_markdown(item.doc_id)}")
     st.markdown(f"**Query:** {escape_markdown(item.query_text)}")
-    st.markdown(f"Passages: {legend} :{et.BOTH}[two or more]")
+    st.markdown(f"Passages: {legend} :{evidence_text.BOTH}[two or more]")
     with keyboard.document_box(item.doc_text):
-        st.markdown(et.overlay_markdown(item.doc_text, [item.spans[n] for n in names]))
+        st.markdown(evidence_text.overlay_markdown(item.doc_text, [item.spans[n] for n in names]))
     for n in names:
         marks = ", ".join(f"[{a}, {b})" for a, b in item.spans[n]) or "none"
         st.caption(f"{escape_name(n)} (grade {item.grades[n]}): {escape_markdown(marks)}")
