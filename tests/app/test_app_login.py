@@ -29,7 +29,11 @@ def test_logged_out_sees_only_the_login_form(app_db):
     ("user", "landing", "links"),
     [
         ("alice", "Annotate", ["Annotate", "My labels"]),
-        ("rita", "Agreement", ["Annotate", "My labels", "Agreement", "Adjudicate", "Release", "Score"]),
+        (
+            "rita",
+            "Agreement",
+            ["Annotate", "My labels", "Agreement", "Adjudicate", "Release", "Score", "Annotators"],
+        ),
         (
             "admin",
             "Agreement",
@@ -40,6 +44,7 @@ def test_logged_out_sees_only_the_login_form(app_db):
                 "Adjudicate",
                 "Release",
                 "Score",
+                "Annotators",
                 "Users",
                 "Project",
                 "Data",

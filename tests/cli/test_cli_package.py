@@ -43,6 +43,8 @@ COMMANDS = [
     "agreement",
     "release",
     "export",
+    "gold",
+    "annotators",
     "judge",
     "backup",
     "restore",

@@ -89,6 +89,9 @@ def downgrade() -> None:
     op.drop_table("release_passages")
     op.drop_index("ix_label_evidence_label_id_doc_version", table_name="label_evidence")
     op.drop_table("label_evidence")
-    with op.batch_alter_table("projects") as batch_op:
-        batch_op.drop_column("passage_threshold")
-        batch_op.drop_column("evidence")
+    # a plain DROP COLUMN on SQLite too (3.35+): rebuilding ``projects`` would break its rows' foreign keys
+    for column in ("passage_threshold", "evidence"):
+        if op.get_bind().dialect.name == "sqlite":
+            op.execute(f"ALTER TABLE projects DROP COLUMN {column}")
+        else:
+            op.drop_column("projects", column)

@@ -44,5 +44,8 @@ def downgrade() -> None:
     op.drop_index(op.f('ix_gold_pairs_created_by'), table_name='gold_pairs')
     op.drop_index('ix_gold_pairs_project_id_pair_id', table_name='gold_pairs')
     op.drop_table('gold_pairs')
-    with op.batch_alter_table('projects') as batch_op:
-        batch_op.drop_column('gold_rate')
+    # a plain DROP COLUMN on SQLite too (3.35+): rebuilding ``projects`` would break its rows' foreign keys
+    if op.get_bind().dialect.name == 'sqlite':
+        op.execute('ALTER TABLE projects DROP COLUMN gold_rate')
+    else:
+        op.drop_column('projects', 'gold_rate')
