@@ -301,6 +301,8 @@ def judge_labels_by_id(s: Session, ids: Sequence[int]) -> dict[int, dict[str, An
             "created_at": label.created_at.isoformat(),
             "reasoning": label.reasoning,
             "aspects": dict(label.aspects or {}),
+            "evidence": [list(span) for span in label.evidence or ()],
+            "evidence_quotes": list(label.evidence_quotes or ()),
         }
     return out
 
