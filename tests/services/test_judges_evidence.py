@@ -10,7 +10,7 @@ import json
 
 import pytest
 from llm_server import LLMServer, fixture, prompt_of, replay, with_texts
-from sqlalchemy import select
+from sqlalchemy import inspect, select, text
 
 from annotate_app.judges import ASPECTS_TEMPLATE
 from annotate_app.services import imports, judges, labels, pooling, projects, queue, users
@@ -248,3 +248,25 @@ def test_calibration_span_f1_is_undefined_without_any_evidence(ev):
     judges.import_labels(db, SYSTEM, "ev", "elsewhere", _jsonl({"doc_id": "D0", "grade": 1}), filename="m")
     (cal,) = judges.calibrate(db, SYSTEM, "ev")
     assert (cal.span_f1, cal.n_span_pairs, cal.n_span_without_evidence) == (None, 0, 1)
+
+
+def test_migration_0015_downgrades_and_upgrades_with_machine_labels_in_place(ev, db_url):
+    from alembic import command
+
+    from annotate_app.store import migrate
+
+    db, _ = ev
+    data = _jsonl({"doc_id": "D0", "grade": 3, "evidence": [[0, 28]]}, {"doc_id": "D1", "grade": 1})
+    judges.import_labels(db, SYSTEM, "ev", "elsewhere", data, filename="m.jsonl")
+    db.dispose()
+    migrate._run(db_url, lambda cfg: command.downgrade(cfg, "0013_run_models"))
+    try:
+        with db.read() as s:
+            columns = {c["name"] for c in inspect(s.connection()).get_columns("judge_labels")}
+            assert "evidence" not in columns and "evidence_quotes" not in columns
+            assert s.execute(text("SELECT count(*) FROM judge_labels")).scalar() == 2
+    finally:
+        db.dispose()
+        assert migrate.upgrade(db_url) == "0015_judge_evidence"
+    stored = _stored(db)
+    assert (stored["D0"].evidence, stored["D0"].evidence_quotes, stored["D0"].grade) == ([], [], 3)
