@@ -270,3 +270,24 @@ def test_migration_0015_downgrades_and_upgrades_with_machine_labels_in_place(ev,
         assert migrate.upgrade(db_url) == "0015_judge_evidence"
     stored = _stored(db)
     assert (stored["D0"].evidence, stored["D0"].evidence_quotes, stored["D0"].grade) == ([], [], 3)
+
+
+def test_the_cli_refuses_a_bad_span_in_one_line_and_imports_nothing(ev, cli, tmp_path):
+    db, _ = ev
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(
+        _jsonl({"doc_id": "D1", "grade": 2}, {"doc_id": "D0", "grade": 3, "evidence": [[60, 80]]})
+    )
+    code, out, err = cli("judge", "import", "-p", "ev", "elsewhere", path)
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == "qrelforge: error: labels.jsonl:2: evidence: span [60, 80) is out of range (document length 71)\n"
+    )
+    assert _stored(db) == {}
+    path.write_bytes(_jsonl({"doc_id": "D0", "grade": 3, "evidence": [[60, 71]]}))
+    assert cli("judge", "import", "-p", "ev", "elsewhere", path)[:2] == (
+        0,
+        "judge elsewhere: 1 labels read, 1 new, 0 known\n",
+    )
+    assert _stored(db)["D0"].evidence == [[60, 71]]
