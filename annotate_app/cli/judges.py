@@ -266,7 +266,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         emit(json.dumps({"judges": [f.to_dict() for f in figures]}, indent=2, allow_nan=False) + "\n")
         return 0
     header = ["judge", "pairs", "kappa", "weighted", "alpha", "leniency", "tau", "tau@5"]
-    header += ["random", "kappa@random", "fills"]
+    header += ["random", "kappa@random", "fills", "span_f1"]
     rows = [
         [
             f.name,
@@ -275,13 +275,20 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             f.n_random_pairs,
             _shown(f.random_kappa),
             "yes" if f.passed else "no",
+            _shown(f.span_f1),
         ]
         for f in figures
     ]
     if not rows:
         emit("no judges yet (qrelforge judge add)\n")
         return 0
-    notes = [f"{f.gate_message}\n" for f in figures if not f.passed]
+    notes = [
+        f"judge {f.name}: evidence span F1 {_shown(f.span_f1)} on {f.n_span_pairs} (pair, human) items; "
+        f"{f.n_span_without_evidence} where neither marked a passage left out\n"
+        for f in figures
+        if f.n_span_pairs
+    ]
+    notes += [f"{f.gate_message}\n" for f in figures if not f.passed]
     notes += [
         f"judge {f.name}: runs of its model family: {', '.join(f.circular_runs)}; tau without them "
         f"{_shown(f.tau_without_circular)} (top 5: {_shown(f.tau_top5_without_circular)})\n"

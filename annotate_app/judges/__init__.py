@@ -16,6 +16,7 @@ from annotate_app.judges._client import Counts, JudgeClient, TqdmProgress
 from annotate_app.judges._completion import split_think
 from annotate_app.judges._ensemble import Combine, EnsembleJudge, combine_grades
 from annotate_app.judges._errors import Adaptation, server_message
+from annotate_app.judges._evidence import GIVEN, JudgeEvidence, QuoteEvidence, locate_evidence, merge_spans
 from annotate_app.judges._http import RetryPolicy
 from annotate_app.judges._lexical import LexicalJudge, grade_of
 from annotate_app.judges._model import (
@@ -73,6 +74,11 @@ __all__ = [
     "split_think",
     "ASPECTS_TEMPLATE",
     "BUILTIN_PROMPTS",
+    "GIVEN",
+    "JudgeEvidence",
+    "QuoteEvidence",
+    "locate_evidence",
+    "merge_spans",
     "MachineLabel",
     "read_machine_labels",
     "ReplayJudge",

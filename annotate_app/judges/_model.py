@@ -239,8 +239,11 @@ class JudgeResult:
     several samples), kept as provenance and never read for the grade; ``answer_field`` the message field the
     answer was read from (``content``, or a reasoning field when the server left ``content`` empty);
     ``aspects`` what the reply says besides the grade and reason (the ``aspects`` prompt's intent and
-    trust); ``latency_s`` covers every attempt and wait for the pair; ``requests`` counts the HTTP requests
-    sent for it, ``retries`` those that were repeats after a failure; ``retry_after_s`` the wait a
+    trust); ``evidence`` the quotes of the document the reply gives for its grade, as written (located in the
+    document's text when the label is stored; see `annotate_app.judges.locate_evidence`) and
+    ``evidence_spans`` the ``[start, end)`` spans a replayed label gives instead, in the text of the judged
+    document version; ``latency_s`` covers every attempt and wait for the pair; ``requests`` counts the HTTP
+    requests sent for it, ``retries`` those that were repeats after a failure; ``retry_after_s`` the wait a
     rate-limited server asked for.
     """
 
@@ -268,6 +271,8 @@ class JudgeResult:
     answer_field: str = "content"
     aspects: Mapping[str, Any] = field(default_factory=dict)
     retry_after_s: float | None = None
+    evidence: tuple[str, ...] = ()
+    evidence_spans: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if (self.grade is None) == (self.failure is None):
@@ -285,6 +290,8 @@ class JudgeResult:
         out = asdict(self)
         out["sample_grades"] = list(self.sample_grades)
         out["aspects"] = dict(self.aspects)
+        out["evidence"] = list(self.evidence)
+        out["evidence_spans"] = [list(span) for span in self.evidence_spans]
         return out
 
     @classmethod
@@ -294,6 +301,8 @@ class JudgeResult:
         values["failure"] = FailureKind(values["failure"]) if values.get("failure") else None
         values["sample_grades"] = tuple(values.get("sample_grades", ()))
         values["aspects"] = dict(values.get("aspects") or {})
+        values["evidence"] = tuple(values.get("evidence") or ())
+        values["evidence_spans"] = tuple((int(a), int(b)) for a, b in values.get("evidence_spans") or ())
         return cls(**values)
 
 

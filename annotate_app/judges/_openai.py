@@ -313,6 +313,7 @@ class OpenAIJudge:
             reasoning=reasoning,
             answer_field=tally.fields[0] if tally.fields else "content",
             aspects=dict(vote.aspects) if vote and vote.grade is not None else {},
+            evidence=vote.evidence if vote and vote.grade is not None else (),
             retry_after_s=outcome.retry_after_s
             if outcome is not None and kind is FailureKind.RATE_LIMITED
             else None,

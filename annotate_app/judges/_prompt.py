@@ -1,7 +1,9 @@
 """Prompt templates: the default prompt (ours, from the scale's definitions) or a template file.
 
 Placeholders ``{{query}}`` and ``{{document}}`` (required), ``{{scale}}`` and ``{{guidelines}}`` are replaced
-once, in one pass; everything else is literal. The prompt hash covers every instruction the judge read.
+once, in one pass; everything else is literal. The prompt hash covers every instruction the judge read. Both
+built-in prompts ask for the evidence: the document's sentences that answer the query, quoted word for word
+in the reply's ``evidence`` list (located in the document when the label is stored).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ Document:
 
 Answer with one JSON object and nothing else, in this form:
 """
+_EVIDENCE = """\
+Evidence: copy into "evidence" the passages of the document that answer the query, word for word as they \
+appear in the document, one short passage (a sentence or two) per item; give [] when no passage does.
+"""
 
 DEFAULT_TEMPLATE = (
     _INTRO
@@ -58,8 +64,10 @@ How to decide: first ask whether the document is about what the query asks; then
 contains the answer, completely or only in part. Judge only by the text shown; do not use outside knowledge \
 to fill in what the document leaves out. Pick the single grade that fits best.
 """
+    + _EVIDENCE
     + _PAIR
-    + """{"grade": <one of the grade numbers above>, "reason": "<one or two sentences on why>"}
+    + """{"grade": <one of the grade numbers above>, "reason": "<one or two sentences on why>", "evidence": \
+["<a passage copied from the document>", ...]}
 """
 )
 
@@ -77,9 +85,10 @@ speculative? Rate it 0 (unreliable), 1 (unsure) or 2 (reliable).
 3. Grade: weigh the two and pick the single grade above that fits best. Judge only by the text shown; do \
 not use outside knowledge to fill in what the document leaves out.
 """
+    + _EVIDENCE
     + _PAIR
-    + """{"intent": <0-3>, "trust": <0-2>, "reason": "<one or two sentences on why>", "grade": <one of the \
-grade numbers above>}
+    + """{"intent": <0-3>, "trust": <0-2>, "reason": "<one or two sentences on why>", "evidence": ["<a \
+passage copied from the document>", ...], "grade": <one of the grade numbers above>}
 """
 )
 

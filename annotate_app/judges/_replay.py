@@ -1,5 +1,9 @@
 """Replay: machine labels made elsewhere, read from JSONL (``query_id``, ``doc_id``, ``grade``, and optional
-``reason``, ``confidence``, ``model``, ``prompt``).
+``reason``, ``confidence``, ``model``, ``prompt``, ``evidence``).
+
+``evidence`` is a list of spans ``[[start, end], ...]`` (code-point offsets into the text of the document
+version judged; checked against it when imported, as a human's spans are) or a list of quotes ``["...",
+...]`` (located in the text as a judge's quotes are), not both.
 
 Each bad line is reported as ``file:line: reason: 'line'``, and nothing is returned if any line is bad. A
 pair may appear once.
@@ -50,6 +54,8 @@ class MachineLabel:
     prompt_hash: str
     line: int
     text: str
+    evidence: tuple[str, ...] = ()
+    evidence_spans: tuple[tuple[int, int], ...] = ()
 
 
 def read_machine_labels(source: str | os.PathLike[str] | IO[Any], *, scale: GradeScale) -> list[MachineLabel]:
@@ -127,6 +133,10 @@ def _label(number: int, text: str, scale: GradeScale) -> MachineLabel | str:
     problem = problem or _confidence_problem(obj.get("confidence")) or _strings_problem(obj)
     if problem:
         return problem
+    evidence = _evidence(obj.get("evidence"))
+    if isinstance(evidence, str):
+        return evidence
+    quotes, spans = evidence
     prompt = obj.get("prompt") or ""
     return MachineLabel(
         query_id=obj["query_id"],
@@ -138,6 +148,8 @@ def _label(number: int, text: str, scale: GradeScale) -> MachineLabel | str:
         prompt_hash=prompt if _HEX64.fullmatch(prompt) else (sha256_text(prompt) if prompt else ""),
         line=number,
         text=text,
+        evidence=quotes,
+        evidence_spans=spans,
     )
 
 
@@ -175,6 +187,27 @@ def _strings_problem(obj: dict[str, Any]) -> str | None:
         if obj.get(key) is not None and not isinstance(obj[key], str):
             return f"{key} must be a string; got {type(obj[key]).__name__} {obj[key]!r:.60}"
     return None
+
+
+def _evidence(value: Any) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]] | str:
+    """(quotes, spans) of an ``evidence`` field, or why it is bad."""
+    if value is None:
+        return (), ()
+    if not isinstance(value, list):
+        what = f"{type(value).__name__} {value!r:.60}"
+        return f"evidence must be a list of [start, end] spans or of quotes; got {what}"
+    if all(isinstance(q, str) for q in value):
+        blank = next((q for q in value if not q.strip()), None)
+        if blank is not None:
+            return f"evidence quotes must not be blank; got {blank!r}"
+        return tuple(value), ()
+    spans = []
+    for span in value:
+        ints = isinstance(span, list) and len(span) == 2
+        if not ints or not all(isinstance(x, int) and not isinstance(x, bool) for x in span):
+            return f"evidence must be a list of [start, end] spans or of quotes; got the item {span!r:.60}"
+        spans.append((span[0], span[1]))
+    return (), tuple(spans)
 
 
 class ReplayJudge:
@@ -248,4 +281,6 @@ class ReplayJudge:
             prompt_hash=label.prompt_hash,
             raw_response=label.text,
             sample_grades=(label.grade,),
+            evidence=label.evidence if on_scale else (),
+            evidence_spans=label.evidence_spans if on_scale else (),
         )

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from annotate_app.judges import merge_spans
 from annotate_app.services.errors import DocumentChanged, InvalidInput
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
@@ -169,13 +170,7 @@ def union(spans: Iterable[Span]) -> list[Span]:
     >>> union([(5, 9), (0, 3), (2, 5)])
     [(0, 9)]
     """
-    out: list[Span] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(end, out[-1][1]))
-        else:
-            out.append((start, end))
-    return out
+    return list(merge_spans(spans))
 
 
 def qrel_passages(

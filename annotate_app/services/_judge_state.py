@@ -118,6 +118,9 @@ class JudgeCalibrationInfo:
     ``circular_runs``: the stored runs made by a model of the judge's family
     (`metrics.stats.circularity.same_family`); ``tau_without_circular`` and ``tau_top5_without_circular``:
     ``tau`` and ``tau_top5`` on the other runs (None when no run is circular, or as ``tau``).
+    ``span_f1``: the character-overlap F1 of the judge's evidence passages against the humans' on the shared
+    pairs, over ``n_span_pairs`` (pair, human label) items; ``n_span_without_evidence`` items where neither
+    marked a passage are left out (`annotate_app.services.judges._span_calibration`).
     Undefined figures are None."""
 
     name: str
@@ -142,6 +145,9 @@ class JudgeCalibrationInfo:
     circular_runs: tuple[str, ...] = ()
     tau_without_circular: float | None = None
     tau_top5_without_circular: float | None = None
+    span_f1: float | None = None
+    n_span_pairs: int = 0
+    n_span_without_evidence: int = 0
 
     @property
     def gate_message(self) -> str:
@@ -172,6 +178,9 @@ class JudgeCalibrationInfo:
         out["circular_runs"] = list(self.circular_runs)
         out["tau_without_circular"] = self.tau_without_circular
         out["tau_top5_without_circular"] = self.tau_top5_without_circular
+        out["span_f1"] = self.span_f1
+        out["n_span_pairs"] = self.n_span_pairs
+        out["n_span_without_evidence"] = self.n_span_without_evidence
         return out
 
 

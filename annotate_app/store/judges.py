@@ -54,6 +54,7 @@ __all__ = [
     "judge_costs",
     "set_judge_params",
     "current_failures",
+    "judge_evidence",
 ]
 
 
@@ -121,8 +122,9 @@ def insert_label(s: Session, **fields: Any) -> int:
 
 def pair_inputs(s: Session, project_id: int) -> list[dict[str, Any]]:
     """Every pair of the project with what a judge reads: ``pair_id``, ``query_id``, ``query_text``,
-    ``doc_id``, ``doc_text`` (title and text of the current version), ``doc_version``, ``excluded`` and
-    ``n_human`` (current human labels), by query then document ID."""
+    ``doc_id``, ``doc_text`` (title and text of the current version), ``text`` (its text alone: what
+    evidence offsets index), ``doc_version``, ``excluded`` and ``n_human`` (current human labels), by query
+    then document ID."""
     sql = (
         "SELECT p.id, q.external_id, q.text, d.external_id, v.title, v.text, d.version, p.excluded, "
         "(SELECT count(*) FROM assignments a WHERE a.pair_id = p.id "
@@ -147,6 +149,7 @@ def pair_inputs(s: Session, project_id: int) -> list[dict[str, Any]]:
         item = dict(zip(keys, row, strict=True))
         title, text = item.pop("title") or "", item.pop("text") or ""
         item["doc_text"] = f"{title}\n\n{text}" if title else text
+        item["text"] = text
         item["excluded"] = bool(item["excluded"])
         out.append(item)
     return out
@@ -197,6 +200,19 @@ def current_grades(s: Session, project_id: int, judge_ids: Sequence[int] | None 
     ).join(ids, ids.c.id == JudgeLabel.id)
     keys = ("judge_id", "judge", "pair_id", "query_id", "doc_id", "grade", "confidence", "sample_grades")
     return [dict(zip((*keys, "label_id"), row, strict=True)) for row in s.execute(_with_pair(stmt))]
+
+
+def judge_evidence(s: Session, label_ids: Sequence[int]) -> dict[int, tuple[tuple[int, int], ...]]:
+    """label id → its located evidence passages (sorted, disjoint), for the machine labels that have some
+    (chunks of 5000 IDs)."""
+    out: dict[int, tuple[tuple[int, int], ...]] = {}
+    ids = sorted(set(label_ids))
+    for first in range(0, len(ids), 5000):
+        stmt = select(JudgeLabel.id, JudgeLabel.evidence).where(JudgeLabel.id.in_(ids[first : first + 5000]))
+        for label_id, spans in s.execute(stmt):
+            if spans:
+                out[int(label_id)] = tuple((int(a), int(b)) for a, b in spans)
+    return out
 
 
 def human_labels(s: Session, project_id: int) -> list[tuple[int, str, str, str, int]]:
@@ -285,6 +301,8 @@ def judge_labels_by_id(s: Session, ids: Sequence[int]) -> dict[int, dict[str, An
             "created_at": label.created_at.isoformat(),
             "reasoning": label.reasoning,
             "aspects": dict(label.aspects or {}),
+            "evidence": [list(span) for span in label.evidence or ()],
+            "evidence_quotes": list(label.evidence_quotes or ()),
         }
     return out
 

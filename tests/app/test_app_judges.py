@@ -263,3 +263,26 @@ def test_the_page_says_what_every_probe_kind_does():
     from annotate_app.ui.components.judges_panel import PROBE_CHANGES
 
     assert list(PROBE_CHANGES) == list(judges.PROBE_KINDS)
+
+
+def test_the_section_shows_the_evidence_span_f1_when_evidence_was_marked(labelled_db):
+    _import_copycat(labelled_db)
+    at = app_as(labelled_db, "rita")
+    assert "Evidence span F1" not in _metrics(at)  # neither the humans nor the judge marked a passage
+    rows = [{"query_id": "q1", "doc_id": "D1", "grade": 0, "evidence": [[0, 10]]}]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    judges.import_labels(labelled_db, SYSTEM, "demo", "quoter", data, filename="quoter.jsonl")
+    clear_streamlit_caches()
+    at = app_as(labelled_db, "rita")
+    at.selectbox(key=state.AGREE_JUDGE).select("quoter").run()
+    assert not at.exception
+    # alice and bob labelled q1 D1 and marked nothing: two items, no overlap; the other 22 labels are not
+    # shared with this judge
+    assert _metrics(at)["Evidence span F1"] == "0.000"
+    assert any(
+        plain(c.value).startswith(
+            "Evidence span F1: the character overlap of the judge's located evidence passages and the "
+            "humans' on 2 (pair, human) items"
+        )
+        for c in at.main.caption
+    )

@@ -279,6 +279,7 @@ def test_import_calibrate_probe_and_human_only_agreement(cli, world, tmp_path):
         "random",
         "kappa@random",
         "fills",
+        "span_f1",
     ]
     code, out, _ = cli("judge", "probe", "-p", "demo", "lex", "--sample", "3")
     assert code == 0 and re.fullmatch(

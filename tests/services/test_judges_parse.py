@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotate_app.judges import (
+    ASPECTS_TEMPLATE,
+    DEFAULT_TEMPLATE,
     Backend,
     FailureKind,
     Grade,
@@ -18,6 +22,7 @@ from annotate_app.judges import (
     majority,
     parse_reply,
 )
+from annotate_app.judges._parse import MAX_QUOTE_CHARS, MAX_QUOTES
 
 SCALE = GradeScale.default()
 NO = FailureKind.NO_GRADE
@@ -228,3 +233,61 @@ def test_a_result_has_a_grade_or_a_failure_and_round_trips():
     )
     assert JudgeResult.from_dict(result.to_dict()) == result
     assert result.to_dict()["failure"] == "timeout"
+
+
+QUOTE = "Hold the power button for ten seconds."
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        (json.dumps({"grade": 3, "evidence": [QUOTE, "Then release it."]}), (QUOTE, "Then release it.")),
+        ("```json\n" + json.dumps({"grade": 3, "evidence": [QUOTE]}) + "\n```", (QUOTE,)),
+        ("It answers.\n" + json.dumps({"grade": 3, "evidence": [QUOTE]}) + "\nDone.", (QUOTE,)),
+        (json.dumps({"grade": 3, "evidence": QUOTE}), (QUOTE,)),  # one quote as a string
+        (json.dumps({"grade": 3, "evidence": [f"  {QUOTE}\n", "", 7, None, ["x"]]}), (QUOTE,)),
+        (json.dumps({"grade": 3, "evidence": {"q": QUOTE}}), ()),  # not a list: no evidence, still a grade
+        (json.dumps({"grade": 3, "evidence": []}), ()),
+        ('{"grade": 3}', ()),
+        ("Final score: 3", ()),
+    ],
+)
+def test_evidence_is_read_from_every_answer_shape_and_never_costs_the_grade(text, evidence):
+    reply = parse_reply(text, SCALE)
+    assert (reply.grade, reply.evidence, reply.failure) == (3, evidence, None)
+    assert "evidence" not in reply.aspects
+
+
+def test_evidence_is_capped_and_the_majority_keeps_the_winners():
+    many = parse_reply(
+        json.dumps({"grade": 1, "evidence": [f"q{i}" for i in range(30)] + ["x" * 3000]}), SCALE
+    )
+    assert many.evidence == tuple(f"q{i}" for i in range(MAX_QUOTES))
+    long = parse_reply(json.dumps({"grade": 1, "evidence": ["x" * 3000]}), SCALE)
+    assert long.evidence == ("x" * MAX_QUOTE_CHARS,)
+    vote = majority([Reply(grade=1, evidence=("a",)), Reply(grade=2, evidence=("b",)), Reply(grade=2)])
+    assert (vote.grade, vote.evidence) == (2, ("b",))
+
+
+def test_both_built_in_prompts_ask_for_the_evidence():
+    pair = Pair(query_id="q", query="reset", doc_id="d", document="Hold it.")
+    for template in (DEFAULT_TEMPLATE, ASPECTS_TEMPLATE):
+        text = PromptTemplate(text=template).render(pair, JudgeTask())
+        assert (
+            'copy into "evidence" the passages of the document that answer the query, word for word' in text
+        )
+        assert '"evidence": ["<a passage copied from the document>", ...]' in text
+
+
+def test_a_result_with_evidence_round_trips():
+    result = JudgeResult(
+        query_id="q",
+        doc_id="d",
+        judge="j",
+        backend=Backend.REPLAY,
+        model="m",
+        grade=2,
+        evidence=("a quote",),
+        evidence_spans=((0, 4), (9, 12)),
+    )
+    assert JudgeResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result

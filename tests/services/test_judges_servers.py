@@ -6,6 +6,7 @@ cited again beside each case."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -361,7 +362,7 @@ def test_a_rerun_retries_the_failed_pairs_and_only_them(llm):
         first = {r.query_id: r.failure for r in client.run(pairs)}
         assert len(llm.seen) == 12 and len(cache) == 6  # the grades and the unreadable replies are answers
         again = list(client.run(pairs))
-    retried = sorted(prompt_of(s.body).split("[")[1][:3] for s in llm.seen[12:] if s.body)
+    retried = sorted(re.search(r"query \d+ \[(\w{3})", prompt_of(s.body))[1] for s in llm.seen[12:] if s.body)
     assert retried == ["cut"] * 3 + ["fil"] * 3
     assert first["q1"] is FailureKind.TRUNCATED and first["q2"] is FailureKind.CONTENT_FILTER
     assert first["q3"] is FailureKind.NO_GRADE

@@ -97,7 +97,7 @@ def judge_pairs(
     progress: Any = None,
 ) -> JudgeRunReport:
     mapping = {(p["query_id"], p["doc_id"]): (p["pair_id"], p["doc_version"]) for p in chosen}
-    cache = StoreCache(db, row, mapping, prompt_id=prompt_id)
+    cache = StoreCache(db, row, mapping, prompt_id=prompt_id, texts={p["pair_id"]: p["text"] for p in chosen})
     client = client_of(judge, task, cache, workers, progress)
     seen: dict[FailureKind, list[Any]] = {}
 

@@ -1,6 +1,7 @@
 """The store as the judge client's cache: a label is keyed on the judge, its prompt hash and settings,
 the query and the document version, so a rerun sends nothing and an interrupted run continues where it
-stopped (each answer is committed as it arrives)."""
+stopped (each answer is committed as it arrives). A graded answer's evidence is located in the text of the
+judged document version as it is stored (`annotate_app.judges.locate_evidence`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from annotate_app.judges import (
+    GIVEN,
     Backend,
     FailureKind,
     JudgeResult,
+    QuoteEvidence,
+    locate_evidence,
 )
 from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.store import judges as judges_store
@@ -27,7 +31,9 @@ class StoreCache:
     """The judge client's cache (`annotate_app.judges.JudgeCache`) over the store: a hit is a stored label of
     the judge with that key; each answer is committed in its own short transaction as it arrives.
 
-    ``pairs`` maps (query ID, document ID) to (pair id, document version) for the pairs of the run.
+    ``pairs`` maps (query ID, document ID) to (pair id, document version) for the pairs of the run;
+    ``texts`` pair id → the text of that version, where the evidence of an answer is located (a pair
+    without one stores no evidence: the probes' changed documents).
     """
 
     def __init__(
@@ -38,11 +44,13 @@ class StoreCache:
         *,
         prompt_id: int | None = None,
         probe: bool = False,
+        texts: Mapping[int, str] | None = None,
     ):
         self._db, self._judge_id, self._name = db, judge.id, judge.name
         self._backend = Backend(judge.backend)
         self._pairs, self._prompt_id, self._probe = dict(pairs), prompt_id, probe
         self._ids = {pair_id: key for key, (pair_id, _) in self._pairs.items()}
+        self._texts = dict(texts or {})
         self._lock = threading.Lock()
 
     def get(self, key: str) -> JudgeResult | None:
@@ -72,6 +80,7 @@ class StoreCache:
                 reasoning=row.reasoning,
                 answer_field=row.answer_field,
                 aspects=dict(row.aspects or {}),
+                **_stored_evidence(row.evidence_quotes),
             )
 
     def put(self, key: str | None, result: JudgeResult) -> None:
@@ -79,6 +88,11 @@ class StoreCache:
         if pair is None:
             return
         fields = _label_fields(result)
+        text = self._texts.get(pair[0])
+        if result.grade is not None and text is not None and (result.evidence or result.evidence_spans):
+            found = locate_evidence(text, result.evidence, result.evidence_spans)
+            fields["evidence"] = [list(span) for span in found.spans]
+            fields["evidence_quotes"] = [q.to_dict() for q in found.quotes]
         try:
             with self._lock, self._db.write() as s:
                 judges_store.insert_label(
@@ -118,4 +132,17 @@ def _label_fields(result: JudgeResult) -> dict[str, Any]:
         "reasoning": result.reasoning,
         "answer_field": result.answer_field[:32],
         "aspects": dict(result.aspects),
+    }
+
+
+def _stored_evidence(items: Any) -> dict[str, Any]:
+    """The ``evidence`` and ``evidence_spans`` of a result, from a stored label's ``evidence_quotes``."""
+    quotes = [QuoteEvidence.from_dict(q) for q in items or ()]
+    return {
+        "evidence": tuple(q.quote for q in quotes if q.method != GIVEN),
+        "evidence_spans": tuple(
+            (q.start, q.end)
+            for q in quotes
+            if q.method == GIVEN and q.start is not None and q.end is not None
+        ),
     }

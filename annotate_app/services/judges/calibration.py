@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
@@ -11,6 +13,7 @@ from annotate_app.services._judge_state import (
 )
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.judges._common import check_name, judge_of
+from annotate_app.services.judges._span_calibration import SpanCalibration, span_calibrations
 from annotate_app.store import judges as judges_store
 from annotate_app.store import releases
 from annotate_app.store.db import Database
@@ -22,10 +25,22 @@ __all__ = ["calibrate", "judge_qrels", "human_release_qrels"]
 def calibrate(db: Database, actor: Actor, project: ProjectRef) -> list[JudgeCalibrationInfo]:
     """Every judge of the project against its human labels (reviewer): kappa in the project's agreement mode,
     linear weighted kappa, ordinal alpha, leniency, Kendall's tau of the stored runs' rankings and the
-    confusion matrix; ``passed`` says whether the judge may fill pairs (`update_judge_settings`)."""
+    confusion matrix; ``passed`` says whether the judge may fill pairs (`update_judge_settings`); the span F1
+    of its evidence passages against the humans' (`span_calibrations`)."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "calibrate judges")
-        return calibrations(s, proj, judges_store.judges_of(s, proj.id))
+        rows = judges_store.judges_of(s, proj.id)
+        spans = span_calibrations(s, proj.id, {j.name: j.id for j in rows})
+        return [_with_spans(c, spans[c.name]) for c in calibrations(s, proj, rows)]
+
+
+def _with_spans(info: JudgeCalibrationInfo, spans: SpanCalibration) -> JudgeCalibrationInfo:
+    return dataclasses.replace(
+        info,
+        span_f1=spans.span_f1,
+        n_span_pairs=spans.n_pairs,
+        n_span_without_evidence=spans.n_without_evidence,
+    )
 
 
 def judge_qrels(db: Database, actor: Actor, project: ProjectRef, name: str) -> Qrels:

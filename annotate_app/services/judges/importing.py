@@ -27,6 +27,7 @@ from annotate_app.store.db import Database
 from annotate_app.store.enums import AuditAction, JudgeBackend
 from annotate_app.store.models import MachineJudge, Project
 from metrics.errors import FormatError
+from metrics.passages import SpanError, check_spans
 
 __all__ = ["import_labels"]
 
@@ -42,7 +43,8 @@ def import_labels(
 ) -> JudgeRunReport:
     """Import machine labels made elsewhere (admin), JSONL as `annotate_app.judges.read_machine_labels`
     reads it, as judge ``name`` (a ``replay`` judge, added if new). Every line must name a pair of the
-    project; importing the same file again adds nothing."""
+    project; its ``evidence`` spans must be valid in the text of the pair's current document version, as a
+    human's are (its quotes are located there); importing the same file again adds nothing."""
     name, filename = check_name(name), check_text(filename, "filename")
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.ADMIN, "import machine labels")
@@ -61,12 +63,25 @@ def import_labels(
             f"{filename}:{line}: query {qid!r}, document {did!r} is not a pair of project {proj.name!r}"
             + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
         )
+    _check_spans(labels, inputs, filename)
     row = _replay_judge(db, actor, proj, name)
     judge = ReplayJudge(labels, name=name)
     chosen = [inputs[(x.query_id, x.doc_id)] for x in labels]
     report = judge_pairs(db, row, judge, task, chosen, prompt_id=None, workers=1)
     audit_run(db, actor, proj, AuditAction.JUDGE_IMPORTED, report, filename)
     return report
+
+
+def _check_spans(labels: list, inputs: dict, filename: str) -> None:
+    """Refuse the file (InvalidInput naming the line, the span and the document length) when a label's
+    evidence spans are not valid in its document's current text."""
+    for x in labels:
+        if not x.evidence_spans:
+            continue
+        try:
+            check_spans(list(x.evidence_spans), length=len(inputs[(x.query_id, x.doc_id)]["text"]))
+        except SpanError as exc:
+            raise InvalidInput(f"{filename}:{x.line}: evidence: {exc}") from None
 
 
 def _read_labels(source: Any, filename: str, task: JudgeTask) -> list:

@@ -257,9 +257,9 @@ def _probe(
     workers: int,
 ) -> ProbeReport:
     mapping = {(p["query_id"], p["doc_id"]): (p["pair_id"], p["doc_version"]) for p in chosen}
-    before, _ = _grades(
-        judge, task, StoreCache(db, row, mapping, prompt_id=prompt_id), (pair_of(p) for p in chosen), workers
-    )
+    texts = {p["pair_id"]: p["text"] for p in chosen}  # the answers on the pairs themselves keep evidence
+    cache = StoreCache(db, row, mapping, prompt_id=prompt_id, texts=texts)
+    before, _ = _grades(judge, task, cache, (pair_of(p) for p in chosen), workers)
     tag = "stuffed" if kind is ProbeKind.STUFFING else kind.value  # the stuffing probe's cache keys stay
     changed = []
     for p in chosen:

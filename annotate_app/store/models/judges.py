@@ -74,7 +74,10 @@ class JudgeLabel(Base):
     ``cache_key`` (`annotate_app.judges.cache_key`: judge, prompt hash and settings, query, document version)
     is unique per judge, so a rerun finds its answers and adds nothing; failures a rerun retries have none.
     ``reasoning`` (provenance, never read for the grade), ``answer_field`` and ``aspects``: see
-    `annotate_app.judges.JudgeResult`. ``probe`` marks the answers of the stuffing probe (a stuffed document,
+    `annotate_app.judges.JudgeResult`. ``evidence``: the passages the judge's evidence was located at in the
+    text of ``doc_version`` (``[[start, end], ...]``, merged, disjoint); ``evidence_quotes``: each quote or
+    span it gave, with where and how it was found (`annotate_app.judges.QuoteEvidence`; a quote not located
+    keeps its text and no span). ``probe`` marks the answers of the stuffing probe (a stuffed document,
     never a label of the pair)."""
 
     __tablename__ = "judge_labels"
@@ -108,6 +111,8 @@ class JudgeLabel(Base):
     reasoning: Mapped[str] = mapped_column(Text, default="", server_default="")
     answer_field: Mapped[str] = mapped_column(String(32), default="content", server_default="content")
     aspects: Mapped[dict] = mapped_column(JSON, default=dict, server_default=text("'{}'"))
+    evidence: Mapped[list] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    evidence_quotes: Mapped[list] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 
 
 class JudgeSettings(Base):

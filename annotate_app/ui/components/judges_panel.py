@@ -24,6 +24,7 @@ __all__ = [
     "kappa_label",
     "tau_text",
     "calibration_text",
+    "span_text",
     "confusion_table",
     "failures_text",
     "probe_text",
@@ -72,6 +73,18 @@ def calibration_text(info: JudgeCalibrationInfo) -> tuple[bool, str]:
     return False, f"Calibration not passed: {figures}; it needs {rule}. Its labels fill no pair."
 
 
+def span_text(info: JudgeCalibrationInfo) -> str:
+    """The caption of the evidence span F1: what it compares and the items left out ("" when neither the
+    judge nor the humans marked a passage on a shared pair)."""
+    if not info.n_span_pairs:
+        return ""
+    return (
+        f"Evidence span F1: the character overlap of the judge's located evidence passages and the humans' "
+        f"on {names.plural(info.n_span_pairs, '(pair, human) item')}, 2·|A ∩ B| / (|A| + |B|) pooled; "
+        f"{names.plural(info.n_span_without_evidence, 'item')} where neither marked a passage left out."
+    )
+
+
 def confusion_table(info: JudgeCalibrationInfo) -> pd.DataFrame:
     """The confusion matrix as a DataFrame: human grades (rows) × judge grades (columns), counts."""
     grades = list(info.confusion)
@@ -92,12 +105,16 @@ def _figures(info: JudgeCalibrationInfo, cutoff: int | None) -> None:
         st.metric("Leniency", _fmt(info.leniency, "+.3f"), width="content")
         st.metric("Kendall's τ (runs)", tau_text(info.tau, info.n_runs), width="content")
         st.metric("Kendall's τ (top 5 runs)", tau_text(info.tau_top5, info.n_runs), width="content")
+        if info.n_span_pairs:
+            st.metric("Evidence span F1", _fmt(info.span_f1), width="content")
     passed, text = calibration_text(info)
     (st.success if passed else st.warning)(text)
     st.caption(
         "Leniency: mean judge grade − human grade (> 0: the judge grades higher). Kendall's τ: the "
         f"{names.plural(info.n_runs, 'stored run')} ranked by nDCG@10 with human and with judge qrels."
     )
+    if info.n_span_pairs:
+        st.caption(span_text(info))
 
 
 def _confusion(info: JudgeCalibrationInfo) -> None:
