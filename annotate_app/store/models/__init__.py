@@ -11,6 +11,7 @@ from annotate_app.store.models._base import (
     ASSIGNMENT_STATUSES,
     IMMUTABLE_TABLES,
     JUDGE_IMMUTABLE_TABLES,
+    PASSAGE_IMMUTABLE_TABLES,
     NAMING,
     QREL_KINDS,
     ROLES,
@@ -82,6 +83,7 @@ __all__ = [
     "QREL_KINDS",
     "IMMUTABLE_TABLES",
     "JUDGE_IMMUTABLE_TABLES",
+    "PASSAGE_IMMUTABLE_TABLES",
     "NAMING",
     "UTCDateTime",
 ]
