@@ -364,7 +364,8 @@ class LabelInfo:
 @dataclass(frozen=True)
 class RetrievedChunk:
     """The chunk a chunk-level run retrieved for a pair: ``[start, end)`` in the text of the document version
-    shown; ``run`` ranked it ``rank`` (the best rank over the project's chunk-level runs)."""
+    shown, the best-ranked chunk of the document in ``run``; ``rank``: the document's rank there (the best
+    over the project's chunk-level runs)."""
 
     chunk_id: str
     start: int

@@ -215,7 +215,7 @@ def test_the_card_opens_at_the_retrieved_chunk_and_marks_it_with_e(page, chunk_s
     pair = current_pair(page)
     start, end = spans[pair[1]]
     expect(
-        page.get_by_text(f"Retrieved chunk {pair[1]}#1 [{start}, {end}) (run chunks, rank")
+        page.get_by_text(f"Retrieved chunk {pair[1]}#1 [{start}, {end}) (run chunks, document rank")
     ).to_be_visible()
     idle(page)
     page.keyboard.press("e")
