@@ -200,7 +200,7 @@ def test_a_chunk_level_run_opens_the_card_at_the_retrieved_chunk(optional):
     )
     assert at.session_state[state.evidence_cursor(view.pair_id)] == 1  # the chunk is the second sentence
     rank = view.retrieved.rank
-    caption = f"Retrieved chunk {view.doc_id}#1 `[{start}, {end})` (run chunks, document rank {rank}), shaded gray"
+    caption = f"Retrieved chunk {view.doc_id}#1 `[{start}, {end})` (run chunks, document rank {rank}), shaded"
     assert any(plain(c.value).startswith(caption) for c in at.caption)
     assert any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown) is False  # the cursor covers it
     _button(at, "prev").click().run()  # the cursor leaves the chunk: it shows shaded

@@ -172,15 +172,15 @@ def test_release_v1_carries_passages_and_one_passage_disagreement_is_open(labell
 
 
 def test_demo_chunks_opens_each_card_at_the_chunk_the_run_retrieved(labelled):
-    """``demo-chunks``: the long documents L1–L3 pooled from the paragraph chunk run at depth 3 (6 pairs); each
-    card knows the chunk its document kept, with the offsets of `sample_corpus/chunks_paragraphs.jsonl`."""
+    """``demo-chunks``: the long documents L1–L3 pooled from the paragraph chunk run at depth 3 (6 pairs);
+    each card knows the chunk its document kept, at the offsets of `chunks_paragraphs.jsonl`."""
     from annotate_app.services import queue
 
     db, info = labelled
     assert (info.chunks.added, status.project_status(db, SYSTEM, CHUNKS_PROJECT).pairs) == (6, 6)
     paragraphs = {
         r["chunk_id"]: (r["start"], r["end"])
-        for r in map(json.loads, (SAMPLE / "chunks_paragraphs.jsonl").read_text(encoding="utf-8").splitlines())
+        for r in map(json.loads, (SAMPLE / "chunks_paragraphs.jsonl").read_text().splitlines())
     }
     alice = authenticate(db, "alice", "alice-demo")
     seen = {}

@@ -145,4 +145,7 @@ def retrieved_chunk(s: Session, pair_id: int, doc_version: int) -> tuple[str, in
         .limit(1)
     )
     row = s.execute(stmt).first()
-    return None if row is None else (str(row[0]), int(row[1]), int(row[2]), str(row[3]), int(row[4]))
+    if row is None:
+        return None
+    chunk_id, start, end, run, rank = row
+    return str(chunk_id), int(start or 0), int(end or 0), str(run), int(rank)  # start, end: never NULL here

@@ -213,7 +213,8 @@ def retrieved_caption(view: PairView) -> None:
     if chunk is not None:
         st.caption(
             f"Retrieved chunk {escape_markdown(chunk.chunk_id)} `[{chunk.start}, {chunk.end})` "
-            f"(run {escape_markdown(chunk.run)}, document rank {chunk.rank}), shaded gray: the card opens there."
+            f"(run {escape_markdown(chunk.run)}, document rank {chunk.rank}), shaded gray: the card opens "
+            "there."
         )
 
 
