@@ -122,8 +122,8 @@ class Run(Base):
 
 class RunEntry(Base):
     """A document's place in a run. ``chunk_id``: for a chunk-level run, the ``chunks.id`` of the chunk the
-    entry kept (the document's best-ranked one); None for a document-level run (a plain integer: an undone
-    chunk import deletes its chunks)."""
+    entry kept (the document's best-ranked one); None for a document-level run, or once the chunk map that
+    added the chunk is undone (a plain integer, not a foreign key)."""
 
     __tablename__ = "run_entries"
     __table_args__ = (Index("ix_run_entries_run_id_rank", "run_id", "rank"),)

@@ -3,8 +3,8 @@
 - ``chunks.start_char`` / ``end_char`` / ``doc_version``: the chunk's ``[start, end)`` in the text of that
   version of its document, when the imported chunk map gave offsets (NULL otherwise);
 - ``run_entries.chunk_id``: for a chunk-level run, the ``chunks.id`` of the chunk the document's entry kept
-  (its best-ranked one); NULL for a document-level run. A plain integer, not a foreign key (an undone chunk
-  import deletes its chunks; the card then finds no chunk and opens as for a document-level run);
+  (its best-ranked one); NULL for a document-level run. A plain integer, not a foreign key (undoing a chunk
+  import sets it to NULL where it named one of its chunks, then deletes them);
 - triggers refusing UPDATE and DELETE on ``release_passages`` and ``passage_adjudications`` (as 0001 does for
   ``labels``), and on ``label_evidence`` refusing every UPDATE and the DELETE of a label's own passages: only
   the rows a re-import derived (``carried`` or ``stale``) are ever written again.
