@@ -29,7 +29,7 @@ else:
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["evaluate", "Result", "Counts", "as_qrels", "as_run", "named_runs", "map_chunks"]
+__all__ = ["evaluate", "Result", "Counts", "as_qrels", "as_run", "named_runs", "map_chunks", "best_chunks"]
 
 
 @dataclass(frozen=True)
@@ -456,6 +456,20 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
     >>> mapped.doc_id.to_pylist()
     ['a', 'b']
     """
+    return best_chunks(run, chunk_map)[0]
+
+
+def best_chunks(run: Run, chunk_map: Any) -> tuple[Run, pa.Array]:
+    """`map_chunks`, with the chunk each row of the mapped run kept: its document's best-ranked chunk.
+
+    Returns:
+        ``(mapped run, chunk IDs)``: the chunk IDs an Arrow string array aligned with the mapped run's rows.
+
+    >>> chunk_map = {"a#1": "a", "a#2": "a", "b#1": "b"}
+    >>> mapped, kept = best_chunks(as_run({"q1": ["a#2", "b#1", "a#1"]}), chunk_map)
+    >>> mapped.doc_id.to_pylist(), kept.to_pylist()
+    (['a', 'b'], ['a#2', 'b#1'])
+    """
     chunks, docs = _chunk_table(chunk_map)
     ranked = run.ranked()
     at = _ids.lookup(ranked.doc_id, chunks)
@@ -472,7 +486,7 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
     keep[_ids.duplicate_rows(codes, mapped)] = False
     take = _ids.indices(np.flatnonzero(keep))
     position = position_within(codes[keep])
-    return Run(
+    out = Run(
         ranked.query_id.take(take),
         mapped.take(take),
         -position.astype(np.float64),
@@ -481,6 +495,7 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
         empty_queries=run.empty_queries,
         _validated=True,
     )
+    return out, ranked.doc_id.take(take)
 
 
 _callable.make_callable(__name__, evaluate)

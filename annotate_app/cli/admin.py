@@ -281,13 +281,13 @@ def _demo_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--reset",
         action="store_true",
-        help="wipe the database first (refused if it holds projects other than 'demo' and 'demo-review')",
+        help="wipe the database first (refused if it holds projects other than the demo's)",
     )
     p.add_argument(
         "--with-labels",
         action="store_true",
         help="also load project 'demo-review': labels by alice and bob, rita's verdicts, release v1 and "
-        "two open disagreements (make run uses it)",
+        "two open disagreements, and 'demo-chunks': long documents and a chunk-level run (make run uses it)",
     )
     p.add_argument(
         "--sample-dir", metavar="DIR", help="sample corpus folder (default: the one shipped with QrelForge)"
@@ -308,6 +308,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(("reset the database; " if info.reset else "") + f"project {info.project}: {info.pool}")
     if info.review is not None:
         print(info.review)
+    if info.chunks is not None:
+        print(f"project {demo.CHUNKS_PROJECT}: {info.chunks}")
     created = set(info.created_users)
     rows = [
         (name, role, password, "created" if name in created else "exists (password unchanged)")

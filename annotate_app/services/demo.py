@@ -1,5 +1,6 @@
 """The demo: the sample corpus as project ``demo`` (unlabelled) with four users, and with ``labelled=True`` a
-judged project ``demo-review`` for the reviewer's pages.
+judged project ``demo-review`` for the reviewer's pages and a project ``demo-chunks``: the long documents with
+a chunk-level run, whose cards open at the chunk retrieved.
 
 `load_demo` is idempotent (creates only what is missing); ``reset=True`` wipes the database first and is
 refused when it holds a project other than the demo's. Users, passwords and the scripted labels:
@@ -39,6 +40,7 @@ __all__ = [
     "DEMO_USERS",
     "DEMO_PROJECT",
     "REVIEW_PROJECT",
+    "CHUNKS_PROJECT",
     "REVIEW_LABELS",
     "JUDGE_LABELS",
     "REVIEW_JUDGE",
@@ -52,6 +54,8 @@ REVIEW_LABELS = "review_labels.jsonl"  # in the sample corpus folder: the labels
 JUDGE_LABELS = "judge_lexical.jsonl"  # in the sample corpus folder: the lexical judge's labels of demo-review
 REVIEW_JUDGE = "lexical"
 _REVIEW_RUN = "run_bm25.trec"  # demo-review's third run (after the pooling)
+CHUNKS_PROJECT = "demo-chunks"
+_CHUNKS = ("long_docs.jsonl", "queries.jsonl", "chunks_paragraphs.jsonl", "run_chunks.trec")  # in that order
 _FIRST_DEPTH, _DEPTH = 2, 3
 _CORPUS = ("docs.jsonl", "queries.jsonl", "run_a.trec", "run_b.trec")
 DEMO_USERS = (
@@ -113,6 +117,7 @@ class DemoInfo:
     pool: PoolReport
     reset: bool
     review: ReviewInfo | None = None
+    chunks: PoolReport | None = None  # demo-chunks' pool (labelled demo only)
 
 
 def load_demo(
@@ -128,7 +133,7 @@ def load_demo(
     if not isinstance(labelled, bool):
         raise InvalidInput(f"labelled must be a bool; got {labelled!r}")
     folder = Path(sample_dir) if sample_dir is not None else SAMPLE_DIR
-    needed = _CORPUS + ((REVIEW_LABELS, JUDGE_LABELS, _REVIEW_RUN) if labelled else ())
+    needed = _CORPUS + ((REVIEW_LABELS, JUDGE_LABELS, _REVIEW_RUN, *_CHUNKS) if labelled else ())
     missing = [f for f in needed if not (folder / f).is_file()]
     if missing:
         raise InvalidInput(f"sample corpus folder {str(folder)!r} lacks {missing[0]}")
@@ -141,8 +146,15 @@ def load_demo(
     report = pooling.pool(db, actor, DEMO_PROJECT, depth=_DEPTH)
     projects.assign(db, actor, DEMO_PROJECT, ["alice", "bob"])
     review = _review(db, actor, folder) if labelled else None
+    chunks = _chunks(db, actor, folder) if labelled else None
     return DemoInfo(
-        project=DEMO_PROJECT, users=DEMO_USERS, created_users=created, pool=report, reset=reset, review=review
+        project=DEMO_PROJECT,
+        users=DEMO_USERS,
+        created_users=created,
+        pool=report,
+        reset=reset,
+        review=review,
+        chunks=chunks,
     )
 
 
@@ -161,11 +173,26 @@ def _corpus(db: Database, actor: Actor, project: str, folder: Path) -> None:
         imports.import_run(db, actor, project, folder / run)
 
 
+def _chunks(db: Database, actor: Actor, folder: Path) -> PoolReport:
+    """``demo-chunks``: the long documents L1–L3, the queries, the paragraph chunking (with offsets) and the
+    chunk-level run over it, pooled at depth 3 (6 pairs), evidence optional, alice and bob its annotators."""
+    if _project(db, actor, CHUNKS_PROJECT, "Demo: long documents and a chunk-level run (evidence passages)"):
+        projects.update_settings(db, actor, CHUNKS_PROJECT, evidence="optional")
+    docs, queries, chunk_map, run = (folder / name for name in _CHUNKS)
+    imports.import_documents(db, actor, CHUNKS_PROJECT, docs)
+    imports.import_queries(db, actor, CHUNKS_PROJECT, queries)
+    imports.import_chunk_map(db, actor, CHUNKS_PROJECT, chunk_map)
+    imports.import_run(db, actor, CHUNKS_PROJECT, run, chunks=True)
+    report = pooling.pool(db, actor, CHUNKS_PROJECT, depth=_DEPTH)
+    projects.assign(db, actor, CHUNKS_PROJECT, ["alice", "bob"])
+    return report
+
+
 def _reset(db: Database, actor: Actor) -> None:
     if migrate.current_revision(db) is not None:
         with db.read() as s:  # only an admin may wipe (list_projects would let anyone through)
             authorize(s, actor, Role.ADMIN, "reset the database")
-        ours = (DEMO_PROJECT, REVIEW_PROJECT)
+        ours = (DEMO_PROJECT, REVIEW_PROJECT, CHUNKS_PROJECT)
         others = [p.name for p in projects.list_projects(db, actor) if p.name not in ours]
         if others:
             raise Conflict(f"refusing to reset: the database holds other projects ({', '.join(others)})")

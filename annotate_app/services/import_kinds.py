@@ -67,7 +67,7 @@ IMPORT_KINDS: dict[ImportKind, KindInfo] = {  # one line per kind
     ImportKind.CHUNKS: KindInfo(
         "chunks",
         "import_chunk_map",
-        "a chunk→document map (chunk_id, doc_id)",
+        "a chunk→document map (chunk_id, doc_id; with start, end or text: where each chunk lies)",
         ("chunk mapping", "chunk mappings"),
         "read_chunk_map",
     ),

@@ -29,7 +29,7 @@ from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_count, check_int, check_reason
-from annotate_app.services.types import AnnotatorProgress, PairView
+from annotate_app.services.types import AnnotatorProgress, PairView, RetrievedChunk
 from annotate_app.store import annotation, exhausted, judges, projects
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AssignmentStatus, AuditAction, ClaimDraw
@@ -197,7 +197,13 @@ def _view(s: Session, proj: Project, a: _Claim) -> PairView:
         doc_changed=a.doc_changed,
         evidence=settings.evidence,
         relevance_cutoff=settings.relevance_cutoff,
+        retrieved=_retrieved(s, a.pair_id, content["doc_version"]),
     )
+
+
+def _retrieved(s: Session, pair_id: int, doc_version: int) -> RetrievedChunk | None:
+    found = annotation.retrieved_chunk(s, pair_id, doc_version)
+    return None if found is None else RetrievedChunk(*found)
 
 
 def get_pair(db: Database, actor: Actor, project: ProjectRef, pair_id: int) -> PairView:

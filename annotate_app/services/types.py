@@ -29,6 +29,7 @@ _GATE_TYPES = ("AgreementSummary", "Blockers", "Confusion", "Disagreement")  # d
 
 __all__ = [
     "GradeScale",
+    "RetrievedChunk",
     "UserInfo",
     "ProjectSettings",
     "ProjectInfo",
@@ -361,6 +362,19 @@ class LabelInfo:
 
 
 @dataclass(frozen=True)
+class RetrievedChunk:
+    """The chunk a chunk-level run retrieved for a pair: ``[start, end)`` in the text of the document version
+    shown, the best-ranked chunk of the document in ``run``; ``rank``: the document's rank there (the best
+    over the project's chunk-level runs)."""
+
+    chunk_id: str
+    start: int
+    end: int
+    run: str
+    rank: int
+
+
+@dataclass(frozen=True)
 class PairView:
     """Everything the judging screen shows for one pair — and nothing about other annotators' labels.
 
@@ -368,6 +382,8 @@ class PairView:
     ``doc_version``: the document version shown, which `labels.save_label` is given back (``doc_version=``).
     ``doc_changed``: the document was re-imported while the caller held this unlabelled claim (they were shown
     an older version); the card asks them to judge it again.
+    ``retrieved``: the chunk a chunk-level run retrieved (its place known in the version shown), where the
+    card opens; None for a pair only document-level runs (or none) ranked.
     """
 
     pair_id: int
@@ -388,6 +404,7 @@ class PairView:
     doc_changed: bool = False
     evidence: EvidenceMode = EvidenceMode.OFF  # the project's evidence setting (passages on the card)
     relevance_cutoff: int = 1
+    retrieved: RetrievedChunk | None = None
 
     @property
     def stale(self) -> bool:

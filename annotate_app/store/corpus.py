@@ -49,6 +49,7 @@ __all__ = [
     "queries_with_labels",
     "query_contents",
     "chunk_index",
+    "chunk_row_ids",
     "insert_chunks",
     "find_run",
     "insert_run",
@@ -190,6 +191,12 @@ def chunk_index(s: Session, project_id: int) -> dict[str, int]:
     return dict(s.execute(stmt).all())
 
 
+def chunk_row_ids(s: Session, project_id: int) -> dict[str, int]:
+    """chunk_id → its row's id (``chunks.id``)."""
+    stmt = select(Chunk.chunk_id, Chunk.id).where(Chunk.project_id == project_id)
+    return dict(s.execute(stmt).all())
+
+
 def insert_chunks(s: Session, rows: Sequence[dict]) -> None:
     bulk_insert(s, table_of(Chunk), rows)
 
@@ -256,10 +263,12 @@ def insert_run_columns(
     document_id: np.ndarray,
     rank: np.ndarray,
     score: np.ndarray,
+    chunk_id: np.ndarray | None = None,
     batch: int = 20_000,
 ) -> None:
     """Insert a run's entries from equal-length columns, ``batch`` rows at a time (only one batch of row dicts
-    exists at once, so a run of millions of entries needs no Python object per entry)."""
+    exists at once, so a run of millions of entries needs no Python object per entry). ``chunk_id``: a
+    chunk-level run's chunk of each entry (``chunks.id``)."""
     for start in range(0, len(rank), batch):
         part = slice(start, start + batch)
         columns = zip(
@@ -269,14 +278,14 @@ def insert_run_columns(
             score[part].tolist(),
             strict=True,
         )
-        bulk_insert(
-            s,
-            table_of(RunEntry),
-            [
-                {"run_id": run_id, "query_id": qq, "document_id": d, "rank": r, "score": sc}
-                for qq, d, r, sc in columns
-            ],
-        )
+        rows = [
+            {"run_id": run_id, "query_id": qq, "document_id": d, "rank": r, "score": sc}
+            for qq, d, r, sc in columns
+        ]
+        if chunk_id is not None:
+            for row, chunk in zip(rows, chunk_id[part].tolist(), strict=True):
+                row["chunk_id"] = chunk
+        bulk_insert(s, table_of(RunEntry), rows)
 
 
 def set_run_size(s: Session, run_id: int, n_entries: int) -> None:

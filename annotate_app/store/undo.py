@@ -381,6 +381,17 @@ def delete_prior(s: Session, project_id: int, source: str) -> int:
 
 
 def delete_chunks(s: Session, import_id: int) -> int:
+    """Delete the chunks an import added; the run entries that kept one of them forget it first (SQLite may
+    give a deleted row's id to a later chunk)."""
+    mine = select(Chunk.id).where(Chunk.import_id == import_id)
+    project = select(Chunk.project_id).where(Chunk.import_id == import_id).limit(1).scalar_subquery()
+    runs = select(Run.id).where(Run.project_id == project)
+    s.execute(
+        update(RunEntry)
+        .where(RunEntry.run_id.in_(runs), RunEntry.chunk_id.in_(mine))
+        .values(chunk_id=None)
+        .execution_options(synchronize_session=False)
+    )
     return rowcount(s.execute(delete(Chunk).where(Chunk.import_id == import_id)))
 
 

@@ -181,3 +181,46 @@ def test_a_long_document_shows_in_a_window_that_follows_the_cursor(app_db):
     at.text_input(key=state.evidence_selection(pid)).input(sent).run()
     first = LONG.index("lasts ten", 140_000)
     assert _marks(at) == [(first, first + 9), (145_000, 145_028)]
+
+
+def test_a_chunk_level_run_opens_the_card_at_the_retrieved_chunk(optional):
+    """The pair came from a chunk-level run: the sentence cursor starts in the chunk (not at the first query
+    term), which is named and shaded."""
+    from app_helpers import chunk_run
+
+    spans = chunk_run(optional)
+    at = app_as(optional, "alice")
+    assert not at.exception
+    view = _view(at)
+    start, end = spans[view.doc_id]
+    assert (view.retrieved.chunk_id, view.retrieved.start, view.retrieved.end) == (
+        f"{view.doc_id}#1",
+        start,
+        end,
+    )
+    assert at.session_state[state.evidence_cursor(view.pair_id)] == 1  # the chunk is the second sentence
+    rank = view.retrieved.rank
+    caption = f"Retrieved chunk {view.doc_id}#1 `[{start}, {end})` (run chunks, document rank {rank}), shaded"
+    assert any(plain(c.value).startswith(caption) for c in at.caption)
+    assert any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown) is False  # the cursor covers it
+    _button(at, "prev").click().run()  # the cursor leaves the chunk: it shows shaded
+    assert any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown)
+
+
+def test_an_off_project_shades_the_retrieved_chunk_too(app_db):
+    from app_helpers import chunk_run
+
+    spans = chunk_run(app_db)
+    at = app_as(app_db, "alice")
+    view = _view(at)
+    start, end = spans[view.doc_id]
+    assert any(
+        plain(c.value).startswith(f"Retrieved chunk {view.doc_id}#1 `[{start}, {end})`") for c in at.caption
+    )
+    assert any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown)
+
+
+def test_without_a_chunk_level_run_the_card_names_no_chunk(optional):
+    at = app_as(optional, "alice")
+    assert _view(at).retrieved is None
+    assert not any("Retrieved chunk" in c.value for c in at.caption)

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_helpers import PASSWORDS, judge_with_evidence
+from app_helpers import PASSWORDS, chunk_run, judge_with_evidence
 from e2e_helpers import current_pair, go, idle, login, shot, start_server, stop_server
 from playwright.sync_api import expect
 
@@ -59,6 +59,21 @@ def evidence_server(servers, demo_template, tmp_path):
         lambda db: projects.update_settings(db, SYSTEM, "demo", evidence="optional"),
     )
     yield server, path
+    stop_server(server)
+
+
+@pytest.fixture
+def chunk_server(servers, demo_template, tmp_path):
+    """The demo with evidence optional and a chunk-level run (`app_helpers.chunk_run`); returns (server,
+    database path, doc_id → the retrieved chunk's span)."""
+    spans: dict = {}
+
+    def prepare(db):
+        projects.update_settings(db, SYSTEM, "demo", evidence="optional")
+        spans.update(chunk_run(db))
+
+    server, path = _server(servers, demo_template, tmp_path, prepare)
+    yield server, path, spans
     stop_server(server)
 
 
@@ -190,3 +205,23 @@ def test_a_reviewer_adjudicates_the_passages_in_the_browser(page, passages_serve
     finally:
         db.dispose()
     assert item.adjudicated == ((3, 5),)
+
+
+def test_the_card_opens_at_the_retrieved_chunk_and_marks_it_with_e(page, chunk_server):
+    """The pair came from a chunk-level run: the card names the chunk, the cursor starts on it (blue), and E
+    marks exactly the chunk's sentence, without any J/K move."""
+    server, path, spans = chunk_server
+    login(page, server.url, "alice")
+    pair = current_pair(page)
+    start, end = spans[pair[1]]
+    expect(
+        page.get_by_text(f"Retrieved chunk {pair[1]}#1 [{start}, {end}) (run chunks, document rank")
+    ).to_be_visible()
+    idle(page)
+    page.keyboard.press("e")
+    expect(page.get_by_role("button", name="E Unmark sentence")).to_be_visible()
+    idle(page)
+    shot(page, "evidence-retrieved-chunk")
+    _submit(page, pair, 2)
+    (label,) = _saved(path)
+    assert label.evidence == ((start, end),)

@@ -33,6 +33,7 @@ __all__ = [
     "app_as",
     "sample_grades",
     "judge_all",
+    "chunk_run",
     "labelled_db",
     "released_db",
     "clear_streamlit_caches",
@@ -178,6 +179,30 @@ def judge_with_evidence(db, spans: dict[str, list[tuple[int, int]]]) -> int:
         )
         pair_id = mine.pair_id
     return pair_id
+
+
+def chunk_run(db) -> dict[str, tuple[int, int]]:
+    """Import into the demo a chunk map with offsets (chunk ``<doc>#1``: the second sentence of each
+    document) and a chunk-level run ``chunks`` ranking every chunk for every query. Returns doc_id → that
+    chunk's ``[start, end)``."""
+    import json
+
+    from annotate_app.services import imports
+    from annotate_app.services.auth import SYSTEM
+    from annotate_app.ui.components.evidence_text import sentences
+
+    docs = [json.loads(line) for line in (SAMPLE / "docs.jsonl").read_text(encoding="utf-8").splitlines()]
+    spans = {d["doc_id"]: sentences(d["text"])[1] for d in docs}
+    chunks = "".join(
+        json.dumps({"chunk_id": f"{doc}#1", "doc_id": doc, "start": a, "end": b}) + "\n"
+        for doc, (a, b) in spans.items()
+    )
+    imports.import_chunk_map(db, SYSTEM, "demo", chunks.encode(), filename="chunks.jsonl")
+    run = "".join(
+        f"{q} Q0 {doc}#1 {i + 1} {10 - i} chunks\n" for q in ("q1", "q2", "q3") for i, doc in enumerate(spans)
+    )
+    imports.import_run(db, SYSTEM, "demo", run.encode(), filename="chunks.trec", chunks=True)
+    return spans
 
 
 @pytest.fixture

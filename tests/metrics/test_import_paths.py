@@ -220,7 +220,16 @@ PUBLIC = {  # module -> its public names (its __all__) before the subpackages
         "UndefinedMetricWarning",
         "quoted",
     ),
-    "metrics.evaluate": ("Counts", "Result", "as_qrels", "as_run", "evaluate", "map_chunks", "named_runs"),
+    "metrics.evaluate": (
+        "Counts",
+        "Result",
+        "as_qrels",
+        "as_run",
+        "best_chunks",
+        "evaluate",
+        "map_chunks",
+        "named_runs",
+    ),
     "metrics.fingerprint": (
         "FINGERPRINT_KEY",
         "FileDigests",

@@ -17,7 +17,7 @@ import pytest
 from annotate_app.cli import main
 from annotate_app.services import audit, gate, labels, releases, status
 from annotate_app.services.auth import SYSTEM, authenticate
-from annotate_app.services.demo import REVIEW_LABELS, REVIEW_PROJECT, ReviewInfo, load_demo
+from annotate_app.services.demo import CHUNKS_PROJECT, REVIEW_LABELS, REVIEW_PROJECT, ReviewInfo, load_demo
 from annotate_app.services.errors import InvalidInput
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
@@ -169,3 +169,34 @@ def test_release_v1_carries_passages_and_one_passage_disagreement_is_open(labell
     found = passage_agreement.passage_agreement(db, SYSTEM, REVIEW_PROJECT)
     # alice's characters 47 + 32 + 39 = 118, bob's 92 + 32 + 39 = 163, both 118: F1 = 2·118 / (118 + 163)
     assert found.mean_f1 == pytest.approx(2 * 118 / 281)
+
+
+def test_demo_chunks_opens_each_card_at_the_chunk_the_run_retrieved(labelled):
+    """``demo-chunks``: the long documents L1–L3 pooled from the paragraph chunk run at depth 3 (6 pairs);
+    each card knows the chunk its document kept, at the offsets of `chunks_paragraphs.jsonl`."""
+    from annotate_app.services import queue
+
+    db, info = labelled
+    assert (info.chunks.added, status.project_status(db, SYSTEM, CHUNKS_PROJECT).pairs) == (6, 6)
+    paragraphs = {
+        r["chunk_id"]: (r["start"], r["end"])
+        for r in map(json.loads, (SAMPLE / "chunks_paragraphs.jsonl").read_text().splitlines())
+    }
+    alice = authenticate(db, "alice", "alice-demo")
+    seen = {}
+    while (view := queue.next_pair(db, alice, CHUNKS_PROJECT)) is not None:
+        chunk = view.retrieved
+        assert (chunk.start, chunk.end) == paragraphs[chunk.chunk_id] and view.evidence == "optional"
+        seen[(view.query_id, view.doc_id)] = (chunk.chunk_id, chunk.rank)
+        queue.skip(db, alice, CHUNKS_PROJECT, view.pair_id, reason="only looking")
+    # each document's best-ranked paragraph in sample_corpus/run_chunks.trec, and the document's rank
+    assert seen == {
+        ("q1", "L1"): ("L1-p1", 1),
+        ("q1", "L2"): ("L2-p3", 2),
+        ("q2", "L2"): ("L2-p3", 1),
+        ("q2", "L3"): ("L3-p4", 2),
+        ("q3", "L3"): ("L3-p1", 1),
+        ("q3", "L2"): ("L2-p5", 2),
+    }
+    again = load_demo(db, labelled=True)
+    assert (again.chunks.added, again.chunks.already_pooled) == (0, 6)

@@ -103,6 +103,28 @@ def test_undone_run_can_be_imported_again(db):
     assert _count(db, "run_entries") == 9
 
 
+def test_an_undone_chunk_map_leaves_no_chunk_to_a_runs_entries(db):
+    """The chunk run's entries forget the chunks of an undone map (SQLite may give their ids to new chunks):
+    the card then opens as for a document-level run."""
+    placed = _jsonl(*({"chunk_id": f"D1#{i}", "doc_id": "D1", "start": i, "end": i + 5} for i in (1, 2)))
+    _setup(db, "docs", "queries")
+    imports.import_chunk_map(db, SYSTEM, "p", placed, filename="chunks.jsonl")
+    imports.import_run(
+        db, SYSTEM, "p", b"q1 Q0 D1#2 1 2 c\nq1 Q0 D1#1 2 1 c\n", filename="c.trec", chunks=True
+    )
+    assert _count(db, "run_entries", "WHERE chunk_id IS NOT NULL") == 1
+    imports.undo_import(db, SYSTEM, "p", 3)
+    assert (
+        _count(db, "chunks"),
+        _count(db, "run_entries"),
+        _count(db, "run_entries", "WHERE chunk_id IS NULL"),
+    ) == (
+        0,
+        1,
+        1,
+    )
+
+
 @pytest.mark.parametrize(
     ("undo", "message"),
     [

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from annotate_app.services import imports, projects
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
+from annotate_app.store import annotation
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 DOCS = ["D1", "D2", "D3", "D4", "D5", "D6"]
@@ -92,6 +93,20 @@ def test_a_chunk_level_run_keeps_each_documents_best_chunk_across_pieces(project
         ("c", "q2", "D2", 1, 0.0),
         ("c", "q2", "D1", 2, -1.0),
     ]
+    with project.read() as s:  # each entry keeps the chunk its document kept (by score: D2#2 0.6 in q2)
+        kept = s.execute(
+            text(
+                "SELECT q.external_id, d.external_id, c.chunk_id FROM run_entries e "
+                "JOIN queries q ON q.id = e.query_id JOIN documents d ON d.id = e.document_id "
+                "JOIN chunks c ON c.id = e.chunk_id ORDER BY q.external_id, e.rank"
+            )
+        ).all()
+    assert [tuple(r) for r in kept] == [
+        ("q1", "D1", "D1#2"),
+        ("q1", "D2", "D2#1"),
+        ("q2", "D2", "D2#2"),
+        ("q2", "D1", "D1#1"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -138,3 +153,52 @@ def test_the_run_is_named_by_its_first_tag_even_when_read_in_pieces(project, mon
     assert imports.import_run(project, SYSTEM, "p", run, filename="run.trec").name == "first"
     with pytest.raises(InvalidInput, match=re.escape("run name must")):
         imports.import_run(project, SYSTEM, "p", run, filename="run.trec", name="has space")
+
+
+@pytest.mark.parametrize(
+    ("chunks", "first"),
+    [
+        ("chunks_paragraphs.jsonl", ("L1-p1", 457, 901)),  # offsets given
+        ("chunks_windows.jsonl", None),  # text located: the run names paragraph chunks, unknown here
+    ],
+)
+def test_the_card_of_a_chunk_run_pair_knows_the_retrieved_chunk(db, chunks, first):
+    """The sample's long documents, a chunk map and the paragraph chunk run: q1's first pair (L1) carries
+    the chunk L1-p1 [457, 901) the run ranked first; a re-import of L1 leaves the chunk's offsets behind."""
+    from annotate_app.services import pooling, queue, users
+    from annotate_app.services.auth import authenticate
+
+    projects.create_project(db, SYSTEM, "lc", annotators_per_pair=1)
+    imports.import_documents(db, SYSTEM, "lc", SAMPLE / "long_docs.jsonl")
+    imports.import_queries(db, SYSTEM, "lc", SAMPLE / "queries.jsonl")
+    imports.import_chunk_map(db, SYSTEM, "lc", SAMPLE / chunks)
+    if first is None:  # the windows, located by their text: each one's place is its text's
+        with db.read() as s:
+            rows = s.execute(text("SELECT chunk_id, start_char, end_char, doc_version FROM chunks")).all()
+        assert len(rows) == 16 and ("L1-w1", 500, 1000, 1) in [tuple(r) for r in rows]
+        return
+    imports.import_run(db, SYSTEM, "lc", SAMPLE / "run_chunks.trec", chunks=True)
+    pooling.pool(db, SYSTEM, "lc", depth=3)
+    users.create_user(db, SYSTEM, "ann", "ann-password-1")
+    projects.assign(db, SYSTEM, "lc", ["ann"])
+    ann = authenticate(db, "ann", "ann-password-1")
+    views = []
+    while (view := queue.next_pair(db, ann, "lc")) is not None:
+        views.append(view)
+        queue.skip(db, ann, "lc", view.pair_id, reason="looked only")
+    retrieved = {(v.query_id, v.doc_id): v.retrieved for v in views}
+    chunk = retrieved[("q1", "L1")]
+    assert (chunk.chunk_id, chunk.start, chunk.end, chunk.run, chunk.rank) == (*first, "para_run", 1)
+    assert retrieved[("q3", "L2")].chunk_id == "L2-p5"  # L2's best chunk for q3, at rank 4
+    doc = [
+        line
+        for line in (SAMPLE / "long_docs.jsonl").read_text(encoding="utf-8").splitlines()
+        if '"L1"' in line
+    ]
+    imports.import_documents(
+        db, SYSTEM, "lc", doc[0].replace("This handbook", "Our handbook").encode(), filename="l1.jsonl"
+    )
+    q1 = [v for v in views if (v.query_id, v.doc_id) == ("q1", "L1")][0]
+    with db.read() as s:
+        assert annotation.retrieved_chunk(s, q1.pair_id, 2) is None  # offsets of version 1 only
+        assert annotation.retrieved_chunk(s, q1.pair_id, 1)[0] == "L1-p1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 
@@ -17,7 +18,7 @@ from annotate_app.judges import Backend
 from annotate_app.store import enums
 from annotate_app.store.db import Database, safe_url
 from annotate_app.store.migrate import current_revision, downgrade_all, head_revision, upgrade
-from annotate_app.store.models import IMMUTABLE_TABLES, ROLES, Base
+from annotate_app.store.models import IMMUTABLE_TABLES, PASSAGE_IMMUTABLE_TABLES, ROLES, Base
 
 
 def test_migrations_create_exactly_the_models(db):
@@ -163,6 +164,65 @@ def test_immutable_tables_refuse_update_and_delete(demo, table, statement):
         _label_and_release(demo)
     with pytest.raises((IntegrityError, DBAPIError), match="immutable"), demo.write() as s:
         s.execute(text(statement.format(t=table)))
+
+
+@pytest.fixture
+def passages(demo):
+    """The demo with evidence on alice's and bob's labels of q1 · D1, their passages adjudicated, a release
+    with passages, and D1 re-imported (rows carried to version 2)."""
+    from app_helpers import PASSWORDS, judge_with_evidence
+
+    from annotate_app.services import imports, passage_adjudication, releases
+    from annotate_app.services.auth import SYSTEM, authenticate
+
+    pair_id = judge_with_evidence(demo, {"alice": [(0, 5)], "bob": [(3, 9)]})
+    rita = authenticate(demo, "rita", PASSWORDS["rita"])
+    passage_adjudication.adjudicate_passages(demo, rita, "demo", pair_id, spans=[(0, 9)], reason="the answer")
+    releases.create_release(demo, rita, "demo")
+    with demo.read() as s:
+        title, text_ = s.execute(
+            text(
+                "SELECT v.title, v.text FROM document_versions v JOIN documents d ON d.id = v.document_id "
+                "WHERE d.external_id = 'D1'"
+            )
+        ).one()
+    doc = {"doc_id": "D1", "title": title, "text": "Note: " + text_}
+    imports.import_documents(demo, SYSTEM, "demo", (json.dumps(doc) + "\n").encode(), filename="d.jsonl")
+    return demo
+
+
+@pytest.mark.parametrize("table", PASSAGE_IMMUTABLE_TABLES)
+@pytest.mark.parametrize("statement", ["UPDATE {t} SET id = id", "DELETE FROM {t}"])
+def test_passage_tables_refuse_update_and_delete(passages, table, statement):
+    with passages.read() as s:
+        assert s.execute(text(f"SELECT count(*) FROM {table}")).scalar() > 0
+    with pytest.raises((IntegrityError, DBAPIError), match="immutable"), passages.write() as s:
+        s.execute(text(statement.format(t=table)))
+
+
+OWN = "NOT carried AND NOT stale"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE label_evidence SET start_char = start_char",
+        "UPDATE label_evidence SET stale = stale WHERE carried",
+        f"DELETE FROM label_evidence WHERE {OWN}",
+    ],
+)
+def test_label_evidence_refuses_updates_and_deleting_a_labels_own_passages(passages, statement):
+    with pytest.raises((IntegrityError, DBAPIError), match="immutable"), passages.write() as s:
+        s.execute(text(statement))
+
+
+def test_label_evidence_rows_a_reimport_derived_may_be_deleted(passages):
+    """`store.annotation.replace_carried` deletes them when a re-import writes a version again."""
+    with passages.write() as s:
+        derived = s.execute(text(f"DELETE FROM label_evidence WHERE NOT ({OWN})")).rowcount
+    with passages.read() as s:
+        left = s.execute(text(f"SELECT count(*) FROM label_evidence WHERE {OWN}")).scalar()
+    assert (derived, left) == (2, 2)
 
 
 def _label_and_release(db):

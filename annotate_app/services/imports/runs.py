@@ -227,12 +227,13 @@ def _write_run(writer: _RunWriter, file: SourceFile, pieces: Iterator) -> int:
 class _RunTarget:
     """What a run's IDs are checked against and mapped to: the project's queries and documents, and for a
     chunk-level run its chunk map (``chunks``: chunk IDs; ``chunk_docs``: the external ID of each one's
-    document, aligned with ``chunks.keys``)."""
+    document, aligned with ``chunks.keys``; ``chunk_rows``: the ``chunks.id`` of each, likewise)."""
 
     queries: Ids
     docs: Ids
     chunks: Ids | None = None
     chunk_docs: Any = None
+    chunk_rows: Any = None
 
     @classmethod
     def load(cls, s: Session, project_id: int, chunks: bool) -> _RunTarget:
@@ -243,9 +244,14 @@ class _RunTarget:
         if not chunks:
             return cls(queries, docs)
         cindex = corpus.chunk_index(s, project_id)
+        rows = corpus.chunk_row_ids(s, project_id)
         external = {i: ext for ext, (i, _, _) in dindex.items()}
         return cls(
-            queries, docs, Ids.of(cindex), pa.array([external[d] for d in cindex.values()], pa.string())
+            queries,
+            docs,
+            Ids.of(cindex),
+            pa.array([external[d] for d in cindex.values()], pa.string()),
+            np.fromiter((rows[c] for c in cindex), np.int64, len(cindex)),
         )
 
     def unknown_rows(self, run, offset: int) -> list[tuple[int, str]]:
@@ -255,20 +261,24 @@ class _RunTarget:
     def columns(self, run) -> dict[str, np.ndarray]:
         """The entries of ``run`` (whole queries) in evaluation order as columns: internal query and document
         ids, rank (1-based within the query), score. A chunk-level run first keeps each document's best-ranked
-        chunk (`metrics.evaluate.map_chunks`)."""
-        from metrics.evaluate import map_chunks
+        chunk (`metrics.evaluate.best_chunks`), whose ``chunks.id`` is the column ``chunk_id``."""
+        from metrics.evaluate import best_chunks
         from metrics.measures.ranking import position_within, trec_order
 
+        kept = None
         if self.chunks is not None:
-            run = map_chunks(run, self._chunk_map(run.doc_id))
+            run, kept = best_chunks(run, self._chunk_map(run.doc_id))
         codes = run.query_codes()[0]
         order = trec_order(codes, run.score, run.doc_id)  # an index, not a second copy of the ID columns
-        return {
+        columns = {
             "query_id": self.queries.internal(run.query_id)[order],
             "document_id": self.docs.internal(run.doc_id)[order],
             "rank": position_within(codes[order]) + 1,
             "score": run.score[order],
         }
+        if self.chunks is not None:
+            columns["chunk_id"] = self.chunk_rows[self.chunks.positions(kept)][order]
+        return columns
 
     def _chunk_map(self, chunk_ids) -> dict[str, str]:
         """chunk ID → document ID, for the chunks of ``chunk_ids`` only."""
@@ -347,6 +357,7 @@ class _RunWriter:
                 document_id=columns["document_id"],
                 rank=columns["rank"],
                 score=columns["score"],
+                chunk_id=columns.get("chunk_id"),
             )
             self.n += len(columns["rank"])
 

@@ -41,7 +41,7 @@ from annotate_app.store.annotation.columns import (
     pair_rows,
     query_names,
 )
-from annotate_app.store.annotation.contents import current_doc_version, pair_content, priors
+from annotate_app.store.annotation.contents import current_doc_version, pair_content, priors, retrieved_chunk
 from annotate_app.store.annotation.evidence import (
     EvidenceRow,
     add_spans,
@@ -120,6 +120,7 @@ __all__ = [
     "pair_origins",
     "pair_rows",
     "priors",
+    "retrieved_chunk",
     "query_names",
     "release_slot",
     "save_target",

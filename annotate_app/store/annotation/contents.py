@@ -1,4 +1,5 @@
-"""Contents: what the annotation page shows of a pair (query, document, guidelines, prior grades)."""
+"""Contents: what the annotation page shows of a pair (query, document, guidelines, prior grades, the chunk a
+chunk-level run retrieved)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,24 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from annotate_app.store.corpus import STAGING
 from annotate_app.store.models import (
+    Chunk,
     Document,
     DocumentVersion,
     Guidelines,
     Pair,
     PriorJudgment,
     Query,
+    Run,
+    RunEntry,
 )
 
 __all__ = [
     "pair_content",
     "current_doc_version",
     "priors",
+    "retrieved_chunk",
 ]
 
 
@@ -116,3 +122,30 @@ def priors(s: Session, pair_ids: Sequence[int]) -> dict[int, list[tuple[str, int
     for pid, source, grade in s.execute(stmt):
         out.setdefault(pid, []).append((source, grade))
     return out
+
+
+def retrieved_chunk(s: Session, pair_id: int, doc_version: int) -> tuple[str, int, int, str, int] | None:
+    """The chunk a chunk-level run retrieved for the pair, whose place in version ``doc_version`` of the
+    document is known: (chunk ID, start, end, run name, rank); the best-ranked one over the runs (then the
+    first run imported), None if there is none."""
+    stmt = (
+        select(Chunk.chunk_id, Chunk.start_char, Chunk.end_char, Run.name, RunEntry.rank)
+        .select_from(Pair)
+        .join(RunEntry, and_(RunEntry.query_id == Pair.query_id, RunEntry.document_id == Pair.document_id))
+        .join(Run, Run.id == RunEntry.run_id)
+        .join(Chunk, Chunk.id == RunEntry.chunk_id)
+        .where(
+            Pair.id == pair_id,
+            Chunk.doc_version == doc_version,
+            Chunk.start_char.is_not(None),
+            Chunk.end_char.is_not(None),
+            ~Run.name.startswith(STAGING),
+        )
+        .order_by(RunEntry.rank, Run.id)
+        .limit(1)
+    )
+    row = s.execute(stmt).first()
+    if row is None:
+        return None
+    chunk_id, start, end, run, rank = row
+    return str(chunk_id), int(start or 0), int(end or 0), str(run), int(rank)  # start, end: never NULL here

@@ -12,6 +12,7 @@ from annotate_app.store.models._base import (
     IMMUTABLE_TABLES,
     JUDGE_IMMUTABLE_TABLES,
     NAMING,
+    PASSAGE_IMMUTABLE_TABLES,
     QREL_KINDS,
     ROLES,
     Base,
@@ -82,6 +83,7 @@ __all__ = [
     "QREL_KINDS",
     "IMMUTABLE_TABLES",
     "JUDGE_IMMUTABLE_TABLES",
+    "PASSAGE_IMMUTABLE_TABLES",
     "NAMING",
     "UTCDateTime",
 ]

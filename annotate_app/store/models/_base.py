@@ -18,6 +18,7 @@ __all__ = [
     "QREL_KINDS",
     "IMMUTABLE_TABLES",
     "JUDGE_IMMUTABLE_TABLES",
+    "PASSAGE_IMMUTABLE_TABLES",
     "NAMING",
     "utcnow",
     "UTCDateTime",
@@ -41,6 +42,12 @@ IMMUTABLE_TABLES = ("labels", "releases", "release_qrels", "audit_log")
 
 
 JUDGE_IMMUTABLE_TABLES = ("judge_prompts", "judge_labels")  # append-only too (migration 0003_judges)
+
+
+PASSAGE_IMMUTABLE_TABLES = ("release_passages", "passage_adjudications")  # append-only too (migration 0016)
+"""Append-only like `IMMUTABLE_TABLES`. ``label_evidence`` is too, but for the rows a re-import derived
+(``carried`` or ``stale``), which it may delete and write again: the database refuses every UPDATE of it and
+the DELETE of a label's own passages."""
 
 
 NAMING = {

@@ -54,7 +54,9 @@ class DocumentVersion(Base):
 
 
 class Chunk(Base):
-    """The chunk→document map: a chunk-level run is scored and pooled by document."""
+    """The chunk→document map: a chunk-level run is scored and pooled by document. ``start_char``,
+    ``end_char``: where the chunk lies in the text of version ``doc_version`` of its document, when the map
+    gave offsets (all three NULL otherwise)."""
 
     __tablename__ = "chunks"
     __table_args__ = (UniqueConstraint("project_id", "chunk_id"),)
@@ -64,6 +66,9 @@ class Chunk(Base):
     chunk_id: Mapped[str] = mapped_column(String(255))
     document_id: Mapped[int] = mapped_column(fk("documents.id"), index=True)
     import_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    start_char: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end_char: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    doc_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class Query(Base):
@@ -116,6 +121,10 @@ class Run(Base):
 
 
 class RunEntry(Base):
+    """A document's place in a run. ``chunk_id``: for a chunk-level run, the ``chunks.id`` of the chunk the
+    entry kept (the document's best-ranked one); None for a document-level run, or once the chunk map that
+    added the chunk is undone (a plain integer, not a foreign key)."""
+
     __tablename__ = "run_entries"
     __table_args__ = (Index("ix_run_entries_run_id_rank", "run_id", "rank"),)
 
@@ -124,6 +133,7 @@ class RunEntry(Base):
     document_id: Mapped[int] = mapped_column(fk("documents.id"), primary_key=True, index=True)
     rank: Mapped[int] = mapped_column(Integer)
     score: Mapped[float] = mapped_column(Float)
+    chunk_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class PriorJudgment(Base):

@@ -19,7 +19,18 @@ from annotate_app.ui import state
 from annotate_app.ui.components import evidence_text, keyboard
 from annotate_app.ui.escape import escape_markdown
 
-__all__ = ["EVIDENCE", "SELECTION", "DOC_TEXT", "MARK", "marks", "start_marks", "show_pair", "EXCERPT"]
+__all__ = [
+    "EVIDENCE",
+    "SELECTION",
+    "DOC_TEXT",
+    "MARK",
+    "marks",
+    "start_marks",
+    "show_pair",
+    "retrieved_span",
+    "retrieved_caption",
+    "EXCERPT",
+]
 
 EVIDENCE = "qf_evidence"  # the container of the sentence buttons (J, K, E)
 MARK = "qf_mark"  # the container of the "Mark selection" button (M)
@@ -155,14 +166,15 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
     pid, ss = view.pair_id, st.session_state
     found = evidence_text.sentences(text)
     cursor_key = state.evidence_cursor(pid, scope)
-    if cursor_key not in ss and found:
-        first = evidence_text.first_match(text, view.query_text)
-        ss[cursor_key] = next((i for i, (_, b) in enumerate(found) if first is not None and first < b), 0)
+    chunk = retrieved_span(view, len(text))
+    if cursor_key not in ss and found:  # the card opens at the retrieved chunk, else the first query term
+        ss[cursor_key] = evidence_text.opening(found, text, view.query_text, chunk)
     at = ss.get(cursor_key)
     cursor = found[at] if found and at is not None and at < len(found) else None
     chosen = marks(pid, scope)
     st.caption(f"Query {escape_markdown(view.query_id)} · document {escape_markdown(view.doc_id)}")
     st.markdown(f"**Query:** {escape_markdown(view.query_text)}")
+    retrieved_caption(view)
     start, end = evidence_text.window(len(text), cursor, WINDOW)
     shown = text[start:end]
     if (start, end) != (0, len(text)):
@@ -175,12 +187,35 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
             st.markdown(f"#### {escape_markdown(view.doc_title)}")
         st.container(key=DOC_TEXT).markdown(
             evidence_text.to_markdown(
-                shown, view.query_text, evidence_text.clip(chosen, start, end), within[0] if within else None
+                shown,
+                view.query_text,
+                evidence_text.clip(chosen, start, end),
+                within[0] if within else None,
+                next(iter(evidence_text.clip([chunk] if chunk else [], start, end)), None),
             )
         )
     _controls(view, scope, (shown, start), found, cursor)
     _listed(pid, scope, text, chosen)
     st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
+
+
+def retrieved_span(view: PairView, length: int) -> Span | None:
+    """The retrieved chunk's ``[start, end)`` within the first ``length`` characters shown, or None."""
+    chunk = view.retrieved
+    if chunk is None or chunk.start >= length:
+        return None
+    return chunk.start, min(chunk.end, length)
+
+
+def retrieved_caption(view: PairView) -> None:
+    """The card's note of the retrieved chunk (shaded gray in the text), when a chunk-level run ranked one."""
+    chunk = view.retrieved
+    if chunk is not None:
+        st.caption(
+            f"Retrieved chunk {escape_markdown(chunk.chunk_id)} `[{chunk.start}, {chunk.end})` "
+            f"(run {escape_markdown(chunk.run)}, document rank {chunk.rank}), shaded gray: the card opens "
+            "there."
+        )
 
 
 def _controls(

@@ -33,7 +33,9 @@ __all__ = [
     "locate_selection",
     "to_markdown",
     "first_match",
+    "opening",
     "STYLES",
+    "CHUNK",
 ]
 
 Span = tuple[int, int]
@@ -43,6 +45,7 @@ _END = re.compile(r"[.!?。！？]+[\"')\]]*(?=\s|$)|\n+|(?<=[。！？])")
 # what a stretch of text is → its highlight (Streamlit's background colours)
 STYLES = {"marked": "green-background", "cursor": "blue-background", "both": "violet-background"}
 _TERM = "orange-background"
+CHUNK = "gray-background"  # the chunk a chunk-level run retrieved (under passages, cursor and query terms)
 
 
 def sentences(text: str) -> list[Span]:
@@ -142,11 +145,30 @@ def first_match(text: str, query: str) -> int | None:
     return found[0][0] if found else None
 
 
-def to_markdown(text: str, query: str, marks: Sequence[Span], cursor: Span | None = None) -> str:
-    """``text`` as inert Markdown: passages, the cursor's sentence and (elsewhere) query terms highlighted."""
+def opening(found: Sequence[Span], text: str, query: str, chunk: Span | None) -> int:
+    """The sentence (an index into ``found``, the text's `sentences`) a card opens at: the one the retrieved
+    ``chunk`` starts in when there is one, else the one of the first query term, else the first.
+
+    >>> found = sentences("One cat. Two dogs. Three birds.")
+    >>> opening(found, "One cat. Two dogs. Three birds.", "birds", None), opening(found, "", "", (10, 17))
+    (2, 1)
+    """
+    at = chunk[0] if chunk is not None else first_match(text, query)
+    return next((i for i, (_, b) in enumerate(found) if at is not None and at < b), 0)
+
+
+def to_markdown(
+    text: str, query: str, marks: Sequence[Span], cursor: Span | None = None, chunk: Span | None = None
+) -> str:
+    """``text`` as inert Markdown: passages, the cursor's sentence and (elsewhere) query terms highlighted,
+    and under them the retrieved ``chunk`` (in `CHUNK`).
+
+    >>> to_markdown("ab cd ef", "", [], chunk=(3, 5))
+    'ab :gray-background[cd] ef'
+    """
     terms = spans(text, query_terms(query))
     cuts = {0, len(text)}
-    for a, b in [*marks, *terms, *([cursor] if cursor else [])]:
+    for a, b in [*marks, *terms, *([cursor] if cursor else []), *([chunk] if chunk else [])]:
         cuts.update((a, b))
     points = sorted(c for c in cuts if 0 <= c <= len(text))
     runs: list[tuple[str | None, int, int]] = []  # (style, start, end), neighbours of one style merged
@@ -155,8 +177,10 @@ def to_markdown(text: str, query: str, marks: Sequence[Span], cursor: Span | Non
         here = cursor is not None and cursor[0] <= a and b <= cursor[1]
         if marked or here:
             style = STYLES["both" if marked and here else "marked" if marked else "cursor"]
+        elif any(x <= a and b <= y for x, y in terms):
+            style = _TERM
         else:
-            style = _TERM if any(x <= a and b <= y for x, y in terms) else None
+            style = CHUNK if chunk is not None and chunk[0] <= a and b <= chunk[1] else None
         if runs and runs[-1][0] == style:
             runs[-1] = (style, runs[-1][1], b)
         else:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from annotate_app.services.inputs import MAX_REASON, cut
 from annotate_app.ui import state
-from annotate_app.ui.components import keyboard
+from annotate_app.ui.components import evidence_text, keyboard
 from annotate_app.ui.components.highlight import to_markdown
 from annotate_app.ui.escape import escape_markdown, escape_name
 
@@ -108,16 +108,29 @@ def text_block(text: str) -> None:
     st.markdown(escape_markdown(shown(text)) if text else "_(empty)_")
 
 
-def show_pair(query_id: str, query_text: str, doc_id: str, title: str, text: str) -> None:
+def show_pair(
+    query_id: str,
+    query_text: str,
+    doc_id: str,
+    title: str,
+    text: str,
+    *,
+    chunk: tuple[int, int] | None = None,
+) -> None:
     """The query and the document (title and text), query terms highlighted, everything escaped. A long
-    document scrolls in a box of fixed height (`keyboard.document_box`), so the form below stays in view."""
+    document scrolls in a box of fixed height (`keyboard.document_box`), so the form below stays in view.
+    ``chunk``: the ``[start, end)`` of the text a chunk-level run retrieved, shaded
+    (`evidence_text.CHUNK`)."""
     st.caption(f"Query {escape_markdown(query_id)} · document {escape_markdown(doc_id)}")
     query_text, title, text = shown(query_text), shown(title), shown(text, SHOWN_DOCUMENT)
     st.markdown(f"**Query:** {escape_markdown(query_text)}")
     with keyboard.document_box(text):
         if title:
             st.markdown(f"#### {to_markdown(title, query_text)}")
-        st.markdown(to_markdown(text, query_text))
+        if chunk is None:
+            st.markdown(to_markdown(text, query_text))
+        else:
+            st.markdown(evidence_text.to_markdown(text, query_text, [], chunk=chunk))
 
 
 def within_limit(upload, limit_mb: int, hint: str) -> bool:
