@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016_chunk_spans_append_only"
-down_revision: str | None = "0013_run_models"
+down_revision: str | None = "0015_judge_evidence"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
