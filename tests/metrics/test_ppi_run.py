@@ -125,3 +125,20 @@ def test_a_fold_without_a_pair_to_learn_from_is_an_error():
     human = {"q1": {"d1": 1}, "q2": {"dX": 0}}  # q2's human pair was never judged by the machine
     with pytest.raises(QrelForgeError, match=r"^calibration: fold \d of 2 leaves no pair labelled by both"):
         ppi_run(human, judge, {"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]}, ["P@1"], calibrate="isotonic")
+
+
+def test_a_human_querys_judge_value_comes_from_the_map_fitted_without_it():
+    # the judge says 1 everywhere; humans gave qA's documents 0 and qB's 2. With two folds, qA's value
+    # comes from the map fitted on qB alone (1 -> 2: P@1 = 1), qB's from the one fitted on qA (1 -> 0:
+    # P@1 = 0), and the queries no human judged take their mean. A map fitted on both would give ~0.5 each.
+    docs = ["d1", "d2", "d3"]
+    queries = ["qA", "qB", "q3", "q4", "q5"]
+    judge = {q: dict.fromkeys(docs, 1) for q in queries}
+    human = {"qA": dict.fromkeys(docs, 0), "qB": dict.fromkeys(docs, 2)}
+    run = {q: docs for q in queries}
+    got = ppi_run(human, judge, run, ["P@1"], name="A", calibrate="isotonic", folds=2)["P@1"]
+    want = ppi_mean(
+        pd.DataFrame({"A": [1.0, 0.0, 0.5, 0.5, 0.5]}, index=queries),
+        pd.DataFrame({"A": [0.0, 1.0]}, index=["qA", "qB"]),
+    )["A"]
+    assert got == want
