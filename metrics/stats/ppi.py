@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
+from metrics.stats.isotonic import Calibration, crossfit_folds, crossfit_values, fit_grade_map
 
 __all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean", "ppi_run"]
 
@@ -79,6 +80,12 @@ def _choice(enum: type[StrEnum], name: str, value: Any) -> Any:
     except ValueError:
         choices = " or ".join(repr(m.value) for m in enum)
         raise QrelForgeError(f"{name} must be {choices}; got {value!r}") from None
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise QrelForgeError(f"{name} must be an int >= 1; got {value!r}")
+    return int(value)
 
 
 def _check_level(level: Any) -> float:
@@ -308,12 +315,25 @@ def ppi_run(
     level: float = 0.95,
     method: Method | str = Method.PPI,
     human_interval: Interval | str = Interval.NORMAL,
+    calibrate: Calibration | str | None = None,
+    judge_confidence: Any = None,
+    folds: int = 5,
+    draws: int = 10,
+    seed: int = 0,
 ) -> dict[str, PPIResult]:
     """`ppi_mean` of one run on each measure, from qrels.
 
     The run is scored per query with `metrics.evaluate` against ``judge_qrels`` (J: every query where the
     measure is defined) and against ``human_qrels`` (H: the queries where it is defined that J has too); then
     θ̂ = mean_N(J) + mean_n(H − J) as in `ppi_mean`. A single shared query gives NaN bounds.
+
+    With ``calibrate="isotonic"`` J is the run's metric under calibrated judge grades: human grades drawn
+    ``draws`` times from P̂(h | judge grade, confidence) (`metrics.stats.isotonic.GradeMap`) and the
+    metric averaged over the draws, an estimate of E[metric | judge labels]. It is cross-fitted: the human
+    queries are split into ``folds`` folds; map k is fitted on the pairs both labelled outside fold k; a
+    human query of fold k takes J from map k only, any other query the mean over the K maps. No query's
+    rectifier H − J uses a map fitted on its own labels, so θ̂ stays unbiased and the interval keeps its
+    coverage (a map fitted on the same queries would shrink H − J by overfitting them).
 
     Args:
         human_qrels: the human qrels, any form `metrics.evaluate` accepts.
@@ -322,12 +342,19 @@ def ppi_run(
         measures: measure names or `Measure` objects.
         name: the run's name in the results.
         level, method, human_interval: as in `ppi_mean`.
+        calibrate: None (the judge's grades as they are) or ``"isotonic"`` (`Calibration`).
+        judge_confidence: the judge's confidence per label, ``{qid: {doc_id: c}}`` or a DataFrame
+            (``query_id``, ``doc_id``, ``confidence``); None or NaN where unknown (`judge_score`).
+        folds: the number of cross-fitting folds (at most one per human query).
+        draws: how many times human grades are drawn per judge label, an int >= 1.
+        seed: the seed of the split into folds and of the draws.
 
     Returns:
         ``{measure name: PPIResult}``.
 
     Raises:
-        QrelForgeError: a measure with no query defined under both qrels (naming it and the run); and the
+        QrelForgeError: a measure with no query defined under both qrels (naming it and the run); with
+            ``calibrate``, fewer than 2 human queries or a fold whose map has no pair to learn from; and the
             errors of `metrics.evaluate` and `ppi_mean`.
 
     >>> human = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 0, "d4": 1}}
@@ -339,11 +366,17 @@ def ppi_run(
     """
     from metrics.evaluate import evaluate  # evaluate is heavy: only when scoring from qrels
 
-    on_judge = evaluate(judge_qrels, run, measures).per_query
     on_human = evaluate(human_qrels, run, measures).per_query
+    if calibrate is None:
+        on_judge = evaluate(judge_qrels, run, measures).per_query
+        judge_of = {str(m): on_judge[m] for m in on_judge.columns}
+    else:
+        _choice(Calibration, "calibrate", calibrate)
+        settings = (folds, _positive(draws, "draws"), seed)
+        judge_of = _crossfit_judge(human_qrels, judge_qrels, judge_confidence, run, measures, settings)
     out: dict[str, PPIResult] = {}
-    for measure in map(str, on_judge.columns):
-        j = on_judge[measure].dropna().astype(float)
+    for measure, judge_values in judge_of.items():
+        j = judge_values.dropna().astype(float)
         h = on_human[measure].dropna().astype(float)
         h = h[h.index.isin(j.index)]
         if len(h) == 0:
@@ -356,3 +389,73 @@ def ppi_run(
             human_interval=human_interval,
         )[name]
     return out
+
+
+def _crossfit_judge(
+    human_qrels: Any,
+    judge_qrels: Any,
+    confidence: Any,
+    run: Any,
+    measures: Any,
+    settings: tuple[int, int, int],
+) -> dict[str, pd.Series]:
+    """measure → the cross-fitted per-query values of the run under the calibrated judge (see `ppi_run`)."""
+    from metrics.evaluate import as_qrels, evaluate
+
+    folds, draws, seed = settings
+    keys = ["query_id", "doc_id"]
+    human = as_qrels(human_qrels).to_dataframe()
+    judge = as_qrels(judge_qrels).to_dataframe()
+    judge["confidence"] = _confidence_of(judge, confidence)
+    both = human.merge(judge, on=keys, suffixes=("_human", ""))
+    fold_of = crossfit_folds(sorted(set(human["query_id"])), folds, seed=seed)
+    scale = (int(judge["relevance"].min()), int(judge["relevance"].max()))
+    uniforms = np.random.default_rng(seed).random((draws, len(judge)))  # the same draws for every fold
+    per_fold, n_folds = [], max(fold_of.values()) + 1
+    for k in range(n_folds):
+        train = both[both["query_id"].map(fold_of) != k]
+        if train.empty:
+            raise QrelForgeError(
+                f"calibration: fold {k + 1} of {n_folds} leaves no pair labelled by both the judge and "
+                "the humans to fit its map on; use fewer folds or more human queries"
+            )
+        grade_map = fit_grade_map(
+            train["relevance"], train["relevance_human"], confidence=train["confidence"], scale=scale
+        )
+        tables = [
+            evaluate(
+                judge[keys].assign(
+                    relevance=grade_map.impute(judge["relevance"], judge["confidence"], uniforms=u)
+                ),
+                run,
+                measures,
+            ).per_query
+            for u in uniforms
+        ]
+        per_fold.append(pd.concat(tables).groupby(level=0, sort=False).mean())
+    return {str(m): crossfit_values([table[m] for table in per_fold], fold_of) for m in per_fold[0].columns}
+
+
+def _confidence_of(judge: pd.DataFrame, confidence: Any) -> np.ndarray:
+    """The confidence of each judge label, aligned with ``judge``'s rows (NaN where unknown)."""
+    if confidence is None:
+        return np.full(len(judge), np.nan)
+    if isinstance(confidence, pd.DataFrame):
+        table = confidence
+    elif isinstance(confidence, Mapping):
+        table = pd.DataFrame(
+            [(q, d, c) for q, docs in confidence.items() for d, c in docs.items()],
+            columns=["query_id", "doc_id", "confidence"],
+        )
+    else:
+        raise QrelForgeError(
+            "judge_confidence must be a mapping {qid: {doc_id: c}} or a DataFrame; got "
+            f"{type(confidence).__name__}"
+        )
+    missing = {"query_id", "doc_id", "confidence"} - set(table.columns)
+    if missing:
+        raise QrelForgeError(f"judge_confidence lacks the column {sorted(missing)[0]!r}")
+    table = table[["query_id", "doc_id", "confidence"]].astype({"query_id": str, "doc_id": str})
+    table = table.drop_duplicates(["query_id", "doc_id"], keep="last")
+    joined = judge[["query_id", "doc_id"]].astype(str).merge(table, on=["query_id", "doc_id"], how="left")
+    return pd.to_numeric(joined["confidence"], errors="coerce").to_numpy(dtype=float)

@@ -132,6 +132,9 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
     at.selectbox(key=state.AGREE_JUDGE).select("lex").run()
     notes = [plain(x.value) for x in (*at.info, *at.warning) if "probe:" in x.value]
     assert sorted(n.split(":")[0] for n in notes) == ["Injection probe", "Stuffing probe"]
+    (injection_pairs,) = [e for e in at.expander if e.label == "Pairs behind the injection probe"]
+    assert plain(injection_pairs.caption[0].value) == f"Prompt hash: `{injected.prompt_hash}`"
+    assert injected.prompt_hash != probe.prompt_hash  # each kind shows the hash of its own prompts
     assert any(
         n.startswith(
             "Injection probe: with a sentence asserting relevance inserted, the grade rose on "
@@ -140,6 +143,48 @@ def test_a_passed_judge_a_second_judge_and_a_probe(labelled_db):
         for n in notes
     )
     assert not math.isnan(cal["lex"].kappa)
+
+
+def test_the_section_shows_the_circular_runs_and_the_taus_with_and_without_them(labelled_db):
+    from pathlib import Path
+
+    from annotate_app.services import imports
+
+    sample = Path(__file__).resolve().parents[2] / "sample_corpus"
+    for name in ("bm25", "bm25_again", "bm25_third"):
+        imports.import_run(labelled_db, SYSTEM, "demo", sample / "run_bm25.trec", name=name)
+    judges.add_judge(labelled_db, SYSTEM, "demo", "lex", backend="lexical")  # model "bm25": family "bm"
+    judges.run_judge(labelled_db, SYSTEM, "demo", "lex", pairs="all")
+    clear_streamlit_caches()
+    at = app_as(labelled_db, "rita")
+    assert not at.exception
+    assert any(
+        plain(c.value).startswith("No stored run was made by a model of the judge's family")
+        for c in at.main.caption
+    )
+    assert not [w for w in at.warning if "Circular runs" in w.value]
+    judges.set_run_model(labelled_db, SYSTEM, "demo", "bm25", "BM25-rm3")
+    judges.set_run_model(labelled_db, SYSTEM, "demo", "bm25_third", "bm25s")
+    judges.set_run_model(labelled_db, SYSTEM, "demo", "bm25_again", "gpt-4o")  # another family
+    clear_streamlit_caches()
+    at = app_as(labelled_db, "rita")
+    assert not at.exception
+    (cal,) = judges.calibrate(labelled_db, SYSTEM, "demo")
+    assert cal.circular_runs == ("bm25", "bm25_third") and cal.n_runs == 5
+    (flag,) = [plain(w.value) for w in at.warning if "Circular runs" in w.value]
+    assert flag == (
+        "Circular runs: 2 stored runs made by a model of the judge's family (bm25, bm25_third); a judge may "
+        "favour them. Kendall's τ with and without them:"
+    )
+    table = next(d.value for d in at.dataframe if "tau_top5" in d.value.columns)
+    assert table["runs"].tolist() == ["all stored runs", "without the circular runs"]
+    assert table["tau"].tolist() == pytest.approx([cal.tau, cal.tau_without_circular], nan_ok=True)
+    assert table["tau_top5"].tolist() == pytest.approx(
+        [cal.tau_top5, cal.tau_top5_without_circular], nan_ok=True
+    )
+    assert not math.isnan(table["tau"][0]) and not math.isnan(table["tau"][1])  # 5 runs, and 3 without
+    shown = _metrics(at)
+    assert shown["Kendall's τ (runs)"] == f"{cal.tau:.3f}"
 
 
 def test_the_section_counts_a_judges_failed_pairs_by_kind(labelled_db):

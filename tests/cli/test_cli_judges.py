@@ -338,6 +338,50 @@ def test_score_ppi_over_a_release_and_a_judge(cli, world):
     )
 
 
+def test_score_ppi_with_calibrated_grades(cli, world):
+    from metrics.stats.ppi import ppi_run
+
+    argv = ["score", "--ppi", "lex", "-p", "demo", "release", RUN_A, "-m", "P@3", "-m", "nDCG@10"]
+    code, out, _ = cli(*argv, "--calibrate", "isotonic", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)["results"]
+    human = judges.human_release_qrels(world, SYSTEM, "demo")
+    judge = judges.judge_qrels(world, SYSTEM, "demo", "lex")
+    confidence: dict[str, dict[str, float | None]] = {}
+    for (query, doc), value in judges.judge_confidences(world, SYSTEM, "demo", "lex").items():
+        confidence.setdefault(query, {})[doc] = value
+    assert confidence and all(v is not None for docs in confidence.values() for v in docs.values())
+    run = read_run(str(RUN_A))
+    raw = ppi_run(human, judge, run, ["P@3", "nDCG@10"], name=run.name)
+    calibrated = ppi_run(
+        human,
+        judge,
+        run,
+        ["P@3", "nDCG@10"],
+        name=run.name,
+        calibrate="isotonic",
+        judge_confidence=confidence,
+    )
+    assert [r["measure"] for r in rows] == ["P@3", "nDCG@10"]
+    for row in rows:
+        want, cal = raw[row["measure"]], calibrated[row["measure"]]
+        assert row["width"] == pytest.approx(want.width)  # the uncalibrated figures are unchanged
+        assert row["calibrated"]["calibration"] == "isotonic"
+        assert row["calibrated"]["estimate"] == pytest.approx(cal.estimate)
+        assert row["calibrated"]["width"] == pytest.approx(cal.width)
+        assert row["narrower"] == (None if not want.width else pytest.approx(1 - cal.width / want.width))
+    code, out, _ = cli(*argv, "--calibrate", "isotonic")
+    header = out.splitlines()[0]
+    want_header = ["width", "ratio", "calibrated", "PPI", "calibrated", "95%", "CI", "narrower"]
+    assert code == 0 and header.split()[-8:] == want_header
+    shown = [line.split()[-1] for line in out.splitlines()[1:]]
+    assert shown == ["-" if r["narrower"] is None else f"{r['narrower']:+.1%}" for r in rows]
+    code, out, _ = cli(*argv, "--format", "json")
+    assert code == 0 and "calibrated" not in json.loads(out)["results"][0]  # without the flag: as before
+    code, _, err = cli("score", str(SAMPLE / "qrels.trec"), RUN_A, "--calibrate", "isotonic")
+    assert (code, err) == (2, "qrelforge: error: --calibrate works with --ppi JUDGE only\n")
+
+
 def test_a_release_prints_its_sources(cli, world, tmp_path):
     from annotate_app.services import pooling
 

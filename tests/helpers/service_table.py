@@ -217,6 +217,7 @@ CALLS = (
     Call("judges", "set_run_model", "admin", ("demo", "scheme_a", "gpt-4o")),
     Call("judges", "compare_judges", "reviewer", ("demo", ["lex", "gone"]), allowed_error="NotFound"),
     Call("judges", "judge_qrels", "reviewer", ("demo", "lex")),
+    Call("judges", "judge_confidences", "reviewer", ("demo", "lex")),
     Call("judges", "judge_settings", "reviewer", ("demo",)),
     Call("judges", "human_release_qrels", "reviewer", ("demo",)),
     Call("judges", "judge_failures", "reviewer", ("demo", "lex")),

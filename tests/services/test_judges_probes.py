@@ -65,9 +65,8 @@ def test_the_injection_probe_catches_what_the_stuffing_probe_misses(db, make, sa
     assert injection.n_raised > 0 and injection.share_raised_ci[0] > 0
     assert injection.mean_rise_ci[0] > 0 or n_pairs < 10
     assert all(p.after == (3 if p.after > p.before else 0) for p in injection.pairs)
-    assert injection.prompt_hash == stuffing.prompt_hash and re.fullmatch(
-        r"[0-9a-f]{64}", injection.prompt_hash
-    )
+    assert all(re.fullmatch(r"[0-9a-f]{64}", r.prompt_hash) for r in (stuffing, injection))
+    assert injection.prompt_hash != stuffing.prompt_hash  # each kind hashes the prompts it sent
     kept = judges.probe_reports(db, SYSTEM, project)["gull"]
     assert kept == {"stuffing": stuffing, "injection": injection}
     assert judges.probe_results(db, SYSTEM, project) == {"gull": stuffing}
@@ -93,6 +92,33 @@ def test_each_probe_sends_its_transform_of_the_document(db):
         original = next(o for o in originals if doc.startswith(o + "\n\n"))
         others = [o for o in originals if o != original]  # the padding: the query's other non-relevant ones
         assert doc == pad_length(original, others, seed=3) and len(doc) >= 2 * len(original)
+
+
+def test_each_kind_reports_the_hash_of_its_own_prompts_the_same_on_a_rerun(db):
+    project = _synthetic(db)
+    with LLMServer(script=gullible) as llm:
+        judges.add_judge(
+            db, SYSTEM, project, "gull", backend="openai", base_url=llm.url, model="m", prompt=PROMPT
+        )
+        first = {
+            k: judges.probe(db, SYSTEM, project, "gull", sample=5, seed=3, kind=k) for k in judges.PROBE_KINDS
+        }
+        again = {
+            k: judges.probe(db, SYSTEM, project, "gull", sample=5, seed=3, kind=k) for k in judges.PROBE_KINDS
+        }
+        other_seed = judges.probe(db, SYSTEM, project, "gull", sample=5, seed=4, kind="injection")
+    hashes = {k: r.prompt_hash for k, r in first.items()}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes.values())
+    assert len(set(hashes.values())) == 3  # stuffing, injection and length send different prompts
+    assert {k: r.prompt_hash for k, r in again.items()} == hashes  # reproducible
+    assert other_seed.prompt_hash != hashes["injection"]  # other sentences, other pairs: another hash
+    # the lexical judge, whose "prompt" names no text, still hashes the documents it scored
+    judges.add_judge(db, SYSTEM, project, "lex", backend="lexical")
+    lexical = {
+        k: judges.probe(db, SYSTEM, project, "lex", sample=5, seed=3, kind=k).prompt_hash
+        for k in judges.PROBE_KINDS
+    }
+    assert len(set(lexical.values())) == 3 and not set(lexical.values()) & set(hashes.values())
 
 
 def test_an_unknown_kind_is_refused_by_name(db):

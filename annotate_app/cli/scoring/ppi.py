@@ -3,7 +3,8 @@
 Each run's mean over a project's release and a machine judge: the measure per query with the judge's qrels
 (every query it judged) and with the human qrels (``release`` for the latest release, ``release:N``, or a
 qrels file), the PPI estimate with its 95% interval beside the human-only interval (needs the ``app``
-extra).
+extra). ``--calibrate isotonic`` adds the interval with the judge's grades calibrated on the human sample
+(`metrics.stats.ppi.ppi_run`, cross-fitted) and how much narrower it is.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ def score_ppi(args: argparse.Namespace) -> int:
     judge = judges.judge_qrels(db, SYSTEM, project, args.ppi)
     if len(judge.relevance) == 0:
         raise QrelForgeError(f"judge {args.ppi!r} has no current labels in project {project!r}")
-    rows = [row for run in args.runs for row in _ppi_rows(human, judge, run, measures)]
+    calibration = None
+    if args.calibrate is not None:
+        confidence: dict[str, dict[str, float | None]] = {}
+        for (query, doc), value in judges.judge_confidences(db, SYSTEM, project, args.ppi).items():
+            confidence.setdefault(query, {})[doc] = value
+        calibration = (args.calibrate, confidence)
+    rows = [row for run in args.runs for row in _ppi_rows(human, judge, run, measures, calibration)]
     if args.format == "json":
         emit(json.dumps({"judge": args.ppi, "results": rows}, indent=2, allow_nan=False) + "\n", args.output)
     else:
@@ -59,9 +66,12 @@ def _human_qrels(db: Any, project: str, spec: str) -> Any:
     return judges.human_release_qrels(db, SYSTEM, project, int(version) if version else None)
 
 
-def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> list[dict[str, Any]]:
-    """One JSON row per measure of `metrics.stats.ppi.ppi_run` (as the Score page's PPI tab)."""
-    import math
+def _ppi_rows(
+    human: Any, judge: Any, run_path: str, measures: list[Any], calibration: tuple[str, Any] | None
+) -> list[dict[str, Any]]:
+    """One JSON row per measure of `metrics.stats.ppi.ppi_run` (as the Score page's PPI tab); with
+    ``calibration`` (its name, the judge's confidences) each row also holds ``calibrated``, the result with
+    calibrated grades, and ``narrower``, 1 − its width / the width without calibration."""
     import warnings
 
     from metrics import read_run
@@ -73,17 +83,37 @@ def _ppi_rows(human: Any, judge: Any, run_path: str, measures: list[Any]) -> lis
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         results = ppi_run(human, judge, run, measures, name=name)
+        calibrated = (
+            {}
+            if calibration is None
+            else ppi_run(
+                human,
+                judge,
+                run,
+                measures,
+                name=name,
+                calibrate=calibration[0],
+                judge_confidence=calibration[1],
+            )
+        )
     rows = []
     for measure, result in results.items():
-        fields = result.to_dict().items()
-        clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in fields}
-        rows.append(
-            {
-                "measure": measure,
-                **{k: str(v) if k in ("method", "human_interval") else v for k, v in clean.items()},
-            }
-        )
+        row = {"measure": measure, **_fields(result)}
+        if calibration is not None:
+            other = _fields(calibrated[measure])
+            row["calibrated"] = {"calibration": calibration[0], **other}
+            shrink = None if not row["width"] or other["width"] is None else 1 - other["width"] / row["width"]
+            row["narrower"] = shrink
+        rows.append(row)
     return rows
+
+
+def _fields(result: Any) -> dict[str, Any]:
+    """A `PPIResult` as JSON-ready values: NaN as None, enums as their names."""
+    import math
+
+    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.to_dict().items()}
+    return {k: str(v) if k in ("method", "human_interval") else v for k, v in clean.items()}
 
 
 def _ppi_table(rows: list[dict[str, Any]]) -> str:
@@ -106,4 +136,13 @@ def _ppi_table(rows: list[dict[str, Any]]) -> str:
         ]
         for r in rows
     ]
+    if rows and "calibrated" in rows[0]:
+        header += ["calibrated PPI", "calibrated 95% CI", "narrower"]
+        for line, r in zip(body, rows, strict=True):
+            c = r["calibrated"]
+            line += [
+                f"{c['estimate']:.4f}",
+                interval(c["ci_low"], c["ci_high"]),
+                "-" if r["narrower"] is None else f"{r['narrower']:+.1%}",
+            ]
     return grid(header, body)

@@ -19,6 +19,7 @@ from annotate_app.cli._common import Subcommands, add_project_option, command, e
 from annotate_app.cli.scoring._shared import DEFAULT_MEASURES, Engine, add_slice_options, slicing_of
 from annotate_app.cli.scoring.ppi import score_ppi
 from metrics.errors import QrelForgeError
+from metrics.stats.isotonic import Calibration
 
 __all__ = ["add_score_parser"]
 
@@ -76,6 +77,12 @@ def add_score_parser(sub: Subcommands) -> None:
         help="prediction-powered inference with the machine judge JUDGE of the project (-p); QRELS is then "
         "the human qrels: release (the latest), release:N, or a qrels file",
     )
+    p.add_argument(
+        "--calibrate",
+        choices=[c.value for c in Calibration],
+        help="with --ppi: also give the interval with the judge's grades calibrated on the human sample "
+        "(isotonic, cross-fitted over 5 folds of its queries), and how much narrower it is",
+    )
     add_chunk_run_options(p)
     add_slice_options(p)
     add_project_option(p)
@@ -95,6 +102,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if args.by is not None:
             raise QrelForgeError("--by does not work with --ppi")
         return score_ppi(args)
+    if args.calibrate is not None:
+        raise QrelForgeError("--calibrate works with --ppi JUDGE only")
     cut = slicing_of(args, uses="--ppi JUDGE or --by tag|tag:KEY")
     if cut is not None and args.format == "trec":
         raise QrelForgeError("--by works with --format table, json or csv")

@@ -12,7 +12,12 @@ from annotate_app.services._judge_runs import JudgeFailure, JudgeRunReport
 from annotate_app.services._judge_state import JudgeCalibrationInfo, JudgeSettingsInfo, QueryAgreement
 from annotate_app.services.judges._common import MAX_CONCURRENCY
 from annotate_app.services.judges.cache import StoreCache
-from annotate_app.services.judges.calibration import calibrate, human_release_qrels, judge_qrels
+from annotate_app.services.judges.calibration import (
+    calibrate,
+    human_release_qrels,
+    judge_confidences,
+    judge_qrels,
+)
 from annotate_app.services.judges.circularity import set_run_model
 from annotate_app.services.judges.compare import JudgeComparisonReport, JudgeCost, compare_judges
 from annotate_app.services.judges.importing import import_labels
@@ -45,6 +50,7 @@ __all__ = [
     "probe_results",
     "probe_reports",
     "judge_qrels",
+    "judge_confidences",
     "human_release_qrels",
     "judge_settings",
     "update_judge_settings",

@@ -19,7 +19,7 @@ from annotate_app.store import releases
 from annotate_app.store.db import Database
 from metrics.data import Qrels
 
-__all__ = ["calibrate", "judge_qrels", "human_release_qrels"]
+__all__ = ["calibrate", "judge_qrels", "human_release_qrels", "judge_confidences"]
 
 
 def calibrate(db: Database, actor: Actor, project: ProjectRef) -> list[JudgeCalibrationInfo]:
@@ -73,3 +73,19 @@ def human_release_qrels(db: Database, actor: Actor, project: ProjectRef, version
         np.array([int(r[2]) for r in rows], dtype=np.int64),
         source=f"{proj.name} release {release.version} (human qrels)",
     )
+
+
+def judge_confidences(
+    db: Database, actor: Actor, project: ProjectRef, name: str
+) -> dict[tuple[str, str], float | None]:
+    """(query ID, document ID) → the judge's confidence in its current grade (reviewer), for the labels
+    `judge_qrels` reads; None where the judge gave none (`metrics.stats.isotonic.judge_score` reads it)."""
+    name = check_name(name)
+    with db.read() as s:
+        _, proj = open_project(s, actor, project, Role.REVIEWER, "read machine labels")
+        row = judge_of(s, proj, name)
+        rows = judges_store.current_grades(s, proj.id, [row.id])
+    return {
+        (r["query_id"], r["doc_id"]): None if r["confidence"] is None else float(r["confidence"])
+        for r in rows
+    }

@@ -4,8 +4,9 @@ from other non-relevant documents) and judged again."""
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,8 +64,8 @@ class ProbeReport:
     (`metrics.stats.probe.PROBES`), judged again. ``n_pairs`` probed (both judgments graded), how many grades
     rose, fell or stayed, ``share_raised`` and ``mean_rise`` with their 95% intervals (None when nothing was
     probed; NaN bounds when one pair was); ``failed``: sampled pairs left out (a judgment failed, or nothing
-    to change them with); ``prompt_hash``: the judge's prompt hash on the probed pairs; ``pairs``: the
-    grades behind the figures."""
+    to change them with); ``prompt_hash``: the hash of the prompts the probe sent (`_sent_hash`), so the same
+    probe can be run again and checked; ``pairs``: the grades behind the figures."""
 
     judge: str
     n_pairs: int
@@ -259,7 +260,7 @@ def _probe(
     mapping = {(p["query_id"], p["doc_id"]): (p["pair_id"], p["doc_version"]) for p in chosen}
     texts = {p["pair_id"]: p["text"] for p in chosen}  # the answers on the pairs themselves keep evidence
     cache = StoreCache(db, row, mapping, prompt_id=prompt_id, texts=texts)
-    before, _ = _grades(judge, task, cache, (pair_of(p) for p in chosen), workers)
+    before = _grades(judge, task, cache, (pair_of(p) for p in chosen), workers)
     tag = "stuffed" if kind is ProbeKind.STUFFING else kind.value  # the stuffing probe's cache keys stay
     changed = []
     for p in chosen:
@@ -270,7 +271,8 @@ def _probe(
             continue
         changed.append(pair_of(p, document=text, version=f"{p['doc_version']}+{tag}:{seed}"))
     probe_cache = StoreCache(db, row, mapping, prompt_id=prompt_id, probe=True)
-    after, prompt_hash = _grades(judge, task, probe_cache, iter(changed), workers)
+    after = _grades(judge, task, probe_cache, iter(changed), workers)
+    prompt_hash = _sent_hash(judge, task, changed)
     both = [k for k in before if k in after]
     if not both:
         return ProbeReport(
@@ -303,18 +305,33 @@ def _probe(
     )
 
 
+def _sent_hash(judge: Judge, task: JudgeTask, pairs: Sequence[Pair]) -> str:
+    """The probe's prompt hash: sha256 over the changed pairs in the probe's order, each as its query and
+    document IDs, the judge's instruction hash and prompt as `Judge.render` gives it, and the changed
+    document's text (what an offline judge scores); "" when no pair was changed. The same judge, pairs, kind
+    and seed give the same hash; the kinds, which send different documents, give different ones."""
+    if not pairs:
+        return ""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        shown = judge.render(pair, task)
+        for part in (pair.query_id, pair.doc_id, shown.prompt_hash, shown.text, pair.document):
+            digest.update(part.encode("utf-8"))
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
 def _grades(
     judge: Judge, task: JudgeTask, cache: StoreCache, pairs: Iterator[Pair], workers: int
-) -> tuple[dict, str]:
-    """(query ID, document ID) → grade of the pairs judged, and the prompt hash of their answers."""
+) -> dict[tuple[str, str], int]:
+    """(query ID, document ID) → grade of the pairs judged."""
     client = client_of(judge, task, cache, workers, None)
-    out, prompt_hash = {}, ""
+    out = {}
     try:
         for result in client.run(pairs):
             cache.record(result)
-            prompt_hash = prompt_hash or result.prompt_hash
             if result.grade is not None:
                 out[(result.query_id, result.doc_id)] = result.grade
     except ValueError as exc:
         raise InvalidInput(f"judge {judge.name!r} cannot judge this project: {exc}") from None
-    return out, prompt_hash
+    return out

@@ -29,6 +29,8 @@ __all__ = [
     "failures_text",
     "probe_text",
     "probe_pairs",
+    "circularity_text",
+    "circularity_table",
 ]
 
 MIN_TAU_RUNS = 3
@@ -115,6 +117,45 @@ def _figures(info: JudgeCalibrationInfo, cutoff: int | None) -> None:
     )
     if info.n_span_pairs:
         st.caption(span_text(info))
+
+
+def circularity_text(info: JudgeCalibrationInfo) -> str:
+    """The sentence on the stored runs made by a model of the judge's family (`circular_runs`), or on none."""
+    if not info.circular_runs:
+        return (
+            "No stored run was made by a model of the judge's family (a run records its model at import: "
+            "`qrelforge import run --model`)."
+        )
+    runs = ", ".join(escape_name(r) for r in info.circular_runs)
+    return (
+        f"Circular runs: {names.plural(len(info.circular_runs), 'stored run')} made by a model of the "
+        f"judge's family ({runs}); a judge may favour them. Kendall's τ with and without them:"
+    )
+
+
+def circularity_table(info: JudgeCalibrationInfo) -> pd.DataFrame:
+    """Kendall's τ of the run rankings over all stored runs and without the circular ones, overall and among
+    the top 5 runs (NaN where undefined)."""
+
+    def value(tau: float | None) -> float:
+        return math.nan if tau is None else float(tau)
+
+    return pd.DataFrame(
+        {
+            "runs": ["all stored runs", "without the circular runs"],
+            "tau": [value(info.tau), value(info.tau_without_circular)],
+            "tau_top5": [value(info.tau_top5), value(info.tau_top5_without_circular)],
+        }
+    )
+
+
+def _circularity(info: JudgeCalibrationInfo) -> None:
+    if not info.circular_runs:
+        st.caption(circularity_text(info))
+        return
+    st.warning(circularity_text(info))
+    table = circularity_table(info)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=names.column_config(table))
 
 
 def _confusion(info: JudgeCalibrationInfo) -> None:
@@ -246,6 +287,7 @@ def judges_section(actor: Actor, project: str, cutoff: int | None) -> None:
     info = _chosen(calibrations)
     st.markdown(f"**Judge {escape_name(info.name)}**")
     _figures(info, cutoff)
+    _circularity(info)
     _confusion(info)
     left, right = st.columns([1, 2])
     with left:

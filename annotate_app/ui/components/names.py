@@ -64,6 +64,7 @@ COLUMNS = {
     "min_qrels": "Lowest under",
     "max_qrels": "Highest under",
     "tau": "Kendall's τ",
+    "tau_top5": "Kendall's τ (top 5 runs)",
     "concordant": "Concordant",
     "discordant": "Discordant",
     # unjudged documents, pool
