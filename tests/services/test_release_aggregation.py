@@ -1,6 +1,6 @@
-"""A release aggregated by Dawid–Skene or MACE instead of majority vote, on a simulated project whose answer is
-known: a careless annotator and a noisy one out-vote a careful one on four pairs, so majority vote releases
-the wrong grade there and Dawid–Skene the right one; everywhere else both release the truth."""
+"""A release aggregated by Dawid–Skene or MACE instead of majority vote, on a simulated project whose answer
+is known: a careless annotator and a noisy one out-vote a careful one on four pairs, so majority vote
+releases the wrong grade there and Dawid–Skene the right one; everywhere else both release the truth."""
 
 from __future__ import annotations
 
