@@ -165,3 +165,28 @@ def test_the_read_on_both_databases(demo, actors):
     assert rows.loc["alice", "median_seconds"] == pytest.approx(12.346)
     assert np.isnan(rows.loc["bob", "median_seconds"])
     assert rows["n_gold"].tolist() == [1, 1] and rows["exact"].tolist() == [1.0, 1.0]
+
+
+def test_the_behaviour_rates_on_both_databases(demo, actors):
+    """alice: 12 pairs offered, 2 skipped, 10 labelled, 3 of them unsure, 1 edited; bob: 12 labelled, none
+    unsure, skipped or edited. The rates come from the store's reads (unsure flag and version with the
+    labels, one grouped read of the skips)."""
+    alice, bob = actors["alice"], actors["bob"]
+    k, first = 0, None
+    while (view := queue.next_pair(demo, alice, "demo")) is not None:
+        if k < 2:
+            queue.skip(demo, alice, "demo", view.pair_id, reason="cannot read this")
+        else:
+            unsure = k in (2, 3, 4)
+            labels.save_label(demo, alice, "demo", view.pair_id, grade=1, reason="judged it", unsure=unsure)
+            first = first or view.pair_id
+        k += 1
+    labels.save_label(demo, alice, "demo", first, grade=2, reason="judged it again", unsure=True)
+    while (view := queue.next_pair(demo, bob, "demo")) is not None:
+        labels.save_label(demo, bob, "demo", view.pair_id, grade=2, reason="judged it")
+    rows = annotators.annotator_table(demo, actors["rita"], "demo").rows.set_index("annotator")
+    expected = pd.DataFrame(
+        {"unsure_share": [0.3, 0.0], "skip_rate": [2 / 12, 0.0], "edit_rate": [0.1, 0.0]},
+        index=pd.Index(["alice", "bob"], name="annotator"),
+    )
+    pd.testing.assert_frame_equal(rows[list(annotators.BEHAVIOUR)], expected)
