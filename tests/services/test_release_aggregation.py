@@ -4,62 +4,19 @@ releases the wrong grade there and Dawid–Skene the right one; everywhere else 
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from store_fixtures import synthetic_project
+from careless_project import TARGETS, build, truth
 
-from annotate_app.services import adjudication, export, gate, gold, imports, releases
+from annotate_app.services import export, gate, gold, releases
 from annotate_app.services.aggregations import Aggregation, canonical_aggregation
 from annotate_app.services.auth import SYSTEM
 from annotate_app.services.errors import InvalidInput
 
-QUERIES, DOCS = 4, 10  # 40 pairs, N = 3
-TARGETS = [("q3", f"D{i}") for i in range(6, 10)]  # truth 2; ann says 2, xia and cal say 3
-TRIPLES = [("ann", "ben", "cal"), ("ann", "xia", "cal"), ("ben", "xia", "cal"), ("ann", "ben", "xia")]
-
-
-def _truth(query: str, doc: str) -> int:
-    return 2 if (query, doc) in TARGETS else (int(query[1:]) + int(doc[1:])) % 4
-
-
-def _grade(who: str, query: str, doc: str, k: int) -> int:
-    """ann and ben are always right; xia is one grade high on every third pair; cal guesses (a fixed
-    cycle)."""
-    if (query, doc) in TARGETS:
-        return 2 if who == "ann" else 3
-    truth = _truth(query, doc)
-    if who == "xia" and k % 3 == 0:
-        return min(truth + 1, 3)
-    guess = (7 * k + 1) % 4
-    if who == "cal":  # but never sides with xia's slips: only on the targets does that tip the vote
-        return (guess + 2) % 4 if k % 3 == 0 and guess == min(truth + 1, 3) != truth else guess
-    return truth
-
-
-def _labels() -> bytes:
-    lines = []
-    pairs = [(f"q{j}", f"D{i}") for j in range(QUERIES) for i in range(DOCS)]
-    for k, (query, doc) in enumerate(pairs):
-        triple = ("ann", "xia", "cal") if (query, doc) in TARGETS else TRIPLES[k % len(TRIPLES)]
-        for who in triple:
-            record = {"query_id": query, "doc_id": doc, "annotator": who, "grade": _grade(who, query, doc, k)}
-            lines.append(json.dumps({**record, "reason": "simulated label"}) + "\n")
-    return "".join(lines).encode()
-
 
 @pytest.fixture
 def project(db):
-    """The simulated project, every disagreement adjudicated to the truth except one (to grade 0)."""
-    synthetic_project(db, "agg", queries=QUERIES, docs=DOCS, n=3)
-    imports.import_labels(db, SYSTEM, "agg", _labels(), fmt="jsonl", filename="labels.jsonl")
-    odd = None
-    for item in gate.disagreements(db, SYSTEM, "agg", limit=100):
-        grade = _truth(item.query_id, item.doc_id)
-        if odd is None and grade != 0:
-            odd, grade = (item.query_id, item.doc_id), 0  # the reviewer's grade, whatever a model says
-        adjudication.adjudicate(db, SYSTEM, "agg", item.pair_id, grade=grade, reason="checked the text")
-    return db, odd
+    """The simulated project (tests/helpers/careless_project.py); its pair adjudicated against the truth."""
+    return db, build(db)
 
 
 def _grades(db, version: int) -> dict[tuple[str, str], int]:
@@ -75,10 +32,10 @@ def test_majority_and_dawid_skene_differ_where_the_careless_annotator_tips_the_v
     by_vote = releases.create_release(db, SYSTEM, "agg", justification=WHY)
     by_model = releases.create_release(db, SYSTEM, "agg", justification=WHY, aggregate="dawid-skene")
     vote, model = _grades(db, by_vote.version), _grades(db, by_model.version)
-    truth = {pair: _truth(*pair) for pair in vote}
-    truth[odd] = 0  # adjudicated: both keep the reviewer's grade
-    assert {pair for pair in vote if vote[pair] != truth[pair]} == set(TARGETS)  # majority: 3 there
-    assert model == truth
+    expected = {pair: truth(*pair) for pair in vote}
+    expected[odd] = 0  # adjudicated: both keep the reviewer's grade
+    assert {pair for pair in vote if vote[pair] != expected[pair]} == set(TARGETS)  # majority: 3 there
+    assert model == expected
     assert by_vote.aggregation == {"name": "majority", "parameters": {}}
     assert by_model.aggregation == {
         "name": "dawid-skene",
