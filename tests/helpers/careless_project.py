@@ -4,7 +4,8 @@
 xia is one grade high on every third pair; cal (careless) guesses in a fixed cycle that never sides with
 xia's slips, except on the four `TARGETS` (true grade 2), where ann says 2 and xia and cal say 3: majority
 vote releases 3 there, Dawid–Skene (which learns that cal guesses and xia slips) releases 2. `build` also
-adjudicates every disagreement to the truth but one (`build`'s answer), which the reviewer grades 0.
+adjudicates every disagreement to the truth but one (`build`'s answer), which the reviewer grades with a
+grade none of its labels gave.
 """
 
 from __future__ import annotations
@@ -52,16 +53,17 @@ def _labels() -> bytes:
     return "".join(lines).encode()
 
 
-def build(db) -> tuple[str, str]:
-    """Make the project ``agg`` in ``db``; every disagreement is adjudicated to the truth except one, graded
-    0 by the reviewer: its (query_id, doc_id) is returned."""
+def build(db) -> tuple[tuple[str, str], int]:
+    """Make the project ``agg`` in ``db``; every disagreement is adjudicated to the truth except the first,
+    which the reviewer grades with a grade none of its labels gave: that pair and grade are returned."""
     synthetic_project(db, "agg", queries=QUERIES, docs=DOCS, n=3)
     imports.import_labels(db, SYSTEM, "agg", _labels(), fmt="jsonl", filename="labels.jsonl")
     odd = None
     for item in gate.disagreements(db, SYSTEM, "agg", limit=100):
         grade = truth(item.query_id, item.doc_id)
-        if odd is None and grade != 0:
-            odd, grade = (item.query_id, item.doc_id), 0  # the reviewer's grade, whatever a model says
+        if odd is None:  # the reviewer's grade, which no model of the labels would give
+            grade = min(set(range(4)) - {label.grade for label in item.labels})
+            odd = (item.query_id, item.doc_id), grade
         adjudication.adjudicate(db, SYSTEM, "agg", item.pair_id, grade=grade, reason="checked the text")
     assert odd is not None
     return odd
