@@ -229,6 +229,9 @@ def behaviour_rates(
             (integer >= 1) (names configurable).
         skips: how many items each rater skipped, a mapping or Series rater → count >= 0 (default: none); a
             rater who only skipped gets a row with skip_rate 1.
+        rater: the name of the rater column.
+        unsure: the name of the unsure-flag column.
+        version: the name of the label-version column.
 
     Returns:
         A `BehaviourRates`.
