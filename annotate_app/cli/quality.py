@@ -142,7 +142,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 def _annotators_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "annotators",
-        help="per annotator: gold accuracy, kappa vs gold, time, speeders, leniency, drift, competence",
+        help="per annotator: gold accuracy, kappa vs gold, time, speeders, leniency, drift, competence, "
+        "unsure, skip and edit rates",
     )
     add_project_option(p)
     p.add_argument("--floor", type=float, default=5.0, metavar="SECONDS", help="speeders: faster than this")

@@ -24,6 +24,7 @@ from annotate_app.cli._common import (
     open_db,
     project_of,
 )
+from annotate_app.services.aggregations import Aggregation
 from annotate_app.services.release_formats import ReleaseFormat
 from metrics.errors import QrelForgeError
 
@@ -172,12 +173,19 @@ def _release_parser(sub: Subcommands) -> None:
         help="freeze the accepted qrels into an immutable release (or list them)",
         description="Create a release when the gate allows it. Below the agreement threshold a "
         "written --justification is required and stored with the release. Qrels identical to an existing "
-        "release create nothing. A new release is confirmed on the terminal, or with --yes.",
+        "release create nothing. A new release is confirmed on the terminal, or with --yes. --aggregate "
+        "chooses how labels become grades: " + "; ".join(f"{a.value}: {a.help}" for a in Aggregation) + ".",
     )
     add_project_option(p)
     p.add_argument("--justification", help="why releasing below the agreement threshold is acceptable")
     p.add_argument("--note", default="", help="a note stored with the release")
     p.add_argument("--list", action="store_true", help="list the releases instead")
+    p.add_argument(
+        "--aggregate",
+        choices=[a.value for a in Aggregation],
+        default=Aggregation.MAJORITY.value,
+        help=f"how labels become grades (default {Aggregation.MAJORITY.value}), recorded in the release",
+    )
     p.add_argument(
         "-y", "--yes", action="store_true", help="create the release without asking (needed off a terminal)"
     )
@@ -194,7 +202,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.list:
         emit(_release_list(releases.list_releases(db, SYSTEM, project)))
         return 0
-    plan = releases.preview_release(db, SYSTEM, project)
+    plan = releases.preview_release(db, SYSTEM, project, aggregate=args.aggregate)
     if _creatable(plan, args.justification, releases.MIN_JUSTIFICATION):
         if plan.identical_to is not None:
             print(f"unchanged: identical to v{plan.identical_to}")
@@ -202,7 +210,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
         if not args.yes and not _confirmed(plan):
             print("no release created")
             return 1
-    r = releases.create_release(db, SYSTEM, project, justification=args.justification, note=args.note)
+    r = releases.create_release(
+        db, SYSTEM, project, justification=args.justification, note=args.note, aggregate=args.aggregate
+    )
     if r.unchanged:
         print(f"unchanged: identical to v{r.version}")
         return 0
@@ -212,7 +222,19 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"{r.statistic} {_fmt(r.agreement_value)}, content sha256 {r.content_hash}"
     )
     print(_sources_line(r.sources))
+    if r.aggregation["name"] != Aggregation.MAJORITY:
+        print(_aggregation_line(r.aggregation))
     return 0
+
+
+def _aggregation_line(record: dict[str, Any]) -> str:
+    """A model aggregation as the release records it, e.g. ``aggregation: dawid-skene (max_iter=100, ...),
+    3 grades differ from the vote``."""
+    parameters = ", ".join(f"{k}={v}" for k, v in sorted(record.get("parameters", {}).items()))
+    changed = record.get("changed")
+    verb = "grade differs" if changed == 1 else "grades differ"
+    tail = "" if changed is None else f", {changed} {verb} from the vote"
+    return f"aggregation: {record['name']} ({parameters}){tail}"
 
 
 def _sources_line(sources: dict[str, int]) -> str:
@@ -233,10 +255,21 @@ def _release_list(infos: Sequence[Any]) -> str:
             f"{r.statistic}={_fmt(r.agreement_value)}",
             r.content_hash[:16],
             "yes" if r.justification else "",
+            r.aggregation["name"],
         )
         for r in infos
     ]
-    return grid(["version", "created (UTC)", "by", "qrels", "agreement", "content hash", "justified"], rows)
+    head = [
+        "version",
+        "created (UTC)",
+        "by",
+        "qrels",
+        "agreement",
+        "content hash",
+        "justified",
+        "aggregation",
+    ]
+    return grid(head, rows)
 
 
 def _creatable(plan: Any, justification: str | None, minimum: int) -> bool:

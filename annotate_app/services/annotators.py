@@ -1,9 +1,9 @@
 """Annotator quality (reviewer): one row per annotator of a project, and one annotator's charts.
 
 Gold accuracy with Wilson intervals and weighted kappa against gold, time per label and speeders, leniency,
-drift, and Dawid–Skene and MACE competence, all from `metrics.agreement` over the project's current human
-labels (`store.quality`). Gold draws' labels are left out of leniency, drift's agreement and the competence
-models. The figures in detail: docs/modules.md.
+drift, Dawid–Skene and MACE competence, and the unsure, skip and edit rates, all from `metrics.agreement`
+over the project's current human labels (`store.quality`). Gold draws' labels are left out of leniency,
+drift's agreement and the competence models. The figures in detail: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -22,9 +22,21 @@ from annotate_app.services.inputs import check_text
 from annotate_app.store import gold as gold_store
 from annotate_app.store import quality as quality_store
 from annotate_app.store.db import Database
-from metrics.agreement import dawid_skene, drift, gold_scores, leniency, mace, time_scores
+from metrics.agreement import (
+    behaviour_rates,
+    dawid_skene,
+    drift,
+    gold_scores,
+    leniency,
+    mace,
+    time_scores,
+)
 
-__all__ = ["AnnotatorTable", "AnnotatorCharts", "COLUMNS", "annotator_table", "annotator_charts"]
+__all__ = ["AnnotatorTable", "AnnotatorCharts", "COLUMNS", "BEHAVIOUR", "annotator_table", "annotator_charts"]
+
+BEHAVIOUR = ("unsure_share", "skip_rate", "edit_rate")
+"""The behaviour columns (`metrics.agreement.behaviour_rates`): share of labels marked unsure, skips / (labels
++ skips), share of labels edited (version > 1)."""
 
 COLUMNS = (
     "annotator",
@@ -44,6 +56,7 @@ COLUMNS = (
     "agreement_drift",
     "ds_competence",
     "mace_competence",
+    *BEHAVIOUR,
 )
 """The table's columns, in order (`annotator_table`)."""
 
@@ -82,11 +95,15 @@ def _check(floor_seconds: object, window: object) -> tuple[float, int]:
     return float(floor_seconds), window
 
 
-def _load(db: Database, actor: Actor, project: ProjectRef) -> tuple[pd.DataFrame, dict[int, int], list[int]]:
+def _load(
+    db: Database, actor: Actor, project: ProjectRef, *, skips: bool = False
+) -> tuple[pd.DataFrame, dict[int, int], list[int], dict[str, int]]:
+    """The labels, the gold grades, the scale and (``skips``) each annotator's skip count."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see annotator quality")
         grades = list(settings_of(proj).grades)
-        return quality_store.label_table(s, proj.id), gold_store.gold_grades(s, proj.id), grades
+        skipped = quality_store.skip_counts(s, proj.id) if skips else {}
+        return quality_store.label_table(s, proj.id), gold_store.gold_grades(s, proj.id), grades, skipped
 
 
 def annotator_table(
@@ -102,13 +119,14 @@ def annotator_table(
         InvalidInput: a bad ``floor_seconds`` or ``window``.
     """
     floor, window = _check(floor_seconds, window)
-    table, gold, grades = _load(db, actor, project)
+    table, gold, grades, skipped = _load(db, actor, project, skips=True)
     rows = pd.DataFrame(index=pd.Index(sorted(table["rater"].unique()), name="annotator"))
     rows["n_labels"] = table.groupby("rater").size().reindex(rows.index).fillna(0).astype(int)
     if not table.empty:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # undefined kappas and the like are NaN in the table
             _fill(rows, table, gold, grades, floor, window)
+        _fill_behaviour(rows, table, skipped)
     out = rows.reindex(columns=list(COLUMNS[1:])).reset_index()
     out["n_gold"] = out["n_gold"].fillna(0).astype(int)
     return AnnotatorTable(rows=out, floor_seconds=floor, window=window)
@@ -135,6 +153,13 @@ def _fill(rows, table, gold, grades, floor, window) -> None:
     rows["mace_competence"] = mace(shared, labels=grades, restarts=1).competence
 
 
+def _fill_behaviour(rows: pd.DataFrame, table: pd.DataFrame, skipped: dict[str, int]) -> None:
+    """The `BEHAVIOUR` columns, over every current label of the annotator (gold draws too)."""
+    rates = behaviour_rates(table, skips=skipped).scores
+    for name in BEHAVIOUR:
+        rows[name] = rates[name].reindex(rows.index)
+
+
 def annotator_charts(
     db: Database, actor: Actor, project: ProjectRef, annotator: str, *, window: int = 50
 ) -> AnnotatorCharts:
@@ -146,7 +171,7 @@ def annotator_charts(
     """
     _, window = _check(1.0, window)
     annotator = check_text(annotator, "annotator")
-    table, gold, grades = _load(db, actor, project)
+    table, gold, grades, _ = _load(db, actor, project)
     mine = table[table["rater"] == annotator]
     if mine.empty:
         raise NotFound(f"{annotator!r} has no label in this project")

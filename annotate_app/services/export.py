@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
+from annotate_app.services.aggregations import canonical_aggregation
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.release_formats import ReleaseFormat
@@ -61,7 +62,8 @@ def export_release(
 def _trec(s: Session, rows: list[tuple], release: Release) -> str:
     text = canonical_trec([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
     passages = release_passages.passage_rows(s, release.id)
-    if sha256_text(text + canonical_passages(passages)) != release.content_hash:
+    model = canonical_aggregation(release.aggregation, releases_store.qrel_confidences(s, release.id))
+    if sha256_text(text + canonical_passages(passages) + model) != release.content_hash:
         raise Conflict("release integrity check failed: its qrels no longer match the stored content hash")
     return text
 

@@ -232,7 +232,8 @@ def skip(db: Database, actor: Actor, project: ProjectRef, pair_id: int, *, reaso
             raise Conflict(f"pair {pair_id} is already labelled; edit the label instead of skipping")
         if not annotation.skip(s, a.id, text):
             raise Conflict(f"pair {pair_id} is no longer assigned to {user.username} (skipped or expired)")
-        annotation.release_slot(s, pair_id)
+        if a.draw != ClaimDraw.GOLD:  # a gold draw holds no counted slot (`store.gold`)
+            annotation.release_slot(s, pair_id)
 
 
 # --------------------------------------------------------------------------------------------- progress

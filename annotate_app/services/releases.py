@@ -3,8 +3,9 @@
 `create_release` (reviewer) refuses while a pair lacks labels, a label is stale, a disagreement is open, or
 agreement is below the threshold without a justification. Nothing changes a release afterwards. Identical
 qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text,
-followed by the `canonical_passages` lines of its evidence passages when it has any. Machine labels enter
-only as a calibrated judge's fill-in, marked ``judge:NAME``.
+followed by the `canonical_passages` lines of its evidence passages when it has any, then, under a model
+aggregation (``aggregate=``, an `Aggregation`), the `canonical_aggregation` lines of its name, parameters and
+posterior confidences. Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,22 @@ from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
 from annotate_app.services._evidence import qrel_passages
-from annotate_app.services._gate_state import GateState, compute_blockers, load_state, summarize
+from annotate_app.services._gate_state import (
+    GateState,
+    agreement_table,
+    compute_blockers,
+    load_state,
+    summarize,
+)
 from annotate_app.services._gate_types import Blockers
 from annotate_app.services._judge_state import fill_state
+from annotate_app.services.aggregations import (
+    Aggregation,
+    ModelGrades,
+    canonical_aggregation,
+    check_aggregation,
+    model_grades,
+)
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, InvalidInput
 from annotate_app.services.inputs import check_length, check_text
@@ -121,6 +135,7 @@ def _info(project: Project, r: Release) -> ReleaseInfo:
         agreement=dict(r.agreement),
         note=r.note,
         sources=dict(r.sources or {}),
+        aggregation=dict(r.aggregation or _MAJORITY_RECORD),
     )
 
 
@@ -136,11 +151,17 @@ def _check_justification(justification: str | None, block: Blockers) -> str | No
     return text or None
 
 
-def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFrame:
-    """One row per complete pair: query_id, doc_id, grade, kind, label_ids, adjudication_id, pair_id (plain
-    Python values, ready to insert)."""
+def _qrels(state: GateState, external: dict[int, tuple[str, str]], model: ModelGrades | None) -> pd.DataFrame:
+    """One row per complete pair: query_id, doc_id, grade, kind, label_ids, adjudication_id, pair_id,
+    source, judge_label_id, confidence (plain Python values, ready to insert). With a ``model``, the pairs
+    no reviewer adjudicated take its grade and confidence (``kind`` still says how the labels voted)."""
     v = state.complete
     grade = v["grade"].to_numpy().copy()
+    confidence = np.full(len(v), None, dtype=object)
+    if model is not None:
+        voted = ~v["disagreement"].to_numpy()
+        grade[voted] = model.grades.reindex(v.index).to_numpy()[voted]
+        confidence[voted] = model.confidence.reindex(v.index).to_numpy()[voted].tolist()
     kind = np.where(
         v["unanimous"], QrelKind.UNANIMOUS, np.where(v["majority"], QrelKind.MAJORITY, QrelKind.ADJUDICATED)
     )
@@ -162,17 +183,26 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]]) -> pd.DataFra
             "pair_id": v.index.to_numpy(),
             "source": ["human"] * len(ids),
             "judge_label_id": [None] * len(ids),
+            "confidence": confidence,
         }
     )
 
 
 def create_release(
-    db: Database, actor: Actor, project: ProjectRef, *, justification: str | None = None, note: str = ""
+    db: Database,
+    actor: Actor,
+    project: ProjectRef,
+    *,
+    justification: str | None = None,
+    note: str = "",
+    aggregate: Aggregation | str = Aggregation.MAJORITY,
 ) -> ReleaseInfo:
     """Freeze the accepted qrels into a new release (reviewer). Raises Conflict listing what blocks it.
 
-    Qrels identical to an existing release's create nothing: that release comes back with
-    ``unchanged=True``, also when another reviewer created it at the same moment."""
+    ``aggregate``: how labels become grades (`Aggregation`; the gate's blockers are the same for all). Qrels
+    identical to an existing release's (same grades, same aggregation) create nothing: that release comes
+    back with ``unchanged=True``, also when another reviewer created it at the same moment."""
+    chosen = check_aggregation(aggregate)
     if justification is not None:
         check_length(check_text(justification, "justification"), "justification")
     note = check_length(check_text(note or "", "note"), "note")
@@ -192,7 +222,7 @@ def create_release(
             )
             if block.hard:
                 raise Conflict("release blocked: " + "; ".join(block.hard))
-            frozen = _frozen(s, proj, state, filled)
+            frozen = _frozen(s, proj, state, filled, chosen)
             content_hash = frozen.content_hash
             existing = releases_store.find_by_content(s, proj.id, content_hash)
             if existing is not None:
@@ -216,8 +246,11 @@ def _concurrent_twin(
         return None if existing is None else dataclasses.replace(_info(proj, existing), unchanged=True)
 
 
-def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleasePreview:
-    """What creating a release would make now, without writing anything (reviewer)."""
+def preview_release(
+    db: Database, actor: Actor, project: ProjectRef, *, aggregate: Aggregation | str = Aggregation.MAJORITY
+) -> ReleasePreview:
+    """What creating a release with ``aggregate`` would make now, without writing anything (reviewer)."""
+    chosen = check_aggregation(aggregate)
     with db.read(snapshot=True) as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "create releases")
         state = load_state(s, proj, all_states=True)
@@ -229,7 +262,7 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
             unfilled=unfilled,
             passages=passage_block(s, proj),
         )
-        frozen = _frozen(s, proj, state, filled)
+        frozen = _frozen(s, proj, state, filled, chosen)
         existing = releases_store.find_by_content(s, proj.id, frozen.content_hash)
         return ReleasePreview(
             project=proj.name,
@@ -245,20 +278,30 @@ def preview_release(db: Database, actor: Actor, project: ProjectRef) -> ReleaseP
 @dataclass(frozen=True)
 class _Frozen:
     """The qrels a release would hold: rows in canonical order (query_id, doc_id, grade, kind, label_ids,
-    adjudication_id, pair_id, source,
-    judge_label_id), the pairs behind them and the content hash."""
+    adjudication_id, pair_id, source, judge_label_id, confidence), the pairs behind them, the aggregation's
+    record and the content hash."""
 
     rows: list[tuple]
     qrels: pd.DataFrame
     content_hash: str
+    aggregation: dict
     passages: list[tuple] = dataclasses.field(default_factory=list)
 
 
-def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -> _Frozen:
-    human = _qrels(state, annotation.pair_external_ids(s, proj.id))
+_MAJORITY_RECORD = {"name": Aggregation.MAJORITY.value, "parameters": {}}
+
+
+def _frozen(
+    s: Session, proj: Project, state: GateState, filled: pd.DataFrame, aggregate: Aggregation
+) -> _Frozen:
+    model = model_grades(aggregate, agreement_table(state), list(state.settings.grades))
+    human = _qrels(state, annotation.pair_external_ids(s, proj.id), model)
     qrels = pd.concat([human, filled], ignore_index=True) if len(filled) else human
     names = ("query_id", "doc_id", "grade", "kind", "label_ids", "adjudication_id", "pair_id", "source")
-    columns = [qrels[c].tolist() for c in (*names, "judge_label_id")]
+    confidence = [
+        None if c is None or c != c else float(c) for c in qrels.get("confidence", [None] * len(qrels))
+    ]
+    columns = [*(qrels[c].tolist() for c in (*names, "judge_label_id")), confidence]
     rows = sorted(zip(*columns, strict=True))  # canonical order: (query, document) is unique
     content = "".join(f"{a} 0 {b} {int(g)}\n" for a, b, g, *_ in rows)
     adjudicated = annotation.latest_passage_adjudications(s, proj.id)
@@ -266,7 +309,24 @@ def _frozen(s: Session, proj: Project, state: GateState, filled: pd.DataFrame) -
         s, [(a, b, int(g), ids, int(p)) for a, b, g, _, ids, _, p, *_ in rows], adjudicated
     )
     content += canonical_passages(passages)
-    return _Frozen(rows=rows, qrels=qrels, content_hash=sha256_text(content), passages=passages)
+    record = _record(aggregate, state, model)
+    content += canonical_aggregation(record, [(a, b, c) for a, b, *_, c in rows if c is not None])
+    return _Frozen(
+        rows=rows, qrels=qrels, content_hash=sha256_text(content), aggregation=record, passages=passages
+    )
+
+
+def _record(aggregate: Aggregation, state: GateState, model: ModelGrades | None) -> dict:
+    """What the release records of its aggregation: name and parameters (both hashed) and, for a model,
+    ``changed``: the pairs whose grade differs from the vote (unanimous or majority) of their labels."""
+    if aggregate == Aggregation.MAJORITY:
+        return dict(_MAJORITY_RECORD)
+    record: dict = {"name": aggregate.value, "parameters": aggregate.parameters}
+    voted = state.complete[~state.complete["disagreement"].to_numpy()]
+    if model is not None:
+        fitted = model.grades.reindex(voted.index).to_numpy()
+        record["changed"] = int((fitted != voted["grade"].to_numpy()).sum())
+    return record
 
 
 def _insert(
@@ -300,6 +360,7 @@ def _insert(
         content_hash=frozen.content_hash,
         n_qrels=len(rows),
         sources={str(k): int(v) for k, v in qrels["source"].value_counts().sort_index().items()},
+        aggregation=frozen.aggregation,
         created_by=actor.user_id,
         created_by_name=actor.username,
     )
@@ -317,8 +378,9 @@ def _insert(
                 "adjudication_id": None if j is None or j != j else int(j),
                 "source": src,
                 "judge_label_id": None if m is None or m != m else int(m),
+                "confidence": c,
             }
-            for a, b, g, k, ids, j, p, src, m in rows
+            for a, b, g, k, ids, j, p, src, m, c in rows
         ],
     )
     release_passages.insert_passages(s, release.id, frozen.passages)
@@ -328,7 +390,12 @@ def _insert(
         AuditAction.RELEASE_CREATED,
         project_id=proj.id,
         target=f"{proj.name} v{release.version}",
-        details={"content_hash": release.content_hash, "n_qrels": len(rows), "justification": justification},
+        details={
+            "content_hash": release.content_hash,
+            "n_qrels": len(rows),
+            "justification": justification,
+            "aggregation": frozen.aggregation["name"],
+        },
     )
     return _info(proj, release)
 

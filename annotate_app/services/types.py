@@ -492,6 +492,8 @@ class ReleaseInfo:
     agreement: dict[str, Any]
     note: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # qrels by source: "human", "judge:NAME"
+    # how labels became grades: {"name": an `aggregations.Aggregation` value, "parameters": {...}, ...}
+    aggregation: dict[str, Any] = field(default_factory=lambda: {"name": "majority", "parameters": {}})
     unchanged: bool = False  # create_release made nothing: the qrels are identical to this release
 
     @property

@@ -1,9 +1,10 @@
 """Gold pairs: a reviewer's expected grade of a pair, and the queue's gold draw.
 
-`seek_gold` is the queue's one statement of a gold draw: it takes a claim slot of a random gold pair the
-annotator never had, whatever its coverage (a gold pair is shown to every annotator, beyond the project's N
-annotators per pair), so the pair's ``claimed`` count stays the number of its live claims and skip and
-expiry give the slot back as for any claim.
+`seek_gold` is the queue's one statement of a gold draw: it picks a random gold pair the annotator never had,
+whatever its coverage (a gold pair is shown to every annotator, beyond the project's N annotators per pair),
+and locks its row as an ordinary claim does, without counting the claim: ``pairs.claimed`` counts the
+ordinary live claims, which N governs, so gold draws neither take the slots a gold pair needs for its own N
+labels nor stop N from being lowered. Skipping or expiring a gold claim gives no slot back.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _seek_gold_statement(postgresql: bool) -> Any:
     return (
         update(Pair)
         .where(Pair.id == pick.scalar_subquery().correlate(None))
-        .values(claimed=Pair.claimed + 1)
+        .values(claimed=Pair.claimed)  # locks the row; a gold claim is not counted
         .returning(Pair.id)
     )
 
@@ -65,7 +66,7 @@ _SEEK_GOLD = {pg: _seek_gold_statement(pg) for pg in (False, True)}
 
 
 def seek_gold(s: Session, project_id: int, annotator_id: int) -> int | None:
-    """Take a slot of a random live gold pair of the project that the annotator never had, in one statement
+    """Pick (and lock) a random live gold pair of the project that the annotator never had, in one statement
     (an index range of ``ix_gold_pairs_project_id_pair_id`` with a probe of the pair and of
     ``uq_assignments_pair_id_annotator_id`` per gold pair). Returns its pair id, or None."""
     postgresql = s.connection().dialect.name == "postgresql"

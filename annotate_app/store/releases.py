@@ -19,6 +19,7 @@ __all__ = [
     "find",
     "find_by_content",
     "qrel_rows",
+    "qrel_confidences",
     "count",
 ]
 
@@ -79,5 +80,16 @@ def qrel_rows(s: Session, release_id: int) -> list[tuple]:
         s,
         "SELECT query_external, doc_external, grade, kind, label_ids, adjudication_id, pair_id "
         "FROM release_qrels WHERE release_id = %s ORDER BY id",
+        release_id,
+    )
+
+
+def qrel_confidences(s: Session, release_id: int) -> list[tuple]:
+    """(query_external, doc_external, confidence) of a release's qrels that have a confidence (a model
+    aggregation's posterior)."""
+    return fetch_rows(
+        s,
+        "SELECT query_external, doc_external, confidence FROM release_qrels "
+        "WHERE release_id = %s AND confidence IS NOT NULL ORDER BY id",
         release_id,
     )

@@ -68,6 +68,7 @@ SCORE_PPI_JUDGE = "score_ppi_judge"  # the machine judge of the Score page's PPI
 SCORE_PPI_MEASURE = "score_ppi_measure"
 RELEASE_JUSTIFICATION = "release_justification"
 RELEASE_NOTE = "release_note"
+RELEASE_AGGREGATE = "release_aggregate"
 RELEASE_FLASH = "release_flash"
 
 # ------------------------------------------------------------------------------------------------ admin

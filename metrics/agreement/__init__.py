@@ -9,10 +9,12 @@ from here, not from the private modules. Where the reference libraries differ: d
 """
 
 from metrics.agreement._annotators import (
+    BehaviourRates,
     Drift,
     GoldScores,
     Leniency,
     TimeScores,
+    behaviour_rates,
     drift,
     gold_scores,
     leniency,
@@ -78,6 +80,8 @@ __all__ = [
     "gold_scores",
     "TimeScores",
     "time_scores",
+    "BehaviourRates",
+    "behaviour_rates",
     "Leniency",
     "leniency",
     "Drift",

@@ -1,6 +1,7 @@
 """Per-annotator quality on the long labels table: accuracy against gold (`gold_scores`, `GoldScores`), time
-and speed (`time_scores`, `TimeScores`), leniency against the team (`leniency`, `Leniency`) and drift over
-the annotator's own stream (`drift`, `Drift`) (private; re-exported by `metrics.agreement`)."""
+and speed (`time_scores`, `TimeScores`), unsure, skip and edit rates (`behaviour_rates`, `BehaviourRates`),
+leniency against the team (`leniency`, `Leniency`) and drift over the annotator's own stream (`drift`,
+`Drift`) (private; re-exported by `metrics.agreement`)."""
 
 from __future__ import annotations
 
@@ -198,6 +199,107 @@ def time_scores(table, *, floor: float, rater="rater", seconds="seconds") -> Tim
     )
     scores["speeder_share"] = scores["speeder_share"].astype(float)
     return TimeScores(scores=scores, floor=float(floor))
+
+
+# --------------------------------------------------------------------------------------------- behaviour
+
+
+@dataclass(frozen=True, eq=False)
+class BehaviourRates:
+    """How each rater works, one row per rater who labelled or skipped (sorted by rater).
+
+    ``scores`` columns: ``n_labels``, ``n_unsure`` (labels marked unsure), ``n_edited`` (labels whose version
+    is above 1), ``n_skips``; ``unsure_share`` = n_unsure / n_labels, ``edit_rate`` = n_edited / n_labels
+    (both NaN without a label) and ``skip_rate`` = n_skips / (n_labels + n_skips).
+    """
+
+    scores: pd.DataFrame
+
+
+def behaviour_rates(
+    table, *, skips=None, rater="rater", unsure="unsure", version="version"
+) -> BehaviourRates:
+    """The share of labels marked unsure, the skip rate and the edit rate, per rater.
+
+    With n the rater's labels, u those marked unsure, e those with a version above 1 (edited after the first
+    save) and s the items the rater skipped: unsure_share = u / n, edit_rate = e / n, skip_rate = s / (n + s).
+
+    Args:
+        table: one row per (current) label, with columns ``rater``, ``unsure`` (bool or 0/1) and ``version``
+            (integer >= 1) (names configurable).
+        skips: how many items each rater skipped, a mapping or Series rater → count >= 0 (default: none); a
+            rater who only skipped gets a row with skip_rate 1.
+        rater: the name of the rater column.
+        unsure: the name of the unsure-flag column.
+        version: the name of the label-version column.
+
+    Returns:
+        A `BehaviourRates`.
+
+    Raises:
+        QrelForgeError: a bad table, flag, version or skip count.
+
+    >>> t = pd.DataFrame({"rater": ["a", "a", "a", "a", "b"], "unsure": [1, 0, 0, 1, 0],
+    ...                   "version": [1, 2, 1, 1, 3]})
+    >>> rates = behaviour_rates(t, skips={"b": 1, "c": 2}).scores
+    >>> rates[["n_labels", "n_skips", "unsure_share", "skip_rate", "edit_rate"]].reset_index()
+      rater  n_labels  n_skips  unsure_share  skip_rate  edit_rate
+    0     a         4        0           0.5        0.0       0.25
+    1     b         1        1           0.0        0.5       1.00
+    2     c         0        2           NaN        1.0        NaN
+    """
+    _check_columns(table, [rater, unsure, version])
+    flags = _flags(table[unsure], unsure, table.index)
+    versions = pd.to_numeric(table[version], errors="coerce")
+    bad = versions.isna() | (versions < 1) | (versions != versions.round())
+    if bad.any():
+        where = bad.to_numpy().argmax()
+        raise QrelForgeError(
+            f"column {version!r} must hold label versions (integers >= 1); got "
+            f"{_shown(table[version].iloc[where])!r} at row {_shown(table.index[where])!r}"
+        )
+    frame = pd.DataFrame({"r": table[rater].to_numpy(), "u": flags, "e": versions.to_numpy() > 1})
+    counts = frame.groupby("r", sort=True).agg(
+        n_labels=("u", "size"), n_unsure=("u", "sum"), n_edited=("e", "sum")
+    )
+    skipped = _skip_counts(skips)
+    scores = counts.reindex(counts.index.union(skipped.index).sort_values()).fillna(0).astype(np.int64)
+    scores["n_skips"] = skipped.reindex(scores.index, fill_value=0).astype(np.int64)
+    labelled = scores["n_labels"].where(scores["n_labels"] > 0).astype(float)
+    scores["unsure_share"] = scores["n_unsure"] / labelled
+    scores["skip_rate"] = scores["n_skips"] / (scores["n_labels"] + scores["n_skips"])
+    scores["edit_rate"] = scores["n_edited"] / labelled
+    scores.index.name = rater
+    return BehaviourRates(scores=scores)
+
+
+def _flags(column: pd.Series, name: str, index: pd.Index) -> np.ndarray:
+    """A column of unsure flags (bool, or 0/1) as bool; anything else raises."""
+    values = column.to_numpy()
+    ok = np.array(
+        [isinstance(v, bool | np.bool_) or (v in (0, 1) and not isinstance(v, str)) for v in values]
+    )
+    if not ok.all():
+        where = int((~ok).argmax())
+        raise QrelForgeError(
+            f"column {name!r} must hold true/false (or 0/1); got {_shown(values[where])!r} at row "
+            f"{_shown(index[where])!r}"
+        )
+    return values.astype(bool)
+
+
+def _skip_counts(skips) -> pd.Series:
+    if skips is None:
+        return pd.Series(dtype=np.int64)
+    if not isinstance(skips, Mapping | pd.Series):
+        raise QrelForgeError(f"skips must be a mapping rater -> count; got {type(skips).__name__}")
+    series = pd.Series(dict(skips) if isinstance(skips, Mapping) else skips, dtype=object)
+    for who, count in series.items():
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
+            raise QrelForgeError(
+                f"skips must be counts >= 0; got {_shown(count)!r} for rater {_shown(who)!r}"
+            )
+    return series.astype(np.int64)
 
 
 # ------------------------------------------------------------------------------------------------ leniency

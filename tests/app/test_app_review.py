@@ -167,6 +167,25 @@ def test_release_without_justification_when_the_gate_passes(app_db):
     assert qrels == (sample_grades_text())
 
 
+def test_release_by_dawid_skene_from_the_aggregation_selector(app_db):
+    judge_all(app_db, flips={})
+    projects.update_settings(app_db, SYSTEM, "demo", threshold=0.7)
+    at = app_as(app_db, "rita", "views/review/release.py")
+    assert at.selectbox(key=state.RELEASE_AGGREGATE).value == "majority"
+    at.selectbox(key=state.RELEASE_AGGREGATE).select("dawid-skene").run()
+    at.main.button[-1].click().run()
+    assert plain(at.success[0].value).startswith("Release 1 created: 12 qrels")
+    assert at.main.button[-1].disabled  # v1 holds these qrels under Dawid–Skene
+    details = at.table[1].value
+    assert details.loc["aggregation"].iloc[0] == (
+        "Dawid–Skene (max_iter=100, smoothing=0.0, tol=1e-06); 0 differ from the vote"
+    )
+    rita = authenticate(app_db, "rita", "rita-demo")
+    assert releases.get_release(app_db, rita, "demo").aggregation["name"] == "dawid-skene"
+    at.selectbox(key=state.RELEASE_AGGREGATE).select("majority").run()
+    assert not at.main.button[-1].disabled  # majority vote: another release
+
+
 def sample_grades_text() -> str:
     return "".join(sorted(line + "\n" for line in (SAMPLE / "qrels.trec").read_text().splitlines()))
 

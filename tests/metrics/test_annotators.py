@@ -11,7 +11,7 @@ from crowd_simulation import CAREFUL, CARELESS, GRADES, LENIENT, SPEEDER, simula
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
-from metrics.agreement import drift, gold_scores, leniency, time_scores
+from metrics.agreement import behaviour_rates, drift, gold_scores, leniency, time_scores
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 
 SCALE = [0, 1, 2, 3]
@@ -294,3 +294,51 @@ def test_grade_distances_need_the_declared_scale(call):
         QrelForgeError, match=r"labels must be the grade scale in order, e.g. \[0, 1, 2, 3\]; got None"
     ):
         call()
+
+
+# ------------------------------------------------------------------------------------------------- behaviour
+
+# (unsure flags, versions, skips) of one rater -> (unsure_share, skip_rate, edit_rate)
+BEHAVIOUR = [
+    ([0, 0, 0, 0], [1, 1, 1, 1], 0, (0.0, 0.0, 0.0)),
+    ([1, 0, 0, 1], [1, 2, 1, 1], 0, (0.5, 0.0, 0.25)),
+    ([True, True], [3, 2], 2, (1.0, 0.5, 1.0)),  # bool flags; any version above 1 is an edit
+    ([0], [1], 3, (0.0, 0.75, 0.0)),
+    ([], [], 4, (np.nan, 1.0, np.nan)),  # skipped only: no label to take a share of
+]
+
+
+@pytest.mark.parametrize(("unsure", "version", "skips", "expected"), BEHAVIOUR)
+def test_behaviour_rates_by_hand(unsure, version, skips, expected):
+    table = pd.DataFrame({"rater": ["a"] * len(unsure), "unsure": unsure, "version": version})
+    row = behaviour_rates(table, skips={"a": skips} if skips else None).scores.loc["a"]
+    got = (row["unsure_share"], row["skip_rate"], row["edit_rate"])
+    np.testing.assert_equal(got, expected)
+    assert (row["n_labels"], row["n_skips"]) == (len(unsure), skips)
+
+
+def test_behaviour_rates_of_several_raters_are_their_own():
+    table = pd.DataFrame({"rater": ["b", "a", "b", "a"], "unsure": [1, 0, 0, 0], "version": [1, 1, 2, 1]})
+    scores = behaviour_rates(table, skips=pd.Series({"b": 2, "z": 1})).scores
+    assert scores.index.tolist() == ["a", "b", "z"]
+    assert scores["unsure_share"].tolist()[:2] == [0.0, 0.5]
+    assert scores["skip_rate"].tolist() == [0.0, 0.5, 1.0]
+    assert scores["edit_rate"].tolist()[:2] == [0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("unsure", "version", "skips", "message"),
+    [
+        ([2], [1], None, "column 'unsure' must hold true/false (or 0/1); got 2 at row 0"),
+        (["yes"], [1], None, "column 'unsure' must hold true/false (or 0/1); got 'yes' at row 0"),
+        ([0], [0], None, "column 'version' must hold label versions (integers >= 1); got 0 at row 0"),
+        ([0], [1.5], None, "column 'version' must hold label versions (integers >= 1); got 1.5 at row 0"),
+        ([0], [1], {"a": -1}, "skips must be counts >= 0; got -1 for rater 'a'"),
+        ([0], [1], {"a": 1.0}, "skips must be counts >= 0; got 1.0 for rater 'a'"),
+        ([0], [1], [("a", 1)], "skips must be a mapping rater -> count; got list"),
+    ],
+)
+def test_behaviour_bad_input(unsure, version, skips, message):
+    with pytest.raises(QrelForgeError) as caught:
+        behaviour_rates(pd.DataFrame({"rater": "a", "unsure": unsure, "version": version}), skips=skips)
+    assert message in str(caught.value)

@@ -51,6 +51,7 @@ NOT_SERVICE_MODULES = {
     "sso": "makes the caller from a single sign-on (NOT_CALLS)",
     "import_kinds": "what each kind of import is (the one list of import kinds)",
     "release_formats": "the release formats (the one list of them)",
+    "aggregations": "how a release turns labels into grades (the one list of aggregations)",
 }
 # Public functions of service modules that are not service calls: helpers over plain values or files, which
 # touch no database and need no caller.

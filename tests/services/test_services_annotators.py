@@ -22,7 +22,10 @@ QUERIES, DOCS, GOLD = 10, 16, 40  # 160 pairs, 4 annotators each, 40 of them gol
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
     """The simulated team (tests/helpers/crowd_simulation.py) labelling 160 pairs through the queue, in
-    turns, N = 4; 40 pairs are gold with their true grade, drawn into every stream at a gold rate of 25%."""
+    turns, N = 4; 40 pairs are gold with their true grade, drawn into every stream at a gold rate of 25%.
+    Behaviour (`BEHAVIOUR`, its own random stream): the speeder skips a quarter of the pairs offered, the
+    lenient edits a third of their labels (same grade, a second reason), and everyone but the careless marks
+    a tenth of their labels unsure."""
     from annotate_app.services.setup import initialise, open_database
 
     random.seed(7)  # the queue's gold coin (`services._gold_draw`): the same draws every run
@@ -42,6 +45,7 @@ def team(tmp_path_factory):
     gold.set_gold_rate(db, SYSTEM, "sim", 0.25)
     matrices = confusions()
     names = dict(zip((p.username for p in people), RATERS, strict=True))
+    behaviour = np.random.default_rng(11)
     active = list(people)
     while active:
         for who in list(active):
@@ -50,10 +54,29 @@ def team(tmp_path_factory):
                 active.remove(who)
                 continue
             name = names[who.username]
+            skip, edit, unsure = (behaviour.random() < p for p in BEHAVIOUR.get(name, BEHAVIOUR[CAREFUL[0]]))
+            if skip:
+                queue.skip(db, who, "sim", view.pair_id, reason="simulated skip")
+                continue
             given = int(rng.choice(len(GRADES), p=matrices[name][truth[(view.query_id, view.doc_id)]]))
             seconds = float(rng.uniform(2, 4) if name == SPEEDER else rng.lognormal(np.log(20), 0.4))
-            labels.save_label(db, who, "sim", view.pair_id, grade=given, reason="simulated", seconds=seconds)
+            labels.save_label(
+                db, who, "sim", view.pair_id, grade=given, reason="simulated", seconds=seconds, unsure=unsure
+            )
+            if edit:
+                labels.save_label(
+                    db, who, "sim", view.pair_id, grade=given, reason="simulated, checked", unsure=unsure
+                )
     return db, names, url
+
+
+# each role's probabilities of (skipping a pair offered, editing a label, marking it unsure)
+BEHAVIOUR = {
+    CAREFUL[0]: (0.0, 0.0, 0.1),  # and every careful annotator
+    CARELESS: (0.0, 0.0, 0.0),
+    LENIENT: (0.0, 1 / 3, 0.1),
+    SPEEDER: (0.25, 0.0, 0.1),
+}
 
 
 def _by_role(team) -> pd.DataFrame:
@@ -77,6 +100,9 @@ RANKINGS = [
     ("mace_competence", CARELESS, True),
     ("speeder_share", SPEEDER, False),  # most labels under the floor
     ("median_seconds", SPEEDER, True),  # fastest
+    ("skip_rate", SPEEDER, False),  # skips most
+    ("edit_rate", LENIENT, False),  # edits most
+    ("unsure_share", CARELESS, True),  # never unsure
 ]
 
 
@@ -122,15 +148,18 @@ def test_bad_settings_are_refused(team, floor, window):
         annotators.annotator_table(team[0], SYSTEM, "sim", floor_seconds=floor, window=window)
 
 
-JSON_RANKINGS = [  # (--sort, the annotator who comes first)
-    ("exact", CARELESS),
-    ("mace_competence", CARELESS),
-    ("median_seconds", SPEEDER),
+JSON_RANKINGS = [  # (--sort, the annotator who comes first, or last: "-")
+    ("exact", CARELESS, ""),
+    ("mace_competence", CARELESS, ""),
+    ("median_seconds", SPEEDER, ""),
+    ("unsure_share", CARELESS, ""),
+    ("skip_rate", SPEEDER, "-"),
+    ("edit_rate", LENIENT, "-"),
 ]
 
 
-@pytest.mark.parametrize(("sort", "first"), JSON_RANKINGS, ids=[r[0] for r in JSON_RANKINGS])
-def test_the_json_output_ranks_them_too(team, monkeypatch, capsys, sort, first):
+@pytest.mark.parametrize(("sort", "who", "end"), JSON_RANKINGS, ids=[r[0] for r in JSON_RANKINGS])
+def test_the_json_output_ranks_them_too(team, monkeypatch, capsys, sort, who, end):
     from annotate_app.cli import main
 
     _, names, url = team
@@ -138,7 +167,15 @@ def test_the_json_output_ranks_them_too(team, monkeypatch, capsys, sort, first):
     assert main(["annotators", "-p", "sim", "--format", "json", "--window", "10", "--sort", sort]) == 0
     records = json.loads(capsys.readouterr().out)
     assert [set(r) for r in records] == [set(annotators.COLUMNS)] * len(RATERS)
-    assert names[records[0]["annotator"]] == first
+    assert names[records[-1 if end else 0]["annotator"]] == who
+
+
+def test_the_simulated_rates_are_near_the_set_ones(team):
+    rows = _by_role(team)
+    assert rows.loc[SPEEDER, "skip_rate"] == pytest.approx(0.25, abs=0.1)
+    assert rows.loc[LENIENT, "edit_rate"] == pytest.approx(1 / 3, abs=0.1)
+    assert rows.loc[CAREFUL, "unsure_share"].between(0.02, 0.2).all()
+    assert rows.loc[CARELESS, ["unsure_share", "skip_rate", "edit_rate"]].tolist() == [0.0, 0.0, 0.0]
 
 
 def test_the_table_output_and_a_bad_sort(team, monkeypatch, capsys):
@@ -165,3 +202,28 @@ def test_the_read_on_both_databases(demo, actors):
     assert rows.loc["alice", "median_seconds"] == pytest.approx(12.346)
     assert np.isnan(rows.loc["bob", "median_seconds"])
     assert rows["n_gold"].tolist() == [1, 1] and rows["exact"].tolist() == [1.0, 1.0]
+
+
+def test_the_behaviour_rates_on_both_databases(demo, actors):
+    """alice: 12 pairs offered, 2 skipped, 10 labelled, 3 of them unsure, 1 edited; bob: 12 labelled, none
+    unsure, skipped or edited. The rates come from the store's reads (unsure flag and version with the
+    labels, one grouped read of the skips)."""
+    alice, bob = actors["alice"], actors["bob"]
+    k, first = 0, None
+    while (view := queue.next_pair(demo, alice, "demo")) is not None:
+        if k < 2:
+            queue.skip(demo, alice, "demo", view.pair_id, reason="cannot read this")
+        else:
+            unsure = k in (2, 3, 4)
+            labels.save_label(demo, alice, "demo", view.pair_id, grade=1, reason="judged it", unsure=unsure)
+            first = first or view.pair_id
+        k += 1
+    labels.save_label(demo, alice, "demo", first, grade=2, reason="judged it again", unsure=True)
+    while (view := queue.next_pair(demo, bob, "demo")) is not None:
+        labels.save_label(demo, bob, "demo", view.pair_id, grade=2, reason="judged it")
+    rows = annotators.annotator_table(demo, actors["rita"], "demo").rows.set_index("annotator")
+    expected = pd.DataFrame(
+        {"unsure_share": [0.3, 0.0], "skip_rate": [2 / 12, 0.0], "edit_rate": [0.1, 0.0]},
+        index=pd.Index(["alice", "bob"], name="annotator"),
+    )
+    pd.testing.assert_frame_equal(rows[list(annotators.BEHAVIOUR)], expected)

@@ -27,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from annotate_app.store.db import rowcount
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, ClaimDraw
 from annotate_app.store.exhausted import queue_changed
 from annotate_app.store.models import (
     Assignment,
@@ -68,6 +68,7 @@ def label_count(s: Session, project_id: int) -> int:
 
 
 def max_claimed(s: Session, project_id: int) -> int:
+    """The most ordinary live claims any pair of the project holds (gold draws are not counted)."""
     stmt = select(func.coalesce(func.max(Pair.claimed), 0)).where(Pair.project_id == project_id)
     return int(s.execute(stmt).scalar_one())
 
@@ -80,8 +81,9 @@ def expire_claims(
     older_than: datetime | None = None,
     pair_ids: Sequence[int] | None = None,
 ) -> int:
-    """Free unlabelled claims (status ``active``): by annotator, by age and/or by pair. Returns how many."""
-    stmt = select(Assignment.id, Assignment.pair_id).where(
+    """Free unlabelled claims (status ``active``): by annotator, by age and/or by pair. Returns how many. A
+    gold draw's claim holds no counted slot (`store.gold`): expiring it gives none back."""
+    stmt = select(Assignment.id, Assignment.pair_id, Assignment.draw).where(
         Assignment.project_id == project_id, Assignment.status == AssignmentStatus.ACTIVE
     )
     if annotator_id is not None:
@@ -91,7 +93,7 @@ def expire_claims(
     if pair_ids is not None:
         stmt = stmt.where(Assignment.pair_id.in_(list(pair_ids)))
     freed = 0
-    for assignment_id, pair_id in s.execute(stmt.order_by(Assignment.id)).all():
+    for assignment_id, pair_id, draw in s.execute(stmt.order_by(Assignment.id)).all():
         done = rowcount(
             s.execute(
                 update(Assignment)
@@ -100,7 +102,8 @@ def expire_claims(
             )
         )
         if done:
-            release_slot(s, pair_id)
+            if draw != ClaimDraw.GOLD:
+                release_slot(s, pair_id)
             freed += 1
     return freed
 

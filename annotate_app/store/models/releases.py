@@ -39,6 +39,8 @@ class Release(Base):
     content_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     n_qrels: Mapped[int] = mapped_column(Integer)
     sources: Mapped[dict] = mapped_column(JSON, default=dict, server_default=text("'{}'"))
+    # how the labels became grades: {"name": an `Aggregation` value, "parameters": {...}, ...}; NULL: majority
+    aggregation: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_by: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
     created_by_name: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -62,6 +64,8 @@ class ReleaseQrel(Base):
     adjudication_id: Mapped[int | None] = mapped_column(fk("adjudications.id"), nullable=True, index=True)
     source: Mapped[str] = mapped_column(String(80), default="human", server_default="human")
     judge_label_id: Mapped[int | None] = mapped_column(fk("judge_labels.id"), nullable=True, index=True)
+    # a model aggregation's posterior probability of ``grade`` (NULL: majority vote, adjudicated, judge)
+    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class PassageAdjudication(Base):

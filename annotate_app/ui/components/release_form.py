@@ -1,4 +1,5 @@
-"""The Release page's "Create a release" form: justification, note and a button that makes one release.
+"""The Release page's "Create a release" form: the aggregation (an `Aggregation`), justification, note and a
+button that makes one release.
 
 A double click makes one release: the service returns the existing one for identical qrels, and the button
 and boxes are disabled from what the database says, not from a session flag, since Streamlit may abort a
@@ -10,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotate_app.services import releases
+from annotate_app.services.aggregations import Aggregation
 from annotate_app.services.auth import Actor
 from annotate_app.services.types import Blockers
 from annotate_app.ui import cache, errors, state
@@ -21,9 +23,10 @@ def create(actor: Actor, project: str) -> None:
     """The button's callback: create the release and leave the outcome as the page's flash."""
     ss = st.session_state
     note, justification = ss.get(state.RELEASE_NOTE) or "", ss.get(state.RELEASE_JUSTIFICATION) or None
+    aggregate = ss.get(state.RELEASE_AGGREGATE) or Aggregation.MAJORITY
     with errors.captured(state.RELEASE_FLASH) as outcome:
         made = releases.create_release(
-            cache.database(), actor, project, note=note, justification=justification
+            cache.database(), actor, project, note=note, justification=justification, aggregate=aggregate
         )
         cache.clear_reads()  # first: the session-state writes below may be cut short by a second click
     if outcome.failed:
@@ -39,12 +42,13 @@ def create(actor: Actor, project: str) -> None:
     )
 
 
-def _released_version(actor: Actor, project: str, block: Blockers) -> int | None:
-    """The release that already holds the current qrels, if any (None too when the gate blocks)."""
+def _released_version(actor: Actor, project: str, block: Blockers, aggregate: str) -> int | None:
+    """The release that already holds the current qrels under ``aggregate``, if any (None too when the gate
+    blocks)."""
     if block.hard:
         return None
     with errors.shown():
-        return releases.preview_release(cache.database(), actor, project).identical_to
+        return releases.preview_release(cache.database(), actor, project, aggregate=aggregate).identical_to
     return None
 
 
@@ -59,7 +63,14 @@ def _clear(version: int | None) -> None:
 def create_form(actor: Actor, project: str, block: Blockers) -> None:
     """The subheader, the justification and note boxes and the Create release button."""
     st.subheader("Create a release")
-    released = _released_version(actor, project, block)
+    aggregate = st.selectbox(
+        "Aggregation",
+        [a.value for a in Aggregation],
+        format_func=lambda value: Aggregation(value).label,
+        key=state.RELEASE_AGGREGATE,
+        help="; ".join(f"{a.label}: {a.help}" for a in Aggregation),
+    )
+    released = _released_version(actor, project, block, aggregate or Aggregation.MAJORITY)
     _clear(released)
     needed = " (required: agreement below the threshold)" if block.below_threshold else " (optional)"
     idle = released is not None

@@ -1,8 +1,8 @@
 """Annotators (reviewer): one row per annotator — accuracy against gold (exact and within one grade, with
 Wilson 95% intervals), weighted kappa against gold, median seconds per label, the share of speeders, leniency,
-drift and the Dawid–Skene and MACE competences (`services.annotators`). Click a column to sort; select a row
-(or pick a name) for that annotator's charts: accuracy and agreement over their stream, seconds per label,
-and their grade distribution against the team's."""
+drift, the Dawid–Skene and MACE competences, and the unsure, skip and edit rates (`services.annotators`).
+Click a column to sort; select a row (or pick a name) for that annotator's charts: accuracy and agreement
+over their stream, seconds per label, and their grade distribution against the team's."""
 
 import altair as alt
 import pandas as pd
@@ -69,7 +69,9 @@ def render() -> None:
     st.caption(
         "Accuracy against the gold pairs with Wilson 95% intervals; speeders: labels faster than 5 s; "
         "leniency: mean grade distance to the others on the same pairs (above 0: lenient); drift: the last "
-        "window of 50 labels minus the first; competence: Dawid–Skene expected accuracy and MACE θ."
+        "window of 50 labels minus the first; competence: Dawid–Skene expected accuracy and MACE θ; "
+        "unsure: share of labels marked unsure; skip rate: skips / (labels + skips); edit rate: share of "
+        "labels edited after their first save."
     )
     _charts(actor, project, _picked(rows))
 

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from annotate_app.services import export, gate
+from annotate_app.services.aggregations import Aggregation
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.release_formats import ReleaseFormat
 from annotate_app.services.releases import MIN_JUSTIFICATION
@@ -57,11 +58,25 @@ def details(r: ReleaseInfo) -> dict:
         "agreement band": str(r.agreement.get("band", "")) or "—",
         "kinds": ", ".join(f"{k} {v}" for k, v in r.counts.items() if v) or "—",
         "qrels by source": ", ".join(f"{v} {k}" for k, v in sorted(r.sources.items())) or "—",
+        "aggregation": _aggregation(r.aggregation),
         "annotators": ", ".join(r.annotators) or "—",
         "guidelines version": "—" if r.guidelines_version is None else str(r.guidelines_version),
         "content sha256": r.content_hash,
         "corpus sha256": r.corpus_hash,
     }
+
+
+def _aggregation(record: dict) -> str:
+    """How the release's labels became grades: the aggregation's label, its parameters, and how many grades
+    differ from the vote under a model."""
+    name = Aggregation(record.get("name", Aggregation.MAJORITY))
+    parameters = ", ".join(f"{k}={v}" for k, v in sorted(record.get("parameters", {}).items()))
+    changed = record.get("changed")
+    return (
+        name.label
+        + (f" ({parameters})" if parameters else "")
+        + ("" if changed is None else f"; {changed} differ from the vote")
+    )
 
 
 def downloads(actor: Actor, project: str, version: int) -> None:
