@@ -12,7 +12,7 @@
 ADD COLUMN only (no table rebuild on SQLite); the downgrade drops the triggers and the columns in place.
 
 Revision ID: 0016_chunk_spans_append_only
-Revises: 0013_run_models
+Revises: 0015_judge_evidence
 Create Date: 2026-12-03
 """
 from collections.abc import Sequence

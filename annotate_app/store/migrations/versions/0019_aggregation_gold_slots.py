@@ -11,7 +11,7 @@ have gold claims; the downgrade counts their live gold claims back in.
 ADD COLUMN and UPDATE only: no table rebuild on SQLite.
 
 Revision ID: 0019_aggregation_gold_slots
-Revises: 0013_run_models
+Revises: 0016_chunk_spans_append_only
 Create Date: 2026-12-03
 """
 from collections.abc import Sequence
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019_aggregation_gold_slots"
-down_revision: str | None = "0013_run_models"
+down_revision: str | None = "0016_chunk_spans_append_only"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
