@@ -197,7 +197,7 @@ def _view(s: Session, proj: Project, a: _Claim) -> PairView:
         doc_changed=a.doc_changed,
         evidence=settings.evidence,
         relevance_cutoff=settings.relevance_cutoff,
-        retrieved=_retrieved(s, a.pair_id, content["doc_version"]),
+        retrieved=_retrieved(s, a.pair_id, content["doc_version"]) if content["chunk_retrieved"] else None,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import (
     and_,
     bindparam,
+    exists,
     select,
 )
 from sqlalchemy.orm import Session
@@ -35,13 +36,14 @@ __all__ = [
 
 
 def pair_content(s: Session, pair_id: int, *, guidelines: bool = False) -> dict[str, Any] | None:
-    """Query and current document version of a pair, in one query. ``guidelines``: also the project's latest
-    guidelines (``guidelines_version`` and ``guidelines``, None when it has none), as two subqueries of
-    the same statement."""
+    """Query and current document version of a pair, in one query. ``guidelines`` (the card's read): also the
+    project's latest guidelines (``guidelines_version`` and ``guidelines``, None when it has none) and
+    ``chunk_retrieved`` (whether a run entry of the pair names a chunk, so `retrieved_chunk` is only asked
+    then), as subqueries of the same statement."""
     row = s.execute(_PAIR_CONTENT[guidelines], {"pair_id": pair_id}).first()
     if row is None:
         return None
-    keys = _CONTENT_KEYS + (("guidelines_version", "guidelines") if guidelines else ())
+    keys = _CONTENT_KEYS + (("guidelines_version", "guidelines", "chunk_retrieved") if guidelines else ())
     return dict(zip(keys, row, strict=True))
 
 
@@ -65,7 +67,12 @@ def _pair_content_statement(guidelines: bool) -> Any:
         newest = select(column).where(Guidelines.project_id == Pair.project_id)
         return newest.order_by(Guidelines.version.desc()).limit(1).scalar_subquery()
 
-    extra = [latest(Guidelines.version), latest(Guidelines.markdown)] if guidelines else []
+    chunked = exists().where(
+        RunEntry.document_id == Pair.document_id,
+        RunEntry.query_id == Pair.query_id,
+        RunEntry.chunk_id.is_not(None),
+    )
+    extra = [latest(Guidelines.version), latest(Guidelines.markdown), chunked] if guidelines else []
     return (
         select(
             Pair.id,
