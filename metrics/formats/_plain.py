@@ -92,7 +92,13 @@ def _content(src: _Source) -> np.ndarray:
 def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[Any, ...]:
     buf = _content(src)
     blocks = _blocks(buf)
-    lines = [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
+    if len(blocks) == 1:  # (a piece) the block's separators, found once: they count its lines and spaces
+        lo, hi = blocks[0]
+        controls: np.ndarray | None = np.flatnonzero(buf[lo:hi] <= 32)
+        kinds = buf[lo:hi][controls]
+        lines, spaces = [_count(kinds, ord("\n"))], _count(kinds, ord(" "))
+    else:
+        controls, lines = None, [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
@@ -103,7 +109,10 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     at = 0
     for (lo, hi), count in zip(blocks, lines, strict=True):
         block = buf[lo:hi]
-        sep = _separators(block, fields, count, _count(block, ord(" ")))
+        if controls is None:
+            sep = _separators(block, fields, count, _count(block, ord(" ")))
+        else:
+            sep, controls = _separators(block, fields, count, spaces, controls), None
         n = len(sep)
         starts = np.empty(n, dtype=np.int64)
         starts[0] = 0
@@ -160,9 +169,12 @@ def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
     return -1
 
 
-def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.ndarray:
+def _separators(
+    block: np.ndarray, fields: int, lines: int, spaces: int, controls: np.ndarray | None = None
+) -> np.ndarray:
     """Per line, the positions of its ``fields - 1`` spaces and its newline; raises unless every one of the
-    block's ``lines`` lines has exactly ``fields`` fields, none of them empty.
+    block's ``lines`` lines has exactly ``fields`` fields, none of them empty. ``controls``: the positions of
+    the block's bytes up to the space, when already found.
 
     The block holds ``lines`` newlines and ``spaces`` spaces: when every byte up to the space is one of
     them (so no tab, carriage return, NUL, vertical tab, form feed or other control byte), each line's
@@ -170,7 +182,7 @@ def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.n
     adjacent, the lines are as expected."""
     if spaces != (fields - 1) * lines:
         raise _NotPlain
-    sep = np.flatnonzero(block <= 32)
+    sep = np.flatnonzero(block <= 32) if controls is None else controls
     if len(sep) != fields * lines or sep[0] == 0:  # another control byte, or an empty first field
         raise _NotPlain
     if not (np.diff(sep) > 1).all():  # an empty field or an empty line
@@ -351,8 +363,13 @@ def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:
             other &= ~(negative | (first == ord("+")))
         bad |= (other & ~is_point) | (is_point & point)  # a foreign byte, or a second point
         point |= is_point
-        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
-        np.add(mantissa, digit, out=mantissa, where=is_digit)
+        # the mantissa takes the digit: no masked loops (they walk a mixed mask run by run)
+        one = is_digit.view(np.uint8)
+        factor = one * np.uint8(9)
+        factor += 1
+        mantissa *= factor  # times 10 at a digit, else 1
+        digit *= one
+        mantissa += digit
         digits += is_digit
         after += is_digit & point
     if bad.any() or not ((digits >= 1) & (digits <= _FAST_DIGITS)).all():

@@ -169,10 +169,10 @@ def _lean_arrow() -> None:
 
 
 def _small_pages() -> None:
-    """numpy's large arrays in 4 KB pages for this process, unless the user chose (``NUMPY_MADVISE_HUGEPAGE``):
-    the run's columns are reserved whole and written piece by piece, and faulting them in as transparent huge
-    pages costs more system time than it saves (figures in the README's Speed section). Only before numpy is
-    imported; the numbers are the same either way."""
+    """numpy's large arrays in 4 KB pages for this process, unless the user chose one
+    (``NUMPY_MADVISE_HUGEPAGE``): the run's columns are reserved whole and written piece by piece, and
+    faulting them in as transparent huge pages costs more system time than it saves (figures in the
+    README's Speed section). Only before numpy is imported; the numbers are the same either way."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
