@@ -148,11 +148,14 @@ def _count(block: np.ndarray, byte: int) -> int:
 
 
 def _blocks(data: bytes | np.ndarray) -> list[tuple[int, int]]:
-    """(start, end) of blocks of about `_BLOCK` bytes, each ending just after a newline."""
+    """(start, end) of blocks of about `_BLOCK` bytes, each ending just after a newline; the last one up to
+    an eighth longer, so that a piece of about `_BLOCK` bytes (`_pieces.GATHER_BYTES`: whole lines, a little
+    over) is one block, not a second one of a few bytes."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
     out, lo = [], 0
     while lo < len(buf):
-        hi = _last_newline(buf, lo, lo + _BLOCK) + 1 if lo + _BLOCK < len(buf) else len(buf)
+        last = lo + _BLOCK + (_BLOCK >> 3) >= len(buf)
+        hi = len(buf) if last else _last_newline(buf, lo, lo + _BLOCK) + 1
         if hi <= lo:  # a line longer than a block: not plain (the line readers apply the line limit)
             raise _NotPlain
         out.append((lo, hi))
@@ -209,9 +212,17 @@ def _words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> 
 
 def _native_words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> np.ndarray:
     """`_words` as native (little-endian) words: stored as such, their bytes are the fields' bytes, NUL past
-    each field's end. Read as they lie when every row's word is in the block (no byteswap, no shift)."""
-    if int(start[-1]) + 8 * j + 8 > len(block):
-        return _words(block, start, length, j).byteswap()
+    each field's end. Read as they lie where the word is in the block (no byteswap, no shift); only the rows
+    whose word passes the block's end (its last few rows) go through `_words`."""
+    reach = len(block) - 8 * j - 8  # the last start whose word is in the block
+    if int(start[-1]) > reach:
+        inside = int(np.searchsorted(start, reach, side="right"))
+        if inside == 0:
+            return _words(block, start, length, j).byteswap()
+        word = np.empty(len(start), dtype=np.uint64)
+        word[:inside] = _native_words(block, start[:inside], length[:inside], j)
+        word[inside:] = _words(block, start[inside:], length[inside:], j).byteswap()
+        return word
     native = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
     word = native[start + 8 * j if j else start]
     if 8 * j + 8 > int(length.min()):

@@ -154,6 +154,16 @@ def test_plain_run_declines_an_empty_field_at_a_block_start(text, where, monkeyp
     assert _plain.plain_run(_src(text)) is None, where
 
 
+def test_a_piece_a_little_over_a_block_is_read_as_one_block(monkeypatch):
+    """A piece is whole lines a little over its size (`_pieces.GATHER_BYTES`, the block size): it is one
+    block, not a block and a second one of a few bytes; longer input is still cut at lines."""
+    monkeypatch.setattr(_plain, "_BLOCK", 72)
+    text = "".join(f"q1 Q0 D{i} {i} 0.9 sys\n" for i in range(1, 9))  # 19 bytes a line
+    assert _plain._blocks(text[:76].encode()) == [(0, 76)]
+    assert _plain._blocks(text.encode()) == [(0, 57), (57, 114), (114, 152)]
+    assert _plain.plain_run(_src(text)) is not None
+
+
 DECIMALS = {
     "0.9": 0.9,
     "-0.0": -0.0,
