@@ -177,6 +177,8 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
     position = {q: i for i, q in enumerate(q_ids)}
     to_qrels = np.array([position.get(q, -1) for q in r_ids], dtype=np.int32)
     counts = _ids.bincount(r_codes, len(r_ids))  # rows of each run query
+    # The judged rows first: their temporaries are never beside the order.
+    rows, judgment = _judged_rows(qrels, q_codes, len(q_ids), run, r_codes, to_qrels)
     docs = run._docs()
     row_q: np.ndarray | None = None  # each row's query index in the qrels, when made
     if (to_qrels[counts > 0] >= 0).all():
@@ -189,9 +191,9 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
         order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
     if row_q is None and not (order.order is None or order.within_groups):
         row_q = to_qrels[r_codes]
-    judged, judgment = _judged_rows(qrels, q_codes, len(q_ids), run, r_codes, to_qrels, order)
-    # Made after the judged rows (never beside their temporaries). A sparse order only reorders ties, and an
-    # order within groups only rows within them: the query of each position is unchanged.
+    judged, judgment = _in_order(order, rows, judgment, len(r_codes))
+    # A sparse order only reorders ties, and an order within groups only rows within them: the query of each
+    # position is unchanged.
     if row_q is None:
         returned = np.zeros(len(q_ids), dtype=np.int64)
         present = np.flatnonzero(to_qrels >= 0)
@@ -235,11 +237,10 @@ def _judged_rows(
     run: Run,
     r_codes: np.ndarray,
     to_qrels: np.ndarray,
-    order: _ids.Order,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The positions in ``order`` of the rows whose (query, document) is judged, ascending, and the qrels
-    row of each (``r_codes``: each run row's query code; ``to_qrels``: each run query's index among the
-    ``nq`` qrels queries, -1 if none).
+    """The run rows whose (query, document) is judged, ascending, and the qrels row of each (``r_codes``:
+    each run row's query code; ``to_qrels``: each run query's index among the ``nq`` qrels queries, -1 if
+    none).
 
     Candidates come from 64-bit hashes of the (query, document) pairs (`_ids.hash_matches`), the queries
     numbered as the run numbers them (the judgments of queries the run lacks are left out); each is
@@ -259,11 +260,17 @@ def _judged_rows(
             run._docs(), rows, qrels._docs(), judgment
         )
         rows, judgment = rows[exact], judgment[exact]
+    return rows, judgment
+
+
+def _in_order(
+    order: _ids.Order, rows: np.ndarray, judgment: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in ``order`` of the judged ``rows`` (ascending, among ``n`` rows), ascending, and the
+    qrels row of each."""
     if order.order is None and not len(order.at):
         return rows, judgment
-    marked = np.zeros(len(r_codes), dtype=bool)
-    marked[rows] = True
-    at = np.flatnonzero(order.gather(marked))
+    at = order.positions_of(rows, n)
     return at, judgment[np.searchsorted(rows, order.rows(at))]
 
 
