@@ -140,7 +140,7 @@ def _sorted_order(
     of whole groups between cuts are sorted one at a time (the same order: no key crosses a group), so the
     temporaries (ties too) are a stretch long and the order is int32.
 
-    The sorts need not be stable (numpy's default sort is ~3x faster on these keys): rows with equal keys
+    The sorts need not be stable (numpy's default sort is the faster on these keys): rows with equal keys
     share a group and a score, and `_break_ties` then orders them by document ID alone, which tells them
     apart (a run never holds a (query, document) pair twice)."""
     n = len(scores)
