@@ -256,9 +256,14 @@ def equal_at(a: Strings, rows: np.ndarray, b: Strings, at: np.ndarray) -> np.nda
 
 def _packed_equal_at(a: Packed, rows: np.ndarray, b: Packed, at: np.ndarray) -> np.ndarray:
     """`equal_at` for two packed columns, without Python strings: equal lengths, then every byte of the
-    pairs of equal length compared at once (a pair is equal when none of its bytes differs)."""
+    pairs of equal length compared at once (a pair is equal when none of its bytes differs); two columns of
+    cells compare their rows' cells (NUL past each end), as wide as the narrower column's."""
     equal = a.lengths(rows) == b.lengths(at)
     same = np.flatnonzero(equal)
+    if a._cells is not None and b._cells is not None:
+        width = min(a._cells.shape[1], b._cells.shape[1])  # equal lengths fit in both
+        equal[same] = (a._cells[rows[same], :width] == b._cells[at[same], :width]).all(axis=1)
+        return equal
     left, right = a.take(rows[same]), b.take(at[same])
     differ = np.zeros(len(left.data) + 1, dtype=np.int64)
     np.cumsum(left.data != right.data, out=differ[1:])

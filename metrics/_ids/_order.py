@@ -75,6 +75,20 @@ class Order:
             out[hit] = self.moved[k[hit]]
         return out
 
+    def positions_of(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """The positions (ascending) that hold ``rows`` (distinct rows among ``n``; an order of some rows only
+        holds those): only a mark per row and a block of positions at a time are made, never a second
+        row-long array."""
+        marked = np.zeros(n, dtype=bool)
+        marked[rows] = True
+        if self.order is None:
+            marked[self.at] = marked[self.moved]
+            return np.flatnonzero(marked)
+        step = 1 << 20
+        held = len(self.order)
+        parts = [np.flatnonzero(marked[self.order[lo : lo + step]]) + lo for lo in range(0, held, step)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def gather(self, values: np.ndarray) -> np.ndarray:
         """``values`` (one per row) in this order."""
         if self.order is not None:
@@ -89,7 +103,7 @@ def trec_order_sparse(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array)
     block at a time and only the ties are reordered: no 8-byte-per-row array is made."""
     n = len(scores)
     groups = np.asarray(groups)
-    ties, step = [], 1 << 20
+    ties, step = [], 1 << 16  # (a stretch's keys: small beside the order an unsorted run then needs)
     for lo in range(0, max(n - 1, 0), step):
         key = _order_key(groups[lo : lo + step + 1], scores[lo : lo + step + 1])
         if not bool(np.all(key[1:] >= key[:-1])):
@@ -124,28 +138,34 @@ def _sorted_order(
     """The full `trec_order`. When each group's rows are contiguous, in ascending order of group (``cuts``:
     `_group_cuts`; so no row leaves its group's positions), the stretches
     of whole groups between cuts are sorted one at a time (the same order: no key crosses a group), so the
-    temporaries are a stretch long and the order is int32."""
+    temporaries (ties too) are a stretch long and the order is int32.
+
+    The sorts need not be stable (numpy's default sort is the faster on these keys): rows with equal keys
+    share a group and a score, and `_break_ties` then orders them by document ID alone, which tells them
+    apart (a run never holds a (query, document) pair twice)."""
     n = len(scores)
     if cuts is None or n >= 1 << 31:
         key = _order_key(groups, scores)
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key)
         key = key[order]
         tied = key[1:] == key[:-1]
         del key
         return _break_ties(order, tied, doc_ids) if tied.any() else order
     order = np.empty(n, dtype=np.int32)
-    tied = np.zeros(max(n - 1, 0), dtype=bool)
     for lo, hi in itertools.pairwise(cuts):
         key = _order_key(groups[lo:hi], scores[lo:hi])
-        local = np.argsort(key, kind="stable")
+        local = np.argsort(key)
         key = key[local]
-        np.equal(key[1:], key[:-1], out=tied[lo : hi - 1])
         np.add(local, lo, out=order[lo:hi], casting="unsafe")
-    return _break_ties(order, tied, doc_ids) if tied.any() else order
+        tied = key[1:] == key[:-1]  # (no tie crosses a cut: a tie shares a group)
+        if tied.any():
+            _break_ties(order[lo:hi], tied, doc_ids)
+    return order
 
 
 def _break_ties(order: np.ndarray, tied: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    """Reorder each run of equal keys by document ID descending, in place (``order`` is the caller's own)."""
+    """Reorder each run of equal keys by document ID descending, in place (``order`` is the caller's own, or
+    a stretch of it)."""
     at, within = _tie_order(order, tied, doc_ids)
     order[at] = order[at][within]
     return order

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics._ids._columns import _BLOCK_ROWS, Strings, as_strings, indices, to_numpy
+from metrics._ids._columns import Strings, as_strings, indices, to_numpy
 from metrics._ids._hashing import hash_strings, pair_hashes
 from metrics._lazy import lazy
 
@@ -19,6 +19,7 @@ else:
     pc = lazy("pyarrow.compute")
 
 _SORT_ROWS = 4096  # rows sorted at once by `may_repeat_pairs` (whole groups: a stretch may be longer)
+_MATCH_ROWS = 1 << 16  # rows looked up at once by `hash_matches` (its temporaries: ~40 bytes a row)
 
 
 def may_repeat_pairs(groups: np.ndarray, doc_hashes: np.ndarray) -> bool:
@@ -79,13 +80,13 @@ def hash_matches(
     position of that hash in ``table``; None when ``table`` holds a hash twice. Candidates only: equal hashes
     need an exact comparison of the IDs.
 
-    A direct-address table over the hashes' low bits (8 slots per entry, so most slots are empty) finds them
+    A direct-address table over the hashes' low bits (4 slots per entry, so most slots are empty) finds them
     in one gather per row; the rare slot that two entries share is resolved by a binary search."""
     order = np.argsort(table)
     held = table[order]
     if len(held) >= 2 and bool((held[1:] == held[:-1]).any()):
         return None
-    bits = max(int(len(held)).bit_length() + 3, 10)
+    bits = max(int(len(held)).bit_length() + 2, 10)
     mask = np.uint64((1 << bits) - 1)
     slot = (held & mask).astype(np.intp)
     direct = np.full(1 << bits, -1, dtype=np.int32)
@@ -93,8 +94,8 @@ def hash_matches(
     slot.sort()  # a slot met twice is shared (a sort of the entries, not a count over every slot)
     direct[slot[1:][slot[1:] == slot[:-1]]] = -2
     rows, at = [], []
-    for lo in range(0, len(groups), _BLOCK_ROWS):
-        key = pair_hashes(doc_hashes, groups, lo, lo + _BLOCK_ROWS)
+    for lo in range(0, len(groups), _MATCH_ROWS):
+        key = pair_hashes(doc_hashes, groups, lo, lo + _MATCH_ROWS)
         got = direct[(key & mask).astype(np.intp)]
         hit = np.flatnonzero(got >= 0)
         hit = hit[held[got[hit]] == key[hit]]

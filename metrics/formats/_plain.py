@@ -92,7 +92,13 @@ def _content(src: _Source) -> np.ndarray:
 def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[Any, ...]:
     buf = _content(src)
     blocks = _blocks(buf)
-    lines = [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
+    if len(blocks) == 1:  # (a piece) the block's separators, found once: they count its lines and spaces
+        lo, hi = blocks[0]
+        controls: np.ndarray | None = np.flatnonzero(buf[lo:hi] <= 32)
+        kinds = buf[lo:hi][controls]
+        lines, spaces = [_count(kinds, ord("\n"))], _count(kinds, ord(" "))
+    else:
+        controls, lines = None, [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
     rows = sum(lines)
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
@@ -103,7 +109,10 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     at = 0
     for (lo, hi), count in zip(blocks, lines, strict=True):
         block = buf[lo:hi]
-        sep = _separators(block, fields, count, _count(block, ord(" ")))
+        if controls is None:
+            sep = _separators(block, fields, count, _count(block, ord(" ")))
+        else:
+            sep, controls = _separators(block, fields, count, spaces, controls), None
         n = len(sep)
         starts = np.empty(n, dtype=np.int64)
         starts[0] = 0
@@ -139,11 +148,14 @@ def _count(block: np.ndarray, byte: int) -> int:
 
 
 def _blocks(data: bytes | np.ndarray) -> list[tuple[int, int]]:
-    """(start, end) of blocks of about `_BLOCK` bytes, each ending just after a newline."""
+    """(start, end) of blocks of about `_BLOCK` bytes, each ending just after a newline; the last one up to
+    an eighth longer, so that a piece of about `_BLOCK` bytes (`_pieces.GATHER_BYTES`: whole lines, a little
+    over) is one block, not a second one of a few bytes."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
     out, lo = [], 0
     while lo < len(buf):
-        hi = _last_newline(buf, lo, lo + _BLOCK) + 1 if lo + _BLOCK < len(buf) else len(buf)
+        last = lo + _BLOCK + (_BLOCK >> 3) >= len(buf)
+        hi = len(buf) if last else _last_newline(buf, lo, lo + _BLOCK) + 1
         if hi <= lo:  # a line longer than a block: not plain (the line readers apply the line limit)
             raise _NotPlain
         out.append((lo, hi))
@@ -160,9 +172,12 @@ def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
     return -1
 
 
-def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.ndarray:
+def _separators(
+    block: np.ndarray, fields: int, lines: int, spaces: int, controls: np.ndarray | None = None
+) -> np.ndarray:
     """Per line, the positions of its ``fields - 1`` spaces and its newline; raises unless every one of the
-    block's ``lines`` lines has exactly ``fields`` fields, none of them empty.
+    block's ``lines`` lines has exactly ``fields`` fields, none of them empty. ``controls``: the positions of
+    the block's bytes up to the space, when already found.
 
     The block holds ``lines`` newlines and ``spaces`` spaces: when every byte up to the space is one of
     them (so no tab, carriage return, NUL, vertical tab, form feed or other control byte), each line's
@@ -170,7 +185,7 @@ def _separators(block: np.ndarray, fields: int, lines: int, spaces: int) -> np.n
     adjacent, the lines are as expected."""
     if spaces != (fields - 1) * lines:
         raise _NotPlain
-    sep = np.flatnonzero(block <= 32)
+    sep = np.flatnonzero(block <= 32) if controls is None else controls
     if len(sep) != fields * lines or sep[0] == 0:  # another control byte, or an empty first field
         raise _NotPlain
     if not (np.diff(sep) > 1).all():  # an empty field or an empty line
@@ -197,9 +212,17 @@ def _words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> 
 
 def _native_words(block: np.ndarray, start: np.ndarray, length: np.ndarray, j: int) -> np.ndarray:
     """`_words` as native (little-endian) words: stored as such, their bytes are the fields' bytes, NUL past
-    each field's end. Read as they lie when every row's word is in the block (no byteswap, no shift)."""
-    if int(start[-1]) + 8 * j + 8 > len(block):
-        return _words(block, start, length, j).byteswap()
+    each field's end. Read as they lie where the word is in the block (no byteswap, no shift); only the rows
+    whose word passes the block's end (its last few rows) go through `_words`."""
+    reach = len(block) - 8 * j - 8  # the last start whose word is in the block
+    if int(start[-1]) > reach:
+        inside = int(np.searchsorted(start, reach, side="right"))
+        if inside == 0:
+            return _words(block, start, length, j).byteswap()
+        word = np.empty(len(start), dtype=np.uint64)
+        word[:inside] = _native_words(block, start[:inside], length[:inside], j)
+        word[inside:] = _words(block, start[inside:], length[inside:], j).byteswap()
+        return word
     native = np.ndarray(shape=(len(block) - 7,), dtype="<u8", buffer=block, strides=(1,))
     word = native[start + 8 * j if j else start]
     if 8 * j + 8 > int(length.min()):
@@ -351,8 +374,13 @@ def _decimals(raw: np.ndarray, length: np.ndarray) -> np.ndarray | None:
             other &= ~(negative | (first == ord("+")))
         bad |= (other & ~is_point) | (is_point & point)  # a foreign byte, or a second point
         point |= is_point
-        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
-        np.add(mantissa, digit, out=mantissa, where=is_digit)
+        # the mantissa takes the digit: no masked loops (they walk a mixed mask run by run)
+        one = is_digit.view(np.uint8)
+        factor = one * np.uint8(9)
+        factor += 1
+        mantissa *= factor  # times 10 at a digit, else 1
+        digit *= one
+        mantissa += digit
         digits += is_digit
         after += is_digit & point
     if bad.any() or not ((digits >= 1) & (digits <= _FAST_DIGITS)).all():

@@ -167,36 +167,53 @@ class Ranked:
 
 
 def rank_run(qrels: Qrels, run: Run) -> Ranked:
-    """Join a run to qrels and order it as trec_eval does."""
+    """Join a run to qrels and order it as trec_eval does.
+
+    When every query of the run's rows is judged and the order keeps each row among its query's positions
+    (a run written query by query), each row's query index in the qrels is never made (4 bytes a row): the
+    run's own query codes stand for it, mapped through the small table of its queries."""
     q_codes, q_ids = qrels._query_code_list()
     r_codes, r_ids = run._query_code_list()
     position = {q: i for i, q in enumerate(q_ids)}
     to_qrels = np.array([position.get(q, -1) for q in r_ids], dtype=np.int32)
-    row_q = to_qrels[r_codes]
+    counts = _ids.bincount(r_codes, len(r_ids))  # rows of each run query
+    # The judged rows first: their temporaries are never beside the order.
+    rows, judgment = _judged_rows(qrels, q_codes, len(q_ids), run, r_codes, to_qrels)
     docs = run._docs()
-    if (row_q >= 0).all():
+    row_q: np.ndarray | None = None  # each row's query index in the qrels, when made
+    if (to_qrels[counts > 0] >= 0).all():
         order = _ids.trec_order_sparse(r_codes, run.score, docs)
     else:
+        row_q = to_qrels[r_codes]
         keep = np.flatnonzero(row_q >= 0)
         kept = docs.take(keep) if isinstance(docs, _ids.Packed) else docs.take(_ids.indices(keep))
         full = keep[trec_order(r_codes[keep], run.score[keep], kept)]
         order = _ids.Order(full, np.zeros(0, np.int64), np.zeros(0, np.int64))
-    judged, judgment = _judged_rows(qrels, q_codes, run, row_q, order)
-    # Made after the judged rows (never beside their temporaries). A sparse order only reorders ties, and an
-    # order within groups only rows within them: the query of each position is unchanged.
-    qidx = row_q if order.order is None or order.within_groups else row_q[order.order]
-    del row_q
-    returned = _ids.bincount(qidx, len(q_ids))
+    if row_q is None and not (order.order is None or order.within_groups):
+        row_q = to_qrels[r_codes]
+    judged, judgment = _in_order(order, rows, judgment, len(r_codes))
+    # A sparse order only reorders ties, and an order within groups only rows within them: the query of each
+    # position is unchanged.
+    if row_q is None:
+        returned = np.zeros(len(q_ids), dtype=np.int64)
+        present = np.flatnonzero(to_qrels >= 0)
+        returned[to_qrels[present]] = counts[present]
+        qj = to_qrels[r_codes[judged]]
+        starts = _group_start(r_codes, judged)  # the same groups: distinct run queries, distinct indices
+    else:
+        qidx = row_q if order.order is None or order.within_groups else row_q[order.order]
+        del row_q
+        returned = _ids.bincount(qidx, len(q_ids))
+        qj, starts = qidx[judged], _group_start(qidx, judged)
     in_run = returned > 0
     empty = np.array([position.get(q, -1) for q in run.empty_queries], dtype=np.int32)
     in_run[empty[empty >= 0]] = True
     extra = [q for q, i in zip(r_ids, to_qrels.tolist(), strict=True) if i < 0]
     extra += [q for q, i in zip(run.empty_queries, empty, strict=True) if i < 0 and q not in extra]
-    qj = qidx[judged]
     return Ranked(
         query_ids=list(q_ids),
         qidx=qj,
-        pos=(judged - _group_start(qidx, judged)).astype(np.int32),
+        pos=(judged - starts).astype(np.int32),
         grade=qrels.relevance[judgment],
         returned=returned,
         in_run=in_run,
@@ -214,25 +231,46 @@ def _group_start(qidx: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _judged_rows(
-    qrels: Qrels, q_codes: np.ndarray, run: Run, row_q: np.ndarray, order: _ids.Order
+    qrels: Qrels,
+    q_codes: np.ndarray,
+    nq: int,
+    run: Run,
+    r_codes: np.ndarray,
+    to_qrels: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The positions in ``order`` of the rows whose (query, document) is judged,
-    ascending, and the qrels row of each (``row_q``: each run row's query index in the qrels, -1 if none).
+    """The run rows whose (query, document) is judged, ascending, and the qrels row of each (``r_codes``:
+    each run row's query code; ``to_qrels``: each run query's index among the ``nq`` qrels queries, -1 if
+    none).
 
-    Candidates come from 64-bit hashes of the (query, document) pairs (`_ids.hash_matches`); each is confirmed
-    by comparing the IDs, so a hash collision never makes a document judged."""
-    found = _ids.hash_matches(run.doc_hashes(), row_q, _ids.pair_hashes(qrels.doc_hashes(), q_codes))
+    Candidates come from 64-bit hashes of the (query, document) pairs (`_ids.hash_matches`), the queries
+    numbered as the run numbers them (the judgments of queries the run lacks are left out); each is
+    confirmed by comparing the IDs, so a hash collision never makes a document judged."""
+    to_run = np.full(nq, -1, dtype=np.int32)
+    mapped = np.flatnonzero(to_qrels >= 0)
+    to_run[to_qrels[mapped]] = mapped
+    judgment_q = to_run[q_codes]
+    asked = np.flatnonzero(judgment_q >= 0)
+    table = _ids.pair_hashes(qrels.doc_hashes()[asked], judgment_q[asked])
+    found = _ids.hash_matches(run.doc_hashes(), r_codes, table)
     if found is None:  # two judgments share a hash: compare every ID
-        rows, judgment = _lookup_rows(qrels, q_codes, run, row_q)
+        rows, judgment = _lookup_rows(qrels, q_codes, run, to_qrels[r_codes])
     else:
-        rows, judgment = found
-        exact = (row_q[rows] == q_codes[judgment]) & _ids.equal_at(run._docs(), rows, qrels._docs(), judgment)
+        rows, judgment = found[0], asked[found[1]]
+        exact = (to_qrels[r_codes[rows]] == q_codes[judgment]) & _ids.equal_at(
+            run._docs(), rows, qrels._docs(), judgment
+        )
         rows, judgment = rows[exact], judgment[exact]
+    return rows, judgment
+
+
+def _in_order(
+    order: _ids.Order, rows: np.ndarray, judgment: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in ``order`` of the judged ``rows`` (ascending, among ``n`` rows), ascending, and the
+    qrels row of each."""
     if order.order is None and not len(order.at):
         return rows, judgment
-    marked = np.zeros(len(row_q), dtype=bool)
-    marked[rows] = True
-    at = np.flatnonzero(order.gather(marked))
+    at = order.positions_of(rows, n)
     return at, judgment[np.searchsorted(rows, order.rows(at))]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,19 @@ def test_a_path_after_the_runs_and_an_option_is_refused(capsys):
         code = main(["score", QRELS, RUN_A, "-m", "P@3", RUN_B])
     assert code is None and exit_info.value.code == 2
     assert f"unrecognized arguments: {RUN_B}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "0"), ("1", "1")])
+def test_score_asks_numpy_for_small_pages_unless_the_user_chose(monkeypatch, given, expected):
+    """Before numpy is imported, `qrelforge score` turns numpy's transparent huge pages off
+    (``NUMPY_MADVISE_HUGEPAGE=0``); a value the user set stays."""
+    from annotate_app.cli.scoring import score
+
+    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "placeholder")  # restored to what it was afterwards
+    if given is None:
+        monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE")
+    else:
+        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", given)
+    monkeypatch.delitem(sys.modules, "numpy")  # as when the command starts
+    score._small_pages()
+    assert os.environ.get("NUMPY_MADVISE_HUGEPAGE") == expected

@@ -154,6 +154,16 @@ def test_plain_run_declines_an_empty_field_at_a_block_start(text, where, monkeyp
     assert _plain.plain_run(_src(text)) is None, where
 
 
+def test_a_piece_a_little_over_a_block_is_read_as_one_block(monkeypatch):
+    """A piece is whole lines a little over its size (`_pieces.GATHER_BYTES`, the block size): it is one
+    block, not a block and a second one of a few bytes; longer input is still cut at lines."""
+    monkeypatch.setattr(_plain, "_BLOCK", 72)
+    text = "".join(f"q1 Q0 D{i} {i} 0.9 sys\n" for i in range(1, 9))  # 19 bytes a line
+    assert _plain._blocks(text[:76].encode()) == [(0, 76)]
+    assert _plain._blocks(text.encode()) == [(0, 57), (57, 114), (114, 152)]
+    assert _plain.plain_run(_src(text)) is not None
+
+
 DECIMALS = {
     "0.9": 0.9,
     "-0.0": -0.0,
@@ -430,16 +440,21 @@ EQUAL_AT = {
 
 @pytest.mark.parametrize(
     ("packed", "held"),
-    [(False, "bytes"), (True, "bytes"), (False, "cells"), (True, "cells")],
-    ids=["arrow-right", "packed-both", "arrow-right-cells", "packed-both-cells"],
+    [(False, "bytes"), (True, "bytes"), (False, "cells"), (True, "cells"), ("cells", "cells")],
+    ids=["arrow-right", "packed-both", "arrow-right-cells", "packed-both-cells", "cells-both"],
 )
 def test_equal_at_compares_ids_exactly(packed, held):
-    """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized)."""
+    """Pairs of every kind at once, among other rows (the packed-packed comparison is vectorized; two
+    columns of cells of different widths compare cells)."""
     left = ["pad"] + [a for a, _, _ in EQUAL_AT.values()] + ["tail"]
     right = ["tail"] + [b for _, b, _ in EQUAL_AT.values()][::-1]
     rows = np.arange(1, len(EQUAL_AT) + 1)
     at = np.arange(len(EQUAL_AT), 0, -1)
-    b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
+    if packed == "cells":
+        right.append("w" * 700)  # a wider column than the left one
+        b = _cell_column(right)
+    else:
+        b = _ids.Packed(*_packed(right)) if packed else _ids.as_strings(right)
     a = _ids.Packed(*_packed(left)) if held == "bytes" else _cell_column(left)
     got = _ids.equal_at(a, rows, b, at)
     assert dict(zip(EQUAL_AT, got.tolist(), strict=True)) == {k: v[2] for k, v in EQUAL_AT.items()}

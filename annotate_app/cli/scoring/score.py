@@ -92,6 +92,7 @@ def add_score_parser(sub: Subcommands) -> None:
 @command
 def _cmd_score(args: argparse.Namespace) -> int:
     _lean_arrow()
+    _small_pages()
     from annotate_app.cli import _chunk_runs
     from metrics import parse_measures, read_qrels
     from metrics.report import render
@@ -174,6 +175,15 @@ def _lean_arrow() -> None:
     README's Speed section). Only before pyarrow is imported; the numbers are the same with any pool."""
     if "pyarrow" not in sys.modules:
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+
+
+def _small_pages() -> None:
+    """numpy's large arrays in 4 KB pages for this process, unless the user chose one
+    (``NUMPY_MADVISE_HUGEPAGE``): the run's columns are reserved whole and written piece by piece, and
+    faulting them in as transparent huge pages costs more system time than it saves (figures in the
+    README's Speed section). Only before numpy is imported; the numbers are the same either way."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 def _score_here(args: argparse.Namespace, qrels: Any, measures: list[Any]) -> list[Any]:
