@@ -61,9 +61,9 @@ def test_reviewers_see_standing_and_resume(app_db):
     at = app_as(app_db, "rita", "views/review/annotators.py")
     assert not at.exception
     assert "Standing under the gold rules" in [h.value for h in at.subheader]
-    table = at.dataframe[0].value
-    assert table.set_index("annotator").loc["alice", "status"] == "paused"
-    assert table.set_index("annotator").loc["bob", "status"] == "qualified"
+    table = at.table[0].value
+    assert table.loc["alice"].tolist() == ["paused", "1", "1", "0", "0%", "50%"]
+    assert table.loc["bob"].tolist() == ["qualified", "1", "0", "0", "-", "50%"]
     assert at.selectbox(key=state.ANNOTATORS_RESUME).options == ["alice"]
     at.button[[b.label for b in at.button].index("Resume")].click().run()
     assert not at.exception

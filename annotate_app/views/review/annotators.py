@@ -65,6 +65,16 @@ def _resume(actor: Actor, project: str, who: str) -> None:
         errors.set_flash(state.ANNOTATORS_FLASH, "success", f"{who} resumed: their gold window restarts now.")
 
 
+def _shown(row: dict) -> dict:
+    """A standing row as text: shares as percentages, "-" where no rule applies."""
+    share = ("accuracy", "bar")
+    return {
+        k: "-" if v is None else f"{v:.0%}" if k in share else str(v)
+        for k, v in row.items()
+        if k in qualification.STATUS_COLUMNS
+    }
+
+
 def _standing(actor: Actor, project: str) -> None:
     """Each member's standing under the gold rules, with its figures, and Resume for the paused."""
     st.subheader("Standing under the gold rules")
@@ -73,13 +83,7 @@ def _standing(actor: Actor, project: str) -> None:
         standing = qualification.annotator_statuses(cache.database(), actor, project)
     if outcome.failed or not standing:
         return
-    frame = pd.DataFrame([s.row() for s in standing], columns=list(qualification.STATUS_COLUMNS))
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "bar")},
-    )
+    st.table(pd.DataFrame([_shown(s.row()) for s in standing]).set_index("annotator"))
     st.caption(
         "qualifying: their labels wait for the qualification (the last N gold pairs at accuracy X); paused: "
         "their last M gold pairs fell below Y, so they get no new pairs. window, gold_pairs, correct and "
