@@ -60,7 +60,7 @@ def test_reviewers_see_standing_and_resume(app_db):
     _pause_alice(app_db)
     at = app_as(app_db, "rita", "views/review/annotators.py")
     assert not at.exception
-    assert "Standing under the gold rules" in [h.value for h in at.subheader]
+    assert "Standing under the gold rules" in [e.label for e in at.expander]
     table = at.table[0].value
     assert table.loc["alice"].tolist() == ["paused", "1", "1", "0", "0%", "50%"]
     assert table.loc["bob"].tolist() == ["qualified", "1", "0", "0", "-", "50%"]
@@ -75,7 +75,7 @@ def test_reviewers_see_standing_and_resume(app_db):
 
 def test_alice_cannot_open_the_annotators_page(app_db):
     at = app_as(app_db, "alice", "views/review/annotators.py")
-    assert not any("Standing under the gold rules" in h.value for h in at.subheader)
+    assert "Standing under the gold rules" not in [e.label for e in at.expander]
 
 
 def _save_settings(at):

@@ -77,7 +77,11 @@ def _shown(row: dict) -> dict:
 
 def _standing(actor: Actor, project: str) -> None:
     """Each member's standing under the gold rules, with its figures, and Resume for the paused."""
-    st.subheader("Standing under the gold rules")
+    with st.expander("Standing under the gold rules", expanded=True):
+        _standing_section(actor, project)
+
+
+def _standing_section(actor: Actor, project: str) -> None:
     errors.flash(state.ANNOTATORS_FLASH)
     with errors.shown() as outcome:
         standing = qualification.annotator_statuses(cache.database(), actor, project)
