@@ -110,8 +110,8 @@ def _status(
 
 
 def annotator_statuses(db: Database, actor: Actor, project: ProjectRef) -> list[AnnotatorStatus]:
-    """Every member's standing with its figures, by username (reviewer). Two reads: the members, and the
-    project's labels on gold pairs."""
+    """Every member's standing with its figures, by username (reviewer). Three reads: the gold pairs, their
+    labels, and the members."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see annotators' standing")
         expected = gold_store.gold_grades(s, proj.id)
@@ -119,12 +119,11 @@ def annotator_statuses(db: Database, actor: Actor, project: ProjectRef) -> list[
         for annotator_id, pair_id, grade, at in gold_store.gold_labels(s, proj.id):
             graded[annotator_id].append((at, grade, expected[pair_id]))
         out = []
-        for user_id, name, *_ in qualification_store.member_rows(s, proj.id):
-            member = projects_store.member(s, proj.id, user_id)
-            if member is None:  # removed meanwhile: a read transaction sees one state, so never
-                continue
+        for member, name in qualification_store.member_rows(s, proj.id):
             since = member.gold_since
-            mine = [(g, e) for at, g, e in reversed(graded.get(user_id, [])) if since is None or at > since]
+            mine = [
+                (g, e) for at, g, e in reversed(graded.get(member.user_id, [])) if since is None or at > since
+            ]
             out.append(_status(proj, member, name, mine))
         return out
 

@@ -83,18 +83,12 @@ def qualify_labelled(s: Session, project_id: int, at: datetime) -> list[str]:
     return sorted(found.values())
 
 
-def member_rows(s: Session, project_id: int) -> list[tuple[int, str, datetime | None, datetime | None, Any]]:
-    """(user id, username, qualified_at, paused_at, gold_since) of every member, by username."""
+def member_rows(s: Session, project_id: int) -> list[tuple[ProjectMember, str]]:
+    """Every membership of the project with the member's username, by username (one statement)."""
     stmt = (
-        select(
-            ProjectMember.user_id,
-            User.username,
-            ProjectMember.qualified_at,
-            ProjectMember.paused_at,
-            ProjectMember.gold_since,
-        )
+        select(ProjectMember, User.username)
         .join(User, User.id == ProjectMember.user_id)
         .where(ProjectMember.project_id == project_id)
         .order_by(User.username)
     )
-    return [tuple(r) for r in s.execute(stmt)]  # type: ignore[misc]
+    return [(member, name) for member, name in s.execute(stmt)]
