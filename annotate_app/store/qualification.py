@@ -9,10 +9,11 @@ from typing import Any
 from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
+from annotate_app.store.bulk import fetch_rows
 from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import Assignment, GoldPair, ProjectMember, User
 
-__all__ = ["UNCOUNTED_SQL", "latest_gold", "mark_member", "qualify_labelled", "member_rows"]
+__all__ = ["UNCOUNTED_SQL", "uncounted", "latest_gold", "mark_member", "qualify_labelled", "member_rows"]
 
 UNCOUNTED_SQL = (
     "SELECT m.user_id FROM project_members m JOIN projects p ON p.id = m.project_id "
@@ -20,6 +21,11 @@ UNCOUNTED_SQL = (
 )
 """The members of project ``%s`` whose labels do not count yet: the project asks for qualification and they
 have not passed it (`store.annotation.current_labels` leaves their labels out)."""
+
+
+def uncounted(s: Session, project_id: int) -> set[int]:
+    """The user ids of `UNCOUNTED_SQL`: members whose labels do not count yet."""
+    return {int(row[0]) for row in fetch_rows(s, UNCOUNTED_SQL, project_id)}
 
 
 def latest_gold(

@@ -209,3 +209,18 @@ def test_gold_settings_are_saved_and_audited(demo):
         {"qualify_pairs": None, "gold_feedback": True},
         {"qualify_pairs": 5, "qualify_accuracy": 0.9, "pause_pairs": 10, "pause_accuracy": 0.6},
     ]
+
+
+def test_passage_agreement_leaves_out_labels_that_wait(demo, actors):
+    """The passages' agreement compares the same labels as the gate: not those waiting for qualification."""
+    from annotate_app.services import passage_agreement
+
+    alice, bob, rita = actors["alice"], actors["bob"], actors["rita"]
+    while queue.next_pair(demo, bob, "demo") is not None:
+        _label_next(demo, bob, 2)
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=1)  # bob labelled: he keeps counting
+    for _ in range(3):
+        _label_next(demo, alice, 2)  # no gold pair: ordinary pairs, her labels wait
+    assert passage_agreement.passage_agreement(demo, rita, "demo").n_pairs == 0
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=None)
+    assert passage_agreement.passage_agreement(demo, rita, "demo").n_pairs == 3
