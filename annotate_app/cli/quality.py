@@ -3,7 +3,9 @@ from adjudications, from prior qrels), the share of each annotator's stream draw
 annotators' quality.
 
 ``annotators`` prints one row per annotator: accuracy against gold, time, leniency, drift and competence
-(`annotate_app.services.annotators`). These commands need the ``app`` extra; they call the services as the
+(`annotate_app.services.annotators`), and each member's standing under the gold rules (qualifying,
+qualified, paused, with its figures: `annotate_app.services.qualification`); ``annotators resume USER``
+resumes a paused annotator. These commands need the ``app`` extra; they call the services as the
 local administrator.
 """
 
@@ -146,6 +148,11 @@ def _annotators_parser(sub: Subcommands) -> None:
         "unsure, skip and edit rates",
     )
     add_project_option(p)
+    actions = p.add_subparsers(dest="annotators_action", metavar="ACTION", required=False)
+    resume = actions.add_parser("resume", help="resume an annotator the gold rules paused (reviewer)")
+    add_project_option(resume)
+    resume.add_argument("username", metavar="USER")
+    resume.set_defaults(handler=_cmd_resume)
     p.add_argument("--floor", type=float, default=5.0, metavar="SECONDS", help="speeders: faster than this")
     p.add_argument("--window", type=int, default=50, metavar="N", help="labels per drift window")
     p.add_argument("--sort", default="annotator", metavar="COLUMN", help="sort by this column (ascending)")
@@ -163,7 +170,7 @@ def _number(value: Any) -> Any:
 
 @command
 def _cmd_annotators(args: argparse.Namespace) -> int:
-    from annotate_app.services import annotators
+    from annotate_app.services import annotators, qualification
     from annotate_app.services.errors import InvalidInput
 
     if args.sort not in annotators.COLUMNS:
@@ -172,11 +179,42 @@ def _cmd_annotators(args: argparse.Namespace) -> int:
     table = annotators.annotator_table(db, system, project, floor_seconds=args.floor, window=args.window)
     rows = table.rows.sort_values(args.sort, kind="stable", na_position="last")
     records = [{k: _number(v) for k, v in r.items()} for r in rows.to_dict("records")]
+    standing = {s.annotator: s.row() for s in qualification.annotator_statuses(db, system, project)}
     if args.format == "json":
-        emit(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        emit(json.dumps(_with_status(records, standing), ensure_ascii=False, indent=2) + "\n")
         return 0
     shown = [[_cell(r[c]) for c in annotators.COLUMNS] for r in records]
     emit(grid(annotators.COLUMNS, shown))
+    status_rows = [[_cell(r[c]) for c in qualification.STATUS_COLUMNS] for r in standing.values()]
+    emit("\nstanding under the gold rules (members)\n" + grid(qualification.STATUS_COLUMNS, status_rows))
+    return 0
+
+
+def _with_status(records: list[dict[str, Any]], standing: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its ``status`` (`qualification.STATUS_COLUMNS` but the name; null: not a member), then
+    a row for each member who has no label yet."""
+    from annotate_app.services import annotators
+
+    def status(name: str) -> dict[str, Any] | None:
+        row = standing.get(name)
+        return None if row is None else {k: _number(v) for k, v in row.items() if k != "annotator"}
+
+    named = {r["annotator"] for r in records}
+    newcomers = [
+        {c: 0 if c in ("n_labels", "n_gold") else None for c in annotators.COLUMNS} | {"annotator": name}
+        for name in standing
+        if name not in named
+    ]
+    return [r | {"status": status(r["annotator"])} for r in records + newcomers]
+
+
+@command
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from annotate_app.services import qualification
+
+    db, project, system = _context(args)
+    row = qualification.resume(db, system, project, args.username).row()
+    emit(f"resumed {row['annotator']}: {row['status']}; gold window restarted\n")
     return 0
 
 

@@ -98,6 +98,11 @@ def settings_of(project: Project) -> ProjectSettings:
         allow_self_adjudication=project.allow_self_adjudication,
         evidence=EvidenceMode(project.evidence),
         passage_threshold=project.passage_threshold,
+        qualify_pairs=project.qualify_pairs,
+        qualify_accuracy=project.qualify_accuracy,
+        pause_pairs=project.pause_pairs,
+        pause_accuracy=project.pause_accuracy,
+        gold_feedback=bool(project.gold_feedback),
     )
 
 

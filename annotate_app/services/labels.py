@@ -34,6 +34,7 @@ from annotate_app.services._evidence import (
     evidence_fields,
     evidence_of,
 )
+from annotate_app.services._gold_rules import after_gold_label
 from annotate_app.services._records import label_info
 from annotate_app.services.auth import Actor, Role
 from annotate_app.services.errors import Conflict, DocumentChanged, InvalidInput, NotFound, PermissionDenied
@@ -109,6 +110,10 @@ def save_label(
 
     ``evidence``: passages ``[(start, end), ...]`` of that version's text (None: none), as the project's
     evidence setting allows; bad spans raise InvalidInput naming the span and the document length.
+
+    On a gold pair, the save applies the project's gold rules (they may qualify or pause the caller,
+    `services.qualification`); with ``gold_feedback`` on, the answer carries the pair's expected grade and
+    explanation (``gold_grade``, ``gold_explanation``): after the save, never before.
     """
     check_int(pair_id, "pair_id")
     check_int(expected_version, "expected_version", 0, optional=True)
@@ -183,8 +188,16 @@ def _save(s: Session, actor: Actor, project: ProjectRef, req: _Save) -> LabelInf
     )
     annotation.set_label_id(s, a.id, label_id)
     annotation.add_spans(s, label_id, doc_version, spans)
+    feedback: dict[str, Any] = {}
+    if target.gold is not None:  # a gold pair: the gold rules may qualify or pause the caller
+        member = projects.member(s, proj.id, user.id)  # loaded with the caller: no statement
+        if member is not None:
+            after_gold_label(s, actor, proj, member, user.username)
+        if proj.gold_feedback:
+            feedback = {"gold_grade": target.gold[0], "gold_explanation": target.gold[1]}
     title = target.doc_title if target.doc_title is not None else pair_content(s, req.pair_id)["doc_title"]
     return LabelInfo(
+        **feedback,
         pair_id=req.pair_id,
         query_id=target.query_id,
         doc_id=target.doc_id,

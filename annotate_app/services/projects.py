@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
+from annotate_app.services._gold_rules import qualify_labelled
 from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_int, check_text
@@ -29,7 +30,7 @@ from annotate_app.store import projects as projects_store
 from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
 from annotate_app.store.enums import AgreementMode, AuditAction, EvidenceMode, Statistic, Weights
-from annotate_app.store.models import Project
+from annotate_app.store.models import Project, utcnow
 
 __all__ = [
     "create_project",
@@ -60,6 +61,9 @@ _INTS = {
     "claim_timeout_minutes": (1, 7 * 24 * 60),
 }
 MAX_GUIDELINES = 200_000
+_GOLD_WINDOWS = ("qualify_pairs", "pause_pairs")  # None (the rule is off) or an int in [1, MAX_GOLD_WINDOW]
+_GOLD_BARS = ("qualify_accuracy", "pause_accuracy")  # accuracies in (0, 1]
+MAX_GOLD_WINDOW = 10_000
 
 
 # -------------------------------------------------------------------------------------------- settings
@@ -76,6 +80,14 @@ def check_settings(base: ProjectSettings, **changes: Any) -> ProjectSettings:
     merged = dataclasses.replace(base, **{**changes, **choices, "grade_scale": scale})
     if isinstance(merged.threshold, numbers.Real):
         merged = dataclasses.replace(merged, threshold=float(merged.threshold))
+    qualify, pause = merged.qualify_pairs, merged.pause_pairs
+    merged = dataclasses.replace(
+        merged,
+        qualify_pairs=None if qualify is None else int(qualify),
+        qualify_accuracy=float(merged.qualify_accuracy),
+        pause_pairs=None if pause is None else int(pause),
+        pause_accuracy=float(merged.pause_accuracy),
+    )
     grades = merged.grades
     if not grades[0] < merged.relevance_cutoff <= grades[-1]:
         raise InvalidInput(
@@ -97,8 +109,25 @@ def _check_value(name: str, value: Any) -> None:
             or not low <= int(value) <= high
         ):
             raise InvalidInput(f"{name} must be an int in [{low}, {high}]; got {value!r}")
-    if name == "allow_self_adjudication" and not isinstance(value, bool):
-        raise InvalidInput(f"allow_self_adjudication must be a bool; got {value!r}")
+    if name in ("allow_self_adjudication", "gold_feedback") and not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be a bool; got {value!r}")
+    if (
+        name in _GOLD_WINDOWS
+        and value is not None
+        and (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or not 1 <= int(value) <= MAX_GOLD_WINDOW
+        )
+    ):
+        raise InvalidInput(f"{name} must be an int in [1, {MAX_GOLD_WINDOW}] or None (off); got {value!r}")
+    if name in _GOLD_BARS and (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or math.isnan(value)
+        or not 0 < float(value) <= 1
+    ):
+        raise InvalidInput(f"{name} must be a number in (0, 1]; got {value!r}")
     if (
         name == "passage_threshold"
         and value is not None
@@ -207,7 +236,9 @@ def get_project(db: Database, actor: Actor, project: ProjectRef) -> ProjectInfo:
 
 
 def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: Any) -> ProjectInfo:
-    """Change settings (admin), e.g. ``update_settings(db, me, "demo", threshold=0.6)``."""
+    """Change settings (admin), e.g. ``update_settings(db, me, "demo", threshold=0.6)``. When qualification
+    starts being asked for (``qualify_pairs`` set), members who already labelled are marked qualified
+    (audited): the rule is for new annotators."""
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.ADMIN, "change project settings")
         old = settings_of(row)
@@ -219,6 +250,8 @@ def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: 
         if fields:
             projects_store.update_project(s, row.id, **fields)
             audit(s, actor, AuditAction.SETTINGS_CHANGED, project_id=row.id, target=row.name, details=fields)
+            if old.qualify_pairs is None and new.qualify_pairs is not None:
+                qualify_labelled(s, actor, row, utcnow())  # members who labelled before keep counting
         s.refresh(row)
         return _info(s, row)
 

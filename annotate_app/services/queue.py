@@ -24,6 +24,7 @@ from annotate_app.services._context import (
 )
 from annotate_app.services._evidence import NO_EVIDENCE, evidence_fields, evidence_of
 from annotate_app.services._gold_draw import gold_draw
+from annotate_app.services._gold_rules import qualifying
 from annotate_app.services._judge_state import over_budget, queue_order_by
 from annotate_app.services._records import annotator_progress, label_info
 from annotate_app.services.auth import Actor, Role, audit
@@ -105,20 +106,26 @@ def next_pair(db: Database, actor: Actor, project: ProjectRef) -> PairView | Non
 
 def _next(s: Session, user: User, proj: Project) -> _Claim | None:
     """The caller's claim to show: their open one, else a new one; None when nothing is left."""
+    member = projects.member(
+        s, proj.id, user.id
+    )  # loaded with the caller (`annotator_context`): no statement
+    if member is not None and member.paused_at is not None:
+        return None  # paused by the gold rules until a reviewer resumes them (`services.qualification`)
     mine = annotation.open_claim(s, proj.id, user.id)
     if mine is not None:
         return _Claim.of(mine)
-    if exhausted.is_full(proj) or exhausted.is_exhausted(projects.member(s, proj.id, user.id), proj):
+    if exhausted.is_full(proj) or exhausted.is_exhausted(member, proj):
         return None  # a "nothing left" marker stands: no pair became claimable since the last empty claim
     rules = judges.settings_row(s, proj.id)  # read once: the budget and the queue order both need it
     if _over_quota(s, proj, user) or over_budget(s, proj, row=rules):
         return None
     epoch = proj.queue_epoch  # read before the seek: a pair freed after this read moves the epoch on
-    claimed = _claim(s, user, proj, rules)
+    always_gold = qualifying(proj, member)  # a new annotator's claims draw gold until they qualify
+    claimed = _claim(s, user, proj, rules, always_gold=always_gold)
     if claimed is None:
         cutoff = utcnow() - timedelta(minutes=proj.claim_timeout_minutes)
         if annotation.expire_claims(s, proj.id, older_than=cutoff):
-            claimed = _claim(s, user, proj, rules)
+            claimed = _claim(s, user, proj, rules, always_gold=always_gold)
     if claimed is None:
         exhausted.mark_exhausted(s, proj.id, user.id, epoch, proj.claim_timeout_minutes)
     return claimed
@@ -135,14 +142,17 @@ def _quota(s: Session, proj: Project, user: User) -> int | None:
     return None if member is None else member.quota
 
 
-def _claim(s: Session, user: User, proj: Project, rules: JudgeSettings | None) -> _Claim | None:
+def _claim(
+    s: Session, user: User, proj: Project, rules: JudgeSettings | None, *, always_gold: bool = False
+) -> _Claim | None:
     """Take a slot: one seeking statement (`store.annotation.claims.seek_slot`), under the project's shared
     claim lock so that N is the one in force until commit (a settings change lowering N waits for it; the
     seek reads N itself). If the seek finds nothing, pairs that concurrent claims were taking (skipped by SKIP
     LOCKED) are looked at once more, waiting for their locks, so that None means nothing is left. The claim
-    row then takes the pair's lowest free slot in its INSERT (`store.annotation.claims.insert_claim`)."""
+    row then takes the pair's lowest free slot in its INSERT (`store.annotation.claims.insert_claim`).
+    ``always_gold``: draw a gold pair whatever the gold rate (a qualifying annotator), if one is left."""
     annotation.claim_lock(s, proj.id)
-    gold_pair = gold_draw(s, proj, user.id)
+    gold_pair = gold_draw(s, proj, user.id, always=always_gold)
     if gold_pair is not None:
         claim_id = annotation.insert_claim(s, proj.id, gold_pair, user.id, draw=ClaimDraw.GOLD)
         return _Claim(id=claim_id, pair_id=gold_pair, annotator_id=user.id, version=0, doc_changed=False)

@@ -96,6 +96,11 @@ class ProjectSettings:
     ``relevance_cutoff`` are relevant) or ``"weighted"`` (kappa with ``weights`` over the whole scale).
     ``min_reason_length``: characters a reason (or a skip reason) needs. ``claim_timeout_minutes``: an
     unlabelled claim older than this is given to someone else when the queue runs dry.
+    ``qualify_pairs`` / ``qualify_accuracy``: a new annotator's labels count once their latest
+    ``qualify_pairs`` gold labels reach that exact accuracy (None: no qualification). ``pause_pairs`` /
+    ``pause_accuracy``: an annotator whose last ``pause_pairs`` gold labels fall below that accuracy gets no
+    new pairs until a reviewer resumes them (None: never paused). ``gold_feedback``: after saving a label on a
+    gold pair, the annotator sees its expected grade and explanation (`services.qualification`).
     """
 
     grade_scale: GradeScale = DEFAULT_GRADE_SCALE
@@ -110,6 +115,11 @@ class ProjectSettings:
     allow_self_adjudication: bool = False  # a reviewer may adjudicate a pair they labelled (audited)
     evidence: EvidenceMode = EvidenceMode.OFF  # passages: off, optional, required (grades >= cut-off)
     passage_threshold: float | None = None  # the passages' unitizing alpha a release needs (None: no gate)
+    qualify_pairs: int | None = None  # gold labels a new annotator must pass (None: no qualification)
+    qualify_accuracy: float = 0.8  # exact accuracy on them, in (0, 1]
+    pause_pairs: int | None = None  # the window of latest gold labels the pause rule reads (None: off)
+    pause_accuracy: float = 0.5  # pause below this exact accuracy on the window, in (0, 1]
+    gold_feedback: bool = False  # training feedback: expected grade and explanation after a gold label
 
     @property
     def grades(self) -> tuple[int, ...]:
@@ -359,6 +369,10 @@ class LabelInfo:
     evidence: tuple[tuple[int, int], ...] = ()  # passages [start, end) in the text of ``evidence_version``
     evidence_version: int | None = None  # the document version the spans index (None: no evidence)
     stale_evidence: tuple[tuple[int, int], ...] = ()  # spans a re-import could not carry (old offsets)
+    # training feedback (the project's ``gold_feedback``), on the answer to saving a label on a gold pair
+    # only: its expected grade and explanation (None: no feedback); never another annotator's label
+    gold_grade: int | None = None
+    gold_explanation: str | None = None
 
 
 @dataclass(frozen=True)

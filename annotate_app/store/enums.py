@@ -158,6 +158,9 @@ class AuditAction(StrEnum):
     JUDGE_SETTINGS_CHANGED = "judge_settings_changed"
     GOLD_ADDED = "gold_added"
     GOLD_REMOVED = "gold_removed"
+    ANNOTATOR_QUALIFIED = "annotator_qualified"
+    ANNOTATOR_PAUSED = "annotator_paused"
+    ANNOTATOR_RESUMED = "annotator_resumed"
 
 
 class GoldSource(StrEnum):

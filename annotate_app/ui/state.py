@@ -30,6 +30,7 @@ LOGIN_FORM = "login_form"
 # ------------------------------------------------------------------------------------------- annotate
 CURRENT_PAIR = "current_pair"  # the PairView on the annotate card (None: nothing left)
 CARD_FLASH = "card_flash"  # (kind, message) shown once on the annotate card
+GOLD_FEEDBACK = "gold_feedback"  # (expected grade's label, explanation) of the gold pair just saved
 EDIT_PAIR = "edit_pair"  # the PairView being edited on the My labels page
 EDIT_FLASH = "edit_flash"
 EDIT_CHOICE = "edit_choice"
@@ -63,6 +64,8 @@ AGREE_A = "agree_a"
 AGREE_B = "agree_b"
 ADJ_ORDER = "adj_order"  # the Adjudicate page's queue order (gate.DisagreementOrder)
 ANNOTATORS_TABLE = "annotators_table"  # the Annotators page's table (its row selection)
+ANNOTATORS_RESUME = "annotators_resume"  # the Annotators page's pick of a paused annotator to resume
+ANNOTATORS_FLASH = "annotators_flash"
 AGREE_JUDGE = "agree_judge"  # the machine judge shown in the Agreement page's Judges section
 SCORE_PPI_JUDGE = "score_ppi_judge"  # the machine judge of the Score page's PPI tab
 SCORE_PPI_MEASURE = "score_ppi_measure"

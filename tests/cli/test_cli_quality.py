@@ -44,3 +44,57 @@ def test_gold_list_and_remove(cli):
     ]
     assert cli("gold", "remove", "-p", "demo-review", "q1", "D2")[:2] == (0, "no longer gold: (q1, D2)\n")
     assert json.loads(cli("gold", "list", "-p", "demo-review", "--format", "json")[1]) == []
+
+
+def _pause_alice(db_url: str) -> None:
+    """alice edits her label on a gold pair to a wrong grade while the pause rule reads one gold label."""
+    from annotate_app.services import labels
+    from annotate_app.services.auth import authenticate
+    from annotate_app.store.db import Database
+
+    db = Database(db_url)
+    try:
+        alice = authenticate(db, "alice", "alice-demo")
+        (mine,) = [
+            lab
+            for lab in labels.my_labels(db, alice, "demo-review", limit=100)
+            if lab.doc_id == "D2" and lab.query_id == "q1"
+        ]
+        wrong = 0 if mine.grade != 0 else 1
+        labels.save_label(db, alice, "demo-review", mine.pair_id, grade=wrong, reason="changed my mind")
+    finally:
+        db.dispose()
+
+
+def test_annotators_standing_and_resume(cli, db_url):
+    """The standing section (table and JSON) shows a paused annotator with the figures; ``annotators resume``
+    resumes them once, and the existing options still parse."""
+    assert cli("demo-data", "--with-labels")[0] == 0
+    cli("gold", "add", "-p", "demo-review", "q1", "D2", "--grade", "3", "--explanation", "answers it fully")
+    assert cli("project", "set", "-p", "demo-review", "pause_pairs=1", "pause_accuracy=0.9")[0] == 0
+    _pause_alice(db_url)
+    code, out, err = cli("annotators", "-p", "demo-review", "--window", "5")
+    assert (code, err) == (0, "")
+    section = out.split("\nstanding under the gold rules (members)\n")[1].splitlines()
+    assert section[0].split() == ["annotator", "status", "window", "gold_pairs", "correct", "accuracy", "bar"]
+    assert section[1].split() == ["alice", "paused", "1", "1", "0", "0.000", "0.900"]
+    assert section[2].split() == ["bob", "qualified", "1", "1", "1", "1.000", "0.900"]
+    code, out, _ = cli("annotators", "-p", "demo-review", "--format", "json")
+    records = {r["annotator"]: r for r in json.loads(out)}
+    assert records["alice"]["status"] == {
+        "status": "paused",
+        "window": 1,
+        "gold_pairs": 1,
+        "correct": 0,
+        "accuracy": 0.0,
+        "bar": 0.9,
+    }
+    assert cli("annotators", "resume", "-p", "demo-review", "alice")[:2] == (
+        0,
+        "resumed alice: qualified; gold window restarted\n",
+    )
+    code, out, err = cli("annotators", "resume", "-p", "demo-review", "alice")
+    assert (code, out) == (2, "")
+    assert err == "qrelforge: error: alice is not paused in project 'demo-review'\n"
+    code, _, err = cli("annotators", "resume", "-p", "demo-review", "nobody")
+    assert code == 2 and err.startswith("qrelforge: error: 'nobody' is not a member") and err.count("\n") == 1

@@ -13,6 +13,8 @@ from sqlalchemy import event
 
 from annotate_app.services import _gold_draw, gold, labels, projects, queue, users
 from annotate_app.services.auth import SYSTEM, authenticate
+from annotate_app.store import qualification
+from annotate_app.store.models import utcnow
 
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
@@ -60,6 +62,20 @@ def _gold_on(db, alice, *, pairs: int) -> None:
     gold.set_gold_rate(db, rita, "demo", 0.5)
 
 
+def _paused(db, alice) -> None:
+    """alice paused by the gold rules (her membership row marked as a pause would)."""
+    project_id = projects.get_project(db, SYSTEM, "demo").id
+    with db.write() as s:
+        qualification.mark_member(s, project_id, alice.user_id, paused_at=utcnow())
+
+
+def _gold_rules_on(db, alice) -> None:
+    """Qualification and pause both on, alice qualifying and holding a gold pair."""
+    _gold_on(db, alice, pairs=2)
+    projects.update_settings(db, SYSTEM, "demo", qualify_pairs=3, pause_pairs=3, gold_feedback=True)
+    _HELD[id(db)] = queue.next_pair(db, alice, "demo").pair_id
+
+
 def _nothing_left(db, alice) -> None:
     assert queue.next_pair(db, alice, "demo") is None  # answered from the "nothing left" marker
 
@@ -88,6 +104,10 @@ def _prepare(step: str, db, actors: dict) -> None:
         _drain(db, actors["bob"])  # every pair at N = 2: the project's marker
     elif step.startswith("take a gold"):
         _gold_on(db, alice, pairs=1 if step.endswith("pair") else 0)
+    elif step == "paused":
+        _paused(db, alice)
+    elif step == "save a gold label, rules on":
+        _gold_rules_on(db, alice)
     elif step != "take":
         _HELD[id(db)] = queue.next_pair(db, alice, "demo").pair_id
 
@@ -113,6 +133,14 @@ STEPS: list[tuple[str, Callable, int, int, str]] = [
         "caller+project+membership, claim+locked doc version, UPDATE, INSERT label, label id",
     ),
     ("save with request_id", _save_with_key, 6, 6, "the same, and the key's earlier label"),
+    (
+        "save a gold label, rules on",
+        _save,
+        6,
+        6,
+        "the same (the claim's read carries the gold grade), and the caller's latest gold labels",
+    ),
+    ("paused", _nothing_left, 1, 1, "caller+project+membership (it carries the pause): nothing else"),
     ("skip", _skip, 5, 5, "caller+project+membership, own claim, UPDATE claim, UPDATE pair, queue epoch"),
     (
         "nothing left",

@@ -166,7 +166,7 @@ def test_the_json_output_ranks_them_too(team, monkeypatch, capsys, sort, who, en
     monkeypatch.setenv("QRELFORGE_DATABASE_URL", url)
     assert main(["annotators", "-p", "sim", "--format", "json", "--window", "10", "--sort", sort]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert [set(r) for r in records] == [set(annotators.COLUMNS)] * len(RATERS)
+    assert [set(r) for r in records] == [{*annotators.COLUMNS, "status"}] * len(RATERS)
     assert names[records[-1 if end else 0]["annotator"]] == who
 
 

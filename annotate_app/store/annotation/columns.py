@@ -18,6 +18,7 @@ from annotate_app.store.models import (
     Pair,
     Query,
 )
+from annotate_app.store.qualification import UNCOUNTED_SQL
 
 __all__ = [
     "current_labels",
@@ -30,17 +31,19 @@ __all__ = [
 
 
 def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
-    """Every current label of the project as int64 columns: pair_id, annotator_id, grade, stale (0/1),
-    label_id.
+    """Every current label of the project that counts as int64 columns: pair_id, annotator_id, grade, stale
+    (0/1), label_id. Gold draws' labels never count; nor, until they qualify, do the labels of members who
+    have not passed the project's qualification (`store.qualification.UNCOUNTED_SQL`).
 
     One read of the covering index ``ix_assignments_gate`` (``assignments`` caches the current grade and label
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
         "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id "
         f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}' "
-        f"AND (draw IS NULL OR draw <> '{ClaimDraw.GOLD}')"
+        f"AND (draw IS NULL OR draw <> '{ClaimDraw.GOLD}') "
+        f"AND annotator_id NOT IN ({UNCOUNTED_SQL})"
     )
-    data = int_columns(s, sql, project_id, ncols=4)
+    data = int_columns(s, sql, project_id, project_id, ncols=4)
     return {
         "pair_id": data[:, 0].copy(),
         "annotator_id": data[:, 1].copy(),

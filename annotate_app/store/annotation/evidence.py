@@ -7,7 +7,7 @@ an undone import's version number can come back with another text).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +65,10 @@ def text_length(s: Session, pair_id: int, doc_version: int) -> int | None:
     return None if value is None else int(value)
 
 
-def judged_texts(s: Session, project_id: int) -> list[tuple[Any, ...]]:
+def judged_texts(s: Session, project_id: int, *, leave_out: Collection[int] = ()) -> list[tuple[Any, ...]]:
     """Every current label of the project's non-excluded pairs: (pair id, label id, annotator name, grade,
     the label's document version, the document's current version, the length of its current text), by pair
-    then annotator."""
+    then annotator; ``leave_out``: annotator ids whose labels are left out."""
     stmt = (
         select(
             Label.pair_id,
@@ -90,6 +90,8 @@ def judged_texts(s: Session, project_id: int) -> list[tuple[Any, ...]]:
         .where(Pair.project_id == project_id, Pair.excluded.is_(False))
         .order_by(Label.pair_id, User.username)
     )
+    if leave_out:
+        stmt = stmt.where(Label.annotator_id.not_in(sorted(leave_out)))
     return [
         (int(a), int(b), str(c), int(d), int(e), int(f), int(g)) for a, b, c, d, e, f, g in s.execute(stmt)
     ]

@@ -27,6 +27,7 @@ from annotate_app.store.models import (
     Assignment,
     Document,
     DocumentVersion,
+    GoldPair,
     Guidelines,
     Label,
     Pair,
@@ -62,16 +63,26 @@ class SaveTarget:
     query_id: str
     doc_id: str
     doc_title: str | None  # None only if a re-import changed the version while the lock was awaited
+    gold: tuple[int, str] | None = None  # a gold pair's expected grade and explanation (None: not gold)
 
 
 def _save_target_statement() -> Any:
     shown = and_(DocumentVersion.document_id == Document.id, DocumentVersion.version == Document.version)
     return (
-        select(Assignment, Document.version, Query.external_id, Document.external_id, DocumentVersion.title)
+        select(
+            Assignment,
+            Document.version,
+            Query.external_id,
+            Document.external_id,
+            DocumentVersion.title,
+            GoldPair.grade,
+            GoldPair.explanation,
+        )
         .join(Pair, Pair.id == Assignment.pair_id)
         .join(Query, Query.id == Pair.query_id)
         .join(Document, Document.id == Pair.document_id)
         .outerjoin(DocumentVersion, shown)
+        .outerjoin(GoldPair, GoldPair.pair_id == Pair.id)
         .where(
             Assignment.pair_id == bindparam("pair_id"),
             Assignment.annotator_id == bindparam("annotator_id"),
@@ -85,14 +96,18 @@ _SAVE_TARGET = _save_target_statement().with_for_update(read=True, of=Document) 
 def save_target(s: Session, pair_id: int, annotator_id: int) -> SaveTarget | None:
     """The annotator's claim of the pair (None: they have none) with the pair's current document version,
     share-locked on PostgreSQL until the transaction ends (``FOR SHARE OF documents``, see
-    `current_doc_version`), and the query's, document's and title's text a label shows. The title comes from
+    `current_doc_version`), the query's, document's and title's text a label shows, and, for a gold pair, its
+    expected grade and explanation (an outer join: no statement of its own). The title comes from
     an outer join: if the lock waited for a re-import, PostgreSQL re-checks the locked row only, and the
     title of the new version is then None (read it with `pair_content`)."""
     row = s.execute(_SAVE_TARGET, {"pair_id": pair_id, "annotator_id": annotator_id}).first()
     if row is None:
         return None
-    a, version, query_id, doc_id, title = row
-    return SaveTarget(assignment=a, doc_version=version, query_id=query_id, doc_id=doc_id, doc_title=title)
+    a, version, query_id, doc_id, title, gold_grade, explanation = row
+    gold = None if gold_grade is None else (int(gold_grade), str(explanation))
+    return SaveTarget(
+        assignment=a, doc_version=version, query_id=query_id, doc_id=doc_id, doc_title=title, gold=gold
+    )
 
 
 _LABEL_FIELDS = tuple(c.name for c in Label.__table__.c if c.name not in ("id", "guidelines_version"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, CheckConstraint, Float, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, CheckConstraint, Float, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from annotate_app.store.enums import AgreementMode, EvidenceMode, Statistic, Weights
@@ -45,6 +45,13 @@ class Project(Base):
     full_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # share of each annotator's claims drawn from the gold pairs (store/gold.py); 0: no gold draws
     gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    # qualification and pause on gold labels (services/qualification.py); NULL pairs: the rule is off
+    qualify_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    qualify_accuracy: Mapped[float] = mapped_column(Float, default=0.8, server_default="0.8")
+    pause_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pause_accuracy: Mapped[float] = mapped_column(Float, default=0.5, server_default="0.5")
+    # show the expected grade and explanation once a gold pair's label is saved
+    gold_feedback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_by: Mapped[int | None] = mapped_column(fk("users.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -73,3 +80,8 @@ class ProjectMember(Base):
     # "nothing left" marker: the queue_epoch at which a claim found nothing, and until when (store/exhausted)
     exhausted_epoch: Mapped[int | None] = mapped_column(Integer, nullable=True)
     exhausted_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # gold rules (services/qualification.py): when the member passed qualification and when they were
+    # paused (NULL: not), and where their gold window starts (the last resume; NULL: their first label)
+    qualified_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    paused_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    gold_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

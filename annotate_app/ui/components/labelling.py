@@ -12,7 +12,7 @@ import uuid
 
 import streamlit as st
 
-from annotate_app.services import labels, queue
+from annotate_app.services import labels, qualification, queue
 from annotate_app.services.auth import Actor
 from annotate_app.services.errors import DOCUMENT_CHANGED, Conflict, DocumentChanged, NotFound, retry_once
 from annotate_app.services.labels import MAX_SECONDS
@@ -75,7 +75,29 @@ def _save(actor: Actor, view: PairView, scope: str, flash: str) -> errors.Failed
         "success",
         f"Saved {saved.query_id} · {saved.doc_id}: grade {grade_text} (version {saved.version}).",
     )
+    if saved.gold_grade is not None:  # training feedback, after the save only
+        expected = widgets.grade_label(view.grade_scale, saved.gold_grade)
+        ss[state.GOLD_FEEDBACK] = (expected, saved.gold_explanation or "")
     return outcome
+
+
+def _gold_feedback() -> None:
+    """The training feedback of the gold pair just saved, once, as plain text (the explanation is escaped)."""
+    item = st.session_state.pop(state.GOLD_FEEDBACK, None)
+    if item:
+        expected, explanation = item
+        st.info(escape_markdown(f"Training feedback: that was a gold pair. Expected grade: {expected}."))
+        st.text(explanation)
+
+
+def _standing(actor: Actor, project: str) -> bool:
+    """Say why a paused annotator gets no pair (plain text); returns whether they are paused."""
+    with errors.shown() as outcome:
+        mine = qualification.my_status(cache.database(), actor, project)
+    if outcome.failed or mine.status != qualification.Standing.PAUSED:
+        return False
+    st.warning(escape_markdown(mine.explain()))
+    return True
 
 
 # -------------------------------------------------------------------------------------------- the queue
@@ -125,8 +147,10 @@ def queue_card(actor: Actor, project: str) -> None:
     if outcome.failed:
         return
     st.progress(mine.fraction, text=f"{mine.done} / {mine.total} judged")
+    _gold_feedback()
     if view is None:
-        st.success("Nothing left to judge in this project right now. Thank you!")
+        if not _standing(actor, project):
+            st.success("Nothing left to judge in this project right now. Thank you!")
         st.button("Check again", on_click=st.session_state.pop, args=(state.CURRENT_PAIR, None))
         return
     pair_card(view, "q", on_submit=lambda: _submit_next(actor, view), on_skip=lambda: _skip(actor, view))

@@ -1,6 +1,7 @@
 """Project (admin): create a project; the chosen project's settings (grade scale, N, statistic, threshold,
-relevance cut-off, reason length ...), its versioned guidelines and its members. The guidelines preview
-renders Markdown as annotators see it: never raw HTML nor images (`annotate_app.ui.components.guidelines`)."""
+relevance cut-off, reason length, the gold rules ...), its versioned guidelines and its members. The
+guidelines preview renders Markdown as annotators see it: never raw HTML nor images
+(`annotate_app.ui.components.guidelines`)."""
 
 import numbers
 
@@ -90,7 +91,8 @@ def _settings_fields(current: ProjectSettings) -> dict:
         step=0.05,
         format="%.3f",
     )
-    return {
+    gold = _gold_rules(current)
+    return gold | {
         "grade_scale": scale_rows(scale),
         "annotators_per_pair": int(n),
         "statistic": statistic,
@@ -102,6 +104,35 @@ def _settings_fields(current: ProjectSettings) -> dict:
         "claim_timeout_minutes": int(timeout),
         "evidence": evidence,
         "passage_threshold": None if passages is None else float(passages),
+    }
+
+
+def _gold_rules(current: ProjectSettings) -> dict:
+    """The gold rules' widgets (qualification, pause, training feedback); 0 pairs: the rule is off."""
+    st.markdown("**Gold rules**")
+    cols = st.columns(2)
+    qualify = cols[0].number_input(
+        "Qualification: gold pairs a new annotator must pass (0: off)", 0, 10_000, current.qualify_pairs or 0
+    )
+    qualify_bar = cols[1].number_input(
+        "Qualification: exact accuracy needed", 0.0, 1.0, float(current.qualify_accuracy), step=0.05
+    )
+    pause = cols[0].number_input(
+        "Pause: over the last gold pairs (0: off)", 0, 10_000, current.pause_pairs or 0
+    )
+    pause_bar = cols[1].number_input(
+        "Pause: below this exact accuracy", 0.0, 1.0, float(current.pause_accuracy), step=0.05
+    )
+    feedback = st.checkbox(
+        "Training feedback: show the expected grade and explanation after a gold pair is saved",
+        value=current.gold_feedback,
+    )
+    return {
+        "qualify_pairs": int(qualify) or None,
+        "qualify_accuracy": float(qualify_bar),
+        "pause_pairs": int(pause) or None,
+        "pause_accuracy": float(pause_bar),
+        "gold_feedback": bool(feedback),
     }
 
 

@@ -2,13 +2,15 @@
 Wilson 95% intervals), weighted kappa against gold, median seconds per label, the share of speeders, leniency,
 drift, the Dawid–Skene and MACE competences, and the unsure, skip and edit rates (`services.annotators`).
 Click a column to sort; select a row (or pick a name) for that annotator's charts: accuracy and agreement
-over their stream, seconds per label, and their grade distribution against the team's."""
+over their stream, seconds per label, and their grade distribution against the team's. Above the table, each
+member's standing under the gold rules (qualifying, qualified, paused, with the figures) and Resume for a
+paused annotator (`services.qualification`)."""
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotate_app.services import annotators
+from annotate_app.services import annotators, qualification
 from annotate_app.services.auth import Actor, Role
 from annotate_app.ui import auth, cache, errors, nav, state
 from annotate_app.ui.components import widgets
@@ -56,10 +58,53 @@ def _charts(actor: Actor, project: str, who: str) -> None:
     st.altair_chart(bars, width="stretch")
 
 
+def _resume(actor: Actor, project: str, who: str) -> None:
+    with errors.captured(state.ANNOTATORS_FLASH) as outcome:
+        qualification.resume(cache.database(), actor, project, who)
+    if not outcome.failed:
+        errors.set_flash(state.ANNOTATORS_FLASH, "success", f"{who} resumed: their gold window restarts now.")
+
+
+def _shown(row: dict) -> dict:
+    """A standing row as text: shares as percentages, "-" where no rule applies."""
+    share = ("accuracy", "bar")
+    return {
+        k: "-" if v is None else f"{v:.0%}" if k in share else str(v)
+        for k, v in row.items()
+        if k in qualification.STATUS_COLUMNS
+    }
+
+
+def _standing(actor: Actor, project: str) -> None:
+    """Each member's standing under the gold rules, with its figures, and Resume for the paused."""
+    with st.expander("Standing under the gold rules", expanded=True):
+        _standing_section(actor, project)
+
+
+def _standing_section(actor: Actor, project: str) -> None:
+    errors.flash(state.ANNOTATORS_FLASH)
+    with errors.shown() as outcome:
+        standing = qualification.annotator_statuses(cache.database(), actor, project)
+    if outcome.failed or not standing:
+        return
+    st.table(pd.DataFrame([_shown(s.row()) for s in standing]).set_index("annotator"))
+    st.caption(
+        "qualifying: their labels wait for the qualification (the last N gold pairs at accuracy X); paused: "
+        "their last M gold pairs fell below Y, so they get no new pairs. window, gold_pairs, correct and "
+        "accuracy: the rule that applies, over the gold pairs since the last resume."
+    )
+    paused = [s.annotator for s in standing if s.status == qualification.Standing.PAUSED]
+    if paused:
+        cols = st.columns([3, 1])
+        who = cols[0].selectbox("Paused annotator", paused, key=state.ANNOTATORS_RESUME)
+        cols[1].button("Resume", on_click=_resume, args=(actor, project, who))
+
+
 def render() -> None:
     actor = auth.require(Role.REVIEWER)
     project = widgets.project_or_stop()
     nav.heading(nav.ANNOTATORS)
+    _standing(actor, project)
     rows = _table(actor, project)
     if rows is None:
         st.stop()
