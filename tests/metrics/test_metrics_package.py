@@ -61,11 +61,12 @@ def test_scoring_files_does_not_import_pandas_or_scipy():
     assert done.stdout.split() == ["[]", "True"]
 
 
-def test_importing_agreement_leaves_scipy_unloaded_until_a_coefficient_needs_it():
-    """`metrics.agreement` is imported by the app's services (the Score page's upload path among them): scipy
-    (about 90 MB of resident memory) loads only when a computation needs it."""
+def test_importing_agreement_and_ppi_leaves_scipy_unloaded_until_a_computation_needs_it():
+    """`metrics.agreement` (the app's services) and `metrics.stats.ppi` (the Score page) are imported by every
+    page process: scipy (about 90 MB of resident memory) loads only when a computation needs it."""
     done = _python(
         "import sys\n"
+        "import metrics.stats.ppi\n"
         "import metrics.agreement as a\n"
         "print('scipy' in sys.modules)\n"
         "import pandas as pd\n"
