@@ -9,6 +9,9 @@ PostgreSQL database dropped afterwards), migrated and filled by the code under t
 pool holds every pair of ``size / 2000`` queries × 1000 documents, and a JSONL file of ``size`` labels by ten
 annotators (two per pair, accounts the import creates). The child times ``imports.import_labels`` alone and
 prints labels/s. A second import of the same file is timed too (nothing to add: every label unchanged).
+CPU of the first import: the child's (``time.process_time``) and, on PostgreSQL, the server's (the
+backends serving the scratch database, from ``/proc/<pid>/stat``), and labels per CPU-second of both: a
+figure the load of a shared machine moves far less than wall time.
 
 Saves (SQLite, the largest size; ``--no-saves`` skips them): while the child imports, this process saves
 labels as an annotator of another project of the same database (``queue.next_pair`` + ``labels.save_label``,
@@ -73,17 +76,39 @@ users.create_user(db, SYSTEM, "alice", "alice-password-1")
 projects.assign(db, SYSTEM, "team", ["alice"])
 """
 IMPORT = """
-import json, sys, time
+import json, os, sys, time
+from sqlalchemy import text
 from annotate_app.services import imports
 from annotate_app.services.auth import SYSTEM
 from annotate_app.store.db import Database
 
 db = Database(sys.argv[1])
+TICK = os.sysconf("SC_CLK_TCK")
+
+def server_cpu():
+    # pid -> CPU seconds (user + system) of the PostgreSQL backends serving this database
+    if db.is_sqlite:
+        return {}
+    with db.read() as s:
+        sql = "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        pids = list(s.execute(text(sql)).scalars())
+    out = {}
+    for pid in pids:
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
 times = []
 for _ in range(2):
-    t0 = time.monotonic()
+    server, cpu, t0 = server_cpu(), time.process_time(), time.monotonic()
     report = imports.import_labels(db, SYSTEM, "big", sys.argv[2], fmt="jsonl")
-    times.append((time.monotonic() - t0, str(report)))
+    wall, cpu = time.monotonic() - t0, time.process_time() - cpu
+    after = server_cpu()
+    served = sum(v - server.get(pid, 0.0) for pid, v in after.items())
+    times.append((wall, str(report), cpu, served))
 print(json.dumps(times))
 """
 
@@ -124,7 +149,9 @@ def measure(code: Path, backend: str, size: int, folder: Path, tag: str, timeout
     with database(backend, folder, tag) as url:
         child(code, SETUP, url, str(max(size // (2 * DOCS), 1)), str(DOCS), timeout=timeout)
         try:
-            (first, report), (again, _) = json.loads(child(code, IMPORT, url, str(path), timeout=timeout))
+            (first, report, cpu, served), (again, *_) = json.loads(
+                child(code, IMPORT, url, str(path), timeout=timeout)
+            )
         except subprocess.TimeoutExpired:
             return {
                 "backend": backend,
@@ -132,7 +159,15 @@ def measure(code: Path, backend: str, size: int, folder: Path, tag: str, timeout
                 "seconds": None,
                 "report": f"not done in {timeout:.0f} s",
             }
-    return {"backend": backend, "size": size, "seconds": first, "again": again, "report": report}
+    return {
+        "backend": backend,
+        "size": size,
+        "seconds": first,
+        "again": again,
+        "report": report,
+        "client_cpu": cpu,
+        "server_cpu": served,
+    }
 
 
 def saves(code: Path, size: int, folder: Path, tag: str) -> str:
@@ -196,6 +231,13 @@ def main() -> None:
                 again = "" if got.get("again") is None else f"; again (all unchanged) {got['again']:.1f} s"
                 took = "" if got["seconds"] is None else f" in {got['seconds']:.1f} s"
                 print(f"{name:>12} {backend:<10} {size:>7} labels: {rate}{took}{again} — {got['report']}")
+                if got["seconds"] is not None:
+                    cpu = got["client_cpu"] + got["server_cpu"]
+                    print(
+                        f"{'':>12} CPU: client {got['client_cpu']:.2f} s, server {got['server_cpu']:.2f} s; "
+                        f"{size / cpu:,.0f} labels per CPU-second (load {os.getloadavg()[0]:.1f})",
+                        flush=True,
+                    )
         if args.saves and "sqlite" in args.backends:
             biggest = max(args.sizes)
             seen = saves(ROOT, biggest, folder, "sv_new")

@@ -8,11 +8,12 @@ import bisect
 import math
 import numbers
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from metrics._lazy import lazy
 from metrics._text import _shown
 from metrics.agreement._core import (
     _BAND_NAMES,
@@ -44,6 +45,11 @@ from metrics.agreement._core import (
     _weights_need_labels,
 )
 from metrics.errors import QrelForgeError
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:
+    stats = lazy("scipy.stats")  # imported on first use: not by pages that only read a run
 
 # ----------------------------------------------------------------------------------------- two-rater measures
 

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.special import digamma
 
 from metrics._choice import Choice
+from metrics._lazy import lazy
 from metrics.agreement._annotators import _gold_items
 from metrics.agreement._core import _check_choice
 from metrics.agreement._long import _Long, _long_table
 from metrics.errors import QrelForgeError
+
+if TYPE_CHECKING:
+    from scipy import sparse, special
+else:
+    sparse = lazy("scipy.sparse")  # imported on first use: not by pages that only read a run
+    special = lazy("scipy.special")
 
 # Dawid–Skene's floor on a probability before its logarithm (crowd-kit uses the same 1e-10).
 _FLOOR = 1e-10
@@ -334,7 +340,8 @@ def _normalize(counts: np.ndarray, prior: np.ndarray | float, training: str) -> 
         total = smoothed.sum(axis=1, keepdims=True)
         uniform = np.full_like(smoothed, 1.0 / smoothed.shape[1])
         return np.divide(smoothed, total, out=uniform, where=total > 0)
-    return np.exp(digamma(counts + prior) - digamma((counts + prior).sum(axis=1, keepdims=True)))
+    alpha = counts + prior
+    return np.exp(special.digamma(alpha) - special.digamma(alpha.sum(axis=1, keepdims=True)))
 
 
 def _mace_run(design, weights, strategy, *, max_iter, tol, training, smoothing, priors) -> _MaceRun:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
+from metrics._lazy import lazy
 from metrics._text import _shown
 from metrics.agreement._coefficients import binarize
 from metrics.agreement._core import (
@@ -35,6 +36,11 @@ from metrics.agreement._core import (
     _weights_need_labels,
 )
 from metrics.errors import QrelForgeError
+
+if TYPE_CHECKING:
+    from scipy import sparse
+else:
+    sparse = lazy("scipy.sparse")  # imported on first use: not by pages that only read a run
 
 # ------------------------------------------------------------------------------------ long labels table (app)
 

@@ -65,6 +65,8 @@ def pieces(src: _Source, size: Callable[[], int] | None = None) -> Iterator[_Sou
         while len(data) - start >= size():
             cut = data.index(b"\n", start + size() - 1) + 1  # the end of the line holding the size-th byte
             piece = data[start:cut]
+            if len(data) - cut < size():  # the last piece cut from these bytes: they go before it is read
+                data, cut = data[cut:], 0
             yield src.piece(piece, number)
             number, start, given = number + _newlines(piece, len(piece)), cut, True
         held = [data[start:]] if start < len(data) else []

@@ -220,13 +220,18 @@ def _finite(text: str) -> float:
     return value
 
 
+_JSON = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+"""`json.loads` with these hooks, made once (`json.loads` makes a decoder a line when given hooks)."""
+
+
 def _jsonl_rows(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, Any]]:
+    decode = _JSON.decode
     for number, raw in src.lines():
         text = _decode(raw.rstrip(b"\r"), number, problems)
         if text is None or not text.strip():
             continue
         try:
-            obj = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            obj = decode(text)
         except _NotFinite as exc:
             problems.add(number, text, str(exc))
         except json.JSONDecodeError as exc:

@@ -4,6 +4,7 @@ what is accepted), the vectorized reader for large well-formed files (Arrow's CS
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -33,7 +34,6 @@ from metrics.formats._lines import (
     _score_problem,
     _Source,
     _split_lines,
-    _strip_blanks,
     _write_lines,
     reader_limits,
 )
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 else:
     pa = lazy("pyarrow")
+
+_SEP_BYTES = re.compile(rb"[ \t]+")  # `_lines._SEP` for bytes: a line is split before it is decoded
 
 
 def _slow_run(src: _Source, problems: _Collector, pairs: _Pairs) -> Run:
@@ -256,9 +258,10 @@ def _first_fields(src: _Source) -> list[str] | None:
     """The fields of the first line that is neither blank nor a comment, or None when there is none."""
     for _, raw in src.lines():
         if not _comment(raw):
-            fields = _SEP.split(_strip_blanks(raw.decode("utf-8", "replace").removesuffix("\r")))
-            if fields != [""]:
-                return fields
+            # split before decoding: a line of megabytes of blanks is never decoded whole
+            parts = _SEP_BYTES.split(raw.removesuffix(b"\r").strip(b" \t"))
+            if parts != [b""]:
+                return [part.decode("utf-8", "replace") for part in parts]
     return None
 
 

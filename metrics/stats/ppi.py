@@ -14,14 +14,19 @@ import warnings
 from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from metrics._lazy import lazy
 from metrics.errors import QrelForgeError, UndefinedMetricWarning
 from metrics.stats.isotonic import Calibration, crossfit_folds, crossfit_values, fit_grade_map
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:
+    stats = lazy("scipy.stats")  # imported on first use: not by the Score page's import
 
 __all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean", "ppi_run"]
 

@@ -187,6 +187,10 @@ SHAPES = {  # (file name, content generator)
     "long qrels lines": ("q.qrels.gz", lambda: (b"q1 0 D%d 1" % i + b" " * MIB + b"\n" for i in range(200))),
     "blank lines": ("r.trec.gz", lambda: [*(b"\n" * MIB for _ in range(200)), b"q1 Q0 D1 1 1 t\n"]),
     "one line repeated": ("r.trec", lambda: (b"q1 Q0 D1 1 1.5 t\n" * (MIB // 17) for _ in range(200))),
+    "one huge line": (  # just under the 16 MiB line limit, then one more line
+        "r.trec.gz",
+        lambda: [b"q1 Q0 D0 1 1.5 t" + b" " * (16 * MIB - 1024) + b"\n", b"q1 Q0 D1 2 0.5 t\n"],
+    ),
 }
 READS = {  # how the child reads ``path``: the Python API, the Score page's upload, the import's pieces
     "read_run": "read_run(path)",
@@ -240,6 +244,8 @@ def _write_shape(path: Path, pieces) -> None:
             "read_run",
             "r.trec:2: duplicate document 'D1' for query 'q1' (first on line 1)",
         ),
+        ("one huge line", "upload", "Run('t', 2 rows"),
+        ("one huge line", "read_run", "Run('t', 2 rows"),
     ],
 )
 def test_hostile_shapes_are_read_in_bounded_memory(shape, reader, outcome, tmp_path):

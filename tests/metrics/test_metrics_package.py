@@ -61,6 +61,23 @@ def test_scoring_files_does_not_import_pandas_or_scipy():
     assert done.stdout.split() == ["[]", "True"]
 
 
+def test_importing_agreement_and_ppi_leaves_scipy_unloaded_until_a_computation_needs_it():
+    """`metrics.agreement` (the app's services) and `metrics.stats.ppi` (the Score page) are imported by every
+    page process: scipy (about 90 MB of resident memory) loads only when a computation needs it."""
+    done = _python(
+        "import sys\n"
+        "import metrics.stats.ppi\n"
+        "import metrics.agreement as a\n"
+        "print('scipy' in sys.modules)\n"
+        "import pandas as pd\n"
+        "t = pd.DataFrame({'item': [1, 1, 2, 2], 'rater': ['a', 'b', 'a', 'b'], 'label': [0, 1, 1, 1]})\n"
+        "a.pairwise_kappa(t)\n"
+        "print('scipy' in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+
+
 # -------------------------------------------------------------------------------------- callable modules
 QRELS = {"q1": {"D1": 1, "D2": 0}, "q2": {"D3": 2}}
 RUN = {"q1": ["D2", "D1"], "q2": ["D3"]}

@@ -9,7 +9,7 @@ same checks and writes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy.orm import Session
 
@@ -48,9 +48,8 @@ LABEL_FORMAT_HELP = {f.value: f.help for f in LabelFormat}
 whole table."""
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """A label that passed every check: its pair and annotator resolved."""
+class _Checked(NamedTuple):
+    """A label that passed every check: its pair and annotator resolved (a tuple: one is made a label)."""
 
     line: int
     pair_id: int
@@ -201,16 +200,20 @@ def _check(
     grades = settings_of(proj).grades
     problems, out = [], []
     seen: dict[tuple[int, str], tuple[int, str, int]] = {}  # -> first line, annotator, last version
+    names: dict[str, str] = {}  # annotator as written -> username (a file names a few, many times each)
     for x in labels:
         try:
             qid = _query_of(x, by_text)
+            username = names.get(x.annotator)
+            if username is None:
+                username = names[x.annotator] = _username(renames.get(x.annotator, x.annotator))
             c = _Checked(
-                line=x.line,
-                pair_id=_pair_of(proj, pairs, queries, docs, qid, x.doc_id),
-                username=_username(renames.get(x.annotator, x.annotator)),
-                grade=_grade(x.grade, grades),
-                reason=_reason(x.reason),
-                version=x.version,
+                x.line,
+                _pair_of(proj, pairs, queries, docs, qid, x.doc_id),
+                username,
+                _grade(x.grade, grades),
+                _reason(x.reason),
+                x.version,
             )
             key = (c.pair_id, c.username)
             first, name, version = seen.get(key, (x.line, x.annotator, 0))
