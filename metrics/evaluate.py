@@ -462,8 +462,15 @@ def map_chunks(run: Run, chunk_map: Any) -> Run:
 def best_chunks(run: Run, chunk_map: Any) -> tuple[Run, pa.Array]:
     """`map_chunks`, with the chunk each row of the mapped run kept: its document's best-ranked chunk.
 
+    Args:
+        run: a run whose document IDs are chunk IDs.
+        chunk_map: ``{chunk_id: doc_id}``, a DataFrame or a path with ``chunk_id`` and ``doc_id`` columns.
+
     Returns:
         ``(mapped run, chunk IDs)``: the chunk IDs an Arrow string array aligned with the mapped run's rows.
+
+    Raises:
+        EvaluationError: a chunk of the run is not in the map, or the map is of no accepted type.
 
     >>> chunk_map = {"a#1": "a", "a#2": "a", "b#1": "b"}
     >>> mapped, kept = best_chunks(as_run({"q1": ["a#2", "b#1", "a#1"]}), chunk_map)
