@@ -211,11 +211,14 @@ def test_series_without_a_name_is_one_run():
     assert list(res) == ["run"] and res["run"].estimate == pytest.approx(ESTIMATE, abs=1e-12)
 
 
-def test_paired_difference():
+@pytest.mark.parametrize("variance", ["independent", "overlap"])
+def test_paired_difference(variance):
     judge, human, _ = random_tables(6)
-    res = ppi_difference(judge, human, run_a="r0", run_b="r2", method="ppi++")
-    expected = ppi_mean(judge["r0"] - judge["r2"], human["r0"] - human["r2"], method="ppi++")["run"]
-    assert res.run == "r0 - r2"
+    res = ppi_difference(judge, human, run_a="r0", run_b="r2", method="ppi++", variance=variance)
+    expected = ppi_mean(
+        judge["r0"] - judge["r2"], human["r0"] - human["r2"], method="ppi++", variance=variance
+    )["run"]
+    assert res.run == "r0 - r2" and res.variance == variance
     assert {k: v for k, v in res.to_dict().items() if k != "run"} == pytest.approx(
         {k: v for k, v in expected.to_dict().items() if k != "run"}
     )
