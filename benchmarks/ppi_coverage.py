@@ -16,15 +16,17 @@ the same documents:
 Two per-query metrics are computed from the grades: P@10 at relevance grade >= 2, and DCG@10 with linear gain
 (grade / log2(rank + 1)). The true mean is the metric with human grades on all queries of the trial; a
 uniformly random ``--human`` of them get human labels. Intervals (95%): ``ppi`` and ``ppi++`` on the raw
-grades; ``ppi cal`` and ``ppi++ cal`` on calibrated grades (`metrics.stats.isotonic`: the metric averaged
-over ``--draws`` draws of human grades from the isotonic map), cross-fitted over ``--folds`` folds of the
-human queries as `metrics.stats.ppi.ppi_run` does;
+grades (``ppi overlap``: with ``variance="overlap"``); ``ppi cal`` and ``ppi++ cal`` on calibrated grades
+(`metrics.stats.isotonic`: the metric averaged over ``--draws`` draws of human grades from the isotonic
+map), cross-fitted over ``--folds`` folds of the human queries, with ``variance="overlap"``, as
+`metrics.stats.ppi.ppi_run` does;
 ``cal in-sample``: the map fitted on all human queries and used for their own rectifier (shown to say why
 cross-fitting: not what QrelForge does); ``human-only``: the classical interval of the human queries. Printed
 per judge and metric: the judge-only mean's bias, each interval's coverage of the true mean and of the
 population mean (the expected metric of a query, from 500,000 simulated queries), and its mean width.
-Targets: calibrated PPI covers the true mean in >= 94% of trials, and with the monotone judge it is narrower
-than raw PPI (the lenient judge's errors are nearly a constant shift, which the rectifier already removes).
+Targets: calibrated PPI covers the population mean in >= 94% of trials, and with the monotone judge it is
+narrower than raw PPI (the lenient judge's errors are nearly a constant shift, which the rectifier already
+removes).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from metrics.stats.ppi import ppi_mean
 DEPTH, TOP_GRADE = 10, 3
 P_LENIENT, P_NOISE = 0.35, 0.1
 SHIFT, SPREAD = 0.3, 0.5
-METHODS = ("ppi", "ppi++", "ppi cal", "ppi++ cal", "cal in-sample", "human-only")
+METHODS = ("ppi", "ppi overlap", "ppi++", "ppi cal", "ppi++ cal", "cal in-sample", "human-only")
 
 
 def human_grades(rng: np.random.Generator, trials: int, queries: int) -> np.ndarray:
@@ -121,16 +123,18 @@ def run_trials(
         for name in truth:
             h = pd.DataFrame({"run": truth[name][chosen]}, index=chosen)
             plain = ppi_mean(pd.DataFrame({"run": raw[name]}), h)["run"]
+            overlap = ppi_mean(pd.DataFrame({"run": raw[name]}), h, variance="overlap")["run"]
             tuned = ppi_mean(pd.DataFrame({"run": raw[name]}), h, method="ppi++")["run"]
             calibrated = pd.DataFrame({"run": crossfit[name]})
-            cal = ppi_mean(calibrated, h)["run"]
-            cal_tuned = ppi_mean(calibrated, h, method="ppi++")["run"]
-            naive = ppi_mean(pd.DataFrame({"run": in_sample[name]}), h)["run"]
+            cal = ppi_mean(calibrated, h, variance="overlap")["run"]
+            cal_tuned = ppi_mean(calibrated, h, method="ppi++", variance="overlap")["run"]
+            naive = ppi_mean(pd.DataFrame({"run": in_sample[name]}), h, variance="overlap")["run"]
             rows.setdefault(name, []).append(
                 {
                     "truth": truth[name].mean(),
                     "judge_only": raw[name].mean(),
                     "ppi": (plain.ci_low, plain.ci_high),
+                    "ppi overlap": (overlap.ci_low, overlap.ci_high),
                     "ppi++": (tuned.ci_low, tuned.ci_high),
                     "ppi cal": (cal.ci_low, cal.ci_high),
                     "ppi++ cal": (cal_tuned.ci_low, cal_tuned.ci_high),
@@ -146,13 +150,13 @@ def report(judge: str, name: str, rows: list[dict], population: float) -> dict[s
     bias = float(np.mean([r["judge_only"] for r in rows]) - truth.mean())
     print(f"\n{judge} judge, {name}: population mean {population:.4f}, judge-only bias {bias:+.4f}")
     print(f"  {'interval':<14} {'covers true mean':>16} {'covers population':>17} {'mean width':>11}")
-    figures = {}
+    figures: dict[str, tuple[float, float]] = {}
     for method in METHODS:
         bounds = np.array([r[method] for r in rows])
         covered = float(((bounds[:, 0] <= truth) & (truth <= bounds[:, 1])).mean())
         covered_population = float(((bounds[:, 0] <= population) & (population <= bounds[:, 1])).mean())
         width = float((bounds[:, 1] - bounds[:, 0]).mean())
-        figures[method] = (covered, width)
+        figures[method] = (covered_population, width)
         print(f"  {method:<14} {covered:>16.1%} {covered_population:>17.1%} {width:>11.4f}")
     return figures
 
@@ -179,12 +183,12 @@ def main() -> None:
         judge = make(rng, human)
         for name, rows in run_trials(human, judge, args.human, (args.folds, args.draws), rng).items():
             figures = report(judge_name, name, rows, population[name])
-            ok &= figures["ppi"][0] >= 0.93 and figures["ppi"][1] < figures["human-only"][1]
+            ok &= figures["ppi"][0] >= 0.94 and figures["ppi"][1] < figures["human-only"][1]
             ok &= figures["ppi cal"][0] >= 0.94
             ok &= judge_name != "monotone" or figures["ppi cal"][1] < figures["ppi"][1]
     print(
-        "\ntargets (PPI coverage >= 93% and narrower than human-only; calibrated PPI coverage >= 94%, and "
-        f"narrower than PPI with the monotone judge): {'met' if ok else 'NOT met'}"
+        "\ntargets (population coverage >= 94% for PPI, and it narrower than human-only; >= 94% for "
+        f"calibrated PPI, and it narrower than PPI with the monotone judge): {'met' if ok else 'NOT met'}"
     )
     print(f"took {time.perf_counter() - start:.1f} s")
 

@@ -24,6 +24,7 @@ __all__ = [
     "compare_judges",
     "judge_failure_counts",
     "judge_qrels",
+    "judge_confidences",
     "human_release_qrels",
     "query_tags",
 ]
@@ -41,5 +42,6 @@ probe_reports = cached_read(judges.probe_reports)
 compare_judges = cached_read(judges.compare_judges)
 judge_failure_counts = cached_read(judges.failure_counts)
 judge_qrels = cached_read(judges.judge_qrels)
+judge_confidences = cached_read(judges.judge_confidences)
 human_release_qrels = cached_read(judges.human_release_qrels, ttl=600, max_entries=32, immutable=True)
 query_tags = cached_read(scoring.query_tags)

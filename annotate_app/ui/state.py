@@ -69,6 +69,7 @@ ANNOTATORS_FLASH = "annotators_flash"
 AGREE_JUDGE = "agree_judge"  # the machine judge shown in the Agreement page's Judges section
 SCORE_PPI_JUDGE = "score_ppi_judge"  # the machine judge of the Score page's PPI tab
 SCORE_PPI_MEASURE = "score_ppi_measure"
+SCORE_PPI_CALIBRATE = "score_ppi_calibrate"  # "none" or a metrics.stats.isotonic.Calibration
 RELEASE_JUSTIFICATION = "release_justification"
 RELEASE_NOTE = "release_note"
 RELEASE_AGGREGATE = "release_aggregate"

@@ -4,7 +4,9 @@ With judge values J on all N queries and human values H on a uniformly random n 
 θ̂ = mean_N(J) + mean_n(H − J), 95% interval θ̂ ± z·√(var_N(J)/N + var_n(H − J)/n). PPI++ weights the judge
 by λ̂ ∈ [0, 1] minimising that variance (λ = 0 is the human-only mean). Every result also carries the
 classical interval of the n human queries alone. The intervals are asymptotic and need a random human
-sample. References and caveats: docs/modules.md.
+sample. ``variance="overlap"`` adds the covariance the n human queries share with the N (they are among
+them): var_N(J)/N + var_n(H − J)/n + 2·cov_n(J, H − J)/N, the double-sampling variance. References and
+caveats: docs/modules.md.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 else:
     stats = lazy("scipy.stats")  # imported on first use: not by the Score page's import
 
-__all__ = ["Interval", "Method", "PPIResult", "ppi_difference", "ppi_mean", "ppi_run"]
+__all__ = ["Interval", "Method", "PPIResult", "Variance", "ppi_difference", "ppi_mean", "ppi_run"]
 
 
 class Method(StrEnum):
@@ -45,6 +47,20 @@ class Interval(StrEnum):
     T = "t"
 
 
+class Variance(StrEnum):
+    """The variance of θ̂_λ = λ·mean_N(J) + mean_n(H − λJ), the human queries being n of the N.
+
+    ``INDEPENDENT``: λ²·var_N(J)/N + var_n(H − λJ)/n, the two means treated as independent, as in PPI where
+    the human and machine sets are disjoint. ``OVERLAP``: that plus 2λ·cov_n(J, H − λJ)/N, the covariance
+    the two means share through the n human queries (double sampling with a difference estimator,
+    Cochran 1977 §12.7). Its minimiser is the regression coefficient, so PPI++ takes λ̂ = cov_n(H, J)/var_n(J),
+    clipped to [0, 1]; an unclipped λ̂ makes cov_n(J, H − λ̂J) = 0 and the two formulas agree.
+    """
+
+    INDEPENDENT = "independent"
+    OVERLAP = "overlap"
+
+
 @dataclass(frozen=True)
 class PPIResult:
     """The PPI estimate of one run's mean metric, beside the human-only figures from the same human queries.
@@ -52,8 +68,9 @@ class PPIResult:
     ``estimate``, ``ci_low``, ``ci_high``, ``width`` (= ci_high − ci_low): PPI (or PPI++) at ``level``;
     ``lambda_`` the judge's weight (1 for plain PPI); ``n_human`` queries with human values out of
     ``n_total``; ``human_mean``, ``human_ci_low``, ``human_ci_high``, ``human_width``: the classical interval
-    of the mean over the n human queries, with the ``human_interval`` quantile. Interval bounds are NaN (with
-    an UndefinedMetricWarning) when n_human < 2.
+    of the mean over the n human queries, with the ``human_interval`` quantile; ``variance`` the `Variance`
+    formula behind the PPI interval. Interval bounds are NaN (with an UndefinedMetricWarning) when
+    n_human < 2.
     """
 
     run: Hashable
@@ -71,6 +88,7 @@ class PPIResult:
     human_ci_low: float
     human_ci_high: float
     human_width: float
+    variance: Variance = Variance.INDEPENDENT
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,19 +183,42 @@ def _tuned_lambda(j_all: np.ndarray, j_h: np.ndarray, h: np.ndarray) -> np.ndarr
     n, big_n = h.shape[0], j_all.shape[0]
     if n < 2:
         return np.ones(h.shape[1])
-    cov = ((h - h.mean(axis=0)) * (j_h - j_h.mean(axis=0))).sum(axis=0) / (n - 1)
+    cov = _cov(h, j_h)
     denominator = _var(j_all) / big_n + _var(j_h) / n
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(denominator > 0, (cov / n) / denominator, 0.0)
     return np.clip(lam, 0.0, 1.0)
 
 
-def _ppi(j_all: np.ndarray, j_h: np.ndarray, h: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(θ̂_λ, standard error) per run: λ·mean_N(J) + mean_n(H − λJ), √(λ²·var_N(J)/N + var_n(H − λJ)/n)."""
+def _regression_lambda(j_h: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """λ̂ = cov_n(H, J)/var_n(J), clipped to [0, 1]; 0 for a judge constant on the human queries."""
+    if h.shape[0] < 2:
+        return np.ones(h.shape[1])
+    variance = _var(j_h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(variance > 0, _cov(j_h, h) / variance, 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def _cov(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sample covariance per column (ddof = 1) of two tables with the same rows; NaN for a single row."""
+    if a.shape[0] < 2:
+        return np.full(a.shape[1], np.nan)
+    return ((a - a.mean(axis=0)) * (b - b.mean(axis=0))).sum(axis=0) / (a.shape[0] - 1)
+
+
+def _ppi(
+    j_all: np.ndarray, j_h: np.ndarray, h: np.ndarray, lam: np.ndarray, variance: Variance
+) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̂_λ, standard error) per run: λ·mean_N(J) + mean_n(H − λJ), and the square root of
+    λ²·var_N(J)/N + var_n(H − λJ)/n, plus 2λ·cov_n(J, H − λJ)/N for `Variance.OVERLAP` (floored at 0)."""
     rectifier = h - lam * j_h
+    big_n = j_all.shape[0]
     estimate = lam * j_all.mean(axis=0) + rectifier.mean(axis=0)
-    se = np.sqrt(lam**2 * _var(j_all) / j_all.shape[0] + _var(rectifier) / h.shape[0])
-    return estimate, se
+    var = lam**2 * _var(j_all) / big_n + _var(rectifier) / h.shape[0]
+    if variance is Variance.OVERLAP:
+        var = np.maximum(var + 2 * lam * _cov(j_h, rectifier) / big_n, 0.0)
+    return estimate, np.sqrt(var)
 
 
 def _human_only(h: np.ndarray, level: float, interval: Interval) -> tuple[np.ndarray, np.ndarray]:
@@ -189,8 +230,13 @@ def _human_only(h: np.ndarray, level: float, interval: Interval) -> tuple[np.nda
 
 
 def _results(
-    runs: pd.Index, j: pd.DataFrame, h: pd.DataFrame, level: float, method: Method, interval: Interval
+    runs: pd.Index,
+    j: pd.DataFrame,
+    h: pd.DataFrame,
+    level: float,
+    options: tuple[Method, Interval, Variance],
 ) -> list[PPIResult]:
+    method, interval, variance = options
     j_all, j_h, h_values = j.to_numpy(), j.loc[h.index].to_numpy(), h.to_numpy()
     if len(h) < 2:
         warnings.warn(
@@ -199,8 +245,13 @@ def _results(
             UndefinedMetricWarning,
             stacklevel=3,
         )
-    lam = _tuned_lambda(j_all, j_h, h_values) if method is Method.PPI_PLUS_PLUS else np.ones(len(runs))
-    estimate, se = _ppi(j_all, j_h, h_values, lam)
+    if method is not Method.PPI_PLUS_PLUS:
+        lam = np.ones(len(runs))
+    elif variance is Variance.OVERLAP:
+        lam = _regression_lambda(j_h, h_values)
+    else:
+        lam = _tuned_lambda(j_all, j_h, h_values)
+    estimate, se = _ppi(j_all, j_h, h_values, lam, variance)
     half = float(stats.norm.ppf(0.5 + level / 2.0)) * se
     human_mean, human_half = _human_only(h_values, level, interval)
     return [
@@ -220,6 +271,7 @@ def _results(
             human_ci_low=float(human_mean[i] - human_half[i]),
             human_ci_high=float(human_mean[i] + human_half[i]),
             human_width=float(2 * human_half[i]),
+            variance=variance,
         )
         for i, run in enumerate(runs)
     ]
@@ -232,10 +284,16 @@ def ppi_mean(
     level: float = 0.95,
     method: Method | str = Method.PPI,
     human_interval: Interval | str = Interval.NORMAL,
+    variance: Variance | str = Variance.INDEPENDENT,
 ) -> dict[Hashable, PPIResult]:
     """PPI estimate and confidence interval of each run's mean metric, vectorised over runs.
 
     θ̂ = mean_N(J) + mean_n(H − J) (``"ppi"``), or with a power-tuned λ (``"ppi++"``, see the module doc).
+    The interval is θ̂ ± z·se with se² = var_N(J)/N + var_n(H − J)/n (``"independent"``), or, since the n
+    human queries are among the N, se² = var_N(J)/N + var_n(H − J)/n + 2·cov_n(J, H − J)/N
+    (``"overlap"``, floored at 0): Var(θ̂) = Var(J)/N + Var(H − J)/n + 2·Cov(mean_N J, mean_n (H − J)),
+    and the last covariance is Cov(J, H − J)/N because only the n shared queries contribute (with λ: J
+    becomes λJ; `Variance`).
     With a single human query the estimates are returned and the bounds are NaN (UndefinedMetricWarning).
 
     Args:
@@ -246,6 +304,7 @@ def ppi_mean(
         level: the confidence level of both intervals, in (0, 1).
         method: ``"ppi"`` or ``"ppi++"``.
         human_interval: ``"normal"`` or ``"t"``, the quantile of the human-only interval.
+        variance: ``"independent"`` or ``"overlap"`` (`Variance`), the variance of the PPI interval.
 
     Returns:
         ``{run: PPIResult}``: the estimate, its interval, and the human-only mean and interval beside it.
@@ -261,9 +320,13 @@ def ppi_mean(
     (0.3833, 0.4101, 0.679)
     """
     checked_level, checked_method = _check_level(level), _choice(Method, "method", method)
-    interval = _choice(Interval, "human_interval", human_interval)
+    options = (
+        checked_method,
+        _choice(Interval, "human_interval", human_interval),
+        _choice(Variance, "variance", variance),
+    )
     j, h = _aligned(judge, human)
-    return {r.run: r for r in _results(j.columns, j, h, checked_level, checked_method, interval)}
+    return {r.run: r for r in _results(j.columns, j, h, checked_level, options)}
 
 
 def ppi_difference(
@@ -275,6 +338,7 @@ def ppi_difference(
     level: float = 0.95,
     method: Method | str = Method.PPI,
     human_interval: Interval | str = Interval.NORMAL,
+    variance: Variance | str = Variance.INDEPENDENT,
 ) -> PPIResult:
     """PPI for the paired difference of two runs' means, run_a − run_b, on the same queries.
 
@@ -283,7 +347,7 @@ def ppi_difference(
     ``level``.
 
     Args:
-        judge, human, level, method, human_interval: as in `ppi_mean`.
+        judge, human, level, method, human_interval, variance: as in `ppi_mean`.
         run_a, run_b: the two runs' column names.
 
     Returns:
@@ -307,7 +371,9 @@ def ppi_difference(
     label = f"{run_a} - {run_b}"
     diff_j = (j[run_a] - j[run_b]).rename(label)
     diff_h = (h[run_a] - h[run_b]).rename(label)
-    return ppi_mean(diff_j, diff_h, level=level, method=method, human_interval=human_interval)[label]
+    return ppi_mean(
+        diff_j, diff_h, level=level, method=method, human_interval=human_interval, variance=variance
+    )[label]
 
 
 def ppi_run(
@@ -337,8 +403,11 @@ def ppi_run(
     metric averaged over the draws, an estimate of E[metric | judge labels]. It is cross-fitted: the human
     queries are split into ``folds`` folds; map k is fitted on the pairs both labelled outside fold k; a
     human query of fold k takes J from map k only, any other query the mean over the K maps. No query's
-    rectifier H − J uses a map fitted on its own labels, so θ̂ stays unbiased and the interval keeps its
-    coverage (a map fitted on the same queries would shrink H − J by overfitting them).
+    rectifier H − J uses a map fitted on its own labels, so θ̂ stays unbiased (a map fitted on the same
+    queries would shrink H − J by overfitting them). Its interval uses ``variance="overlap"``: a map fitted
+    per label cannot see what a query's other labels say about it, so the calibrated J is pulled towards
+    the mean and H − J rises with J; the covariance 2·cov_n(J, H − J)/N is then positive and leaving it out
+    makes the interval too narrow (`Variance`).
 
     Args:
         human_qrels: the human qrels, any form `metrics.evaluate` accepts.
@@ -392,6 +461,7 @@ def ppi_run(
             level=level,
             method=method,
             human_interval=human_interval,
+            variance=Variance.INDEPENDENT if calibrate is None else Variance.OVERLAP,
         )[name]
     return out
 

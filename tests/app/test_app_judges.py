@@ -266,6 +266,45 @@ def test_the_ppi_tab_shows_what_score_ppi_computes(released_db, measure):
     assert "with judge copycat: PPI = the judge's mean" in at.main.caption[-1].value
 
 
+def test_the_ppi_tab_adds_the_calibrated_interval_and_how_much_narrower_it_is(released_db):
+    import math
+
+    from app_helpers import SAMPLE
+
+    from annotate_app.ui.components.ppi_panel import CALIBRATED_COLUMNS
+    from metrics.formats import read_run
+    from metrics.stats.ppi import ppi_run
+
+    _import_copycat(released_db)
+    at = _ppi_tab(released_db)
+    assert at.selectbox(key=state.SCORE_PPI_CALIBRATE).value == "none"  # the default: no calibration
+    assert not set(CALIBRATED_COLUMNS) & set(at.dataframe[0].value.columns)
+    at.selectbox(key=state.SCORE_PPI_CALIBRATE).select("isotonic").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    human = judges.human_release_qrels(released_db, SYSTEM, "demo")
+    judge = judges.judge_qrels(released_db, SYSTEM, "demo", "copycat")
+    confidence: dict[str, dict[str, float | None]] = {}
+    for (query, doc), value in judges.judge_confidences(released_db, SYSTEM, "demo", "copycat").items():
+        confidence.setdefault(query, {})[doc] = value
+    for i, path in enumerate(("run_a.trec", "run_b.trec")):
+        run = read_run(SAMPLE / path)  # as `score --ppi copycat --calibrate isotonic` computes it
+        plain_ = ppi_run(human, judge, run, ["nDCG@3"])["nDCG@3"]
+        want = ppi_run(human, judge, run, ["nDCG@3"], calibrate="isotonic", judge_confidence=confidence)[
+            "nDCG@3"
+        ]
+        row = table.iloc[i]
+        assert row["ppi_ci"] == f"[{plain_.ci_low:.4f}, {plain_.ci_high:.4f}]"  # the plain interval stays
+        assert row["calibrated_estimate"] == pytest.approx(want.estimate)
+        assert row["calibrated_ci"] == f"[{want.ci_low:.4f}, {want.ci_high:.4f}]"
+        if plain_.width:  # scheme_a: calibration on 3 queries widens it (negative); scheme_b has width 0
+            assert row["narrower"] == pytest.approx(1 - want.width / plain_.width) == -0.2116399724
+        else:
+            assert math.isnan(row["narrower"])
+    assert "Calibrated (isotonic): the judge's grades mapped to the human grades" in at.main.caption[-1].value
+    assert "--calibrate isotonic" in at.main.caption[-1].value
+
+
 # ------------------------------------------------------------------------------------ Release: sources
 @pytest.mark.parametrize(
     ("sources", "shown"),

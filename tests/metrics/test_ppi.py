@@ -89,6 +89,59 @@ def random_tables(seed: int, n_total: int = 200, n_human: int = 40, runs: int = 
     return judge, human_all.iloc[chosen], human_all
 
 
+# The overlap variance on the hand case: cov_n(J, H − J) over q1..q3, J deviations from 7/15 are 1/30, 7/30,
+# −8/30 and H − J deviations from −1/6 are −1/30, 2/30, −1/30: (−1 + 14 + 8)/900/2 = 7/600.
+OVERLAP_SE = math.sqrt(VAR_J / 6 + VAR_D / 3 + 2 * (7 / 600) / 6)
+
+
+def test_hand_case_overlap_variance():
+    res = ppi_mean(JUDGE, HUMAN, variance="overlap")["A"]
+    assert res.estimate == pytest.approx(ESTIMATE, abs=1e-12)  # the estimate does not change
+    assert res.width == pytest.approx(2 * Z * OVERLAP_SE, abs=1e-12)
+    assert res.variance == ppi.Variance.OVERLAP
+    assert ppi_mean(JUDGE, HUMAN)["A"].variance == ppi.Variance.INDEPENDENT
+
+
+def test_overlap_variance_is_the_variance_of_the_estimate_when_the_human_queries_are_among_the_n():
+    # A reference computation by simulation: each column is one draw of N = 60 queries, X ~ N(0, 1), the
+    # human value H = X + ε (ε ~ N(0, 1)) and a judge that shrinks, J = X/2, so H − J = X/2 + ε rises
+    # with J. The first 40 queries get human values (a uniformly random 40, the queries being i.i.d.).
+    # Var(θ̂) = Var(J)/N + Var(H − J)/n + 2·Cov(J, H − J)/N = 0.25/60 + 1.25/40 + 2·0.25/60 = 0.04375;
+    # leaving the covariance out gives 0.0354, 19% too small.
+    rng = np.random.default_rng(7)
+    draws, big_n, n = 20_000, 60, 40
+    x = rng.normal(size=(big_n, draws))
+    judge, human = pd.DataFrame(x / 2), pd.DataFrame(x[:n] + rng.normal(size=(n, draws)))
+    exact = 0.25 / 60 + 1.25 / 40 + 2 * 0.25 / 60
+    overlap = ppi_mean(judge, human, variance="overlap")
+    independent = ppi_mean(judge, human)
+    estimates = np.array([r.estimate for r in overlap.values()])
+    assert estimates.mean() == pytest.approx(0.0, abs=0.005)
+    assert estimates.var() == pytest.approx(exact, rel=0.04)  # the estimate's own spread
+    se2 = np.array([(r.width / (2 * Z)) ** 2 for r in overlap.values()])
+    assert se2.mean() == pytest.approx(exact, rel=0.02)
+    assert np.mean([(r.width / (2 * Z)) ** 2 for r in independent.values()]) < 0.85 * exact
+    covered = np.mean([r.ci_low <= 0 <= r.ci_high for r in overlap.values()])
+    assert covered == pytest.approx(0.95, abs=0.006)
+
+
+def test_overlap_ppi_plus_plus_uses_the_regression_coefficient():
+    # λ̂ = cov_n(H, J)/var_n(J), here inside (0, 1), and θ̂ and se follow the formulas with that λ (whose
+    # covariance term is 0: this λ̂ leaves H − λ̂J uncorrelated with J on the human queries).
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=30)
+    judge = pd.DataFrame({"A": x})
+    human = pd.DataFrame({"A": 0.6 * x[:12] + rng.normal(size=12)}, index=range(12))
+    res = ppi_mean(judge, human, method="ppi++", variance="overlap")["A"]
+    lam = np.cov(human["A"], x[:12])[0, 1] / np.var(x[:12], ddof=1)
+    assert 0 < lam < 1 and res.lambda_ == pytest.approx(lam, abs=1e-12)
+    rectifier = human["A"].to_numpy() - lam * x[:12]
+    assert res.estimate == pytest.approx(lam * x.mean() + rectifier.mean(), abs=1e-12)
+    var = lam**2 * np.var(x, ddof=1) / 30 + np.var(rectifier, ddof=1) / 12
+    var += 2 * lam * np.cov(x[:12], rectifier)[0, 1] / 30
+    assert res.width == pytest.approx(2 * Z * math.sqrt(var), abs=1e-12)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_perfect_judge_gives_the_all_human_interval(seed):
     """With J = H the correction H − J is 0, so θ̂ = mean_N(J) and the variance is var_N(J)/N: the PPI interval
@@ -158,11 +211,14 @@ def test_series_without_a_name_is_one_run():
     assert list(res) == ["run"] and res["run"].estimate == pytest.approx(ESTIMATE, abs=1e-12)
 
 
-def test_paired_difference():
+@pytest.mark.parametrize("variance", ["independent", "overlap"])
+def test_paired_difference(variance):
     judge, human, _ = random_tables(6)
-    res = ppi_difference(judge, human, run_a="r0", run_b="r2", method="ppi++")
-    expected = ppi_mean(judge["r0"] - judge["r2"], human["r0"] - human["r2"], method="ppi++")["run"]
-    assert res.run == "r0 - r2"
+    res = ppi_difference(judge, human, run_a="r0", run_b="r2", method="ppi++", variance=variance)
+    expected = ppi_mean(
+        judge["r0"] - judge["r2"], human["r0"] - human["r2"], method="ppi++", variance=variance
+    )["run"]
+    assert res.run == "r0 - r2" and res.variance == variance
     assert {k: v for k, v in res.to_dict().items() if k != "run"} == pytest.approx(
         {k: v for k, v in expected.to_dict().items() if k != "run"}
     )
@@ -209,6 +265,12 @@ MISSING.iloc[2, 0] = np.nan
         (JUDGE, HUMAN, {"level": True}, "level must be a number strictly between 0 and 1; got True"),
         (JUDGE, HUMAN, {"method": "ppi+"}, "method must be 'ppi' or 'ppi++'; got 'ppi+'"),
         (JUDGE, HUMAN, {"human_interval": "z"}, "human_interval must be 'normal' or 't'; got 'z'"),
+        (
+            JUDGE,
+            HUMAN,
+            {"variance": "both"},
+            "variance must be 'independent' or 'overlap'; got 'both'",
+        ),
     ],
 )
 def test_validation_errors(judge, human, options, message):

@@ -65,6 +65,7 @@ def test_a_calibrated_judge_that_is_a_monotone_relabelling_recovers_the_human_gr
     want = ppi_mean(
         pd.DataFrame({"A": _per_query(truth, run, measure)}),
         pd.DataFrame({"A": _per_query(human, run, measure)}),
+        variance="overlap",  # a calibrated judge's interval (ppi_run)
     )["A"]
     # every fold's map sends judge grade g + 1 back to g: the judge's metric is the humans' on every query
     assert calibrated.estimate == pytest.approx(want.estimate) and calibrated.width == pytest.approx(
@@ -90,6 +91,7 @@ def test_the_judges_confidence_separates_what_its_grade_alone_cannot():
     want = ppi_mean(
         pd.DataFrame({"A": _per_query(binary, run, "P@3")}),
         pd.DataFrame({"A": _per_query(human, run, "P@3")}),
+        variance="overlap",  # a calibrated judge's interval (ppi_run)
     )["A"]
     blind = ppi_run(human, judge, run, ["P@3"], name="A", calibrate="isotonic")["P@3"]
     sure = ppi_run(human, judge, run, ["P@3"], name="A", calibrate="isotonic", judge_confidence=confidence)
@@ -140,5 +142,6 @@ def test_a_human_querys_judge_value_comes_from_the_map_fitted_without_it():
     want = ppi_mean(
         pd.DataFrame({"A": [1.0, 0.0, 0.5, 0.5, 0.5]}, index=queries),
         pd.DataFrame({"A": [0.0, 1.0]}, index=["qA", "qB"]),
+        variance="overlap",  # a calibrated judge's interval (ppi_run)
     )["A"]
     assert got == want

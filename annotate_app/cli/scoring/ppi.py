@@ -113,7 +113,7 @@ def _fields(result: Any) -> dict[str, Any]:
     import math
 
     clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.to_dict().items()}
-    return {k: str(v) if k in ("method", "human_interval") else v for k, v in clean.items()}
+    return {k: str(v) if k in ("method", "human_interval", "variance") else v for k, v in clean.items()}
 
 
 def _ppi_table(rows: list[dict[str, Any]]) -> str:
