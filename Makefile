@@ -38,9 +38,11 @@ system-deps:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start \
 		|| echo "warning: PostgreSQL is not reachable on 127.0.0.1:5432; the store tests will fail"
 
-# --durations=20: the twenty slowest tests, printed after the summary.
+# --durations=20: the twenty slowest tests, printed after the summary. Bytecode is cached (`__pycache__`,
+# git-ignored) even where PYTHONDONTWRITEBYTECODE is set: the two workers, the app servers and the child
+# interpreters of one run then compile each module (and pytest rewrites each test module) once, not each.
 test: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 -q --durations=20
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n 2 -q --durations=20
 
 # Lint: ruff (rules + the 110-column limit), the formatter, mypy on metrics/services/store, the import contract.
 lint: $(STAMP)

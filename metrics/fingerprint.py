@@ -56,7 +56,11 @@ _BLOCK = 1 << 20
 
 
 def tool_version() -> str:
-    """The installed version of the ``qrelforge`` distribution, ``unknown`` when it is not installed."""
+    """The installed version of the ``qrelforge`` distribution.
+
+    Returns:
+        The version string, or ``"unknown"`` when the distribution is not installed.
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -77,8 +81,18 @@ def _sha_of_file(path: str) -> str:
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file; of a directory or glob (a partitioned run): sha256 of the ``sha256  name`` lines
-    of its files, sorted by name."""
+    """The sha256 of a file, or of a directory or glob of files (a partitioned run).
+
+    Args:
+        path: a file, a directory, or a glob pattern.
+
+    Returns:
+        The hex sha256 of the file; for a directory or glob, the sha256 of the ``sha256  name`` lines of its
+        files, sorted by name.
+
+    Raises:
+        QrelForgeError: ``path`` is neither a file nor a directory or glob holding files.
+    """
     path = os.fspath(path)
     if os.path.isfile(path):
         return _sha_of_file(path)
@@ -132,9 +146,17 @@ class FileDigests:
 
 
 def qrels_sha256(qrels: Qrels) -> str:
-    """sha256 of the canonical TREC text of ``qrels``: ``qid 0 docid grade`` lines sorted by query then
-    document ID (code points), as a release's content hash. Built with numpy (`metrics._canonical`): hashing
-    qrels imports neither pyarrow nor pandas when their IDs were read without them."""
+    """The sha256 of the canonical TREC text of ``qrels``, a release's content hash.
+
+    The text is ``qid 0 docid grade`` lines sorted by query, then document ID (code points). It is built with
+    numpy (`metrics._canonical`), so hashing imports neither pyarrow nor pandas.
+
+    Args:
+        qrels: the judgments.
+
+    Returns:
+        The hex sha256 of that text.
+    """
     from metrics._canonical import qrels_text_blocks
 
     digest = hashlib.sha256()
@@ -144,8 +166,17 @@ def qrels_sha256(qrels: Qrels) -> str:
 
 
 def run_sha256(run: Run) -> str:
-    """sha256 of the canonical text of ``run``: ``qid docid score`` lines in evaluation order (rank order per
-    query), the scores in shortest round-trip form."""
+    """The sha256 of the canonical text of ``run``.
+
+    The text is ``qid docid score`` lines in evaluation order (rank order per query), the scores in shortest
+    round-trip form.
+
+    Args:
+        run: the ranked documents.
+
+    Returns:
+        The hex sha256 of that text.
+    """
     frame = run.ranked()
     digest = hashlib.sha256()
     rows = zip(frame.query_id.to_pylist(), frame.doc_id.to_pylist(), frame.score.tolist(), strict=True)
@@ -155,10 +186,22 @@ def run_sha256(run: Run) -> str:
 
 
 def semantics(measures: Iterable[str | Measure], **rules: Any) -> dict[str, Any]:
-    """The rules the numbers follow: which queries count, what an unjudged document is, which measures are
-    undefined (left out of the mean) for a query without relevant documents, which are judged-only, the
-    relevance level of each measure, how each is aggregated; ``rules`` (``strict``, ``corpus``,
-    ``chunk_map``...) are added as given."""
+    """The rules the numbers of ``measures`` follow, as a JSON-ready mapping.
+
+    They say which queries count, what an unjudged document is, which measures are undefined (left out of the
+    mean) for a query without relevant documents, which are judged-only, the relevance level of each measure
+    and how each is aggregated.
+
+    Args:
+        measures: the measures, as names or `Measure` objects.
+        **rules: further rules (``strict``, ``corpus``, ``chunk_map``...), added as given.
+
+    Returns:
+        ``{rule: value}``, JSON-serializable.
+
+    Raises:
+        MeasureError: a measure name does not parse.
+    """
     specs = parse_measures(measures)
     return _json_ready(
         {
@@ -188,14 +231,28 @@ def fingerprint(
     queries_file: str | None = None,
     digests: Callable[[str], str] = file_sha256,
 ) -> dict[str, Any]:
-    """The fingerprint of a report (see the module doc).
+    """The fingerprint of a report: what was scored, by which tool, under which rules (see the module doc).
 
-    ``qrels`` and each of ``runs`` (``{name: run}`` or ``(name, run)`` pairs) are anything `metrics.evaluate`
-    accepts. ``qrels_file`` and ``run_files`` (``{name: path}``) are the files they were read from (hashed); a
-    run given as a path is its own file; a run without a file is hashed by its content. ``release``: the
-    release version the qrels are. ``parameters``: the command's options; ``rules``: further `semantics`;
-    ``queries_file``: the queries file the slices' tags come from (hashed, under ``queries``). ``digests``:
-    gives a file's sha256 (`file_sha256`, or a `FileDigests` started before scoring).
+    Args:
+        qrels: the judgments, anything `metrics.evaluate` accepts.
+        runs: ``{name: run}`` or ``(name, run)`` pairs, each run anything `metrics.evaluate` accepts; a run
+            given as a path is its own file, a run without a file is hashed by its content.
+        measures: the measures scored, as names or `Measure` objects.
+        qrels_file: the file the qrels were read from (hashed), if any.
+        release: the release version the qrels are, if any.
+        run_files: ``{name: path}``, the files the runs were read from (hashed).
+        command: the command that made the report.
+        parameters: the command's options.
+        rules: further `semantics`.
+        queries_file: the queries file the slices' tags come from (hashed, under ``queries``), if any.
+        digests: gives a file's sha256 (`file_sha256`, or a `FileDigests` started before scoring).
+
+    Returns:
+        The fingerprint, a JSON-ready mapping with ``tool``, ``command``, ``parameters``, ``qrels``, ``runs``,
+        ``measures``, ``semantics`` (and ``queries`` when ``queries_file`` is given).
+
+    Raises:
+        QrelForgeError: a file cannot be hashed, or the qrels or a run cannot be read.
     """
     from metrics.evaluate import as_qrels, as_run
 
@@ -237,8 +294,25 @@ def _json(fp: Mapping[str, Any]) -> str:
 
 
 def fingerprint_markdown(fp: Mapping[str, Any]) -> str:
-    """A ``## Fingerprint`` section: the fingerprint as a fenced JSON block (the fence is longer than any run
-    of backticks inside, so no ID can end it)."""
+    """A Markdown ``## Fingerprint`` section holding ``fp`` as a fenced JSON block.
+
+    The fence is longer than any run of backticks inside, so no ID can end it.
+
+    Args:
+        fp: a fingerprint (`fingerprint`).
+
+    Returns:
+        The section's Markdown, ending with a newline.
+
+    >>> print(fingerprint_markdown({"command": "score"}), end="")
+    ## Fingerprint
+    <BLANKLINE>
+    ```json
+    {
+      "command": "score"
+    }
+    ```
+    """
     text = _json(fp)
     longest, run = 0, 0
     for ch in text:
@@ -249,5 +323,12 @@ def fingerprint_markdown(fp: Mapping[str, Any]) -> str:
 
 
 def fingerprint_html(fp: Mapping[str, Any]) -> str:
-    """A ``<section>`` holding the fingerprint as escaped JSON in a ``<pre>``."""
+    """An HTML ``<section>`` holding ``fp`` as escaped JSON in a ``<pre>``.
+
+    Args:
+        fp: a fingerprint (`fingerprint`).
+
+    Returns:
+        The section's HTML.
+    """
     return f'<section id="fingerprint"><h2>Fingerprint</h2><pre>{_e(_json(fp))}</pre></section>'

@@ -41,8 +41,16 @@ def _descending_key(scores: np.ndarray) -> np.ndarray:
 
 
 def trec_order(groups: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
-    """Row order grouping rows by ``groups`` (kept in first-appearance order when already grouped), then score
-    descending (single precision), then document ID descending (byte order)."""
+    """Row order by group, then score descending (single precision), then document ID descending (byte order).
+
+    Args:
+        groups: each row's group (query) code; groups already adjacent keep their first-appearance order.
+        scores: each row's score, compared after rounding to float32 as trec_eval stores them.
+        doc_ids: each row's document ID, the tie-break.
+
+    Returns:
+        The row indices in that order.
+    """
     return trec_order_sparse(groups, scores, doc_ids).full(len(scores))
 
 
@@ -195,7 +203,17 @@ def _tie_order(
 
 
 def position_within(groups: np.ndarray) -> np.ndarray:
-    """0-based position of each row within its run of equal ``groups`` values."""
+    """0-based position of each row within its run of equal ``groups`` values.
+
+    Args:
+        groups: one value per row; equal adjacent values form a run.
+
+    Returns:
+        The position of each row within its run (int32).
+
+    >>> position_within(np.array([3, 3, 3, 1, 1, 3])).tolist()
+    [0, 1, 2, 0, 1, 0]
+    """
     n = len(groups)
     starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.zeros(0, np.int64)
     return np.arange(n, dtype=np.int32) - np.repeat(starts.astype(np.int32), np.diff(np.r_[starts, n]))

@@ -98,6 +98,7 @@ def gold_scores(
     Args:
         table: the long labels table (columns ``item``, ``rater``, ``label``; names configurable).
         gold: item → expected grade (a dict or Series); items not in the table are ignored.
+        item, rater, label: the names of the table's item, rater and label columns.
         labels: the grade scale in order, e.g. ``[0, 1, 2, 3]``.
         weights: the kappa's disagreement weights.
         confidence: the level of the Wilson intervals, strictly between 0 and 1.
@@ -165,6 +166,7 @@ def time_scores(table, *, floor: float, rater="rater", seconds="seconds") -> Tim
     Args:
         table: one row per label, with columns ``rater`` and ``seconds`` (names configurable).
         floor: the speeder threshold in seconds, > 0: a label made in less time is too fast.
+        rater, seconds: the names of the table's rater and seconds columns.
 
     Returns:
         A `TimeScores`.
@@ -332,6 +334,7 @@ def leniency(table, *, labels, item="item", rater="rater", label="label") -> Len
     Args:
         table: the long labels table (columns ``item``, ``rater``, ``label``; names configurable).
         labels: the grade scale in order, e.g. ``[0, 1, 2, 3]``.
+        item, rater, label: the names of the table's item, rater and label columns.
 
     Returns:
         A `Leniency`.
@@ -420,8 +423,10 @@ def drift(
     Args:
         table: the long labels table with an ``order`` column (names configurable).
         window: labels per window, ≥ 1.
+        order: the name of the column that orders each rater's labels (a time or a sequence number).
         gold: item → expected grade (optional), as in :func:`gold_scores`.
         labels: the grade scale in order.
+        item, rater, label: the names of the table's item, rater and label columns.
 
     Returns:
         A `Drift`.

@@ -231,6 +231,7 @@ def dawid_skene(
     Args:
         table: the long labels table, one row per rating (columns ``item``, ``rater``, ``label``; names
             configurable). A missing label is not a rating; the same (item, rater) twice raises.
+        item, rater, label: the names of the table's item, rater and label columns.
         labels: the grade scale, e.g. ``[0, 1, 2, 3]`` (default: the grades observed, sorted).
         max_iter: the most EM iterations, ≥ 1.
         tol: the convergence threshold on the posteriors, ≥ 0.
@@ -405,6 +406,7 @@ def mace(
 
     Args:
         table: the long labels table (columns ``item``, ``rater``, ``label``; names configurable).
+        item, rater, label: the names of the table's item, rater and label columns.
         labels: the grade scale, e.g. ``[0, 1, 2, 3]`` (default: the grades observed, sorted).
         training: ``'vb'`` (the default of Hovy et al.'s MACE and of crowd-kit) or ``'em'``.
         max_iter: the most iterations per run, ≥ 1.

@@ -299,6 +299,12 @@ def pairwise_span_f1(
     It is symmetric, 1 for identical spans, 0 for disjoint ones; overlapping spans of one rater count their
     characters once.
 
+    Args:
+        table: one row per (item, rater) span, or a row without ``start`` and ``end`` for an item judged
+            without a span.
+        item, rater: the names of the table's item and rater columns.
+        start, end: the names of the columns holding each span's first and past-the-end character offsets.
+
     Returns:
         `PairwiseSpanF1`.
 

@@ -38,6 +38,10 @@ def read_passages(
     excerpt of the passage, kept as given); other fields are ignored. Passages of one query on one document
     version may not overlap, nor appear twice.
 
+    Args:
+        source: the file (path or file object; gzip is detected).
+        max_inflated_mb, max_line_mb: the limits, as in `metrics.formats.read_run`.
+
     Returns:
         A DataFrame with the six fields (and ``text`` when a line has it), in file order.
 
@@ -152,6 +156,7 @@ def read_chunks(
         corpus: the documents, needed for chunks given by text and used to check offsets: a mapping
             ``{doc_id: text}``, a DataFrame with ``doc_id`` and ``text``, or a corpus file (`read_corpus`).
         format: ``auto`` (from the file name: ``.csv``, ``.tsv``, else JSONL), ``jsonl``, ``csv`` or ``tsv``.
+        max_inflated_mb, max_line_mb: the limits, as in `metrics.formats.read_run`.
 
     Returns:
         A DataFrame with ``chunk_id``, ``doc_id``, ``start``, ``end``, in file order.
@@ -346,8 +351,15 @@ def _corpus_texts(corpus: Any) -> Mapping[str, str] | None:
 
 
 def write_passages(passages: pd.DataFrame, dest: Source) -> None:
-    """Write passages (a DataFrame with the PASSAGES fields, and ``text`` if it has one) as a PASSAGES file,
-    one JSON object a line, non-ASCII kept as is."""
+    """Write passages as a PASSAGES file: one JSON object a line, non-ASCII kept as is.
+
+    Args:
+        passages: a DataFrame with the PASSAGES fields, and ``text`` if it has one (written too).
+        dest: a path or an open text file.
+
+    Raises:
+        FormatError: ``passages`` lacks one of the PASSAGES fields.
+    """
     import json
 
     columns = [*PASSAGE_FIELDS, *(["text"] if "text" in passages.columns else [])]

@@ -171,7 +171,16 @@ def rank_run(qrels: Qrels, run: Run) -> Ranked:
 
     When every query of the run's rows is judged and the order keeps each row among its query's positions
     (a run written query by query), each row's query index in the qrels is never made (4 bytes a row): the
-    run's own query codes stand for it, mapped through the small table of its queries."""
+    run's own query codes stand for it, mapped through the small table of its queries.
+
+    Args:
+        qrels: the judgments; their queries are the ones evaluated.
+        run: the ranked documents; its rank column is ignored (`trec_order` decides the order).
+
+    Returns:
+        The judged rows of ``run`` in rank order, grouped by query in qrels order, with each row's 0-based
+        rank among everything the run returned for its query.
+    """
     q_codes, q_ids = qrels._query_code_list()
     r_codes, r_ids = run._query_code_list()
     position = {q: i for i, q in enumerate(q_ids)}
@@ -307,14 +316,48 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def precision(r: Ranked, m: Params) -> np.ndarray:
+    """Precision at k: the relevant documents among the top k, over k.
+
+    ``P@k = |{d in top k : grade(d) >= rel}| / k``; k divides even when the run returned fewer.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, required) and ``rel`` (the lowest relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``.
+    """
     return _hits(r, m.rel, m.cutoff) / _cutoff(m)
 
 
 def recall(r: Ranked, m: Params) -> np.ndarray:
+    """Recall (at k): the relevant documents retrieved (in the top k), over all relevant ones.
+
+    ``R@k = |{d in top k : grade(d) >= rel}| / R``, R the query's judged documents with grade >= rel.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, or None for the whole run) and ``rel`` (the lowest
+            relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query without relevant documents.
+    """
     return _divide(_hits(r, m.rel, m.cutoff), r.relevant_count(m.rel))
 
 
 def f1(r: Ranked, m: Params) -> np.ndarray:
+    """F1 (at k): the harmonic mean of precision and recall at the same cutoff.
+
+    ``F1@k = 2 P@k R@k / (P@k + R@k)``, 0 when both are 0.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, required) and ``rel`` (the lowest relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query without relevant documents.
+    """
     p, rec = precision(r, m), recall(r, m)
     with np.errstate(divide="ignore", invalid="ignore"):
         f1 = np.where(p + rec > 0, 2 * p * rec / np.where(p + rec > 0, p + rec, 1), 0.0)
@@ -322,7 +365,18 @@ def f1(r: Ranked, m: Params) -> np.ndarray:
 
 
 def cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` restarting at each query (rows are grouped by query)."""
+    """Running sum of ``values`` restarting at each query.
+
+    Args:
+        values: one number per row.
+        qidx: each row's query index; rows are grouped by query (equal values adjacent).
+
+    Returns:
+        The running sum per row, restarting at each group's first row.
+
+    >>> cumsum_within(np.array([1, 1, 0, 1]), np.array([0, 0, 1, 1])).tolist()
+    [1, 2, 0, 1]
+    """
     total = np.cumsum(values)
     starts = np.flatnonzero(np.r_[True, np.diff(qidx) != 0]) if len(qidx) else np.zeros(0, np.int64)
     before = np.r_[0, total][starts]
@@ -330,6 +384,18 @@ def cumsum_within(values: np.ndarray, qidx: np.ndarray) -> np.ndarray:
 
 
 def average_precision(r: Ranked, m: Params) -> np.ndarray:
+    """Average precision (at k): the mean of the precision at each relevant document's rank.
+
+    ``AP@k = sum(P@rank(d) for relevant d in top k) / R``, R all the query's relevant documents.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, or None for the whole run) and ``rel`` (the lowest
+            relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query without relevant documents.
+    """
     rel = r.grade >= m.rel
     precision_at = cumsum_within(rel, r.qidx) / (r.pos + 1.0)
     use = rel if m.cutoff is None else rel & (r.pos < m.cutoff)
@@ -350,11 +416,32 @@ def _first_relevant(r: Ranked, rel: int, k: int | None) -> np.ndarray:
 
 
 def reciprocal_rank(r: Ranked, m: Params) -> np.ndarray:
+    """Reciprocal rank (at k): one over the rank of the first relevant document.
+
+    ``RR@k = 1 / rank(first relevant d in top k)``, ranks counted from 1.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, or None for the whole run) and ``rel`` (the lowest
+            relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``; 0 when no relevant document is in the top k.
+    """
     first = _first_relevant(r, m.rel, m.cutoff)
     return np.where(first >= 0, 1.0 / np.maximum(first + 1.0, 1.0), 0.0)
 
 
 def first_rel(r: Ranked, m: Params) -> np.ndarray:
+    """The 1-based rank of the first relevant document in the whole run.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``rel`` (the lowest relevant grade); the cutoff is not read.
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query whose run holds no relevant document.
+    """
     first = _first_relevant(r, m.rel, None)
     return np.where(first >= 0, first + 1.0, np.nan)
 
@@ -367,7 +454,20 @@ def _gains(grades: np.ndarray, kind: str | GainMap) -> np.ndarray:
 
 
 def ndcg(r: Ranked, m: Params) -> np.ndarray:
-    """nDCG as trec_eval's ndcg and ndcg_cut; with a `GainMap`, as trec_eval's ndcg with gain parameters."""
+    """nDCG (at k), as trec_eval's ndcg and ndcg_cut.
+
+    ``DCG@k = sum(gain(d) / log2(rank(d) + 1) for d in top k)``, over the DCG of the ideal ranking (every
+    judged document by gain descending). Gains: the grade (``"lin"``), ``2**grade - 1`` (``"exp"``) or the
+    `GainMap`'s; a gain of 0 or less adds nothing.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, or None for the whole run) and ``gain`` (``"lin"``,
+            ``"exp"`` or a `GainMap`); ``rel`` is not read.
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query without document of positive gain.
+    """
     gains = _gains(r.grade, m.gain)
     use = gains != 0 if m.cutoff is None else (gains != 0) & (r.pos < m.cutoff)
     dcg = np.bincount(r.qidx, weights=np.where(use, gains / np.log2(r.pos + 2.0), 0.0), minlength=r.nq)
@@ -387,19 +487,49 @@ def _ideal_dcg(r: Ranked, m: Params) -> np.ndarray:
 
 
 def r_precision(r: Ranked, m: Params) -> np.ndarray:
+    """R-precision: precision at R, the query's number of relevant documents.
+
+    ``R-Prec = |{d in top R : grade(d) >= rel}| / R``.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``rel`` (the lowest relevant grade); the cutoff is not read.
+
+    Returns:
+        One float64 per query of ``r.query_ids``; NaN for a query without relevant documents.
+    """
     relevant = r.relevant_count(m.rel)
     mask = (r.grade >= m.rel) & (r.pos < relevant[r.qidx])
     return _divide(np.bincount(r.qidx, weights=mask, minlength=r.nq), relevant)
 
 
 def success(r: Ranked, m: Params) -> np.ndarray:
+    """Success at k: 1 when a relevant document is in the top k, else 0.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, or None for the whole run) and ``rel`` (the lowest
+            relevant grade).
+
+    Returns:
+        One float64 per query of ``r.query_ids``.
+    """
     return (_hits(r, m.rel, m.cutoff) > 0).astype(np.float64)
 
 
 def judged(r: Ranked, m: Params) -> np.ndarray:
-    """Judged documents in the top k / min(k, returned). A document judged with a negative grade counts as
-    judged here, as in ir_measures' Judged (trec_eval, which has no Judged@k, treats a negative grade as "in
-    the pool but unjudged": for ``judged_only=True``, for Bpref and infAP, and for RBPResidual, we do too)."""
+    """Judged at k: the judged documents among the top min(k, returned).
+
+    A document judged with a negative grade counts as judged, as in ir_measures' Judged; trec_eval (which has
+    no Judged@k) treats it as "in the pool but unjudged", as `Ranked.condensed` and RBPResidual do here.
+
+    Args:
+        r: the run ranked against the qrels (`rank_run`).
+        m: the measure's parameters: ``cutoff`` (k, required); ``rel`` is not read.
+
+    Returns:
+        One float64 per query of ``r.query_ids``; 0 for a query that returned nothing.
+    """
     k = _cutoff(m)
     count = np.bincount(r.qidx, weights=r.pos < k, minlength=r.nq)  # Ranked keeps only judged rows
     shown = np.minimum(r.returned, k)

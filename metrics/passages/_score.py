@@ -45,9 +45,11 @@ def score_chunk_run(
     strict: bool = False,
     qrels: Any = None,
 ) -> Result:
-    """Score a run of chunk IDs against passages: every measure on the chunk qrels (`chunk_qrels`), and the
-    evidence measures (``EvidenceRecall@k``, ``EvidencePrecision@k``, ``EvidenceIoU@k``, any ``rel``) at the
-    character level (`evidence_scores`), in one `metrics.evaluate.Result`.
+    """Score a run of chunk IDs against passages, in one `metrics.evaluate.Result`.
+
+    Every measure is scored on the chunk qrels (`chunk_qrels`), except the evidence measures
+    (``EvidenceRecall@k``, ``EvidencePrecision@k``, ``EvidenceIoU@k``, any ``rel``), scored at the character
+    level (`evidence_scores`).
 
     The evaluated queries are those of the passages; the counts (missing, extra, without relevant chunks)
     are those of the chunk qrels. An evidence measure is undefined (NaN) for a query without evidence of

@@ -58,6 +58,12 @@ class Watch:
         if self.wal is not None:
             with sqlite3.connect(make_url(self.url).database) as con:  # an empty WAL to begin with
                 con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        else:  # compact tables (emptied by DELETE between tests): new rows must grow them, not fill holes
+            import psycopg
+            from store_fixtures import _psycopg_dsn
+
+            with psycopg.connect(_psycopg_dsn(self.url), autocommit=True) as con:
+                con.execute("VACUUM FULL documents, document_versions")
         self.base = self.written()
 
     def written(self) -> int:
