@@ -8,8 +8,6 @@ same module at its new home. They keep the plain TREC scoring path free of pyarr
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from importlib.machinery import ModuleSpec
@@ -84,9 +82,13 @@ def lazy_exports(
     return __getattr__, __dir__
 
 
-class _Aliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Aliases:
     """Finds an old module path and loads it as the module at its new path, which keeps its own ``__name__``
-    and ``__spec__`` (the import system sets ``__spec__`` to the alias's; `exec_module` puts it back)."""
+    and ``__spec__`` (the import system sets ``__spec__`` to the alias's; `exec_module` puts it back).
+
+    A meta path finder and loader by its methods, as the import system asks of them: subclassing
+    ``importlib.abc``'s classes would import ``importlib.resources`` (and ``tempfile``, ``shutil``) on every
+    start."""
 
     def __init__(self, moved: Mapping[str, str]):
         self.moved = dict(moved)
@@ -94,7 +96,7 @@ class _Aliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
         if fullname not in self.moved:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return ModuleSpec(fullname, self)
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
         module = importlib.import_module(self.moved[spec.name])
