@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 
 class _LazyModule:
@@ -96,7 +96,7 @@ class _Aliases:
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
         if fullname not in self.moved:
             return None
-        return ModuleSpec(fullname, self)
+        return ModuleSpec(fullname, cast(Any, self))  # a loader by its methods
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
         module = importlib.import_module(self.moved[spec.name])
