@@ -154,7 +154,8 @@ class _Source:
     """A resolved input: a file on disk (plain or gzip, streamed) or the whole content in memory.
 
     ``first_line`` numbers the first line of ``data`` when it is a piece of a larger input (see
-    `iter_run_chunks`); a BOM is dropped only from line 1.
+    `iter_run_chunks`); a BOM is dropped only from line 1. ``newlines`` is the number of newlines in
+    ``data`` once a reader has counted them (`_plain` does), so that `_pieces.pieces` need not count again.
     """
 
     name: str
@@ -163,6 +164,7 @@ class _Source:
     gzipped: bool = False
     first_line: int = 1
     limits: _Limits = _Limits(inflated=MAX_INFLATED_MB * _MB, line=MAX_LINE_MB * _MB)
+    newlines: int | None = None
 
     def _open(self) -> Any:
         if self.path is None:

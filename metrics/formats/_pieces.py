@@ -50,8 +50,9 @@ def pieces(src: _Source, size: Callable[[], int] | None = None) -> Iterator[_Sou
         if _blank(block) and all(map(_only_blanks, tail)):
             if held:
                 data = b"".join(held)
-                yield src.piece(data, number)
-                number, held, held_bytes, given = number + _newlines(data, len(data)), [], 0, True
+                part = src.piece(data, number)
+                yield part
+                number, held, held_bytes, given = number + _lines_in(part), [], 0, True
             number += _newlines(block, len(block))
             tail = [block[end + 1 :]]
             continue
@@ -67,14 +68,52 @@ def pieces(src: _Source, size: Callable[[], int] | None = None) -> Iterator[_Sou
             piece = data[start:cut]
             if len(data) - cut < size():  # the last piece cut from these bytes: they go before it is read
                 data, cut = data[cut:], 0
-            yield src.piece(piece, number)
-            number, start, given = number + _newlines(piece, len(piece)), cut, True
+            part = src.piece(piece, number)
+            yield part
+            number, start, given = number + _lines_in(part), cut, True
         held = [data[start:]] if start < len(data) else []
         held_bytes = len(data) - start
     rest = b"".join([*held, *tail])
     held, tail = [], []
     if rest or not given:
         yield src.piece(rest, number)
+
+
+def _lines_in(piece: _Source) -> int:
+    """The newlines in ``piece``'s bytes: as the reader that read it counted them, else counted here."""
+    data = piece.data or b""
+    return piece.newlines if piece.newlines is not None else _newlines(data, len(data))
+
+
+class PieceKeys:
+    """The 64-bit (query, document) hashes of a piece's rows, computed when first needed: all of them
+    (`all`, then kept) or those of some rows (`of`). A gathered piece of a file grouped by query needs only
+    the hashes of the rows of the query its start cut (`RunColumns.hits`), and all of them only if the
+    check spills to a `PairHashes`.
+
+    Args:
+        rows: the piece's rows.
+        compute: the hashes of the rows at the given positions (of every row, given None).
+    """
+
+    def __init__(self, rows: int, compute: Callable[[np.ndarray | None], np.ndarray]):
+        self._rows, self._compute = rows, compute
+        self._all: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def all(self) -> np.ndarray:
+        if self._all is None:
+            self._all = self._compute(None)
+        return self._all
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        return self._all[rows] if self._all is not None else self._compute(rows)
+
+
+def _every(keys: np.ndarray | PieceKeys) -> np.ndarray:
+    return keys.all() if isinstance(keys, PieceKeys) else keys
 
 
 class PairHashes:
@@ -98,11 +137,12 @@ class PairHashes:
     def held(self) -> int:
         return self._n + sum(map(len, self._levels))
 
-    def hits(self, keys: np.ndarray, queries: list[str], codes: np.ndarray) -> np.ndarray:
+    def hits(self, keys: np.ndarray | PieceKeys, queries: list[str], codes: np.ndarray) -> np.ndarray:
         """The positions in ``keys`` (ascending) of the hashes held already, for rows whose query (``codes``
         into ``queries``) was held before: only those can repeat a pair (in a file grouped by query, the rows
         of the query cut by the piece's start). They are looked up in sorted order, so the search walks the
         held arrays forwards instead of jumping about them."""
+        keys = _every(keys)
         known = np.array([q in self._queries for q in queries], dtype=bool)
         if not known.any():
             return np.zeros(0, dtype=np.int64)
@@ -116,10 +156,10 @@ class PairHashes:
                 found |= held[at] == wanted
         return np.sort(rows[order[found]])
 
-    def add(self, keys: np.ndarray, queries: list[str]) -> None:
+    def add(self, keys: np.ndarray | PieceKeys, queries: list[str]) -> None:
         """Hold ``keys`` too (equal hashes are all kept), the hashes of rows of ``queries``."""
         self._queries.update(queries)
-        new = np.sort(keys)
+        new = np.sort(_every(keys))
         while self._levels and len(self._levels[-1]) <= 2 * len(new):
             new = np.sort(np.concatenate([self._levels.pop(), new]), kind="stable")  # two sorted runs
         self._levels.append(new)
@@ -183,7 +223,9 @@ class RunColumns:
         self._hashes = np.zeros(0, dtype=np.uint64)
         self._lengths = np.zeros(0, dtype=np.uint16)
         self._cells = np.zeros((0, 1), dtype=np.uint64)
-        self._pending: tuple[np.ndarray, list[str]] | None = None  # the pairs of the piece not taken yet
+        self._pending: tuple[np.ndarray | PieceKeys, list[str]] | None = (
+            None  # the pairs of the piece not taken yet
+        )
         self._seen: PairHashes | None = None  # once the gathered rows' pairs are held
 
     def __len__(self) -> int:
@@ -196,8 +238,9 @@ class RunColumns:
             return self._seen.held
         return self._n + (len(self._pending[0]) if self._pending else 0)
 
-    def hits(self, keys: np.ndarray, queries: list[str], codes: np.ndarray) -> np.ndarray:
-        """As `PairHashes.hits`: the positions in ``keys`` of pairs met in the rows before."""
+    def hits(self, keys: np.ndarray | PieceKeys, queries: list[str], codes: np.ndarray) -> np.ndarray:
+        """As `PairHashes.hits`: the positions in ``keys`` of pairs met in the rows before (the hashes of
+        only the rows of queries met before are asked of a `PieceKeys`)."""
         if self._seen is not None:
             return self._seen.hits(keys, queries, codes)
         known = np.array([q in self._names for q in queries], dtype=bool)
@@ -211,11 +254,12 @@ class RunColumns:
         mine = np.flatnonzero(np.isin(span, wanted)) + lo
         earlier = np.sort(self._pairs(mine))
         rows = np.flatnonzero(known[codes])
-        at = np.minimum(np.searchsorted(earlier, keys[rows]), max(len(earlier) - 1, 0))
-        found = earlier[at] == keys[rows] if len(earlier) else np.zeros(len(rows), dtype=bool)
+        mine_keys = keys.of(rows) if isinstance(keys, PieceKeys) else keys[rows]
+        at = np.minimum(np.searchsorted(earlier, mine_keys), max(len(earlier) - 1, 0))
+        found = earlier[at] == mine_keys if len(earlier) else np.zeros(len(rows), dtype=bool)
         return rows[found]
 
-    def add(self, keys: np.ndarray, queries: list[str]) -> None:
+    def add(self, keys: np.ndarray | PieceKeys, queries: list[str]) -> None:
         """As `PairHashes.add`: the pairs of the piece just checked (kept until it is taken)."""
         if self._seen is not None:
             self._seen.add(keys, queries)

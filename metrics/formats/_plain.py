@@ -100,6 +100,8 @@ def _read(src: _Source, *, fields: int, value_field: int, grade: bool) -> tuple[
     else:
         controls, lines = None, [_count(buf[lo:hi], ord("\n")) for lo, hi in blocks]
     rows = sum(lines)
+    if src.data is not None and src.data.endswith(b"\n"):  # (no newline was added by `_content`)
+        src.newlines = rows
     codes = np.empty(rows, dtype=np.int32)
     values = np.empty(rows, dtype=np.int64 if grade else np.float64)
     doc_lengths = np.empty(rows, dtype=np.uint16)  # each checked against `_ids.MAX_ID_BYTES` first

@@ -37,7 +37,7 @@ from metrics.formats._lines import (
     _write_lines,
     reader_limits,
 )
-from metrics.formats._pieces import PairHashes, RunColumns, pieces
+from metrics.formats._pieces import PairHashes, PieceKeys, RunColumns, pieces
 from metrics.formats._plain import plain_qrels, plain_run
 
 if TYPE_CHECKING:
@@ -382,13 +382,13 @@ def _piece_run(src: _Source, piece: _Source, problems: _Collector, seen: PairHas
                 seen.add(_pair_keys(run), _query_names(run))
                 return run
             run = _slow_run(piece, _Collector(src.name, limit=None), _Pairs())
-    keys = _pair_keys(run)
+    keys = _piece_keys(run)
     earlier = _earlier_lines(
         src, piece.first_line, run, seen.hits(keys, _query_names(run), run._query_code_list()[0])
     )
     if earlier or not clean:
         run = _slow_run(piece, problems, _Pairs(earlier))
-        keys = _pair_keys(run)
+        keys = _piece_keys(run)
     seen.add(keys, _query_names(run))
     return run
 
@@ -398,11 +398,19 @@ def _query_names(rows: Run | Qrels) -> list[str]:
     return rows._query_code_list()[1]
 
 
-def _pair_keys(rows: Run | Qrels) -> np.ndarray:
+def _pair_keys(rows: Run | Qrels, take: np.ndarray | None = None) -> np.ndarray:
     """A 64-bit hash of each row's (query, document) pair (equal pairs, equal hashes, in any piece): the
-    document's hash mixed with its query ID's."""
+    document's hash mixed with its query ID's; of the rows at ``take`` only, when given."""
     codes, distinct = rows._query_code_list()
-    return _ids.pair_hashes(rows.doc_hashes(), _ids.hash_strings(_ids.Packed.of(distinct))[codes])
+    docs = rows.doc_hashes()
+    if take is not None:
+        codes, docs = codes[take], docs[take]
+    return _ids.pair_hashes(docs, _ids.hash_strings(_ids.Packed.of(distinct))[codes])
+
+
+def _piece_keys(run: Run) -> PieceKeys:
+    """`_pair_keys` of ``run``'s rows, computed when asked."""
+    return PieceKeys(len(run), lambda take: _pair_keys(run, take))
 
 
 def _earlier_lines(src: _Source, before: int, run: Run, rows: np.ndarray) -> dict[tuple[str, str], int]:
