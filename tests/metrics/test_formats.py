@@ -458,25 +458,26 @@ def test_evaluate_names_a_score_that_is_no_float(score, message):
     assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
 
 
-def test_a_bad_line_after_many_plain_pieces_is_reported_at_its_line(tmp_path):
-    """The pieces before it were read by the plain reader, whose count of their lines numbers the next."""
-    lines = [f"q{i // 1000} Q0 D{i} {i % 1000 + 1} 1.5 t\n" for i in range(200_000)]
-    lines[190_000] = "q190 Q0 D190000 1 oops t\n"
+@pytest.mark.parametrize(
+    ("per_query", "at", "line", "expected"),
+    [
+        # the pieces before it were read by the plain reader, whose count of their lines numbers the next
+        (1000, 190_000, "q190 Q0 D190000 1 oops t", "190001: score is not a number: 'oops'"),
+        # the query's rows span several pieces: a later piece's pairs of it are checked against the rows
+        # gathered before it
+        (
+            100_000,
+            99_000,
+            "q0 Q0 D100 99001 1.5 t",
+            "99001: duplicate document 'D100' for query 'q0' (first on line 101)",
+        ),
+    ],
+)
+def test_a_bad_line_many_plain_pieces_in_is_reported_at_its_line(tmp_path, per_query, at, line, expected):
+    lines = [f"q{i // per_query} Q0 D{i} {i % per_query + 1} 1.5 t\n" for i in range(200_000)]
+    lines[at] = line + "\n"
     path = tmp_path / "run.trec"
     path.write_text("".join(lines))
     with pytest.raises(FormatError) as info:
         read_run(path)
-    assert str(info.value) == f"{path}:190001: score is not a number: 'oops': 'q190 Q0 D190000 1 oops t'"
-
-
-def test_a_pair_repeated_pieces_later_within_one_query_is_found(tmp_path):
-    """The query's rows span several pieces: the later piece's pairs of it are checked against the rows
-    gathered before it."""
-    lines = [f"q{i // 100_000} Q0 D{i} {i % 100_000 + 1} 1.5 t\n" for i in range(200_000)]
-    lines[99_000] = "q0 Q0 D100 99001 1.5 t\n"
-    path = tmp_path / "run.trec"
-    path.write_text("".join(lines))
-    with pytest.raises(FormatError) as info:
-        read_run(path)
-    expected = "duplicate document 'D100' for query 'q0' (first on line 101): 'q0 Q0 D100 99001 1.5 t'"
-    assert str(info.value) == f"{path}:99001: {expected}"
+    assert str(info.value) == f"{path}:{expected}: {line!r}"
