@@ -279,3 +279,50 @@ def test_judges_are_calibrated_on_the_labels_that_count(demo, actors):
     (cal,) = judges.calibrate(demo, rita, "demo")
     assert _counted(cal.confusion) == {("1", "1"): 12, ("3", "1"): 3}  # her gold draw still does not
     assert cal.n_span_without_evidence == 15
+
+
+def test_a_change_of_the_rules_takes_effect_at_once(demo, actors, always_gold):
+    """Each change of the gold rules re-evaluates every member in its transaction, audited: a lower
+    qualification bar qualifies, pause turned on pauses, a lower pause bar or the pause rule off lifts the
+    pause (the window is not restarted); an annotator without gold labels stays as they were."""
+    alice, rita = actors["alice"], actors["rita"]
+    _gold(demo, rita, _keys(demo, rita)[:4])
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=2, qualify_accuracy=1.0)
+    _label_next(demo, alice, 1)
+    _label_next(demo, alice, 0)  # 1 of 2 right: below 100%
+    assert _status(demo, rita, "alice").status == Standing.QUALIFYING
+
+    why = qualification_rules_changed()
+    projects.update_settings(demo, SYSTEM, "demo", qualify_accuracy=0.5)
+    assert _status(demo, rita, "alice").status == Standing.QUALIFIED
+    assert _audit(demo, "annotator_qualified") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.5})
+    ]
+    projects.update_settings(demo, SYSTEM, "demo", pause_pairs=2, pause_accuracy=0.75)
+    assert _status(demo, rita, "alice").status == Standing.PAUSED
+    assert queue.next_pair(demo, alice, "demo") is None
+    assert _audit(demo, "annotator_paused") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.75})
+    ]
+    assert _status(demo, rita, "bob").status == Standing.QUALIFYING  # no gold label: nothing to decide
+
+    projects.update_settings(demo, SYSTEM, "demo", pause_accuracy=0.5)
+    lifted = _status(demo, rita, "alice")
+    assert (lifted.status, lifted.gold_pairs, lifted.since) == (Standing.QUALIFIED, 2, None)
+    assert _audit(demo, "annotator_resumed") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.5})
+    ]
+    assert queue.next_pair(demo, alice, "demo") is not None
+    projects.update_settings(demo, SYSTEM, "demo", pause_accuracy=0.75)
+    assert _status(demo, rita, "alice").status == Standing.PAUSED
+    projects.update_settings(demo, SYSTEM, "demo", pause_pairs=None)
+    assert _status(demo, rita, "alice").status == Standing.QUALIFIED
+    assert _audit(demo, "annotator_resumed")[0] == ("alice", {"why": why})
+    projects.update_settings(demo, SYSTEM, "demo", gold_feedback=True)  # not a gold rule: nothing re-read
+    assert len(_audit(demo, "annotator_paused")) == 2
+
+
+def qualification_rules_changed() -> str:
+    from annotate_app.services._gold_rules import RULES_CHANGED
+
+    return RULES_CHANGED
