@@ -1,5 +1,6 @@
 """The gold rules inside a transaction: an annotator's standing (qualifying, qualified, paused) read from
-their loaded membership row, and the decisions a saved gold label may bring (qualify, pause).
+their loaded membership row, the decisions a saved gold label may bring (qualify, pause), and every member's
+re-evaluation when the rules change.
 
 Private to `annotate_app.services`: `queue`, `labels`, `projects` and `qualification` share it. Its functions
 take an open session and loaded rows, never ``(db, actor)``; the role checks are the callers'.

@@ -2,8 +2,9 @@
 for themselves), and a reviewer's resume of a paused annotator.
 
 The rules (project settings ``qualify_pairs``/``qualify_accuracy``, ``pause_pairs``/``pause_accuracy``,
-applied when a gold label is saved) are in `services._gold_rules`. A resume restarts the gold window: only
-gold labels saved after it count toward the next decision. Every decision and resume is in the audit log.
+applied when a gold label is saved and to every member when they change) are in `services._gold_rules`. A
+resume restarts the gold window: only gold labels saved after it count toward the next decision. Every
+decision and resume is in the audit log.
 """
 
 from __future__ import annotations
