@@ -1,5 +1,6 @@
 """The Annotators table at team scale on PostgreSQL: 50 annotators, 25,000 pairs, 100,000 labels (4 per pair),
-500 gold pairs (every 50th).
+500 gold pairs (every 50th, with the latent grade), the gold rules on (qualification on 10 gold pairs at 80%,
+pause below 70% on the last 20) and 5 more members who have not labelled yet.
 
     .venv/bin/python benchmarks/annotators_speed.py [--repeat 3]
 
@@ -7,8 +8,10 @@ The project is built through the services (documents, queries, a run, pooling, u
 then bulk-loaded with COPY (`store_scale._bulk`): each annotator keeps the pair's latent grade with a
 probability of their own between 0.5 and 0.9, else draws a random grade, and takes a lognormal time around
 20 s. It prints the best of ``--repeat`` wall times of `services.annotators.annotator_table` (the read and
-every figure) and of a run of the Annotators page (Streamlit's AppTest: the table and the first annotator's
-charts). The scratch database ``qrelforge_annot_<pid>`` is dropped at the end.
+every figure), of `services.qualification.annotator_statuses` (the standing section's three reads) and of a
+run of the Annotators page (Streamlit's AppTest: the standing section, the table and the first annotator's
+charts), and the time of the settings change that turns the pause rule on (every member re-evaluated). The
+scratch database ``qrelforge_annot_<pid>`` is dropped at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -28,12 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pg import scratch_database  # noqa: E402
 from store_scale import _bulk  # noqa: E402
 
-from annotate_app.services import annotators, imports, pooling, projects, users  # noqa: E402
+from annotate_app.services import annotators, imports, pooling, projects, qualification, users  # noqa: E402
 from annotate_app.services.auth import SYSTEM  # noqa: E402
 from annotate_app.store.db import Database  # noqa: E402
 from annotate_app.store.migrate import upgrade  # noqa: E402
 
 ANNOTATORS, QUERIES, DOCS, PER_PAIR = 50, 50, 500, 4
+QUALIFY, PAUSE, NEW_MEMBERS = (10, 0.8), (20, 0.7), 5  # (window, bar) of the gold rules; members yet to label
 
 
 def _build(db: Database) -> None:
@@ -89,11 +94,27 @@ def _labels(db: Database) -> None:
             )
         claimed.append((PER_PAIR, pair_id))
     _bulk(db, assignments, labels, claimed)
+    gold = [(pair_id, project_id, int(truth[p])) for p, pair_id in enumerate(pair_ids) if pair_id % 50 == 0]
     with db.write() as s:
         s.connection().exec_driver_sql(
             "INSERT INTO gold_pairs (pair_id, project_id, grade, explanation, source, created_at) "
-            "SELECT id, project_id, (id %% 4), 'bench', 'hand', now() FROM pairs WHERE id %% 50 = 0"
+            "VALUES (%s, %s, %s, 'bench', 'hand', now())",
+            gold,
         )
+
+
+def _rules(db: Database) -> float:
+    """Turn the gold rules on (qualification, then pause) and add members who have not labelled yet, so the
+    standing section shows qualified, qualifying and paused members; returns the seconds of the pause rule's
+    settings change (it re-evaluates every member's standing)."""
+    projects.update_settings(db, SYSTEM, "bench", qualify_pairs=QUALIFY[0], qualify_accuracy=QUALIFY[1])
+    names = [f"new{k:02d}" for k in range(NEW_MEMBERS)]
+    for name in names:
+        users.create_user(db, SYSTEM, name, f"{name}-password")
+    projects.assign(db, SYSTEM, "bench", names)
+    start = time.perf_counter()
+    projects.update_settings(db, SYSTEM, "bench", pause_pairs=PAUSE[0], pause_accuracy=PAUSE[1])
+    return time.perf_counter() - start
 
 
 def _page_seconds(url: str, repeat: int) -> float:
@@ -120,6 +141,7 @@ def _page_seconds(url: str, repeat: int) -> float:
         times.append(time.perf_counter() - start)
         assert not at.exception, at.exception
         assert len(at.dataframe[0].value) == ANNOTATORS
+        assert len(at.table[0].value) == ANNOTATORS + NEW_MEMBERS  # the standing section
     db.engine.dispose()
     return min(times)
 
@@ -135,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         _build(db)
         _labels(db)
         print(f"setup: {time.perf_counter() - t0:.1f} s")
+        print(f"settings change turning the pause rule on (every member re-evaluated): {_rules(db):.3f} s")
         times = []
         for _ in range(args.repeat):
             start = time.perf_counter()
@@ -144,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
             f"annotator_table: {len(table.rows)} annotators, {int(table.rows['n_labels'].sum())} labels, "
             f"best {min(times):.3f} s of {args.repeat}"
         )
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            standing = qualification.annotator_statuses(db, SYSTEM, "bench")
+            times.append(time.perf_counter() - start)
+        counts = Counter(str(s.status) for s in standing)
+        print(f"annotator_statuses: {dict(sorted(counts.items()))}, best {min(times):.3f} s of {args.repeat}")
         db.engine.dispose()
         print(f"Annotators page (AppTest run): best {_page_seconds(url, args.repeat):.3f} s of {args.repeat}")
     finally:

@@ -22,7 +22,6 @@ from annotate_app.judges import merge_spans
 from annotate_app.services.errors import DocumentChanged, InvalidInput
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
-from annotate_app.store import qualification as qualification_store
 from annotate_app.store.enums import EvidenceMode
 from metrics.passages import SpanError, carry_spans, check_spans
 
@@ -228,8 +227,9 @@ def _own(row: annotation.EvidenceRow, version: int) -> bool:
 def compared_pairs(s: Session, project_id: int, cutoff: int) -> dict[int, Compared]:
     """pair id → `Compared`, for the pairs with two or more current labels, none stale, one of them at or
     above the relevance ``cutoff``; each label with its own spans (on its version, never carried ones). The
-    labels of members who have not passed the project's qualification are left out, as from the gate's."""
-    judged = annotation.judged_texts(s, project_id, leave_out=qualification_store.uncounted(s, project_id))
+    labels that do not count (gold draws', and those of members who have not passed the project's
+    qualification) are left out, as from the gate's."""
+    judged = annotation.judged_texts(s, project_id)
     rows = annotation.evidence_rows(s, [label_id for _, label_id, *_ in judged])
     by_pair: dict[int, list[tuple]] = {}
     for row in judged:

@@ -1,5 +1,6 @@
 """The gold rules inside a transaction: an annotator's standing (qualifying, qualified, paused) read from
-their loaded membership row, and the decisions a saved gold label may bring (qualify, pause).
+their loaded membership row, the decisions a saved gold label may bring (qualify, pause), and every member's
+re-evaluation when the rules change.
 
 Private to `annotate_app.services`: `queue`, `labels`, `projects` and `qualification` share it. Its functions
 take an open session and loaded rows, never ``(db, actor)``; the role checks are the callers'.
@@ -12,6 +13,7 @@ reviewer resumes them, which restarts the window. Accuracy is exact agreement wi
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -19,11 +21,23 @@ from enum import StrEnum
 from sqlalchemy.orm import Session
 
 from annotate_app.services.auth import Actor, audit
+from annotate_app.store import gold as gold_store
 from annotate_app.store import qualification as qualification_store
 from annotate_app.store.enums import AuditAction
 from annotate_app.store.models import Project, ProjectMember, utcnow
 
-__all__ = ["Standing", "Window", "standing", "qualifying", "window", "after_gold_label", "qualify_labelled"]
+__all__ = [
+    "Standing",
+    "Window",
+    "RULES_CHANGED",
+    "standing",
+    "qualifying",
+    "window",
+    "after_gold_label",
+    "graded_members",
+    "reevaluate",
+    "qualify_labelled",
+]
 
 
 class Standing(StrEnum):
@@ -88,21 +102,85 @@ def after_gold_label(
     sizes = [project.qualify_pairs if wants_qualify else None, project.pause_pairs if wants_pause else None]
     limit = max(n for n in sizes if n is not None)
     graded = qualification_store.latest_gold(s, project.id, member.user_id, member.gold_since, limit)
+    _decide(s, actor, project, member, username, graded)
+
+
+def graded_members(s: Session, project: Project) -> list[tuple[ProjectMember, str, list[tuple[int, int]]]]:
+    """Every membership of the project (by username) with the member's (grade, expected) gold labels since
+    their last resume, latest first. Three reads: the gold pairs, their labels, and the members."""
+    expected = gold_store.gold_grades(s, project.id)
+    graded: dict[int, list[tuple[datetime, int, int]]] = defaultdict(list)
+    for annotator_id, pair_id, grade, at in gold_store.gold_labels(s, project.id):
+        graded[annotator_id].append((at, grade, expected[pair_id]))
+    out = []
+    for member, name in qualification_store.member_rows(s, project.id):
+        since = member.gold_since
+        mine = [
+            (g, e) for at, g, e in reversed(graded.get(member.user_id, [])) if since is None or at > since
+        ]
+        out.append((member, name, mine))
+    return out
+
+
+def reevaluate(s: Session, actor: Actor, project: Project) -> None:
+    """Apply the project's gold rules, as they are now, to every member (after a change of the rules): qualify
+    those whose window passes, pause those whose full window falls below the bar, and lift a pause the rules
+    no longer make (the pause rule off, or the window no longer full and below the bar; the window is not
+    restarted). Each change is audited, with ``why``: the rules changed."""
+    for member, name, graded in graded_members(s, project):
+        if member.paused_at is not None:
+            figures = _pause_window(project, graded)
+            if figures is None or not (figures.full and not figures.passes):
+                qualification_store.mark_member(s, project.id, member.user_id, paused_at=None)
+                _audit(s, actor, AuditAction.ANNOTATOR_RESUMED, project, name, figures, why=RULES_CHANGED)
+        _decide(s, actor, project, member, name, graded, why=RULES_CHANGED)
+
+
+RULES_CHANGED = "the gold rules changed"
+"""The ``why`` of the audit rows `reevaluate` writes."""
+
+
+def _pause_window(project: Project, graded: list[tuple[int, int]]) -> Window | None:
+    if project.pause_pairs is None:
+        return None
+    return window(graded, project.pause_pairs, project.pause_accuracy)
+
+
+def _decide(
+    s: Session,
+    actor: Actor,
+    project: Project,
+    member: ProjectMember,
+    username: str,
+    graded: list[tuple[int, int]],
+    why: str | None = None,
+) -> None:
+    """Qualify and/or pause the member by ``graded`` (their gold labels since the last resume, latest
+    first)."""
     now = utcnow()
-    if wants_qualify and project.qualify_pairs is not None:
+    if qualifying(project, member) and project.qualify_pairs is not None:
         figures = window(graded, project.qualify_pairs, project.qualify_accuracy)
         if figures.full and figures.passes:
             qualification_store.mark_member(s, project.id, member.user_id, qualified_at=now)
-            _audit(s, actor, AuditAction.ANNOTATOR_QUALIFIED, project, username, figures)
-    if wants_pause and project.pause_pairs is not None:
-        figures = window(graded, project.pause_pairs, project.pause_accuracy)
-        if figures.full and not figures.passes:
-            qualification_store.mark_member(s, project.id, member.user_id, paused_at=now)
-            _audit(s, actor, AuditAction.ANNOTATOR_PAUSED, project, username, figures)
+            _audit(s, actor, AuditAction.ANNOTATOR_QUALIFIED, project, username, figures, why=why)
+    pause = _pause_window(project, graded)
+    if member.paused_at is None and pause is not None and pause.full and not pause.passes:
+        qualification_store.mark_member(s, project.id, member.user_id, paused_at=now)
+        _audit(s, actor, AuditAction.ANNOTATOR_PAUSED, project, username, pause, why=why)
 
 
-def _audit(s: Session, actor: Actor, action: str, project: Project, username: str, figures: Window) -> None:
-    details = {"gold_pairs": figures.pairs, "correct": figures.correct, "bar": figures.bar}
+def _audit(
+    s: Session,
+    actor: Actor,
+    action: str,
+    project: Project,
+    username: str,
+    figures: Window | None,
+    why: str | None = None,
+) -> None:
+    details: dict[str, object] = {} if why is None else {"why": why}
+    if figures is not None:
+        details |= {"gold_pairs": figures.pairs, "correct": figures.correct, "bar": figures.bar}
     audit(s, actor, action, project_id=project.id, target=username, details=details)
 
 

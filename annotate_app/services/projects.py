@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, open_project, settings_of
-from annotate_app.services._gold_rules import qualify_labelled
+from annotate_app.services._gold_rules import qualify_labelled, reevaluate
 from annotate_app.services.auth import Actor, Role, audit, authorize
 from annotate_app.services.errors import Conflict, InvalidInput, NotFound
 from annotate_app.services.inputs import check_int, check_text
@@ -238,7 +238,8 @@ def get_project(db: Database, actor: Actor, project: ProjectRef) -> ProjectInfo:
 def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: Any) -> ProjectInfo:
     """Change settings (admin), e.g. ``update_settings(db, me, "demo", threshold=0.6)``. When qualification
     starts being asked for (``qualify_pairs`` set), members who already labelled are marked qualified
-    (audited): the rule is for new annotators."""
+    (audited): the rule is for new annotators. A change of the gold rules (their windows or bars)
+    re-evaluates every member's standing in the same transaction (`_gold_rules.reevaluate`, audited)."""
     with db.write() as s:
         _, row = open_project(s, actor, project, Role.ADMIN, "change project settings")
         old = settings_of(row)
@@ -252,6 +253,9 @@ def update_settings(db: Database, actor: Actor, project: ProjectRef, **changes: 
             audit(s, actor, AuditAction.SETTINGS_CHANGED, project_id=row.id, target=row.name, details=fields)
             if old.qualify_pairs is None and new.qualify_pairs is not None:
                 qualify_labelled(s, actor, row, utcnow())  # members who labelled before keep counting
+            if {*_GOLD_WINDOWS, *_GOLD_BARS} & fields.keys():
+                s.refresh(row)
+                reevaluate(s, actor, row)  # the new rules take effect now, not at the next gold label
         s.refresh(row)
         return _info(s, row)
 

@@ -2,24 +2,23 @@
 for themselves), and a reviewer's resume of a paused annotator.
 
 The rules (project settings ``qualify_pairs``/``qualify_accuracy``, ``pause_pairs``/``pause_accuracy``,
-applied when a gold label is saved) are in `services._gold_rules`. A resume restarts the gold window: only
-gold labels saved after it count toward the next decision. Every decision and resume is in the audit log.
+applied when a gold label is saved and to every member when they change) are in `services._gold_rules`. A
+resume restarts the gold window: only gold labels saved after it count toward the next decision. Every
+decision and resume is in the audit log.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, annotator_context, open_project
-from annotate_app.services._gold_rules import Standing, Window, standing, window
+from annotate_app.services._gold_rules import Standing, Window, graded_members, standing, window
 from annotate_app.services.auth import Actor, Role, audit
 from annotate_app.services.errors import Conflict, NotFound
 from annotate_app.services.inputs import check_text
-from annotate_app.store import gold as gold_store
 from annotate_app.store import projects as projects_store
 from annotate_app.store import qualification as qualification_store
 from annotate_app.store import users as users_store
@@ -114,18 +113,7 @@ def annotator_statuses(db: Database, actor: Actor, project: ProjectRef) -> list[
     labels, and the members."""
     with db.read() as s:
         _, proj = open_project(s, actor, project, Role.REVIEWER, "see annotators' standing")
-        expected = gold_store.gold_grades(s, proj.id)
-        graded: dict[int, list[tuple[datetime, int, int]]] = defaultdict(list)
-        for annotator_id, pair_id, grade, at in gold_store.gold_labels(s, proj.id):
-            graded[annotator_id].append((at, grade, expected[pair_id]))
-        out = []
-        for member, name in qualification_store.member_rows(s, proj.id):
-            since = member.gold_since
-            mine = [
-                (g, e) for at, g, e in reversed(graded.get(member.user_id, [])) if since is None or at > since
-            ]
-            out.append(_status(proj, member, name, mine))
-        return out
+        return [_status(proj, member, name, graded) for member, name, graded in graded_members(s, proj)]
 
 
 def _own(s: Session, proj: Project, member: ProjectMember, name: str) -> AnnotatorStatus:

@@ -30,6 +30,7 @@ from annotate_app.store.models import (
     ReleaseQrel,
     utcnow,
 )
+from annotate_app.store.qualification import counted_sql
 
 __all__ = [
     "find_judge",
@@ -217,28 +218,30 @@ def judge_evidence(s: Session, label_ids: Sequence[int]) -> dict[int, tuple[tupl
 
 def human_labels(s: Session, project_id: int) -> list[tuple[int, str, str, str, int]]:
     """(pair_id, query external id, document external id, annotator username, grade) of every current human
-    label on a pair that is not excluded."""
+    label that counts (`store.qualification.counted_sql`: no gold draw's, none of a member who waits for
+    qualification) on a pair that is not excluded."""
     sql = (
         "SELECT p.id, q.external_id, d.external_id, u.username, a.grade FROM assignments a "
         "JOIN pairs p ON p.id = a.pair_id JOIN queries q ON q.id = p.query_id "
         "JOIN documents d ON d.id = p.document_id JOIN users u ON u.id = a.annotator_id "
         f"WHERE a.project_id = %s AND a.status = '{AssignmentStatus.DONE}' AND NOT p.excluded "
-        "ORDER BY p.id, u.username"
+        f"AND {counted_sql('a')} ORDER BY p.id, u.username"
     )
-    return fetch_rows(s, sql, project_id)
+    return fetch_rows(s, sql, project_id, project_id)
 
 
 def calibration_draws(s: Session, project_id: int) -> tuple[bool, set[int]]:
-    """(steered, random pairs) of the project's current human labels on pairs not excluded: ``steered``
-    whether any of them comes from a claim the queue drew in an order steered by the judges or the runs
-    (`ClaimDraw.steered`); ``random pairs`` the pair ids with one from a uniformly random draw."""
+    """(steered, random pairs) of the project's current human labels that count (as `human_labels`) on pairs
+    not excluded: ``steered`` whether any of them comes from a claim the queue drew in an order steered by
+    the judges or the runs (`ClaimDraw.steered`); ``random pairs`` the pair ids with one from a uniformly
+    random draw."""
     draws = (ClaimDraw.RANDOM, *ClaimDraw.steered())
     sql = (
         "SELECT a.pair_id, a.draw FROM assignments a JOIN pairs p ON p.id = a.pair_id "
         f"WHERE a.project_id = %s AND a.status = '{AssignmentStatus.DONE}' AND NOT p.excluded "
-        f"AND a.draw IN ({', '.join(repr(str(d)) for d in draws)})"
+        f"AND a.draw IN ({', '.join(repr(str(d)) for d in draws)}) AND {counted_sql('a')}"
     )
-    rows = fetch_rows(s, sql, project_id)
+    rows = fetch_rows(s, sql, project_id, project_id)
     steered = any(draw in ClaimDraw.steered() for _, draw in rows)
     return steered, {int(pair_id) for pair_id, draw in rows if draw == ClaimDraw.RANDOM}
 

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import driver_value, fetch_rows, insert_tuples
 from annotate_app.store.db import rowcount
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, ClaimDraw
 from annotate_app.store.models import Assignment, Base, Label, Pair, Query, table_of
 
 __all__ = [
@@ -74,12 +74,14 @@ def pair_tasks(s: Session, project_id: int) -> list[tuple[str, str, str, str, st
 # ------------------------------------------------------------------------------------ staged label imports
 @dataclass(frozen=True)
 class ClaimState:
-    """An annotator's claim of a pair as a label import plans against it: the assignment, and its current
-    label's grade, reason and document version (None without a label)."""
+    """An annotator's claim of a pair as a label import plans against it: the assignment, how the queue drew
+    it (`ClaimDraw`; None: not a queue claim), and its current label's grade, reason and document version
+    (None without a label)."""
 
     assignment_id: int
     status: str
     version: int
+    draw: str | None
     label_id: int | None
     grade: int | None
     reason: str | None
@@ -96,8 +98,8 @@ def claim_states(
     for start in range(0, len(ids), _STEP):
         some = ids[start : start + _STEP]
         sql = (
-            "SELECT a.pair_id, a.annotator_id, a.id, a.status, a.version, a.label_id, l.grade, l.reason, "
-            "l.doc_version FROM assignments a LEFT JOIN labels l ON l.id = a.label_id "
+            "SELECT a.pair_id, a.annotator_id, a.id, a.status, a.version, a.draw, a.label_id, l.grade, "
+            "l.reason, l.doc_version FROM assignments a LEFT JOIN labels l ON l.id = a.label_id "
             f"WHERE a.project_id = %s AND a.annotator_id IN ({', '.join(['%s'] * len(some))})"
         )
         for pair_id, annotator_id, *state in fetch_rows(s, sql, project_id, *some):
@@ -196,20 +198,21 @@ def insert_labels(s: Session, rows: Sequence[tuple], now: datetime) -> None:
 
 def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int, int]], now: datetime) -> int:
     """Move claims to a new label version: (assignment id, version now, new version, grade, label id) each,
-    done and not stale; a claim moves only if it is live and still at the version given. Returns how many
-    moved."""
+    done and not stale; a gold draw's claim becomes an ordinary one (``draw`` NULL: an imported label counts,
+    `store.qualification.counted_sql`). A claim moves only if it is live and still at the version given.
+    Returns how many moved."""
     if not moves:
         return 0
     if s.connection().dialect.name == "postgresql":
         sql = (
             "UPDATE assignments a SET status = %s, version = v.version, grade = v.grade, stale = false, "
-            "label_id = v.label_id, updated_at = %s "
+            "label_id = v.label_id, draw = NULLIF(a.draw, %s), updated_at = %s "
             "FROM unnest(%s::int[], %s::int[], %s::int[], %s::int[], %s::int[]) "
             "AS v(id, was, version, grade, label_id) WHERE a.id = v.id AND a.version = v.was "
             "AND a.slot IS NOT NULL"
         )
         columns = [list(c) for c in zip(*moves, strict=True)]
-        return _run(s, sql, [AssignmentStatus.DONE.value, now, *columns])
+        return _run(s, sql, [AssignmentStatus.DONE.value, ClaimDraw.GOLD.value, now, *columns])
     stmt = (
         update(Assignment)
         .where(
@@ -223,6 +226,7 @@ def move_claims(s: Session, moves: Sequence[tuple[int, int, int, int, int]], now
             grade=bindparam("b_grade"),
             stale=False,
             label_id=bindparam("b_label"),
+            draw=func.nullif(Assignment.draw, ClaimDraw.GOLD.value),
             updated_at=now,
         )
     )

@@ -9,23 +9,28 @@ from typing import Any
 from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
-from annotate_app.store.bulk import fetch_rows
-from annotate_app.store.enums import AssignmentStatus
+from annotate_app.store.enums import AssignmentStatus, ClaimDraw
 from annotate_app.store.models import Assignment, GoldPair, ProjectMember, User
 
-__all__ = ["UNCOUNTED_SQL", "uncounted", "latest_gold", "mark_member", "qualify_labelled", "member_rows"]
+__all__ = ["UNCOUNTED_SQL", "counted_sql", "latest_gold", "mark_member", "qualify_labelled", "member_rows"]
 
 UNCOUNTED_SQL = (
     "SELECT m.user_id FROM project_members m JOIN projects p ON p.id = m.project_id "
     "WHERE m.project_id = %s AND p.qualify_pairs IS NOT NULL AND m.qualified_at IS NULL"
 )
 """The members of project ``%s`` whose labels do not count yet: the project asks for qualification and they
-have not passed it (`store.annotation.current_labels` leaves their labels out)."""
+have not passed it (`counted_sql` leaves their labels out)."""
 
 
-def uncounted(s: Session, project_id: int) -> set[int]:
-    """The user ids of `UNCOUNTED_SQL`: members whose labels do not count yet."""
-    return {int(row[0]) for row in fetch_rows(s, UNCOUNTED_SQL, project_id)}
+def counted_sql(alias: str = "", param: str = "%s") -> str:
+    """The condition on ``assignments`` (as ``alias``; "" for the bare table) that a label counts: not a gold
+    draw's, and not by a member who waits for qualification (`UNCOUNTED_SQL`). Its one parameter, the
+    project id, is written ``param`` (``%s`` for `bulk.fetch_rows`, ``:name`` for ``sqlalchemy.text``). The
+    gate's labels (hence releases), the passages' agreement and the judges' calibration read it."""
+    col = f"{alias}." if alias else ""
+    uncounted = UNCOUNTED_SQL.replace("%s", param)
+    gold = f"({col}draw IS NULL OR {col}draw <> '{ClaimDraw.GOLD}')"
+    return f"{gold} AND {col}annotator_id NOT IN ({uncounted})"
 
 
 def latest_gold(

@@ -4,6 +4,8 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotate_app.services import _gold_draw, gold, labels, projects, queue, users
@@ -110,3 +112,54 @@ def test_skipping_or_expiring_a_gold_claim_gives_no_slot_back(demo, actors, caro
     with demo.read() as s:
         claimed = s.execute(text("SELECT claimed FROM pairs WHERE id = :p"), {"p": target.pair_id}).scalar()
     assert claimed == 1
+
+
+def _imported(demo, grade: int, reason: str = "elsewhere") -> None:
+    """Import alice's label of (q2, D1)."""
+    from annotate_app.services import imports
+
+    row = {"query_id": "q2", "doc_id": "D1", "annotator": "alice", "grade": grade, "reason": reason}
+    imports.import_labels(demo, SYSTEM, "demo", (json.dumps(row) + "\n").encode(), fmt="jsonl")
+
+
+def test_an_imported_label_on_a_held_gold_claim_is_an_ordinary_label(demo, actors, carol, monkeypatch):
+    """N = 2; alice holds a gold claim of (q2, D1), unlabelled, when an import brings her label of it: the
+    label counts as an ordinary one (in the gate's labels, one of the pair's N), once; bob's ordinary label
+    completes the pair, so carol never gets it; against gold it is scored once."""
+    from annotate_app.services import annotators, gate
+
+    target = gold.add_gold(demo, SYSTEM, "demo", "q2", "D1", grade=0, explanation="off topic entirely")
+    gold.set_gold_rate(demo, SYSTEM, "demo", 0.5)
+    with monkeypatch.context() as patch:
+        patch.setattr(_gold_draw.random, "random", lambda: 0.0)
+        assert queue.next_pair(demo, actors["alice"], "demo").pair_id == target.pair_id  # a gold claim, held
+    gold.set_gold_rate(demo, SYSTEM, "demo", 0.0)
+    _imported(demo, 0)
+    for who in (actors["bob"], carol):
+        seen = set()
+        while (view := queue.next_pair(demo, who, "demo")) is not None:
+            seen.add(view.pair_id)
+            labels.save_label(demo, who, "demo", view.pair_id, grade=1, reason="judged it")
+        assert (target.pair_id in seen) == (who.username == "bob")
+    assert gate.blockers(demo, SYSTEM, "demo").missing_labels == 0
+    assert len(gate.disagreements(demo, SYSTEM, "demo")) == 1  # alice 0 against bob 1: counted
+    rows = annotators.annotator_table(demo, SYSTEM, "demo").rows.set_index("annotator")
+    assert (rows.loc["alice", "n_labels"], rows.loc["alice", "n_gold"]) == (1, 1)
+
+
+def test_an_import_on_a_labelled_gold_claim(demo, actors, monkeypatch):
+    """alice labelled (q2, D1) on a gold draw: an import of the same label writes nothing (it stays a gold
+    draw's, holding no counted slot); a changed one is its next version, on a claim now ordinary (counted)."""
+    from annotate_app.services import pooling
+
+    def claimed() -> int:
+        table = pooling.list_pairs(demo, SYSTEM, "demo", limit=1000).set_index("pair_id")
+        return int(table.loc[pair_id, "claimed"])
+
+    pair_id = _gold_first(demo, monkeypatch, [actors["alice"]])
+    _imported(demo, 0, "off topic")
+    assert claimed() == 0
+    _imported(demo, 2)
+    assert claimed() == 1
+    mine = labels.my_labels(demo, actors["alice"], "demo")
+    assert [(r.pair_id, r.version, r.grade) for r in mine] == [(pair_id, 2, 2)]

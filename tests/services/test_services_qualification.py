@@ -4,6 +4,8 @@ reviewer's resume restarting the window, the settings' validation, the audit row
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotate_app.services import (
@@ -224,3 +226,103 @@ def test_passage_agreement_leaves_out_labels_that_wait(demo, actors):
     assert passage_agreement.passage_agreement(demo, rita, "demo").n_pairs == 0
     projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=None)
     assert passage_agreement.passage_agreement(demo, rita, "demo").n_pairs == 3
+
+
+def test_passage_agreement_leaves_out_gold_draws(demo, actors, always_gold):
+    """A gold draw's label is scored against gold, never compared: the passages' agreement as the gate's."""
+    from annotate_app.services import passage_agreement
+
+    alice, bob, rita = actors["alice"], actors["bob"], actors["rita"]
+    keys = _keys(demo, rita)
+    while queue.next_pair(demo, bob, "demo") is not None:
+        _label_next(demo, bob, 2)
+    _gold(demo, rita, keys[:1])
+    gold.set_gold_rate(demo, rita, "demo", 0.5)
+    assert _label_next(demo, alice, 2) == keys[0]  # a gold draw beside bob's ordinary label
+    assert gate.agreement(demo, rita, "demo").n_pairs == 0
+    assert passage_agreement.passage_agreement(demo, rita, "demo").n_pairs == 0
+
+
+def _machine(grade: int, keys) -> bytes:
+    lines = (
+        json.dumps({"query_id": q, "doc_id": d, "grade": grade, "reason": "made elsewhere"}) for q, d in keys
+    )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _counted(confusion: dict) -> dict[tuple[str, str], int]:
+    """(human grade, judge grade) → count, the cells that hold labels."""
+    return {(h, j): n for h, row in confusion.items() for j, n in row.items() if n}
+
+
+def test_judges_are_calibrated_on_the_labels_that_count(demo, actors):
+    """Calibration reads the gate's labels: not those of a member who waits for qualification, never a gold
+    draw's (bob's 12 labels grade 1; alice, qualifying, a gold draw and 3 ordinary labels grade 3)."""
+    from annotate_app.services import judges
+
+    alice, bob, rita = actors["alice"], actors["bob"], actors["rita"]
+    keys = _keys(demo, rita)
+    while queue.next_pair(demo, bob, "demo") is not None:
+        _label_next(demo, bob, 1)
+    _gold(demo, rita, keys[-1:])
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=1, qualify_accuracy=1.0)
+    assert _label_next(demo, alice, 3) == keys[-1]  # her gold draw, wrong: she still qualifies
+    for _ in range(3):
+        _label_next(demo, alice, 3)
+    assert _status(demo, rita, "alice").status == Standing.QUALIFYING
+    judges.import_labels(demo, SYSTEM, "demo", "machine", _machine(1, keys))
+
+    (cal,) = judges.calibrate(demo, rita, "demo")
+    assert _counted(cal.confusion) == {("1", "1"): 12}  # bob's labels only
+    assert (cal.n_pairs, cal.n_span_without_evidence) == (12, 12)
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=None)  # alice's labels count now
+    (cal,) = judges.calibrate(demo, rita, "demo")
+    assert _counted(cal.confusion) == {("1", "1"): 12, ("3", "1"): 3}  # her gold draw still does not
+    assert cal.n_span_without_evidence == 15
+
+
+def test_a_change_of_the_rules_takes_effect_at_once(demo, actors, always_gold):
+    """Each change of the gold rules re-evaluates every member in its transaction, audited: a lower
+    qualification bar qualifies, pause turned on pauses, a lower pause bar or the pause rule off lifts the
+    pause (the window is not restarted); an annotator without gold labels stays as they were."""
+    alice, rita = actors["alice"], actors["rita"]
+    _gold(demo, rita, _keys(demo, rita)[:4])
+    projects.update_settings(demo, SYSTEM, "demo", qualify_pairs=2, qualify_accuracy=1.0)
+    _label_next(demo, alice, 1)
+    _label_next(demo, alice, 0)  # 1 of 2 right: below 100%
+    assert _status(demo, rita, "alice").status == Standing.QUALIFYING
+
+    why = qualification_rules_changed()
+    projects.update_settings(demo, SYSTEM, "demo", qualify_accuracy=0.5)
+    assert _status(demo, rita, "alice").status == Standing.QUALIFIED
+    assert _audit(demo, "annotator_qualified") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.5})
+    ]
+    projects.update_settings(demo, SYSTEM, "demo", pause_pairs=2, pause_accuracy=0.75)
+    assert _status(demo, rita, "alice").status == Standing.PAUSED
+    assert queue.next_pair(demo, alice, "demo") is None
+    assert _audit(demo, "annotator_paused") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.75})
+    ]
+    assert _status(demo, rita, "bob").status == Standing.QUALIFYING  # no gold label: nothing to decide
+
+    projects.update_settings(demo, SYSTEM, "demo", pause_accuracy=0.5)
+    lifted = _status(demo, rita, "alice")
+    assert (lifted.status, lifted.gold_pairs, lifted.since) == (Standing.QUALIFIED, 2, None)
+    assert _audit(demo, "annotator_resumed") == [
+        ("alice", {"why": why, "gold_pairs": 2, "correct": 1, "bar": 0.5})
+    ]
+    assert queue.next_pair(demo, alice, "demo") is not None
+    projects.update_settings(demo, SYSTEM, "demo", pause_accuracy=0.75)
+    assert _status(demo, rita, "alice").status == Standing.PAUSED
+    projects.update_settings(demo, SYSTEM, "demo", pause_pairs=None)
+    assert _status(demo, rita, "alice").status == Standing.QUALIFIED
+    assert _audit(demo, "annotator_resumed")[0] == ("alice", {"why": why})
+    projects.update_settings(demo, SYSTEM, "demo", gold_feedback=True)  # not a gold rule: nothing re-read
+    assert len(_audit(demo, "annotator_paused")) == 2
+
+
+def qualification_rules_changed() -> str:
+    from annotate_app.services._gold_rules import RULES_CHANGED
+
+    return RULES_CHANGED

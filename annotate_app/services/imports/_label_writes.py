@@ -25,7 +25,7 @@ from annotate_app.services.types import AnnotatorLabels, ImportReport
 from annotate_app.store import doc_staging, label_import, projects, undo
 from annotate_app.store import users as users_store
 from annotate_app.store.db import Database
-from annotate_app.store.enums import AssignmentStatus, AuditAction, ImportKind
+from annotate_app.store.enums import AssignmentStatus, AuditAction, ClaimDraw, ImportKind
 from annotate_app.store.models import Assignment, Label, Project, utcnow
 from metrics.errors import Problem
 
@@ -103,7 +103,8 @@ class _Row(NamedTuple):
     else the claim at version ``base_version`` with current label ``base_label_id``. ``last``: the claim's
     last new version (the claim is made or moved to it); ``added``: its first label (else a change).
     ``label_key``, ``claim_key``: the ordinals of the new label and claim (1, 2, ...; the versions of one new
-    claim share its ordinal) that `_Plan.ids` turns into ids."""
+    claim share its ordinal) that `_Plan.ids` turns into ids. ``gold``: the existing claim is a gold draw's,
+    which holds no counted slot; the import makes it an ordinary claim (one more on the pair's count)."""
 
     line: int
     pair_id: int
@@ -121,6 +122,7 @@ class _Row(NamedTuple):
     slot: int | None = None
     label_key: int = 0
     claim_key: int = 0  # a new claim's
+    gold: bool = False  # the claim moved is a gold draw's: the import makes it an ordinary, counted claim
 
 
 @dataclass
@@ -161,7 +163,8 @@ def _plan(
     pair (several when the file holds versions, in file order) are unchanged up to the last one equal to the
     current label (grade, reason, made on the current document version); the ones after it become the next
     versions. A label for a claim that is over (skipped or expired in the app) raises `InvalidInput` naming
-    its line. ``numbered``: reserve the new rows' ids (`_Plan.reserve`; not in a read-only transaction)."""
+    its line; one for a gold draw's claim makes it an ordinary claim (the label counts, once). ``numbered``:
+    reserve the new rows' ids (`_Plan.reserve`; not in a read-only transaction)."""
     users = {
         name: user.id for name, user in users_store.by_names(s, sorted({c.username for c in checked})).items()
     }
@@ -191,9 +194,10 @@ def _plan(
             counts[i] += value
         if not new:
             continue
-        assignment_id, base, base_label, slot, claim_key = None, 0, None, None, 0
+        assignment_id, base, base_label, slot, claim_key, gold = None, 0, None, None, 0, False
         if state is not None:
             assignment_id, base, base_label = state.assignment_id, state.version, state.label_id
+            gold = state.draw == ClaimDraw.GOLD
         else:  # a new claim, past every slot held and the annotators per pair
             new_claims[pair_id] = n = new_claims.get(pair_id, 0) + 1
             slot = max(held, proj.annotators_per_pair) + n
@@ -202,7 +206,8 @@ def _plan(
         for k, c in enumerate(new):
             last, added = k == len(new) - 1, k == 0 and not has_label
             row = (c.line, pair_id, user_id, name, c.grade, c.reason, doc_version, base + 1 + k, last, added)
-            plan.rows.append(_Row(*row, assignment_id, base, base_label, slot, len(plan.rows) + 1, claim_key))
+            keys = (len(plan.rows) + 1, claim_key, gold)
+            plan.rows.append(_Row(*row, assignment_id, base, base_label, slot, *keys))
     fail(sorted(refused, key=lambda p: p.line or 0)[:1000])
     plan.new_names = sorted({c.username for c in checked} - set(users))
     if numbered:
@@ -287,6 +292,8 @@ def _write(s: Session, proj: Project, plan: _Plan, start: int, end: int, user_id
             continue
         if row.assignment_id is not None:
             moves.append((row.assignment_id, row.base_version, row.version, row.grade, label_id))
+            if row.gold:  # now an ordinary claim: it counts on the pair
+                counts[row.pair_id] = counts.get(row.pair_id, 0) + 1
         else:
             claims.append(
                 (assignment_id, proj.id, row.pair_id, annotator, row.slot, row.version, label_id, row.grade)

@@ -70,7 +70,8 @@ def span_calibrations(
 
 
 def _human_spans(s: Session, project_id: int) -> dict[int, list[tuple[str, tuple[Span, ...]]]]:
-    """pair id → (annotator, own spans) of its current human labels made on the current document version."""
+    """pair id → (annotator, own spans) of its current human labels that count, made on the current document
+    version."""
     judged = [r for r in annotation.judged_texts(s, project_id) if r[4] == r[5]]
     rows = annotation.evidence_rows(s, [label_id for _, label_id, *_ in judged])
     out: dict[int, list[tuple[str, tuple[Span, ...]]]] = {}

@@ -13,12 +13,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import fetch_rows
-from annotate_app.store.enums import AssignmentStatus, ClaimDraw
+from annotate_app.store.enums import AssignmentStatus
 from annotate_app.store.models import (
     Pair,
     Query,
 )
-from annotate_app.store.qualification import UNCOUNTED_SQL
+from annotate_app.store.qualification import counted_sql
 
 __all__ = [
     "current_labels",
@@ -33,15 +33,14 @@ __all__ = [
 def current_labels(s: Session, project_id: int) -> dict[str, np.ndarray]:
     """Every current label of the project that counts as int64 columns: pair_id, annotator_id, grade, stale
     (0/1), label_id. Gold draws' labels never count; nor, until they qualify, do the labels of members who
-    have not passed the project's qualification (`store.qualification.UNCOUNTED_SQL`).
+    have not passed the project's qualification (`store.qualification.counted_sql`).
 
     One read of the covering index ``ix_assignments_gate`` (``assignments`` caches the current grade and label
     id), in bulk (see `int_columns`); grade and stale travel packed in one integer (grade * 2 + stale)."""
     sql = (
         "SELECT pair_id, annotator_id, grade * 2 + CASE WHEN stale THEN 1 ELSE 0 END, label_id "
         f"FROM assignments WHERE project_id = %s AND status = '{AssignmentStatus.DONE}' "
-        f"AND (draw IS NULL OR draw <> '{ClaimDraw.GOLD}') "
-        f"AND annotator_id NOT IN ({UNCOUNTED_SQL})"
+        f"AND {counted_sql()}"
     )
     data = int_columns(s, sql, project_id, project_id, ncols=4)
     return {

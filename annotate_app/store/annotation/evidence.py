@@ -7,11 +7,12 @@ an undone import's version number can come back with another text).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, delete, func, select
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from annotate_app.store.bulk import bulk_insert
@@ -27,6 +28,7 @@ from annotate_app.store.models import (
     table_of,
     utcnow,
 )
+from annotate_app.store.qualification import counted_sql
 
 __all__ = [
     "EvidenceRow",
@@ -65,10 +67,11 @@ def text_length(s: Session, pair_id: int, doc_version: int) -> int | None:
     return None if value is None else int(value)
 
 
-def judged_texts(s: Session, project_id: int, *, leave_out: Collection[int] = ()) -> list[tuple[Any, ...]]:
-    """Every current label of the project's non-excluded pairs: (pair id, label id, annotator name, grade,
-    the label's document version, the document's current version, the length of its current text), by pair
-    then annotator; ``leave_out``: annotator ids whose labels are left out."""
+def judged_texts(s: Session, project_id: int) -> list[tuple[Any, ...]]:
+    """Every current label that counts (`store.qualification.counted_sql`: no gold draw's, none of a member
+    who waits for qualification) of the project's non-excluded pairs: (pair id, label id, annotator name,
+    grade, the label's document version, the document's current version, the length of its current text), by
+    pair then annotator."""
     stmt = (
         select(
             Label.pair_id,
@@ -90,8 +93,8 @@ def judged_texts(s: Session, project_id: int, *, leave_out: Collection[int] = ()
         .where(Pair.project_id == project_id, Pair.excluded.is_(False))
         .order_by(Label.pair_id, User.username)
     )
-    if leave_out:
-        stmt = stmt.where(Label.annotator_id.not_in(sorted(leave_out)))
+    counts = sql_text(counted_sql(Assignment.__tablename__, ":counted_project"))
+    stmt = stmt.where(counts.bindparams(counted_project=project_id))
     return [
         (int(a), int(b), str(c), int(d), int(e), int(f), int(g)) for a, b, c, d, e, f, g in s.execute(stmt)
     ]
