@@ -11,7 +11,7 @@ from app_helpers import app_as, plain
 from annotate_app.services import labels, projects
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.ui import state
-from annotate_app.ui.components import evidence_text, keyboard
+from annotate_app.ui.components import evidence, evidence_text, keyboard
 
 
 def _view(at):
@@ -280,3 +280,17 @@ def test_a_document_without_a_query_term_opens_at_the_top(app_db):
     imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="plain.jsonl")
     at = app_as(app_db, "alice")
     assert _opened(at) == f"q_{_view(at).pair_id}_0"
+
+
+def test_a_long_document_opens_at_the_window_holding_the_chunk(optional):
+    """174,000 characters, the chunk 87,000 in: the window shown is the one holding it, and the marker counts
+    from the window's start."""
+    from app_helpers import far_chunk_run
+
+    text, (start, _) = far_chunk_run(optional, 1500)
+    at = app_as(optional, "alice")
+    assert not at.exception
+    low = start // (evidence.WINDOW // 2) * (evidence.WINDOW // 2)
+    shown = f"Characters {low:,}–{low + evidence.WINDOW:,} of {len(text):,}: the window follows the"
+    assert any(plain(c.value).startswith(shown) for c in at.caption)
+    assert _opened(at) == f"q_{_view(at).pair_id}_{_before(text[low:], start - low)}"

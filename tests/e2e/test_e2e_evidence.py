@@ -77,14 +77,16 @@ def chunk_server(servers, demo_template, tmp_path):
     stop_server(server)
 
 
-@pytest.fixture(params=["off", "optional"])
+@pytest.fixture(params=[("off", 100), ("optional", 100), ("off", 1500), ("optional", 1500)])
 def far_chunk_server(request, servers, demo_template, tmp_path):
     """The demo, evidence ``off`` or ``optional``, D1 long with its retrieved chunk far down
-    (`app_helpers.far_chunk_run`)."""
+    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 87,000 into 174,000 (with evidence on,
+    a window of the text)."""
+    mode, lines = request.param
 
     def prepare(db):
-        projects.update_settings(db, SYSTEM, "demo", evidence=request.param)
-        far_chunk_run(db)
+        projects.update_settings(db, SYSTEM, "demo", evidence=mode)
+        far_chunk_run(db, lines)
 
     server, _ = _server(servers, demo_template, tmp_path, prepare)
     yield server

@@ -212,14 +212,15 @@ FAR_CHUNK = "The retrieved chunk says: power the device off first."
 """The sentence of `far_chunk_run`'s chunk, deep in a long document."""
 
 
-def far_chunk_run(db) -> tuple[str, tuple[int, int]]:
+def far_chunk_run(db, lines: int = 100) -> tuple[str, tuple[int, int]]:
     """Rewrite D1 (alice's first pair, q1) as a long document, query terms only at its very start and the
-    sentence `FAR_CHUNK` after some 6,000 characters, and import a chunk map placing chunk ``D1#far`` on that
-    sentence and a chunk-level run ``far`` ranking it for q1. Returns (D1's text, the chunk's span)."""
+    sentence `FAR_CHUNK` after ``lines`` lines of some 58 characters (100: 5,600 characters in), and as many
+    after it; import a chunk map placing chunk ``D1#far`` on that sentence and a chunk-level run ``far``
+    ranking it for q1. Returns (D1's text, the chunk's span)."""
     from annotate_app.services import imports
     from annotate_app.services.auth import SYSTEM
 
-    filler = "".join(f"Line {i} of the manual is about something else entirely.\n" for i in range(100))
+    filler = "".join(f"Line {i} of the manual is about something else entirely.\n" for i in range(lines))
     text = "更换电池 first.\n" + filler + FAR_CHUNK + "\n" + filler
     start = text.index(FAR_CHUNK)
     span = (start, start + len(FAR_CHUNK))
