@@ -6,8 +6,9 @@ containers keyed `GRADES` and `REASON`. The key handling in detail: docs/modules
 
 It also scrolls the document box to where a card opens: `open_at` leaves a marker naming the card and the
 place, the count of non-space characters before it in the text container keyed `TEXT` (a number, so the
-script still reads no user text); a new card's box scrolls that character to its top, and when only the
-place moves on the same card (the sentence cursor), the box scrolls only if it is out of view.
+script still reads no user text). A new card's box starts at the top, and scrolls that character to its top
+when it is out of view there; when only the place moves on the same card (the sentence cursor), the box
+scrolls only if it is out of view.
 """
 
 from __future__ import annotations
@@ -179,12 +180,13 @@ _SCRIPT = """<script>
     var place = placeOf(text, parseInt(name.slice(cut + 1), 10));
     var sameCard = opened !== null && opened.slice(0, opened.lastIndexOf("_")) === card;
     opened = name;
-    if (!place) { if (!sameCard) box.scrollTop = 0; return; }
+    if (!sameCard) box.scrollTop = 0;  // a new card starts at the top (its title) when the place shows there
+    if (!place) return;
     var range = doc.createRange();
     range.setStart(place.node, place.offset);
     range.setEnd(place.node, place.offset + 1);
     var at = range.getBoundingClientRect(), frame = box.getBoundingClientRect();
-    if (sameCard && at.top >= frame.top && at.bottom <= frame.bottom) return;
+    if (at.top >= frame.top && at.bottom <= frame.bottom) return;
     box.scrollTop = Math.max(box.scrollTop + at.top - frame.top - @OPEN_MARGIN_PX@, 0);
   }
   function tidy() {
