@@ -3,7 +3,14 @@
 `Combine` is the one list of rules: ``majority`` (the most frequent grade; a tie goes to the lowest tied
 grade), ``mean`` (the mean grade rounded half up), ``min`` (the lowest grade). The ensemble's result keeps
 every member's answer as its provenance: ``sample_grades`` holds the members' grades in member order and
-``raw_response`` a JSON list of each member's name, grade, reason, prompt hash and failure.
+``raw_response`` a JSON list of each member's name, grade, reason, prompt hash, failure and evidence (its
+quotes as written, and the spans it gave as offsets).
+
+The ensemble's evidence is that of the members that agree with it: the quotes of every member whose grade
+equals the combined grade, in member order (a quote two of them gave once), and the union of the spans
+they gave as offsets. Located when the label is stored, as any judge's quotes are, the ensemble's passages
+are thus the union of the agreeing members' passages; a member whose grade differs adds none (with ``mean``
+no member may agree, and the ensemble then has no evidence).
 
 A member that failed in a way a rerun retries (a timeout, a rate limit) fails the ensemble's pair too, with
 that failure, so the pair is asked again later rather than combined from fewer members; a member whose
@@ -19,6 +26,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+from annotate_app.judges._evidence import merge_spans
 from annotate_app.judges._model import (
     Backend,
     FailureKind,
@@ -110,6 +118,8 @@ class EnsembleJudge:
                     "reason": r.reason,
                     "prompt_hash": r.prompt_hash,
                     "failure": None if r.failure is None else str(r.failure),
+                    "evidence": list(r.evidence),
+                    "evidence_spans": [list(span) for span in r.evidence_spans],
                 }
                 for r in results
             ],
@@ -142,10 +152,13 @@ class EnsembleJudge:
             )
         grade = combine_grades(graded, self._combine)
         reasons = "; ".join(f"{r.judge}: {r.grade}" for r in results)
+        agreeing = [r for r in results if r.grade == grade]
         return JudgeResult(
             grade=grade,
             reason=f"{self._combine} of {reasons}",
             confidence=sum(g == grade for g in graded) / len(results),
+            evidence=tuple(dict.fromkeys(q for r in agreeing for q in r.evidence)),
+            evidence_spans=merge_spans(span for r in agreeing for span in r.evidence_spans),
             **common,
         )
 

@@ -22,6 +22,7 @@ from annotate_app.judges import merge_spans
 from annotate_app.services.errors import DocumentChanged, InvalidInput
 from annotate_app.services.types import ProjectSettings
 from annotate_app.store import annotation
+from annotate_app.store import judges as judges_store
 from annotate_app.store.enums import EvidenceMode
 from metrics.passages import SpanError, carry_spans, check_spans
 
@@ -34,6 +35,7 @@ __all__ = [
     "carry_evidence",
     "union",
     "qrel_passages",
+    "judge_passages",
     "Compared",
     "compared_pairs",
     "NO_EVIDENCE",
@@ -206,6 +208,24 @@ def qrel_passages(
         if by_version:
             version = max(by_version)  # one version: a release has no stale label
             out.extend((query_id, doc_id, version, a, b, int(grade)) for a, b in union(by_version[version]))
+    return sorted(out)
+
+
+def judge_passages(s: Session, qrels: Sequence[tuple[str, str, int, int]]) -> list[Passage]:
+    """The evidence of qrels a machine judge's label fills: for each (query_id, doc_id, grade, judge label
+    id), the located passages that label keeps (`annotate_app.judges.locate_evidence`), on the document
+    version it judged.
+
+    Returns:
+        (query_id, doc_id, doc_version, start, end, grade) tuples, sorted.
+    """
+    found = judges_store.judge_labels_by_id(s, sorted({int(m) for *_, m in qrels}))
+    out: list[Passage] = []
+    for query_id, doc_id, grade, label_id in qrels:
+        label = found.get(int(label_id))
+        if label is not None:
+            version = int(label["doc_version"])
+            out.extend((query_id, doc_id, version, int(a), int(b), int(grade)) for a, b in label["evidence"])
     return sorted(out)
 
 

@@ -73,7 +73,8 @@ def _beir(s: Session, rows: list[tuple], release: Release) -> str:
 
 
 def _passages(s: Session, rows: list[tuple], release: Release) -> str:
-    """PASSAGES lines of the release's evidence passages, each with an excerpt of its text."""
+    """PASSAGES lines of the release's evidence passages, each with an excerpt of its text; the passages of a
+    qrel a machine judge filled are marked with its source, ``judge:NAME`` (the humans' have no source)."""
     from metrics.formats import write_passages
 
     def excerpt(text: str | None, start: int, end: int) -> str | None:
@@ -86,6 +87,13 @@ def _passages(s: Session, rows: list[tuple], release: Release) -> str:
     names = ["query_id", "doc_id", "doc_version", "start", "end", "grade"]
     frame = pd.DataFrame([r[:6] for r in passages], columns=names)
     frame["text"] = [excerpt(r[6], r[3], r[4]) for r in passages]
+    qrel_sources = judges.qrel_sources(s, release.id)
+    machine = {
+        (r[0], r[1]): source
+        for r in rows
+        if (source := qrel_sources.get(r[6], ("human", None))[0]).startswith("judge:")
+    }
+    frame["source"] = [machine.get((r[0], r[1])) for r in passages]  # a judge's evidence: judge:NAME
     buffer = io.StringIO()
     write_passages(frame, buffer)
     return buffer.getvalue()

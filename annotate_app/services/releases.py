@@ -5,7 +5,9 @@ agreement is below the threshold without a justification. Nothing changes a rele
 qrels make no new release (``unchanged=True``). The content hash is the sha256 of the canonical TREC text,
 followed by the `canonical_passages` lines of its evidence passages when it has any, then, under a model
 aggregation (``aggregate=``, an `Aggregation`), the `canonical_aggregation` lines of its name, parameters and
-posterior confidences. Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``.
+posterior confidences. Machine labels enter only as a calibrated judge's fill-in, marked ``judge:NAME``;
+such a qrel's passages are that judge label's located evidence (hashed as any passage), which the passages
+export marks ``source: judge:NAME``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from annotate_app.services._context import ProjectRef, load_release, open_project
-from annotate_app.services._evidence import qrel_passages
+from annotate_app.services._evidence import judge_passages, qrel_passages
 from annotate_app.services._gate_state import (
     GateState,
     agreement_table,
@@ -308,6 +310,8 @@ def _frozen(
     passages = qrel_passages(
         s, [(a, b, int(g), ids, int(p)) for a, b, g, _, ids, _, p, *_ in rows], adjudicated
     )
+    filled_by = [(a, b, int(g), int(m)) for a, b, g, *_, m, _ in rows if m is not None and m == m]
+    passages = sorted(passages + judge_passages(s, filled_by))  # a filled qrel: its judge's evidence
     content += canonical_passages(passages)
     record = _record(aggregate, state, model)
     content += canonical_aggregation(record, [(a, b, c) for a, b, *_, c in rows if c is not None])

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["read_passages", "read_chunks", "write_passages", "PASSAGE_FIELDS", "CHUNK_FIELDS"]
 
 PASSAGE_FIELDS = ("query_id", "doc_id", "doc_version", "start", "end", "grade")
+OPTIONAL_FIELDS = ("text", "source")  # an excerpt; who gave it, when not the humans (judge:NAME)
 CHUNK_FIELDS = ("chunk_id", "doc_id", "start", "end")
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -354,7 +355,8 @@ def write_passages(passages: pd.DataFrame, dest: Source) -> None:
     """Write passages as a PASSAGES file: one JSON object a line, non-ASCII kept as is.
 
     Args:
-        passages: a DataFrame with the PASSAGES fields, and ``text`` if it has one (written too).
+        passages: a DataFrame with the PASSAGES fields, and those of `OPTIONAL_FIELDS` it has (written too;
+            an optional field that is not a string in a row is left out of that line).
         dest: a path or an open text file.
 
     Raises:
@@ -362,7 +364,7 @@ def write_passages(passages: pd.DataFrame, dest: Source) -> None:
     """
     import json
 
-    columns = [*PASSAGE_FIELDS, *(["text"] if "text" in passages.columns else [])]
+    columns = [*PASSAGE_FIELDS, *(c for c in OPTIONAL_FIELDS if c in passages.columns)]
     absent = [c for c in PASSAGE_FIELDS if c not in passages.columns]
     if absent:
         raise FormatError(
@@ -378,8 +380,9 @@ def write_passages(passages: pd.DataFrame, dest: Source) -> None:
 
 
 def _plain(record: dict) -> dict:
-    """Plain JSON values; a missing excerpt is left out."""
+    """Plain JSON values; a missing optional field (no excerpt, no source) is left out."""
     out = {k: (v.item() if hasattr(v, "item") else v) for k, v in record.items()}
-    if "text" in out and not isinstance(out["text"], str):
-        del out["text"]
+    for name in OPTIONAL_FIELDS:
+        if name in out and not isinstance(out[name], str):
+            del out[name]
     return out

@@ -11,7 +11,7 @@ from app_helpers import app_as, plain
 from annotate_app.services import labels, projects
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.ui import state
-from annotate_app.ui.components import evidence_text
+from annotate_app.ui.components import evidence, evidence_text, keyboard
 
 
 def _view(at):
@@ -224,3 +224,73 @@ def test_without_a_chunk_level_run_the_card_names_no_chunk(optional):
     at = app_as(optional, "alice")
     assert _view(at).retrieved is None
     assert not any("Retrieved chunk" in c.value for c in at.caption)
+
+
+def _opened(at) -> str:
+    """The card's `keyboard.open_at` marker: ``<card>_<non-space characters before the place>``."""
+
+    def walk(block):
+        for child in getattr(block, "children", {}).values():
+            proto = getattr(child, "proto", None)
+            if child.type == "flex_container" and f"-{keyboard.OPEN}_" in proto.id:
+                yield proto.id.split(f"-{keyboard.OPEN}_", 1)[1]
+            yield from walk(child)
+
+    (found,) = walk(at.main)
+    return found
+
+
+def _before(text: str, offset: int) -> int:
+    return sum(1 for c in text[:offset] if not c.isspace())
+
+
+@pytest.mark.parametrize("mode", ["off", "optional"])
+def test_the_card_opens_at_a_retrieved_chunk_far_down(app_db, mode):
+    """D1 is long, its query terms at the very start, the chunk a chunk-level run retrieved 6,000 characters
+    in: with evidence off as on, the document box is told to open at the chunk, not at the top."""
+    from app_helpers import far_chunk_run
+
+    projects.update_settings(app_db, SYSTEM, "demo", evidence=mode)
+    text, (start, _) = far_chunk_run(app_db)
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    view = _view(at)
+    assert (view.query_id, view.doc_id, view.retrieved.chunk_id) == ("q1", "D1", "D1#far")
+    assert _opened(at) == f"q_{view.pair_id}_{_before(text, start)}"
+    assert start > 5_000
+
+
+def test_without_a_chunk_run_the_card_opens_at_the_first_query_term(app_db):
+    from annotate_app.services import imports
+
+    filler = "".join(f"Line {i} is about something else.\n" for i in range(80))
+    text = filler + "先更换电池。\n" + filler
+    line = json.dumps({"doc_id": "D1", "title": "long", "text": text}) + "\n"
+    imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="long.jsonl")
+    at = app_as(app_db, "alice")
+    view = _view(at)
+    assert (view.doc_id, view.retrieved) == ("D1", None)
+    assert _opened(at) == f"q_{view.pair_id}_{_before(text, text.index('更换'))}"
+
+
+def test_a_document_without_a_query_term_opens_at_the_top(app_db):
+    from annotate_app.services import imports
+
+    line = json.dumps({"doc_id": "D1", "title": "t", "text": "Nothing matches here.\n" * 100}) + "\n"
+    imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="plain.jsonl")
+    at = app_as(app_db, "alice")
+    assert _opened(at) == f"q_{_view(at).pair_id}_0"
+
+
+def test_a_long_document_opens_at_the_window_holding_the_chunk(optional):
+    """174,000 characters, the chunk 87,000 in: the window shown is the one holding it, and the marker counts
+    from the window's start."""
+    from app_helpers import far_chunk_run
+
+    text, (start, _) = far_chunk_run(optional, 1500)
+    at = app_as(optional, "alice")
+    assert not at.exception
+    low = start // (evidence.WINDOW // 2) * (evidence.WINDOW // 2)
+    shown = f"Characters {low:,}–{low + evidence.WINDOW:,} of {len(text):,}: the window follows the"
+    assert any(plain(c.value).startswith(shown) for c in at.caption)
+    assert _opened(at) == f"q_{_view(at).pair_id}_{_before(text[low:], start - low)}"

@@ -107,3 +107,15 @@ def test_the_keyboard_script_is_constant_and_holds_no_user_text(labelled_db, use
     script = keyboard._STYLE + keyboard._SCRIPT
     for text in ("q2", "D5", "alice", "rita", "普通商品", "退货"):  # on the page, never in the script
         assert text not in script
+
+
+def test_the_page_scripts_survive_the_html_sanitizer():
+    """Streamlit's st.html sanitizer (DOMPurify) drops a script whose text holds ``<`` before a letter, digit,
+    ``/`` or ``!``: every key the script handles would be lost."""
+    import re
+
+    from annotate_app.ui.components import evidence
+
+    for script in (keyboard._SCRIPT, evidence._SCRIPT):
+        body = script.removeprefix("<script>").removesuffix("</script>")
+        assert re.findall(r"<[/\w!]", body) == []

@@ -10,14 +10,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_helpers import PASSWORDS, chunk_run, judge_with_evidence
+from app_helpers import FAR_CHUNK, PASSWORDS, chunk_run, far_chunk_run, judge_with_evidence
 from e2e_helpers import current_pair, go, idle, login, shot, start_server, stop_server
 from playwright.sync_api import expect
 
 from annotate_app.services import labels, projects
 from annotate_app.services.auth import SYSTEM, authenticate
 from annotate_app.store.db import Database
-from annotate_app.ui.components import evidence, evidence_text
+from annotate_app.ui.components import evidence, evidence_text, keyboard
 
 pytestmark = pytest.mark.e2e
 expect.set_options(timeout=30_000)
@@ -74,6 +74,22 @@ def chunk_server(servers, demo_template, tmp_path):
 
     server, path = _server(servers, demo_template, tmp_path, prepare)
     yield server, path, spans
+    stop_server(server)
+
+
+@pytest.fixture(params=[("off", 100), ("optional", 100), ("off", 1500), ("optional", 1500)])
+def far_chunk_server(request, servers, demo_template, tmp_path):
+    """The demo, evidence ``off`` or ``optional``, D1 long with its retrieved chunk far down
+    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 87,000 into 174,000 (with evidence on,
+    a window of the text)."""
+    mode, lines = request.param
+
+    def prepare(db):
+        projects.update_settings(db, SYSTEM, "demo", evidence=mode)
+        far_chunk_run(db, lines)
+
+    server, _ = _server(servers, demo_template, tmp_path, prepare)
+    yield server
     stop_server(server)
 
 
@@ -225,3 +241,24 @@ def test_the_card_opens_at_the_retrieved_chunk_and_marks_it_with_e(page, chunk_s
     _submit(page, pair, 2)
     (label,) = _saved(path)
     assert label.evidence == ((start, end),)
+
+
+def test_the_card_opens_with_a_far_retrieved_chunk_in_view(page, far_chunk_server):
+    """D1's retrieved chunk lies some 6,000 characters into the document: on open, with no scrolling by the
+    user, the document box shows it (evidence off as on), and the page itself is not scrolled."""
+    login(page, far_chunk_server.url, "alice")
+    assert current_pair(page) == ("q1", "D1")
+    idle(page)
+    box = page.locator(f".st-key-{keyboard.DOCUMENT}")
+    chunk = box.get_by_text(FAR_CHUNK)
+    expect(chunk).to_be_in_viewport()
+    assert box.evaluate("e => e.scrollTop") > 1_000
+    inside = chunk.evaluate(
+        """(e) => {
+          const box = e.closest('.st-key-@BOX@').getBoundingClientRect(), at = e.getBoundingClientRect();
+          return at.top >= box.top && at.bottom <= box.bottom;
+        }""".replace("@BOX@", keyboard.DOCUMENT)
+    )
+    assert inside
+    assert page.evaluate("() => window.scrollY") == 0
+    shot(page, "evidence-far-chunk")

@@ -311,6 +311,7 @@ def test_a_long_document_scrolls_in_its_box_and_the_form_stays_in_view(new_page,
     height = box.evaluate("e => e.getBoundingClientRect().height")
     assert height <= keyboard.DOCUMENT_HEIGHT + 2
     assert box.evaluate("e => e.scrollHeight") > 10 * height  # the document is all there, scrolling
+    assert box.evaluate("e => e.scrollTop") == 0  # the first query term shows on the first screen: no scroll
 
     # highlights in Chinese text have no side padding (it looked like spaces); the focused box is not red
     mark = box.locator("span.stMarkdownColoredBackground").first

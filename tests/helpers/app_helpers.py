@@ -6,6 +6,7 @@ Import the fixtures into a test module (``from app_helpers import app_db, demo_t
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -34,6 +35,8 @@ __all__ = [
     "sample_grades",
     "judge_all",
     "chunk_run",
+    "FAR_CHUNK",
+    "far_chunk_run",
     "labelled_db",
     "released_db",
     "clear_streamlit_caches",
@@ -203,6 +206,30 @@ def chunk_run(db) -> dict[str, tuple[int, int]]:
     )
     imports.import_run(db, SYSTEM, "demo", run.encode(), filename="chunks.trec", chunks=True)
     return spans
+
+
+FAR_CHUNK = "The retrieved chunk says: power the device off first."
+"""The sentence of `far_chunk_run`'s chunk, deep in a long document."""
+
+
+def far_chunk_run(db, lines: int = 100) -> tuple[str, tuple[int, int]]:
+    """Rewrite D1 (alice's first pair, q1) as a long document, query terms only at its very start and the
+    sentence `FAR_CHUNK` after ``lines`` lines of some 58 characters (100: 5,600 characters in), and as many
+    after it; import a chunk map placing chunk ``D1#far`` on that sentence and a chunk-level run ``far``
+    ranking it for q1. Returns (D1's text, the chunk's span)."""
+    from annotate_app.services import imports
+    from annotate_app.services.auth import SYSTEM
+
+    filler = "".join(f"Line {i} of the manual is about something else entirely.\n" for i in range(lines))
+    text = "更换电池 first.\n" + filler + FAR_CHUNK + "\n" + filler
+    start = text.index(FAR_CHUNK)
+    span = (start, start + len(FAR_CHUNK))
+    line = json.dumps({"doc_id": "D1", "title": "A long manual", "text": text}) + "\n"
+    imports.import_documents(db, SYSTEM, "demo", line.encode(), filename="long.jsonl")
+    chunk = json.dumps({"chunk_id": "D1#far", "doc_id": "D1", "start": span[0], "end": span[1]}) + "\n"
+    imports.import_chunk_map(db, SYSTEM, "demo", chunk.encode(), filename="far.jsonl")
+    imports.import_run(db, SYSTEM, "demo", b"q1 Q0 D1#far 1 9 far\n", filename="far.trec", chunks=True)
+    return text, span
 
 
 @pytest.fixture

@@ -148,3 +148,51 @@ def test_members_belong_to_ensembles_only_and_cannot_change(members):
     judges.add_judge(db, SYSTEM, "demo-review", "ens", backend="ensemble", members=["A", "B"])  # the same
     with pytest.raises(Conflict, match="already exists in project 'demo-review' with other settings"):
         judges.add_judge(db, SYSTEM, "demo-review", "ens", backend="ensemble", members=["A", "C"])
+
+
+QUOTES = {"A": (0, 8), "B": (12, 20), "C": (30, 36)}  # each member's quote: these characters of the document
+QUOTED: dict[str, tuple[str, tuple[int, int]]] = {}  # quote → (member, where it first occurs in the text)
+
+
+def quoting(body: dict, attempt: int):
+    """Each member grades as `GRADES` says and quotes the document's characters `QUOTES` names."""
+    member, rest = prompt_of(body).split("\n", 1)
+    text = rest.split("=====\n", 1)[1].split("\n\n", 1)[1]  # the document shown is its title, then its text
+    start, end = QUOTES[member]
+    quote = text[start:end]
+    QUOTED[quote] = (member, (text.index(quote), text.index(quote) + len(quote)))
+    answer = {"grade": GRADES[member], "reason": f"member {member}", "evidence": [quote]}
+    return reply(json.dumps(answer, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(("combine", "agreeing"), [("majority", "AB"), ("min", "C"), ("mean", "")])
+def test_an_ensemble_gives_the_evidence_of_the_members_that_agree_with_it(db, combine, agreeing):
+    """Majority (2): A and B agree, their passages are the ensemble's, C's (grade 0) is left out; min (0): C
+    alone; mean (1): no member agrees, no evidence. Every member's quote stays in the provenance."""
+    from annotate_app.judges import merge_spans
+    from annotate_app.services.demo import load_demo
+
+    load_demo(db, labelled=True)
+    QUOTED.clear()
+    with LLMServer(script=quoting) as llm:
+        prompt = "{{query}}\n=====\n{{document}}"
+        for member in GRADES:
+            judges.add_judge(
+                db, SYSTEM, "demo-review", member, backend="openai", base_url=llm.url, model="m",
+                prompt=f"{member}\n{prompt}",
+            )  # fmt: skip
+        judges.add_judge(
+            db, SYSTEM, "demo-review", "ens", backend="ensemble", members=list(GRADES), combine=combine
+        )
+        report = judges.run_judge(db, SYSTEM, "demo-review", "ens", pairs="sample:3")
+    assert report.failed == 0
+    stored = _labels(db, "ens")
+    assert len(stored) == 3
+    for label in stored:
+        quotes = label.evidence_quotes or []
+        assert [QUOTED[q["quote"]][0] for q in quotes] == list(agreeing)  # whose quotes, in member order
+        located = [QUOTED[q["quote"]][1] for q in quotes]
+        assert [(q["start"], q["end"], q["method"]) for q in quotes] == [(*x, "exact") for x in located]
+        assert [tuple(x) for x in label.evidence or []] == list(merge_spans(located))  # their union
+        provenance = json.loads(label.raw_response)
+        assert [QUOTED[m["evidence"][0]][0] for m in provenance] == ["A", "B", "C"]  # every quote kept

@@ -563,3 +563,30 @@ def test_migration_0007_marks_the_old_claims_of_steered_projects_as_steered(db, 
         assert (_draws(db, "steer"), _draws(db, "plain")) == ({"uncertainty": 1}, {None: 1})
     finally:
         migrate.upgrade(db_url)  # the PostgreSQL database is the worker's, shared with later tests
+
+
+def test_a_filled_qrel_carries_its_judges_evidence_into_the_release(hand):
+    """The judge's labels of the two pairs it fills keep evidence spans; the release keeps them as those
+    qrels' passages, its content hash covers them, and the passages export marks them
+    ``source: judge:machine``."""
+    db, _ = hand
+    _adjudicate(db)
+    spans = {("q0", "D4"): [[0, 4]], ("q1", "D4"): [[5, 6]]}  # in "text 4": "text" and "4"
+    lines = [
+        json.dumps({"query_id": q, "doc_id": d, "grade": g, "evidence": spans.get((q, d), [])})
+        for (q, d), g in (dict(A00) | NEW).items()
+    ]
+    judges.import_labels(db, SYSTEM, "hand", "machine", ("\n".join(lines) + "\n").encode())
+    judges.update_judge_settings(db, SYSTEM, "hand", fill_judge="machine", min_calibration_pairs=8)
+    info = releases.create_release(db, SYSTEM, "hand", justification="x" * 30)
+    assert info.sources == {"human": 8, "judge:machine": 2}
+    exported = export.export_release(db, SYSTEM, "hand", format="passages").decode()
+    assert [json.loads(x) for x in exported.splitlines()] == [
+        {"query_id": "q0", "doc_id": "D4", "doc_version": 1, "start": 0, "end": 4, "grade": 2, "text": "text",
+         "source": "judge:machine"},
+        {"query_id": "q1", "doc_id": "D4", "doc_version": 1, "start": 5, "end": 6, "grade": 0, "text": "4",
+         "source": "judge:machine"},
+    ]  # fmt: skip
+    trec = export.export_release(db, SYSTEM, "hand", format="trec").decode()  # checks the hash itself
+    covered = trec + "q0\tD4\t1\t0\t4\t2\nq1\tD4\t1\t5\t6\t0\n"
+    assert releases.sha256_text(covered) == info.content_hash

@@ -35,7 +35,7 @@ __all__ = [
 EVIDENCE = "qf_evidence"  # the container of the sentence buttons (J, K, E)
 MARK = "qf_mark"  # the container of the "Mark selection" button (M)
 SELECTION = "qf_selection"  # the hidden text box the script writes a selection into
-DOC_TEXT = "qf_doctext"  # the container of the document's text (selections count from its start)
+DOC_TEXT = keyboard.TEXT  # the container of the document's text (selections count from its start)
 EXCERPT = 80  # characters of a passage shown in the list of marks
 WINDOW = 20_000  # a longer document shows this many characters at a time, around the sentence cursor
 
@@ -194,6 +194,7 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
                 next(iter(evidence_text.clip([chunk] if chunk else [], start, end)), None),
             )
         )
+        keyboard.open_at(f"{scope}_{pid}", shown, cursor[0] - start if cursor else 0)
     _controls(view, scope, (shown, start), found, cursor)
     _listed(pid, scope, text, chosen)
     st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")

@@ -3,6 +3,12 @@
 `install` sends the same bytes to every browser: no user text, ever. It owns the grade keys, moves the focus
 to the reason box, and handles Esc and Ctrl+Enter. Pages mark their parts with `document_box` and the
 containers keyed `GRADES` and `REASON`. The key handling in detail: docs/modules.md.
+
+It also scrolls the document box to where a card opens: `open_at` leaves a marker naming the card and the
+place, the count of non-space characters before it in the text container keyed `TEXT` (a number, so the
+script still reads no user text). A new card's box starts at the top, and scrolls that character to its top
+when it is out of view there; when only the place moves on the same card (the sentence cursor), the box
+scrolls only if it is out of view.
 """
 
 from __future__ import annotations
@@ -17,11 +23,17 @@ __all__ = [
     "DOCUMENT_HEIGHT",
     "install",
     "document_box",
+    "TEXT",
+    "OPEN",
+    "open_at",
 ]
 
 DOCUMENT = "qf_document"
 GRADES = "qf_grades"
 REASON = "qf_reason"
+TEXT = "qf_doctext"  # the container of the document's text inside `document_box`
+OPEN = "qf_open"  # the prefix of `open_at`'s marker: OPEN_<card>_<non-space characters before the place>
+OPEN_MARGIN_PX = 8  # the place opened at stands this far below the top of the box
 LONG_DOCUMENT_CHARS = 1500  # longer documents (or more than `LONG_DOCUMENT_LINES` lines) scroll in their box
 LONG_DOCUMENT_LINES = 12
 DOCUMENT_HEIGHT = 300  # px: at 1400x900 the grade buttons and the reason box stay in view below the box
@@ -33,6 +45,7 @@ PENDING_MS = 10_000  # a grade key pressed while its button is disabled is press
 _STYLE = f"""<style>
 .st-key-{DOCUMENT} span.stMarkdownColoredBackground {{ padding-left: 0; padding-right: 0; }}
 [data-testid="stTextArea"] [data-testid="InputInstructions"] {{ display: none; }}
+[class*="st-key-{OPEN}_"] {{ display: none; }}
 [data-testid="stTextAreaRootElement"]:focus-within {{ border-color: {NEUTRAL_FOCUS} !important; }}
 </style>"""
 
@@ -141,11 +154,47 @@ _SCRIPT = """<script>
   doc.addEventListener("pointerup", function (e) {
     if (e.target.closest && e.target.closest('[role="option"]')) chosen();
   }, true);
+  var opened = null;  // the name of the last marker the box was scrolled for: card_count
+  function placeOf(box, count) {  // the text node and offset after `count` non-space characters, or null
+    var walker = doc.createTreeWalker(box, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      for (var i = 0; i < node.data.length; i++) {
+        var c = node.data.charCodeAt(i);
+        if ((c >= 0xDC00 && c <= 0xDFFF) || /\\s/.test(node.data[i])) continue;  // a pair's 2nd half: counted
+        if (count === 0) return {node: node, offset: i};
+        count--;
+      }
+    }
+    return null;
+  }
+  function openAt() {  // scroll the document box to the place its card's marker names (once per marker)
+    var marker = current('[class*="st-key-@OPEN@_"]');
+    if (!marker) return;
+    var name = Array.prototype.find.call(marker.classList, function (c) {
+      return c.indexOf("st-key-@OPEN@_") === 0;
+    }).slice("st-key-@OPEN@_".length);
+    if (name === opened) return;
+    var box = current(".st-key-@DOCUMENT@"), text = current(".st-key-@TEXT@");
+    if (!box || !text) return;
+    var cut = name.lastIndexOf("_"), card = name.slice(0, cut);
+    var place = placeOf(text, parseInt(name.slice(cut + 1), 10));
+    var sameCard = opened !== null && opened.slice(0, opened.lastIndexOf("_")) === card;
+    opened = name;
+    if (!sameCard) box.scrollTop = 0;  // a new card starts at the top (its title) when the place shows there
+    if (!place) return;
+    var range = doc.createRange();
+    range.setStart(place.node, place.offset);
+    range.setEnd(place.node, place.offset + 1);
+    var at = range.getBoundingClientRect(), frame = box.getBoundingClientRect();
+    if (at.top >= frame.top && at.bottom <= frame.bottom) return;
+    box.scrollTop = Math.max(box.scrollTop + at.top - frame.top - @OPEN_MARGIN_PX@, 0);
+  }
   function tidy() {
     doc.querySelectorAll(HELP).forEach(function (b) { b.tabIndex = -1; });
     release();
     pressPending();
     refocus();
+    openAt();
   }
   new MutationObserver(tidy).observe(doc.body, {
     childList: true, subtree: true, attributes: true,
@@ -160,6 +209,10 @@ _SCRIPT = (
     .replace("@REFOCUS_MS@", str(REFOCUS_MS))
     .replace("@QUIET_MS@", str(QUIET_MS))
     .replace("@PENDING_MS@", str(PENDING_MS))
+    .replace("@OPEN@", OPEN)
+    .replace("@DOCUMENT@", DOCUMENT)
+    .replace("@TEXT@", TEXT)
+    .replace("@OPEN_MARGIN_PX@", str(OPEN_MARGIN_PX))
 )
 
 
@@ -174,3 +227,12 @@ def document_box(text: str):
     below stays in view; a short one takes the room it needs."""
     long = len(text) > LONG_DOCUMENT_CHARS or text.count("\n") > LONG_DOCUMENT_LINES
     return st.container(border=True, key=DOCUMENT, height=DOCUMENT_HEIGHT if long else "content")
+
+
+def open_at(card: str, text: str, offset: int) -> None:
+    """Open the document box at character ``offset`` of ``text`` (what the `TEXT` container shows): a hidden
+    marker, keyed by ``card`` (letters, digits and ``_``: one name per card and pair) and the count of
+    non-space characters before ``offset``, that the script scrolls the box to (see the module's docstring).
+    Call it inside `document_box`, after the text."""
+    before = len("".join(text[: max(offset, 0)].split()))
+    st.container(key=f"{OPEN}_{card}_{before}").markdown("·")  # an empty container is never drawn; hidden
