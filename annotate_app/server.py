@@ -6,8 +6,8 @@ that writes the server's root into every HTML page, so a deep link connects at o
 Memory: the server fixes glibc's mmap threshold at `MMAP_THRESHOLD` (`keep_big_blocks_apart`), so every block
 of that size or more is its own mapping, returned to the system when freed. glibc's default raises the
 threshold to the size of the last such block freed (up to 32 MiB), after which the megabyte blocks of an
-upload's lines come from the script thread's arena and stay resident after they are freed: a 16 MB line
-then costs the server about 50 MB at its peak instead of about 33.
+upload's lines come from the script thread's arena and stay resident after they are freed, on top of what
+the next upload reads.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the app server never inflates it whole (its peak RSS, VmHWM of the streamlit
 before the fix a 3 MB upload reached 3 GB in 10 s); a valid 3 MB run of 3,000 lines padded to 1 MiB (3 GB
 inflated) is scored while the server grows by less than 300 MB (it reached 6.3 GB while the readers cut their
 input by a count of lines); one line just under the 16 MiB line limit is scored with the server under 300 MB
-in all (it peaked at 309-332 MB while the line was decoded whole and glibc kept its freed blocks resident)."""
+in all."""
 
 from __future__ import annotations
 
