@@ -2,10 +2,19 @@
 that writes the server's root into every HTML page, so a deep link connects at once.
 
 ``on_script_error``: `annotate_app.ui.errors.script_error` shows an escaped domain error as its message.
+
+Memory: the server fixes glibc's mmap threshold at `MMAP_THRESHOLD` (`keep_big_blocks_apart`), so every block
+of that size or more is its own mapping, returned to the system when freed. glibc's default raises the
+threshold to the size of the last such block freed (up to 32 MiB), after which the megabyte blocks of an
+upload's lines come from the script thread's arena and stay resident after they are freed, on top of what
+the next upload reads.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import sys
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from annotate_app.ui import errors
 
-__all__ = ["app", "BackendBaseUrl", "SCRIPT"]
+__all__ = ["app", "BackendBaseUrl", "SCRIPT", "MMAP_THRESHOLD", "keep_big_blocks_apart"]
 
 SCRIPT = Path(__file__).with_name("streamlit_app.py")
 _TAG = (
@@ -82,4 +91,21 @@ class BackendBaseUrl:
         await send({"type": "http.response.body", "body": body})
 
 
+MMAP_THRESHOLD = 128 << 10  # glibc's own starting value
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def keep_big_blocks_apart(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Fix glibc's mmap threshold at ``threshold`` bytes for this process (see the module); False where the
+    C library is not glibc, which is then left as it is."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold))
+    except (OSError, AttributeError):
+        return False
+
+
+keep_big_blocks_apart()
 app = st.App(SCRIPT, middleware=[Middleware(BackendBaseUrl)], on_script_error=errors.script_error)

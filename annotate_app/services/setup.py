@@ -26,6 +26,7 @@ __all__ = [
     "open_database",
     "require_schema",
     "safe_url",
+    "schema_revision",
     "schema_state",
 ]
 
@@ -54,6 +55,12 @@ def open_database(url: str | None = None, *, pool_size: int = 10) -> Database:
 def initialise(db: Database | str) -> str:
     """Create the schema or bring it to the newest revision (idempotent); returns the revision reached."""
     return migrate.upgrade(db)
+
+
+def schema_revision(db: Database | str) -> str | None:
+    """The database's schema revision, None when it has none; unlike `schema_state`, it reads no migration
+    script (nor imports Alembic), so the app's check of a new connection costs one query."""
+    return migrate.current_revision(db)
 
 
 def schema_state(db: Database | str) -> SchemaState:

@@ -40,7 +40,7 @@ _CLEARED: list = []  # the cached functions `clear_reads` empties
 def _database(url: str) -> Database:
     db = setup.open_database(url, pool_size=POOL_SIZE)
     try:
-        initialised = setup.schema_state(db).initialised
+        initialised = setup.schema_revision(db) is not None
     except Exception:  # the database is unreachable: nothing cached, the next run tries again
         db.dispose()
         raise

@@ -32,6 +32,8 @@ Source = str | os.PathLike | IO[Any]
 MAX_PROBLEMS = 1000
 _BOM = b"\xef\xbb\xbf"
 _SEP = re.compile(r"[ \t]+")
+_SEP_BYTES = re.compile(rb"[ \t]+")  # `_SEP`, for bytes
+_LONG_LINE = 1 << 20  # `_split_lines` splits an ASCII line longer than this before decoding it
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE | re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 # A relevance grade: an integer, or one written as a float with nothing but zeros after the point (``3.0``,
@@ -378,8 +380,10 @@ class _Collector:
         self.name, self.limit = name, limit
         self.problems: list[Problem] = []
 
-    def add(self, line: int, text: str, reason: str) -> None:
-        self.problems.append(Problem(self.name, line, text, reason))
+    def add(self, line: int, text: str | bytes, reason: str) -> None:
+        """Record a problem of ``line``; ``text`` given as bytes is decoded (UTF-8, bad bytes replaced)."""
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        self.problems.append(Problem(self.name, line, shown, reason))
         if self.limit is not None and len(self.problems) >= self.limit:
             raise FormatError(self.problems)
 
@@ -388,13 +392,21 @@ class _Collector:
             raise FormatError(self.problems)
 
 
-def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str, list[str]]]:
-    """(line number, text, fields) of every non-blank, decodable line."""
+def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str | bytes, list[str]]]:
+    """(line number, text, fields) of every non-blank, decodable line. An ASCII line longer than
+    `_LONG_LINE` is split before it is decoded and its text stays bytes (`_Collector.add` decodes it only if
+    a problem names it): a long line is held once, as bytes, never as bytes and text at once."""
     for number, raw in src.lines():
         if _comment(raw):
             continue
         if raw.endswith(b"\r"):
             raw = raw[:-1]
+        if len(raw) > _LONG_LINE and raw.isascii():
+            if b"\r" in raw:
+                problems.add(number, raw, "carriage return inside a line")
+            elif fields := _ascii_fields(raw):
+                yield number, raw, fields
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -407,6 +419,14 @@ def _split_lines(src: _Source, problems: _Collector) -> Iterator[tuple[int, str,
         stripped = _strip_blanks(text)
         if stripped:
             yield number, text, _SEP.split(stripped)
+
+
+def _ascii_fields(raw: bytes) -> list[str]:
+    """The fields of the ASCII line ``raw`` (none for a line of blanks), as ``_SEP.split`` of its text
+    stripped of spaces and tabs gives them, split before anything is decoded or copied whole."""
+    fields = _SEP_BYTES.split(raw)
+    start, stop = fields[0] == b"", len(fields) - (fields[-1] == b"")
+    return [field.decode("ascii") for field in fields[start:stop]]
 
 
 def _comment(raw: bytes) -> bool:
@@ -458,7 +478,7 @@ class _Pairs:
     def __init__(self, seen: dict[tuple[str, str], int] | None = None) -> None:
         self.seen: dict[tuple[str, str], int] = dict(seen or {})
 
-    def check(self, problems: _Collector, number: int, text: str, qid: str, doc: str) -> bool:
+    def check(self, problems: _Collector, number: int, text: str | bytes, qid: str, doc: str) -> bool:
         first = self.seen.setdefault((qid, doc), number)
         if first != number:
             problems.add(

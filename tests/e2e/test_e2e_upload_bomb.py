@@ -2,7 +2,8 @@
 and the app server never inflates it whole (its peak RSS, VmHWM of the streamlit process, stays under 600 MB;
 before the fix a 3 MB upload reached 3 GB in 10 s); a valid 3 MB run of 3,000 lines padded to 1 MiB (3 GB
 inflated) is scored while the server grows by less than 300 MB (it reached 6.3 GB while the readers cut their
-input by a count of lines)."""
+input by a count of lines); one line just under the 16 MiB line limit is scored with the server under 300 MB
+in all."""
 
 from __future__ import annotations
 
@@ -105,17 +106,34 @@ def _long_lines(path: Path, lines: int = 3000) -> Path:
     return path
 
 
+def _scored_upload(browser, server, path: Path, text: str) -> tuple[int, int]:
+    """The server's peak RSS (MB) before and after ``path`` is uploaded on the Score page and scored
+    (``text``, the run's tag, shown)."""
+    context, page = _score_page(browser, server)
+    before = _peak_mb(server.process.pid)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    expect(page.get_by_text(text).first).to_be_visible(timeout=300_000)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    peak = _peak_mb(server.process.pid)
+    context.close()
+    print(f"the app server's peak RSS: {before} MB before the upload, {peak} MB after")
+    return before, peak
+
+
 def test_a_run_of_long_lines_uploaded_on_the_score_page_is_scored_in_bounded_memory(
     browser, default_server, tmp_path
 ):
     path = _long_lines(tmp_path / "long.trec.gz")
     assert path.stat().st_size < 4 * 2**20
-    context, page = _score_page(browser, default_server)
-    before = _peak_mb(default_server.process.pid)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
-    expect(page.get_by_text("longlines").first).to_be_visible(timeout=300_000)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-    peak = _peak_mb(default_server.process.pid)
-    context.close()
-    print(f"the app server's peak RSS: {before} MB before the upload, {peak} MB after")
+    before, peak = _scored_upload(browser, default_server, path, "longlines")
     assert peak - before < 300, f"the app server grew from {before} to {peak} MB"
+
+
+def test_one_huge_line_uploaded_on_the_score_page_keeps_the_server_under_300_mb(
+    browser, default_server, tmp_path
+):
+    path = tmp_path / "huge.trec.gz"
+    line = b"q1 Q0 D0 1 1.5 hugeline" + b" " * (16 * 2**20 - 1024) + b"\n"
+    path.write_bytes(gzip.compress(line + b"q1 Q0 D1 2 0.5 hugeline\n", compresslevel=1))
+    before, peak = _scored_upload(browser, default_server, path, "hugeline")
+    assert peak < 300, f"the app server reached {peak} MB (from {before} MB)"

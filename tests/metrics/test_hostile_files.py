@@ -472,3 +472,54 @@ def test_qrelforge_score_refuses_a_bomb_in_bounded_memory(content, message, tmp_
     assert lines[0].startswith(f"qrelforge: error: {message.replace('r.trec.gz', str(run))}"), lines[0]
     assert len(lines[0]) < 400
     assert int(peak) < 600, f"peak RSS {peak} MB"
+
+
+# ------------------------------------------------------------------------------- one long line, held once
+LONG = 8 << 20  # a long line, well past the line reader's threshold for splitting bytes before decoding
+
+
+def _upload_of(lines: list[bytes]) -> io.BytesIO:
+    stream = io.BytesIO(gzip.compress(b"".join(lines), compresslevel=1))
+    stream.name = "long.trec.gz"
+    return stream
+
+
+@pytest.mark.parametrize("padding", ["end", "middle"])
+def test_a_long_line_costs_about_twice_its_size_while_it_is_read(padding):
+    """A gzip upload of one long run line (padded with blanks, as a hostile but valid line is): what the
+    readers allocate at once (tracemalloc's peak) stays under 2.5 times the line: the piece and the line cut
+    from it, never a decoded copy of it beside them."""
+    import tracemalloc
+
+    def line_of(pad: bytes) -> bytes:
+        return b"q1 Q0 D0 1 1.5 t" + pad if padding == "end" else b"q1" + pad + b"Q0 D0 1 1.5 t"
+
+    read_run(_upload_of([line_of(b"  ") + b"\n"]))  # the same path, short: its modules loaded first
+    line = line_of(b" " * LONG)
+    tracemalloc.start()
+    try:
+        run = read_run(_upload_of([line + b"\n", b"q1 Q0 D1 2 0.5 t\n"]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.doc_id.to_pylist() == ["D0", "D1"] and run.name == "t"
+    assert peak < 2.5 * len(line), f"peak {peak / len(line):.2f} times the line"
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b"q1 Q0 D0 1 abc t", "score is not a number: 'abc'"),
+        (b"q1 Q0 D0 1", "expected 6 fields (qid Q0 docid rank score tag), got 4"),
+        (b"q1 Q0 D0 1\r 1.5 t", "carriage return inside a line"),
+    ],
+    ids=["score", "fields", "carriage return"],
+)
+def test_a_long_bad_line_is_named_as_a_short_one_is(line, reason):
+    """A long line split before it is decoded is refused with the reason and the text a short one gets."""
+    for pad in (b"", b" " * LONG):
+        with pytest.raises(FormatError) as info:
+            read_run(_upload_of([b"q1 Q0 D1 1 0.5 t\n", line + pad + b"\n"]))
+        problem = info.value.problems[0]
+        assert (problem.line, problem.reason) == (2, reason)
+        assert problem.text == (line + pad).decode()

@@ -6,6 +6,9 @@ import contextlib
 import json
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -35,6 +38,21 @@ def test_downgrade_and_upgrade_again(db_url):
     assert current_revision(db_url) is None
     assert upgrade(db_url) == head_revision()
     assert upgrade(db_url) == head_revision()  # idempotent
+
+
+def test_the_apps_schema_check_reads_the_revision_without_importing_alembic(db_url):
+    """The app checks every new connection's schema with `setup.schema_revision`: Alembic's revision, read
+    with SQLAlchemy alone (Alembic is about 10 MB resident in every app server)."""
+    child = (
+        "import sys; from annotate_app.services import setup; "
+        "print(setup.schema_revision(sys.argv[1]), 'alembic' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", child, db_url], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == [head_revision(), "False"]
 
 
 ENUM_CHECKS = [  # (table, column, the one list its CHECK constraint is built from)
