@@ -169,7 +169,8 @@ def _qrels(state: GateState, external: dict[int, tuple[str, str]], model: ModelG
     )
     adj = state.valid_adjudications().reindex(v.index)
     disagreeing = v["disagreement"].to_numpy()
-    grade[disagreeing] = adj["grade"].to_numpy()[disagreeing]
+    settled = disagreeing & adj["grade"].notna().to_numpy()  # a pair not yet adjudicated keeps its vote
+    grade[settled] = adj["grade"].to_numpy()[settled]
     adj_ids = np.array(
         [i if d else None for i, d in zip(adj["id"].tolist(), disagreeing, strict=True)], object
     )

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,11 @@ def test_full_workflow(db):
     summary = gate.agreement(db, rev, "kb")
     assert (summary.n_pairs, summary.disagreements, summary.unadjudicated) == (12, 1, 1)
     assert summary.value == pytest.approx(5 / 6)  # binary: p_o = 11/12, p_e = 1/2 → kappa = 5/6
-    with pytest.raises(Conflict, match="release blocked: 1 disagreements are not adjudicated"):
-        releases.create_release(db, rev, "kb")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unadjudicated pair's missing grade is never cast to an int
+        assert releases.preview_release(db, rev, "kb").blocked == ("1 disagreements are not adjudicated",)
+        with pytest.raises(Conflict, match="release blocked: 1 disagreements are not adjudicated"):
+            releases.create_release(db, rev, "kb")
     # adjudicate, side by side
     item = gate.disagreements(db, rev, "kb")[0]
     assert (item.query_id, item.doc_id, [x.grade for x in item.labels]) == ("q1", "D3", [0, 2])
