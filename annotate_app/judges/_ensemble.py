@@ -1,20 +1,11 @@
 """An ensemble judge: several judges grade each pair and one rule combines their grades.
 
 `Combine` is the one list of rules: ``majority`` (the most frequent grade; a tie goes to the lowest tied
-grade), ``mean`` (the mean grade rounded half up), ``min`` (the lowest grade). The ensemble's result keeps
-every member's answer as its provenance: ``sample_grades`` holds the members' grades in member order and
-``raw_response`` a JSON list of each member's name, grade, reason, prompt hash, failure and evidence (its
-quotes as written, and the spans it gave as offsets).
-
-The ensemble's evidence is that of the members that agree with it: the quotes of every member whose grade
-equals the combined grade, in member order (a quote two of them gave once), and the union of the spans
-they gave as offsets. Located when the label is stored, as any judge's quotes are, the ensemble's passages
-are thus the union of the agreeing members' passages; a member whose grade differs adds none (with ``mean``
-no member may agree, and the ensemble then has no evidence).
-
-A member that failed in a way a rerun retries (a timeout, a rate limit) fails the ensemble's pair too, with
-that failure, so the pair is asked again later rather than combined from fewer members; a member whose
-reply held no grade is left out of the combination; a pair no member graded fails as the first member did.
+grade), ``mean`` (the mean grade rounded half up), ``min`` (the lowest grade). The result keeps every
+member's answer as provenance (``sample_grades``, and ``raw_response``: each member's name, grade, reason,
+prompt hash, failure and evidence). Its evidence is that of the members whose grade equals the combined
+grade. A member failure a rerun retries fails the pair too; a member reply without a grade is left out.
+The rules in full: docs/modules.md.
 """
 
 from __future__ import annotations
