@@ -80,7 +80,7 @@ def chunk_server(servers, demo_template, tmp_path):
 @pytest.fixture(params=[("off", 100), ("optional", 100), ("off", 1500), ("optional", 1500)])
 def far_chunk_server(request, servers, demo_template, tmp_path):
     """The demo, evidence ``off`` or ``optional``, D1 long with its retrieved chunk far down
-    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 87,000 into 174,000 (a window of the
+    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 86,000 into 172,000 (a window of the
     text); returns (server, mode, lines)."""
     mode, lines = request.param
 
@@ -244,7 +244,7 @@ def test_the_card_opens_at_the_retrieved_chunk_and_marks_it_with_e(page, chunk_s
 
 
 def test_the_card_opens_with_a_far_retrieved_chunk_in_view(page, far_chunk_server):
-    """D1's retrieved chunk lies some 6,000 (or 87,000) characters into the document: on open, with no
+    """D1's retrieved chunk lies some 6,000 (or 86,000) characters into the document: on open, with no
     scrolling by the user, the document box shows it (evidence off as on), and the page itself is not
     scrolled. The page holds at most one window of the text; with evidence off, J shows the next window,
     from its top."""
