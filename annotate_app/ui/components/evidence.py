@@ -227,7 +227,7 @@ def show_window(view: PairView, scope: str, text: str) -> None:
     )
     if not paged:
         return
-    row = st.container(key=EVIDENCE, horizontal=True)
+    row = st.container(key=EVIDENCE, horizontal=True, vertical_alignment="center")
     row.button(
         "K Earlier",
         key=f"{scope}_win_prev_{pid}",
@@ -243,7 +243,7 @@ def show_window(view: PairView, scope: str, text: str) -> None:
         disabled=end == len(text),
     )
     caption = evidence_text.window_caption(start, end, len(text))
-    st.caption(f"{caption}: K/J (Earlier/Later) show the window before or after.")
+    row.caption(f"{caption}: K/J (Earlier/Later) show the window before or after.")
     st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
 
 
