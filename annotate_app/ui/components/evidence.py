@@ -42,6 +42,7 @@ SELECTION = "qf_selection"  # the hidden text box the script writes a selection 
 DOC_TEXT = keyboard.TEXT  # the container of the document's text (selections count from its start)
 EXCERPT = 80  # characters of a passage shown in the list of marks
 WINDOW = 20_000  # a longer document shows this many characters at a time, around the sentence cursor
+WINDOW_ROW_PX = 56  # the height of the evidence-off card's window row (buttons and caption) and its gap
 
 _STYLE = f"<style>.st-key-{SELECTION} {{ display: none; }}</style>"
 
@@ -224,6 +225,7 @@ def show_window(view: PairView, scope: str, text: str) -> None:
         text[start:end],
         chunk=next(iter(evidence_text.clip([chunk] if chunk else [], start, end)), None),
         card=(f"{scope}_{pid}_{start}" if paged else f"{scope}_{pid}", at - start),
+        below=WINDOW_ROW_PX if paged else 0,
     )
     if not paged:
         return
