@@ -41,7 +41,7 @@ MARK = "qf_mark"  # the container of the "Mark selection" button (M)
 SELECTION = "qf_selection"  # the hidden text box the script writes a selection into
 DOC_TEXT = keyboard.TEXT  # the container of the document's text (selections count from its start)
 EXCERPT = 80  # characters of a passage shown in the list of marks
-WINDOW = 20_000  # a longer document shows this many characters at a time, around the sentence cursor
+WINDOW = 20_000  # a longer document shows this many characters at a time (evidence on: around the cursor)
 WINDOW_ROW_PX = 56  # the height of the evidence-off card's window row (buttons and caption) and its gap
 
 _STYLE = f"<style>.st-key-{SELECTION} {{ display: none; }}</style>"
