@@ -194,9 +194,24 @@ def evidence_note(pair_id: int, scope: str = "q") -> str:
     return f"{scope}_evidence_note_{pair_id}"
 
 
+def window_at(pair_id: int, scope: str = "q") -> str:
+    """The character an evidence-off card's long document is shown from: its window is the one holding it."""
+    return f"{scope}_window_at_{pair_id}"
+
+
 def per_item(prefix: str, item: object) -> str:
     """A key for a widget repeated per item (a download per release, a button per run, a setting ...)."""
     return f"{prefix}_{item}"
 
 
-CARD_KEYS = (grade, reason, unsure, shown_at, shown_version, evidence, evidence_cursor, evidence_note)
+CARD_KEYS = (
+    grade,
+    reason,
+    unsure,
+    shown_at,
+    shown_version,
+    evidence,
+    evidence_cursor,
+    evidence_note,
+    window_at,
+)

@@ -294,3 +294,79 @@ def test_a_long_document_opens_at_the_window_holding_the_chunk(optional):
     shown = f"Characters {low:,}–{low + evidence.WINDOW:,} of {len(text):,}: the window follows the"
     assert any(plain(c.value).startswith(shown) for c in at.caption)
     assert _opened(at) == f"q_{_view(at).pair_id}_{_before(text[low:], start - low)}"
+
+
+def _huge_chunk_run(db) -> tuple[str, int]:
+    """D1 rewritten as exactly 200,000 characters, the query terms only at its start, and a chunk-level run
+    retrieving the chunk at character 95,000 (`app_helpers.FAR_CHUNK`); returns (the text, the chunk's
+    start)."""
+    from app_helpers import FAR_CHUNK
+
+    from annotate_app.services import imports
+
+    filler = "This part of the manual is about something else entirely.\n" * 4000
+    head = ("更换电池 first.\n" + filler)[:95_000]
+    text = (head + FAR_CHUNK + "\n" + filler)[:200_000]
+    line = json.dumps({"doc_id": "D1", "title": "A huge manual", "text": text}) + "\n"
+    imports.import_documents(db, SYSTEM, "demo", line.encode(), filename="huge.jsonl")
+    chunk = {"chunk_id": "D1#far", "doc_id": "D1", "start": 95_000, "end": 95_000 + len(FAR_CHUNK)}
+    imports.import_chunk_map(db, SYSTEM, "demo", (json.dumps(chunk) + "\n").encode(), filename="far.jsonl")
+    imports.import_run(db, SYSTEM, "demo", b"q1 Q0 D1#far 1 9 far\n", filename="far.trec", chunks=True)
+    return text, 95_000
+
+
+def _window_caption(at) -> str:
+    (found,) = [plain(c.value) for c in at.caption if plain(c.value).startswith("Characters ")]
+    return found
+
+
+def test_evidence_off_a_huge_document_shows_in_windows_opening_at_the_chunk(app_db):
+    """Evidence off, 200,000 characters: one window of 20,000 goes to the page, the one holding the retrieved
+    chunk (opened at the chunk), and K Earlier / J Later move a window at a time, within the document."""
+    text, start = _huge_chunk_run(app_db)
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    pid = _view(at).pair_id
+    assert _window_caption(at) == (
+        "Characters 90,000–110,000 of 200,000: K/J (Earlier/Later) show the window before or after."
+    )
+    assert max(len(m.value) for m in at.markdown) < evidence.WINDOW * 2  # never the whole document
+    assert any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown)
+    assert _opened(at) == f"q_{pid}_90000_{_before(text[90_000:], start - 90_000)}"
+    at.button(key=f"q_win_next_{pid}").click().run()
+    assert _window_caption(at).startswith("Characters 110,000–130,000 of 200,000")
+    assert _opened(at) == f"q_{pid}_110000_0"  # a moved window opens at its top
+    assert not any(f":{evidence_text.CHUNK}[" in m.value for m in at.markdown)
+    at.button(key=f"q_win_prev_{pid}").click().run()
+    at.button(key=f"q_win_prev_{pid}").click().run()
+    assert _window_caption(at).startswith("Characters 70,000–90,000 of 200,000")
+    for _ in range(4):  # 50,000, 30,000, 10,000, then the start
+        at.button(key=f"q_win_prev_{pid}").click().run()
+    assert _window_caption(at).startswith("Characters 0–20,000 of 200,000")
+    assert at.button(key=f"q_win_prev_{pid}").disabled
+    at.session_state[state.window_at(pid)] = 195_000
+    at.run()
+    assert _window_caption(at).startswith("Characters 180,000–200,000 of 200,000")
+    assert at.button(key=f"q_win_next_{pid}").disabled
+    assert not at.exception
+
+
+def test_evidence_off_a_huge_document_without_a_chunk_opens_at_the_first_query_term(app_db):
+    from annotate_app.services import imports
+
+    text = ("This part of the manual is about something else entirely.\n" * 4000)[:150_000]
+    text = text[:120_000] + "先更换电池。\n" + text[120_000:]
+    line = json.dumps({"doc_id": "D1", "title": "long", "text": text}) + "\n"
+    imports.import_documents(app_db, SYSTEM, "demo", line.encode(), filename="long.jsonl")
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert _view(at).doc_id == "D1"
+    assert _window_caption(at).startswith(f"Characters 120,000–140,000 of {len(text):,}")
+    assert _opened(at) == f"q_{_view(at).pair_id}_120000_{_before(text[120_000:], 1)}"
+
+
+def test_evidence_off_a_short_document_shows_no_window_controls(app_db):
+    at = app_as(app_db, "alice")
+    assert not at.exception
+    assert not [c for c in at.caption if plain(c.value).startswith("Characters ")]
+    assert "J Later" not in [b.label for b in at.button]

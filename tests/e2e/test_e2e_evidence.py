@@ -80,8 +80,8 @@ def chunk_server(servers, demo_template, tmp_path):
 @pytest.fixture(params=[("off", 100), ("optional", 100), ("off", 1500), ("optional", 1500)])
 def far_chunk_server(request, servers, demo_template, tmp_path):
     """The demo, evidence ``off`` or ``optional``, D1 long with its retrieved chunk far down
-    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 87,000 into 174,000 (with evidence on,
-    a window of the text)."""
+    (`app_helpers.far_chunk_run`): 5,600 characters into 11,000, or 86,000 into 172,000 (a window of the
+    text); returns (server, mode, lines)."""
     mode, lines = request.param
 
     def prepare(db):
@@ -89,7 +89,7 @@ def far_chunk_server(request, servers, demo_template, tmp_path):
         far_chunk_run(db, lines)
 
     server, _ = _server(servers, demo_template, tmp_path, prepare)
-    yield server
+    yield server, mode, lines
     stop_server(server)
 
 
@@ -244,9 +244,12 @@ def test_the_card_opens_at_the_retrieved_chunk_and_marks_it_with_e(page, chunk_s
 
 
 def test_the_card_opens_with_a_far_retrieved_chunk_in_view(page, far_chunk_server):
-    """D1's retrieved chunk lies some 6,000 characters into the document: on open, with no scrolling by the
-    user, the document box shows it (evidence off as on), and the page itself is not scrolled."""
-    login(page, far_chunk_server.url, "alice")
+    """D1's retrieved chunk lies some 6,000 (or 86,000) characters into the document: on open, with no
+    scrolling by the user, the document box shows it (evidence off as on), and the page itself is not
+    scrolled. The page holds at most one window of the text; with evidence off, J shows the next window,
+    from its top."""
+    server, mode, lines = far_chunk_server
+    login(page, server.url, "alice")
     assert current_pair(page) == ("q1", "D1")
     idle(page)
     box = page.locator(f".st-key-{keyboard.DOCUMENT}")
@@ -261,4 +264,14 @@ def test_the_card_opens_with_a_far_retrieved_chunk_in_view(page, far_chunk_serve
     )
     assert inside
     assert page.evaluate("() => window.scrollY") == 0
-    shot(page, "evidence-far-chunk")
+    filler = " of the manual is about something else entirely."  # one per line of some 58 characters
+    assert page.content().count(filler) <= min(2 * lines, evidence.WINDOW // 55)
+    shot(page, f"evidence-far-chunk-{mode}-{lines}")
+    if mode == "off" and lines == 1500:
+        caption = page.get_by_text(re.compile("^Characters 80,000–100,000 of "))
+        expect(caption).to_be_visible()
+        page.keyboard.press("j")
+        expect(page.get_by_text(re.compile("^Characters 100,000–120,000 of "))).to_be_visible()
+        expect(box.get_by_text(FAR_CHUNK)).to_have_count(0)
+        idle(page)
+        assert box.evaluate("e => e.scrollTop") == 0

@@ -5,6 +5,9 @@ keys). Mouse: select text, then "Mark selection" (or M); a constant script (neve
 selection into a hidden box, located in the text by `evidence_text.locate_selection`. Marks show in green,
 each with a Remove button; the card's save sends them. Details: docs/modules.md.
 
+With evidence off, `show_window` shows a long document in the same windows, moved by K and J (the buttons
+"K Earlier" and "J Later", pressed by the same script).
+
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import streamlit as st
 
 from annotate_app.services.types import PairView
 from annotate_app.ui import state
-from annotate_app.ui.components import evidence_text, keyboard
+from annotate_app.ui.components import evidence_text, keyboard, widgets
 from annotate_app.ui.escape import escape_markdown
 
 __all__ = [
@@ -27,17 +30,19 @@ __all__ = [
     "marks",
     "start_marks",
     "show_pair",
+    "show_window",
     "retrieved_span",
     "retrieved_caption",
     "EXCERPT",
 ]
 
-EVIDENCE = "qf_evidence"  # the container of the sentence buttons (J, K, E)
+EVIDENCE = "qf_evidence"  # the container of the buttons keys J, K and E press (sentences, or windows)
 MARK = "qf_mark"  # the container of the "Mark selection" button (M)
 SELECTION = "qf_selection"  # the hidden text box the script writes a selection into
 DOC_TEXT = keyboard.TEXT  # the container of the document's text (selections count from its start)
 EXCERPT = 80  # characters of a passage shown in the list of marks
-WINDOW = 20_000  # a longer document shows this many characters at a time, around the sentence cursor
+WINDOW = 20_000  # a longer document shows this many characters at a time (evidence on: around the cursor)
+WINDOW_ROW_PX = 56  # the height of the evidence-off card's window row (buttons and caption) and its gap
 
 _STYLE = f"<style>.st-key-{SELECTION} {{ display: none; }}</style>"
 
@@ -178,9 +183,8 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
     start, end = evidence_text.window(len(text), cursor, WINDOW)
     shown = text[start:end]
     if (start, end) != (0, len(text)):
-        st.caption(
-            f"Characters {start:,}–{end:,} of {len(text):,}: the window follows the sentence cursor (J/K)."
-        )
+        caption = evidence_text.window_caption(start, end, len(text))
+        st.caption(f"{caption}: the window follows the sentence cursor (J/K).")
     within = evidence_text.clip(cursor and [cursor] or [], start, end)
     with keyboard.document_box(shown):
         if view.doc_title:
@@ -198,6 +202,55 @@ def show_pair(view: PairView, scope: str, text: str) -> None:
     _controls(view, scope, (shown, start), found, cursor)
     _listed(pid, scope, text, chosen)
     st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
+
+
+def show_window(view: PairView, scope: str, text: str) -> None:
+    """The evidence-off card's query and document: a document longer than `WINDOW` characters shows one window
+    of it at a time (`evidence_text.window`, as with evidence on), first the one holding the retrieved chunk,
+    else the first query-term match, else the start, and "K Earlier" / "J Later" move to the window before
+    or after. ``text``: the document's text as shown (a prefix of it, for a huge one)."""
+    pid, ss = view.pair_id, st.session_state
+    chunk = retrieved_span(view, len(text))
+    key = state.window_at(pid, scope)
+    if key not in ss:
+        ss[key] = evidence_text.open_offset(text, view.query_text, chunk) or 0
+    at = ss[key]
+    start, end = evidence_text.window(len(text), (at, at), WINDOW)
+    paged = (start, end) != (0, len(text))
+    widgets.show_pair(
+        view.query_id,
+        view.query_text,
+        view.doc_id,
+        view.doc_title,
+        text[start:end],
+        chunk=next(iter(evidence_text.clip([chunk] if chunk else [], start, end)), None),
+        card=(f"{scope}_{pid}_{start}" if paged else f"{scope}_{pid}", at - start),
+        below=WINDOW_ROW_PX if paged else 0,
+    )
+    if not paged:
+        return
+    row = st.container(key=EVIDENCE, horizontal=True, vertical_alignment="center")
+    row.button(
+        "K Earlier",
+        key=f"{scope}_win_prev_{pid}",
+        on_click=_show_from,
+        args=(key, max(start - WINDOW, 0)),
+        disabled=start == 0,
+    )
+    row.button(
+        "J Later",
+        key=f"{scope}_win_next_{pid}",
+        on_click=_show_from,
+        args=(key, end),
+        disabled=end == len(text),
+    )
+    caption = evidence_text.window_caption(start, end, len(text))
+    row.caption(f"{caption}: K/J (Earlier/Later) show the window before or after.")
+    st.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
+
+
+def _show_from(key: str, at: int) -> None:
+    st.session_state[key] = at
 
 
 def retrieved_span(view: PairView, length: int) -> Span | None:

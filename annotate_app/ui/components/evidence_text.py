@@ -33,7 +33,11 @@ __all__ = [
     "locate_selection",
     "to_markdown",
     "first_match",
+    "window",
+    "window_caption",
+    "clip",
     "opening",
+    "open_offset",
     "STYLES",
     "CHUNK",
 ]
@@ -130,6 +134,15 @@ def window(length: int, cursor: Span | None, size: int) -> Span:
     return start, min(start + size, length)
 
 
+def window_caption(start: int, end: int, length: int) -> str:
+    """The note of the characters a window shows.
+
+    >>> window_caption(20_000, 40_000, 174_000)
+    'Characters 20,000–40,000 of 174,000'
+    """
+    return f"Characters {start:,}–{end:,} of {length:,}"
+
+
 def clip(spans_: Sequence[Span], start: int, end: int) -> list[Span]:
     """The parts of ``spans_`` inside ``[start, end)``, as offsets from ``start``.
 
@@ -145,6 +158,16 @@ def first_match(text: str, query: str) -> int | None:
     return found[0][0] if found else None
 
 
+def open_offset(text: str, query: str, chunk: Span | None) -> int | None:
+    """The character a card opens at: the start of the retrieved ``chunk`` when there is one, else the first
+    query term's (`first_match`), else None.
+
+    >>> open_offset("One cat. Two dogs.", "dogs", None), open_offset("One cat.", "dogs", (4, 7))
+    (13, 4)
+    """
+    return chunk[0] if chunk is not None else first_match(text, query)
+
+
 def opening(found: Sequence[Span], text: str, query: str, chunk: Span | None) -> int:
     """The sentence (an index into ``found``, the text's `sentences`) a card opens at: the one the retrieved
     ``chunk`` starts in when there is one, else the one of the first query term, else the first.
@@ -153,7 +176,7 @@ def opening(found: Sequence[Span], text: str, query: str, chunk: Span | None) ->
     >>> opening(found, "One cat. Two dogs. Three birds.", "birds", None), opening(found, "", "", (10, 17))
     (2, 1)
     """
-    at = chunk[0] if chunk is not None else first_match(text, query)
+    at = open_offset(text, query, chunk)
     return next((i for i, (_, b) in enumerate(found) if at is not None and at < b), 0)
 
 

@@ -222,11 +222,12 @@ def install() -> None:
     st.sidebar.html(_STYLE + _SCRIPT, unsafe_allow_javascript=True, width="content")
 
 
-def document_box(text: str):
+def document_box(text: str, *, below: int = 0):
     """The bordered box the document goes in: of fixed height (scrolling) for a long document, so the form
-    below stays in view; a short one takes the room it needs."""
+    below stays in view; a short one takes the room it needs. ``below``: the px of controls the page puts
+    between the box and the form, taken from a long document's box so the form stays where it was."""
     long = len(text) > LONG_DOCUMENT_CHARS or text.count("\n") > LONG_DOCUMENT_LINES
-    return st.container(border=True, key=DOCUMENT, height=DOCUMENT_HEIGHT if long else "content")
+    return st.container(border=True, key=DOCUMENT, height=DOCUMENT_HEIGHT - below if long else "content")
 
 
 def open_at(card: str, text: str, offset: int) -> None:

@@ -201,16 +201,7 @@ def pair_card(view: PairView, scope: str, *, on_submit, on_skip, submit_label: s
             "again."
         )
     if view.evidence == "off":
-        chunk = evidence.retrieved_span(view, len(widgets.shown(view.doc_text, widgets.SHOWN_DOCUMENT)))
-        widgets.show_pair(
-            view.query_id,
-            view.query_text,
-            view.doc_id,
-            view.doc_title,
-            view.doc_text,
-            chunk=chunk,
-            card=f"{scope}_{pid}",
-        )
+        evidence.show_window(view, scope, widgets.shown(view.doc_text, widgets.SHOWN_DOCUMENT))
         evidence.retrieved_caption(view)
     else:
         evidence.show_pair(view, scope, widgets.shown(view.doc_text, widgets.SHOWN_DOCUMENT))

@@ -116,17 +116,18 @@ def show_pair(
     text: str,
     *,
     chunk: tuple[int, int] | None = None,
-    card: str | None = None,
+    card: tuple[str, int] | None = None,
+    below: int = 0,
 ) -> None:
     """The query and the document (title and text), query terms highlighted, everything escaped. A long
     document scrolls in a box of fixed height (`keyboard.document_box`), so the form below stays in view.
     ``chunk``: the ``[start, end)`` of the text a chunk-level run retrieved, shaded
-    (`evidence_text.CHUNK`). ``card`` (a labelling card's name, see `keyboard.open_at`): the box opens at
-    the chunk, else at the first query-term match, else at the top."""
+    (`evidence_text.CHUNK`). ``card``: a labelling card's name (see `keyboard.open_at`) and the character of
+    ``text`` its box opens at. ``below``: the px of controls shown under the box (`keyboard.document_box`)."""
     st.caption(f"Query {escape_markdown(query_id)} · document {escape_markdown(doc_id)}")
     query_text, title, text = shown(query_text), shown(title), shown(text, SHOWN_DOCUMENT)
     st.markdown(f"**Query:** {escape_markdown(query_text)}")
-    with keyboard.document_box(text):
+    with keyboard.document_box(text, below=below):
         if title:
             st.markdown(f"#### {to_markdown(title, query_text)}")
         body = st.container(key=keyboard.TEXT if card is not None else None)
@@ -135,8 +136,7 @@ def show_pair(
         else:
             body.markdown(evidence_text.to_markdown(text, query_text, [], chunk=chunk))
         if card is not None:
-            at = chunk[0] if chunk is not None else evidence_text.first_match(text, query_text)
-            keyboard.open_at(card, text, at or 0)
+            keyboard.open_at(card[0], text, card[1])
 
 
 def within_limit(upload, limit_mb: int, hint: str) -> bool:
