@@ -64,6 +64,7 @@ def _pair(page) -> tuple[str, str]:
 def _judge(page, grade: int, expected: int, reason: str) -> None:
     """Pick ``grade``, give a reason, submit; the training feedback then names the ``expected`` grade."""
     query_id, doc_id = _pair(page)
+    idle(page)  # the card drawn and the app idle: a key pressed during a rerun is lost
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.keyboard.press(str(grade))
     expect(page.get_by_text(f"Chosen grade: {grade} · ")).to_be_visible()
